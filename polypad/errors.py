@@ -1,0 +1,83 @@
+"""Every error polypad raises on purpose.  One hierarchy, rooted at
+:class:`PolypadError`, so a caller can catch them all with one clause."""
+
+from __future__ import annotations
+
+
+class PolypadError(Exception):
+    """Base of every error polypad raises for bad input or a refused request."""
+
+
+class ParseError(PolypadError, SyntaxError):
+    """Script text uses syntax polypad does not support, or is malformed.
+
+    Carries ``filename``, ``lineno`` (1-based), ``col`` (1-based, as editors
+    count) and the offending source line; ``str()`` shows a caret under the
+    column.
+    """
+
+    def __init__(self, message: str, filename: str = "<string>", lineno: int = 1,
+                 col: int = 1, source_line: str = ""):
+        self.message = message
+        self.col = col
+        super().__init__(message)
+        # SyntaxError's own attributes, so tracebacks and IDEs point at it.
+        self.filename, self.lineno, self.offset, self.text = filename, lineno, col, source_line
+
+    def __str__(self) -> str:
+        where = f"{self.filename}:{self.lineno}:{self.col}: {self.message}"
+        if not self.text:
+            return where
+        line = self.text.rstrip("\n")
+        return f"{where}\n    {line}\n    {' ' * (self.col - 1)}^"
+
+
+class DTypeError(PolypadError, TypeError):
+    """Operands or a stored value have dtypes that cannot be combined."""
+
+
+class VerifyError(PolypadError):
+    """The IR is not well formed (see :func:`polypad.ir.verify.verify`)."""
+
+
+class NotAffineError(PolypadError):
+    """An analysis needs a quasi-affine expression and got something else.
+
+    ``expr`` is the offending expression; the message prints it in script
+    syntax.
+    """
+
+    def __init__(self, message: str, expr=None):
+        self.expr = expr
+        super().__init__(message)
+
+
+class NonInjectiveError(PolypadError):
+    """A layout maps two logical indices onto one; ``collision`` names them."""
+
+    def __init__(self, message: str, collision=None):
+        self.collision = collision
+        super().__init__(message)
+
+
+class IllegalTransformError(PolypadError):
+    """A schedule primitive refused; ``evidence`` holds the counterexample."""
+
+    def __init__(self, message: str, evidence=None):
+        self.evidence = evidence
+        super().__init__(message)
+
+
+class BuildError(PolypadError):
+    """Code generation could not lower or compile a function."""
+
+
+class ArgumentError(BuildError, TypeError):
+    """A built kernel was called with arguments that do not match its parameters
+    (count, array shape, dtype, contiguity, or a scalar inconsistent with a
+    symbolic extent); the message names the parameter."""
+
+
+class ExecutionError(PolypadError, RuntimeError):
+    """The reference executor met a fault at run time, such as an access outside
+    a buffer; the message names the buffer, the indices and the statement."""

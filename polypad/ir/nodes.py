@@ -1,0 +1,390 @@
+"""The polypad IR grammar: every node of the tree, and nothing else.
+
+Nodes are frozen, slotted dataclasses.  Their generated ``__eq__`` and
+``__hash__`` are *exact* structural equality: two trees are equal when they
+have the same shape and use the very same variables and buffers.  Variables
+and buffers are identities (``eq=False``), so two loops that happen to name
+their counter ``i`` do not share it.  Alpha-equivalence, which maps bound
+variables onto each other, is :func:`polypad.ir.structural.structural_equal`.
+
+Arithmetic and ordering operators on expressions build IR (see
+:mod:`polypad.ir.operators`); ``==`` stays exact equality so that nodes work
+as dictionary keys.  Use ``a.equal(b)`` or ``T.eq`` to build ``a == b``.
+
+Helpers, printing and traversal live in sibling modules.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from .operators import ExprOps
+
+# ---------------------------------------------------------------- locations
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A place in source text: file name, 1-based line, 0-based column."""
+
+    filename: str
+    line: int
+    column: int
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True, slots=True)
+class Expr(ExprOps):
+    """Base of every expression.  ``dtype`` is a string such as ``"int32"``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Var(Expr):
+    """A variable: loop counter, let binding or scalar parameter (an identity)."""
+
+    name: str
+    dtype: str = "int32"
+
+    # Identity, not the (empty) field tuple that Expr's generated __eq__ compares.
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"Var({self.name}:{self.dtype})"
+
+
+@dataclass(frozen=True, slots=True)
+class IntImm(Expr):
+    value: int
+    dtype: str = "int32"
+
+
+@dataclass(frozen=True, slots=True)
+class FloatImm(Expr):
+    value: float
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True, slots=True)
+class BoolImm(Expr):
+    value: bool
+
+    @property
+    def dtype(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryOp(Expr):
+    """Arithmetic on two operands of one dtype; the result has that dtype."""
+
+    a: Expr
+    b: Expr
+
+    @property
+    def dtype(self) -> str:
+        return self.a.dtype
+
+
+class Add(BinaryOp):
+    __slots__ = ()
+
+
+class Sub(BinaryOp):
+    __slots__ = ()
+
+
+class Mul(BinaryOp):
+    __slots__ = ()
+
+
+class Div(BinaryOp):
+    """True division; floats only."""
+
+    __slots__ = ()
+
+
+class FloorDiv(BinaryOp):
+    """Floor division: rounds toward negative infinity, like Python's ``//``."""
+
+    __slots__ = ()
+
+
+class FloorMod(BinaryOp):
+    """Floor modulo: the result has the sign of the divisor, like Python's ``%``."""
+
+    __slots__ = ()
+
+
+class Min(BinaryOp):
+    __slots__ = ()
+
+
+class Max(BinaryOp):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    """A comparison of two operands of one dtype; the result is ``bool``."""
+
+    a: Expr
+    b: Expr
+
+    @property
+    def dtype(self) -> str:
+        return "bool"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a polypad comparison has no Python truth value; "
+            "combine conditions with T.And / T.Or (or `and`/`or` in script text)"
+        )
+
+
+class Eq(Compare):
+    __slots__ = ()
+
+
+class Ne(Compare):
+    __slots__ = ()
+
+
+class Lt(Compare):
+    __slots__ = ()
+
+
+class Le(Compare):
+    __slots__ = ()
+
+
+class Gt(Compare):
+    __slots__ = ()
+
+
+class Ge(Compare):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class And(Expr):
+    a: Expr
+    b: Expr
+
+    @property
+    def dtype(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Expr):
+    a: Expr
+    b: Expr
+
+    @property
+    def dtype(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Expr):
+    a: Expr
+
+    @property
+    def dtype(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Expr):
+    """``T.if_then_else(condition, true_value, false_value)``."""
+
+    condition: Expr
+    true_value: Expr
+    false_value: Expr
+
+    @property
+    def dtype(self) -> str:
+        return self.true_value.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    dtype: str
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BufferLoad(Expr):
+    buffer: Buffer
+    indices: tuple[Expr, ...]
+
+    @property
+    def dtype(self) -> str:
+        return self.buffer.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """An intrinsic: ``assume``, ``undef``, ``likely`` or a math function."""
+
+    op: str
+    args: tuple[Expr, ...]
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Expr):
+    """``var`` bound to ``value`` inside ``body``."""
+
+    var: Var
+    value: Expr
+    body: Expr
+
+    @property
+    def dtype(self) -> str:
+        return self.body.dtype
+
+
+# ---------------------------------------------------------------- statements
+
+
+class ForKind(enum.Enum):
+    SERIAL = "serial"
+    PARALLEL = "parallel"
+    VECTORIZED = "vectorized"
+    UNROLL = "unroll"
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """Base of every statement.  ``span`` is ignored by equality."""
+
+    span: Span | None = field(default=None, compare=False, kw_only=True, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class For(Stmt):
+    """``for var in range(min, min + extent)``, run as ``kind`` says."""
+
+    var: Var
+    min: Expr
+    extent: Expr
+    kind: ForKind
+    body: Stmt
+
+
+@dataclass(frozen=True, slots=True)
+class IfThenElse(Stmt):
+    condition: Expr
+    then_case: Stmt
+    else_case: Stmt | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BufferStore(Stmt):
+    buffer: Buffer
+    value: Expr
+    indices: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeqStmt(Stmt):
+    stmts: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LetStmt(Stmt):
+    var: Var
+    value: Expr
+    body: Stmt
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluate(Stmt):
+    """An expression evaluated for its effect; carries ``T.assume``."""
+
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Block(Stmt):
+    """``with T.block(name):`` — a named region that schedules address."""
+
+    name: str
+    body: Stmt
+
+
+@dataclass(frozen=True, slots=True)
+class Allocate(Stmt):
+    """``buffer`` is allocated for the duration of ``body`` and freed after."""
+
+    buffer: Buffer
+    body: Stmt
+
+
+# ---------------------------------------------------------------- top level
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Buffer:
+    """A multi-dimensional array (an identity).
+
+    ``shape`` holds ints or scalar-parameter ``Var``s.  ``axis_separators``
+    lists the logical axes that start a new physical axis (RFC 0039).
+    """
+
+    name: str
+    shape: tuple[int | Var, ...]
+    dtype: str = "float32"
+    axis_separators: tuple[int, ...] = ()
+    scope: str = "global"
+
+    def __getitem__(self, indices) -> BufferLoad:
+        from .operators import as_expr
+
+        if not isinstance(indices, tuple):
+            indices = (indices,)
+        return BufferLoad(self, tuple(as_expr(i, "int32") for i in indices))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        dims = ", ".join(str(s.name if isinstance(s, Var) else s) for s in self.shape)
+        return f"Buffer({self.name}[{dims}]:{self.dtype})"
+
+
+@dataclass(frozen=True, slots=True)
+class PrimFunc:
+    """A function: ordered parameters (``Buffer`` or scalar ``Var``) and a body."""
+
+    name: str
+    params: tuple[Buffer | Var, ...]
+    body: Stmt
+    attrs: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IRModule:
+    """Named functions, in definition order."""
+
+    name: str
+    funcs: tuple[PrimFunc, ...]
+
+    def __getitem__(self, name: str) -> PrimFunc:
+        for f in self.funcs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def __contains__(self, name: str) -> bool:
+        return any(f.name == name for f in self.funcs)
+
+    @property
+    def functions(self) -> dict[str, PrimFunc]:
+        return {f.name: f for f in self.funcs}

@@ -1,0 +1,201 @@
+"""The well-formedness check every pass must preserve ("valid IR in, valid IR out").
+
+A function is well formed when:
+- every variable is defined before use (parameter, loop counter or let) and
+  no binding shadows itself;
+- every buffer used is a parameter or allocated in an enclosing scope, and
+  symbolic buffer extents are scalar parameters;
+- every access has as many indices as its buffer has axes, indices are
+  integers, and ``T.undef()`` appears in no index or loop bound;
+- dtypes agree: operands of arithmetic and comparisons share one dtype,
+  conditions are ``bool``, a store's value has the buffer's dtype.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from polypad.errors import VerifyError
+
+from . import dtypes
+from .nodes import (
+    Allocate, And, BinaryOp, Buffer, BufferLoad, BufferStore, Call, Compare, Div, Expr, For,
+    IfThenElse, IRModule, Let, LetStmt, Not, Or, PrimFunc, Select, Var,
+)
+from .visitor import Visitor, walk
+
+
+def _show(node) -> str:
+    try:
+        from polypad.script import script
+
+        return script(node)
+    except Exception:  # the verifier must report even when printing fails
+        return repr(node)
+
+
+class _Verifier(Visitor):
+    def __init__(self):
+        self.problems: list[str] = []
+        self.vars: set[Var] = set()
+        self.buffers: set[Buffer] = set()
+        self.params: set[Var] = set()
+
+    def report(self, message: str) -> None:
+        self.problems.append(message)
+
+    @contextmanager
+    def scope_var(self, var: Var):
+        if var in self.vars:
+            self.report(f"variable {var.name!r} is bound again inside its own scope")
+        self.vars.add(var)
+        try:
+            yield
+        finally:
+            self.vars.discard(var)
+
+    @contextmanager
+    def scope_buffer(self, buffer: Buffer):
+        self.check_shape(buffer)
+        self.buffers.add(buffer)
+        try:
+            yield
+        finally:
+            self.buffers.discard(buffer)
+
+    def check_shape(self, buffer: Buffer) -> None:
+        for extent in buffer.shape:
+            if isinstance(extent, Var) and extent not in self.params:
+                self.report(f"extent {extent.name!r} of buffer {buffer.name!r} "
+                            "is not a scalar parameter")
+
+    def expect(self, expr: Expr, kind: str, what: str) -> None:
+        ok = {"bool": dtypes.is_bool, "int": dtypes.is_int}[kind](expr.dtype)
+        if not ok:
+            self.report(f"{what} must be {kind}, got {expr.dtype}: {_show(expr)}")
+
+    def no_undef(self, expr: Expr, what: str) -> None:
+        if any(isinstance(n, Call) and n.op == "undef" for n in walk(expr)):
+            self.report(f"T.undef() may not appear in {what}: {_show(expr)}")
+
+    # -- top level ----------------------------------------------------------
+
+    def visit_PrimFunc(self, func: PrimFunc) -> None:
+        self.params = {p for p in func.params if isinstance(p, Var)}
+        self.vars |= self.params
+        for p in func.params:
+            if isinstance(p, Buffer):
+                self.check_shape(p)
+                self.buffers.add(p)
+        self.visit(func.body)
+
+    def visit_IRModule(self, module: IRModule) -> None:
+        for func in module.funcs:
+            self.vars, self.buffers = set(), set()
+            self.visit(func)
+
+    # -- statements ---------------------------------------------------------
+
+    def visit_For(self, node: For) -> None:
+        for bound, name in ((node.min, "loop min"), (node.extent, "loop extent")):
+            self.visit(bound)
+            self.expect(bound, "int", name)
+            self.no_undef(bound, name)
+        if not dtypes.is_int(node.var.dtype):
+            self.report(f"loop variable {node.var.name!r} must be an integer")
+        with self.scope_var(node.var):
+            self.visit(node.body)
+
+    def visit_LetStmt(self, node: LetStmt | Let) -> None:
+        self.visit(node.value)
+        if node.var.dtype != node.value.dtype:
+            self.report(f"let {node.var.name!r} is {node.var.dtype} but its value is "
+                        f"{node.value.dtype}")
+        with self.scope_var(node.var):
+            self.visit(node.body)
+
+    visit_Let = visit_LetStmt
+
+    def visit_Allocate(self, node: Allocate) -> None:
+        with self.scope_buffer(node.buffer):
+            self.visit(node.body)
+
+    def visit_IfThenElse(self, node: IfThenElse) -> None:
+        self.expect(node.condition, "bool", "if condition")
+        self.generic_visit(node)
+
+    def visit_BufferStore(self, node: BufferStore) -> None:
+        self.access(node.buffer, node.indices)
+        if node.value.dtype != node.buffer.dtype:
+            self.report(f"store to {node.buffer.name} ({node.buffer.dtype}) of a "
+                        f"{node.value.dtype} value: {_show(node.value)}")
+        self.visit(node.value)
+
+    # -- expressions --------------------------------------------------------
+
+    def visit_Var(self, var: Var) -> None:
+        if var not in self.vars:
+            self.report(f"variable {var.name!r} is used before it is defined")
+
+    def visit_BufferLoad(self, node: BufferLoad) -> None:
+        self.access(node.buffer, node.indices)
+
+    def access(self, buffer: Buffer, indices) -> None:
+        if buffer not in self.buffers:
+            self.report(f"buffer {buffer.name!r} is neither a parameter nor allocated here")
+        if len(indices) != len(buffer.shape):
+            self.report(f"{buffer.name} has {len(buffer.shape)} axes but is indexed with "
+                        f"{len(indices)}: {buffer.name}[{', '.join(_show(i) for i in indices)}]")
+        for index in indices:
+            self.visit(index)
+            self.expect(index, "int", f"an index of {buffer.name}")
+            self.no_undef(index, f"an index of {buffer.name}")
+
+    def visit_BinaryOp(self, node: BinaryOp) -> None:
+        self.generic_visit(node)
+        if node.a.dtype != node.b.dtype:
+            self.report(f"operands of {type(node).__name__} have dtypes {node.a.dtype} and "
+                        f"{node.b.dtype}: {_show(node)}")
+        if dtypes.is_bool(node.a.dtype):
+            self.report(f"arithmetic on bool: {_show(node)}")
+        if isinstance(node, Div) and not dtypes.is_float(node.a.dtype):
+            self.report(f"true division of integers (use //): {_show(node)}")
+
+    def visit_Compare(self, node: Compare) -> None:
+        self.generic_visit(node)
+        if node.a.dtype != node.b.dtype:
+            self.report(f"comparison of {node.a.dtype} with {node.b.dtype}: {_show(node)}")
+
+    def visit_And(self, node: And | Or | Not) -> None:
+        self.generic_visit(node)
+        for operand in (node.a, getattr(node, "b", None)):
+            if operand is not None:
+                self.expect(operand, "bool", f"an operand of {type(node).__name__}")
+
+    visit_Or = visit_Not = visit_And
+
+    def visit_Select(self, node: Select) -> None:
+        self.generic_visit(node)
+        self.expect(node.condition, "bool", "a select condition")
+        if node.true_value.dtype != node.false_value.dtype:
+            self.report(f"select branches differ in dtype: {_show(node)}")
+
+    def visit_Call(self, node: Call) -> None:
+        self.generic_visit(node)
+        if node.op in ("assume", "likely"):
+            self.expect(node.args[0], "bool", f"the argument of T.{node.op}")
+
+
+def problems(node: PrimFunc | IRModule) -> list[str]:
+    """Every well-formedness problem of ``node``, as readable sentences."""
+    verifier = _Verifier()
+    verifier.visit(node)
+    return verifier.problems
+
+
+def verify(node: PrimFunc | IRModule) -> None:
+    """Raise :class:`VerifyError` listing every problem, or return None."""
+    found = problems(node)
+    if found:
+        name = getattr(node, "name", "")
+        raise VerifyError(f"{name} is not well formed:\n  " + "\n  ".join(found))

@@ -1,0 +1,227 @@
+"""``IndexMap``: a layout transformation from logical to transformed indices.
+
+An index map is a quasi-affine function, written as a Python callable (or its
+text), from the N logical indices of a buffer to its transformed indices::
+
+    IndexMap(lambda i: [i // 4, i % 4])
+    IndexMap(lambda n, h, w, c: [n, h, w, c // 4, AXIS_SEPARATOR, c % 4])
+    IndexMap(lambda *idx: [*idx[:-1], idx[-1] // 8, idx[-1] % 8])
+    IndexMap("lambda i: [(i + 2) // 8, (i + 2) % 8]")
+
+Every question about a map *on a shape* (its transformed shape, padding,
+inverse, injectivity) is answered exactly by isl in
+:mod:`polypad.layout.relation`; nothing is enumerated, so the cost does not
+grow with the extents, and shapes may hold scalar parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Sequence
+
+from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import Expr, Var, as_expr
+from polypad.ir.substitute import substitute
+
+
+class _AxisSeparator:
+    """Marks, among a map's outputs, where a new physical axis starts (RFC 0039)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "AXIS_SEPARATOR"
+
+
+AXIS_SEPARATOR = _AxisSeparator()
+
+
+class IndexMap:
+    """A quasi-affine map from logical to transformed buffer indices.
+
+    Build it from a callable with N named parameters (or ``*indices``), or
+    from the text of such a lambda.  The callable is traced once per rank
+    with fresh IR variables; Python operators build the IR.
+    """
+
+    def __init__(self, fn: Callable | str, *, names: Sequence[str] | None = None):
+        if isinstance(fn, str):
+            fn, names = _lambda_from_text(fn), names
+        self._fn = fn
+        self._names = tuple(names) if names is not None else _param_names(fn)
+        self._traced: dict[int, tuple[tuple[Var, ...], tuple[Expr, ...], tuple[int, ...]]] = {}
+
+    @classmethod
+    def from_exprs(cls, inputs: Sequence[Var], outputs: Sequence[Expr],
+                   axis_separators: Sequence[int] = ()) -> IndexMap:
+        """An index map from explicit input variables and output expressions."""
+        inputs, outputs = tuple(inputs), tuple(as_expr(o, "int32") for o in outputs)
+        m = cls(lambda *idx: list(substitute(o, dict(zip(inputs, idx))) for o in outputs),
+                names=[v.name for v in inputs])
+        m._traced[len(inputs)] = (inputs, outputs, tuple(axis_separators))
+        return m
+
+    # -- tracing ------------------------------------------------------------
+
+    def trace(self, ndim: int) -> tuple[tuple[Var, ...], tuple[Expr, ...], tuple[int, ...]]:
+        """(input variables, output expressions, axis separators) at rank ``ndim``.
+
+        Axis separators are positions among the outputs where a new physical
+        axis begins, as RFC 0039 and TVM's ``Buffer.axis_separators`` count.
+        """
+        if ndim not in self._traced:
+            self._traced[ndim] = self._do_trace(ndim)
+        return self._traced[ndim]
+
+    def _do_trace(self, ndim: int):
+        if self._names is not None and len(self._names) != ndim:
+            raise PolypadError(
+                f"index map takes {len(self._names)} indices but the buffer has {ndim} axes")
+        names = self._names or tuple(f"i{k}" for k in range(ndim))
+        inputs = tuple(Var(name, "int32") for name in names)
+        raw = self._fn(*inputs)
+        if not isinstance(raw, (list, tuple)):
+            raw = [raw]
+        outputs, separators = [], []
+        for item in raw:
+            if item is AXIS_SEPARATOR:
+                separators.append(len(outputs))
+                continue
+            try:
+                outputs.append(as_expr(item, "int32"))
+            except TypeError as err:
+                raise NotAffineError(f"index map output {item!r} is not an expression") from err
+        return inputs, tuple(outputs), tuple(separators)
+
+    def ndim_out(self, ndim: int) -> int:
+        """Number of transformed axes for an ``ndim``-axis buffer."""
+        return len(self.trace(ndim)[1])
+
+    def __call__(self, *indices) -> list[Expr]:
+        """The transformed indices of ``indices`` (IR expressions or ints)."""
+        inputs, outputs, _ = self.trace(len(indices))
+        mapping = {v: as_expr(x, "int32") for v, x in zip(inputs, indices)}
+        return [substitute(o, mapping) for o in outputs]
+
+    def __repr__(self) -> str:
+        from polypad.model.show import show as script
+
+        try:
+            ndim = len(self._names) if self._names is not None else 1
+            inputs, outputs, seps = self.trace(ndim)
+        except PolypadError:
+            return "IndexMap(<callable>)"
+        outs = [script(o) for o in outputs]
+        for pos in reversed(seps):
+            outs.insert(pos, "AXIS_SEPARATOR")
+        return f"IndexMap(lambda {', '.join(v.name for v in inputs)}: [{', '.join(outs)}])"
+
+    # -- questions on a shape (answered by isl) --------------------------------
+
+    def relation(self, shape):
+        """The isl map ``{ [logical] -> [transformed] }`` on the logical box."""
+        from .relation import LayoutRelation
+
+        return LayoutRelation(self, shape)
+
+    def transformed_shape(self, shape) -> tuple:
+        """Extents of the transformed axes: ints, or expressions of shape params."""
+        return self.relation(shape).transformed_shape()
+
+    def padding_set(self, shape):
+        """The ``isl.Set`` of transformed indices no logical index maps to."""
+        return self.relation(shape).padding_set()
+
+    def padding_predicate(self, shape, indices: Sequence[Var] | None = None) -> Expr:
+        """The padding as a condition on ``indices`` (default: fresh ``i0, i1, ...``),
+        simplified within the transformed shape."""
+        return self.relation(shape).padding_predicate(indices)
+
+    def has_padding(self, shape) -> bool:
+        """True when the transformed shape holds indices no logical index maps to."""
+        return not self.padding_set(shape).is_empty()
+
+    def inverse(self, shape):
+        """The inverse on the non-padding region, with the padding predicate.
+
+        Returns an :class:`~polypad.layout.relation.Inverse` that unpacks as
+        ``inverse_map, padding_predicate``.
+        """
+        return self.relation(shape).inverse()
+
+    def is_injective(self, shape) -> bool:
+        """True when no two logical indices of ``shape`` share a transformed index."""
+        return self.relation(shape).collision() is None
+
+    def is_bijective(self, shape) -> bool:
+        """Injective, and every transformed index within the shape is used."""
+        rel = self.relation(shape)
+        return rel.collision() is None and rel.padding_set().is_empty()
+
+    def check_injective(self, shape) -> None:
+        """Raise :class:`NonInjectiveError` naming two colliding logical indices."""
+        self.relation(shape).check_injective()
+
+    def physical_shape(self, shape) -> tuple:
+        """The flattened N-d physical shape: row-major within each separator group."""
+        from .physical import group_shape
+
+        return group_shape(self.transformed_shape(shape),
+                           self.trace(len(tuple(shape)))[2])
+
+    def pack(self, array, pad_value=None):
+        """``array`` in the transformed layout, padding filled with ``pad_value``."""
+        from .packing import pack
+
+        return pack(self, array, pad_value)
+
+    def unpack(self, array, shape):
+        """The logical array of ``shape`` held by the transformed ``array``."""
+        from .packing import unpack
+
+        return unpack(self, array, shape)
+
+    # -- algebra ----------------------------------------------------------------
+
+    def then(self, other: IndexMap) -> IndexMap:
+        """The map ``x -> other(self(x))``: first this layout, then ``other``."""
+        def composed(*idx):
+            return other(*self(*idx))
+
+        return IndexMap(composed, names=self._names)
+
+    def compose(self, other: IndexMap) -> IndexMap:
+        """Mathematical composition ``self ∘ other``: ``x -> self(other(x))``."""
+        return other.then(self)
+
+
+def _param_names(fn: Callable) -> tuple[str, ...] | None:
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return tuple(p.name for p in params)
+
+
+def _lambda_from_text(text: str) -> Callable:
+    """A callable that builds IR from ``lambda ...: [...]`` text (never eval'd)."""
+    from polypad.script.expr_text import parse_expr
+
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as err:
+        raise PolypadError(f"cannot read index map text {text!r}: {err.msg}") from None
+    if not isinstance(tree, ast.Lambda) or tree.args.vararg or tree.args.kwonlyargs:
+        raise PolypadError(f"index map text must be `lambda i, j: [...]`, got {text!r}")
+    names = [a.arg for a in tree.args.args]
+    body = tree.body.elts if isinstance(tree.body, (ast.List, ast.Tuple)) else [tree.body]
+
+    def traced(*idx):
+        env = dict(zip(names, idx))
+        return [AXIS_SEPARATOR if isinstance(e, ast.Attribute) and e.attr == "AXIS_SEPARATOR"
+                or (isinstance(e, ast.Name) and e.id == "AXIS_SEPARATOR")
+                else parse_expr(e, env, text) for e in body]
+
+    traced.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return traced
