@@ -25,12 +25,14 @@ import numpy as np
 
 SIX_DEEP = '''
 @T.prim_func
-def nest6(A: T.Buffer((4, 6, 8, 6, 4, 16), "float32"), B: T.Buffer((4, 6, 8, 6, 4, 14), "float32")):
+def nest6(A: T.Buffer((4, 6, 8, 6, 4, 16), "float32"),
+          B: T.Buffer((4, 6, 8, 6, 4, 14), "float32")):
     for n, c, h, w in T.grid(4, 6, 8, 6):
         for co in T.serial(4):
             for ci in T.serial(14):
                 if 4 * co + ci // 4 < 14 and h + w < 12:
-                    B[n, c, h, w, co, ci] = A[n, c, h, w, co, (ci + 2) % 16] * 2.0 + A[n, c, h, w, co, ci // 2]
+                    B[n, c, h, w, co, ci] = (A[n, c, h, w, co, (ci + 2) % 16] * 2.0
+                                             + A[n, c, h, w, co, ci // 2])
 '''
 
 

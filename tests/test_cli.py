@@ -45,9 +45,10 @@ def test_check_never_runs_the_file(tmp_path, capsys):
     path = tmp_path / "evil.py"
     marker = tmp_path / "ran"
     path.write_text(f"open({str(marker)!r}, 'w').write('x')\n" + KERNEL)
-    assert main(["check", str(path)]) == 0
+    # top-level code is refused, with its location, and never executed
+    assert main(["check", str(path)]) == 1
+    assert f"{path}:1:1" in capsys.readouterr().err
     assert not marker.exists()
-    assert "function other" in capsys.readouterr().out
 
 
 def test_build_prints_numba_source(kernel_file, capsys):

@@ -27,7 +27,7 @@ def is_valid(dtype: str) -> bool:
 def bits(dtype: str) -> int:
     if dtype == "bool":
         return 1
-    return int(dtype.lstrip("uintfloat"))
+    return int("".join(ch for ch in dtype if ch.isdigit()))
 
 
 def wider(a: str, b: str) -> str:

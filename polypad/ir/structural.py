@@ -15,7 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .nodes import (
-    Allocate, Buffer, For, IRModule, Let, LetStmt, PrimFunc, Var,
+    Allocate,
+    Buffer,
+    For,
+    IRModule,
+    Let,
+    LetStmt,
+    PrimFunc,
+    Var,
 )
 from .visitor import node_fields
 

@@ -19,8 +19,26 @@ from polypad.errors import VerifyError
 
 from . import dtypes
 from .nodes import (
-    Allocate, And, BinaryOp, Buffer, BufferLoad, BufferStore, Call, Compare, Div, Expr, For,
-    IfThenElse, IRModule, Let, LetStmt, Not, Or, PrimFunc, Select, Var,
+    Allocate,
+    And,
+    BinaryOp,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    Call,
+    Compare,
+    Div,
+    Expr,
+    For,
+    IfThenElse,
+    IRModule,
+    Let,
+    LetStmt,
+    Not,
+    Or,
+    PrimFunc,
+    Select,
+    Var,
 )
 from .visitor import Visitor, walk
 

@@ -205,22 +205,27 @@ def _param_names(fn: Callable) -> tuple[str, ...] | None:
 
 def _lambda_from_text(text: str) -> Callable:
     """A callable that builds IR from ``lambda ...: [...]`` text (never eval'd)."""
-    from polypad.script.expr_text import parse_expr
+    from polypad.script.parse_expr import ExprParser
+    from polypad.script.source import Source
 
+    src = Source("<index map>", tuple(text.strip().splitlines()))
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as err:
-        raise PolypadError(f"cannot read index map text {text!r}: {err.msg}") from None
+        raise src.error_at(err.lineno or 1, err.offset or 1, err.msg) from None
     if not isinstance(tree, ast.Lambda) or tree.args.vararg or tree.args.kwonlyargs:
-        raise PolypadError(f"index map text must be `lambda i, j: [...]`, got {text!r}")
+        raise src.error(tree, "index map text must read `lambda i, j: [...]`")
     names = [a.arg for a in tree.args.args]
     body = tree.body.elts if isinstance(tree.body, (ast.List, ast.Tuple)) else [tree.body]
+    parser = ExprParser(src)
+
+    def is_separator(node: ast.expr) -> bool:
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        return name == "AXIS_SEPARATOR"
 
     def traced(*idx):
         env = dict(zip(names, idx))
-        return [AXIS_SEPARATOR if isinstance(e, ast.Attribute) and e.attr == "AXIS_SEPARATOR"
-                or (isinstance(e, ast.Name) and e.id == "AXIS_SEPARATOR")
-                else parse_expr(e, env, text) for e in body]
+        return [AXIS_SEPARATOR if is_separator(e) else parser.index(e, env) for e in body]
 
     traced.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])

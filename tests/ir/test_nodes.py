@@ -6,8 +6,20 @@ import pytest
 
 from polypad.errors import PolypadError
 from polypad.ir import (
-    Add, Buffer, BufferLoad, Cast, FloatImm, FloorDiv, FloorMod, IntImm, Lt, Mul, Sub, Var,
-    const, intrinsics,
+    Add,
+    Buffer,
+    BufferLoad,
+    Cast,
+    FloatImm,
+    FloorDiv,
+    FloorMod,
+    IntImm,
+    Lt,
+    Mul,
+    Sub,
+    Var,
+    const,
+    intrinsics,
 )
 
 

@@ -4,7 +4,17 @@ import pytest
 
 from polypad.errors import VerifyError
 from polypad.ir import (
-    Add, Buffer, BufferStore, Evaluate, For, ForKind, IfThenElse, IntImm, PrimFunc, Var, const,
+    Add,
+    Buffer,
+    BufferStore,
+    Evaluate,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    PrimFunc,
+    Var,
+    const,
     intrinsics,
 )
 from polypad.ir.verify import problems, verify

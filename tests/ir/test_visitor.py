@@ -1,7 +1,17 @@
 """Visitor dispatch and the sharing Rewriter."""
 
 from polypad.ir import (
-    Add, Buffer, BufferStore, For, ForKind, IntImm, Rewriter, SeqStmt, Var, Visitor, const,
+    Add,
+    Buffer,
+    BufferStore,
+    For,
+    ForKind,
+    IntImm,
+    Rewriter,
+    SeqStmt,
+    Var,
+    Visitor,
+    const,
     walk,
 )
 from polypad.ir.substitute import free_vars, substitute

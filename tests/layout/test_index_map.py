@@ -143,3 +143,11 @@ def test_map_from_text():
     m = IndexMap("lambda i: [(i + 2) // 8, (i + 2) % 8]")
     assert m.transformed_shape((16,)) == (3, 8)
     assert m.padding_set((16,)).is_equal(OFFSET8.padding_set((16,)))
+
+
+def test_map_text_errors_are_located():
+    from polypad.errors import ParseError
+
+    with pytest.raises(ParseError) as info:
+        IndexMap("lambda i: [i // 4, foo(i)]").transformed_shape((14,))
+    assert (info.value.lineno, info.value.col) == (1, 20)

@@ -1,0 +1,177 @@
+"""The reference executor: walks the lowered IR over numpy arrays.
+
+Slow and meant to be obviously right; the Numba kernels are tested against it.
+
+Values are numpy scalars of the node's dtype, so float32 arithmetic rounds
+to float32 after every operation and integers wrap at their width, as numpy
+does.  Integer ``//`` and ``%`` are numpy's ``floor_divide`` and
+``remainder``: floor semantics, and 0 for a zero divisor (what the Numba
+kernels do under ``error_model="numpy"``).  ``Select``, ``and`` and ``or``
+evaluate lazily.  Loops of every kind run in order -- a race-free parallel or
+vectorized loop means the same.  ``T.alloc_buffer`` memory starts zeroed: an
+arbitrary choice (reading it before writing is the program's bug), made
+identical in the Numba kernels so that the two targets agree exactly.  An
+access outside a buffer is an :class:`~polypad.errors.ExecutionError`, never
+numpy's negative-index wrap-around.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from polypad.errors import BuildError, ExecutionError
+from polypad.ir import nodes as ir
+from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
+
+from .kernel import numpy_dtype
+
+_ARITH = {
+    ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
+    ir.Div: operator.truediv, ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod,
+    ir.Min: min, ir.Max: max,
+}
+_COMPARE = {
+    ir.Eq: operator.eq, ir.Ne: operator.ne, ir.Lt: operator.lt,
+    ir.Le: operator.le, ir.Gt: operator.gt, ir.Ge: operator.ge,
+}
+_MATH = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "pow": np.power,
+}
+
+
+def convert(value, dtype: str):
+    """``value`` as a numpy scalar of ``dtype``, wrapping like a C cast."""
+    return np.asarray(value).astype(numpy_dtype(dtype))[()]
+
+
+class _Interpreter:
+    def __init__(self, func: PrimFunc):
+        self.func = func
+        self.env: dict[Var, object] = {}
+        self.arrays: dict[Buffer, np.ndarray] = {}
+        self.stmt: Stmt | None = None
+
+    def run(self, args: list) -> None:
+        for param, value in zip(self.func.params, args, strict=True):
+            if isinstance(param, Var):
+                self.env[param] = convert(value, param.dtype)
+            else:
+                self.arrays[param] = value
+        with np.errstate(all="ignore"):
+            self.exec(self.func.body)
+
+    # -- statements ---------------------------------------------------------
+
+    def exec(self, stmt: Stmt) -> None:
+        self.stmt = stmt
+        match stmt:
+            case ir.SeqStmt():
+                for s in stmt.stmts:
+                    self.exec(s)
+            case ir.For():
+                lo = int(self.eval(stmt.min))
+                for value in range(lo, lo + int(self.eval(stmt.extent))):
+                    self.env[stmt.var] = convert(value, stmt.var.dtype)
+                    self.exec(stmt.body)
+                self.env.pop(stmt.var, None)
+            case ir.IfThenElse():
+                if self.eval(stmt.condition):
+                    self.exec(stmt.then_case)
+                elif stmt.else_case is not None:
+                    self.exec(stmt.else_case)
+            case ir.BufferStore():
+                index = self.index(stmt.buffer, stmt.indices, "store to")
+                self.arrays[stmt.buffer][index] = self.eval(stmt.value)
+            case ir.LetStmt():
+                self.env[stmt.var] = self.eval(stmt.value)
+                self.exec(stmt.body)
+                del self.env[stmt.var]
+            case ir.Evaluate():
+                self.eval(stmt.value)
+            case ir.Block():
+                self.exec(stmt.body)
+            case ir.Allocate():
+                shape = tuple(int(self.eval(e)) if isinstance(e, Var) else e
+                              for e in stmt.buffer.shape)
+                self.arrays[stmt.buffer] = np.zeros(shape, numpy_dtype(stmt.buffer.dtype))
+                self.exec(stmt.body)
+                del self.arrays[stmt.buffer]
+            case _:
+                raise BuildError(f"the reference executor cannot run {type(stmt).__name__}")
+
+    def index(self, buffer: Buffer, indices, what: str) -> tuple[int, ...]:
+        array = self.arrays[buffer]
+        index = tuple(int(self.eval(i)) for i in indices)
+        inside = len(index) == array.ndim and all(
+            0 <= k < n for k, n in zip(index, array.shape, strict=False))
+        if not inside:
+            where = ""
+            if self.stmt is not None and self.stmt.span is not None:
+                where = f" at {self.stmt.span.filename}:{self.stmt.span.line}"
+            raise ExecutionError(
+                f"{what} {buffer.name}[{', '.join(map(str, index))}] is outside its shape "
+                f"{array.shape} in {self.func.name!r}{where}")
+        return index
+
+    # -- expressions --------------------------------------------------------
+
+    def eval(self, expr: ir.Expr):
+        match expr:
+            case Var():
+                return self.env[expr]
+            case ir.IntImm() | ir.FloatImm():
+                return convert(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return np.bool_(expr.value)
+            case ir.BinaryOp():
+                result = _ARITH[type(expr)](self.eval(expr.a), self.eval(expr.b))
+                return convert(result, expr.dtype)
+            case ir.Compare():
+                return np.bool_(_COMPARE[type(expr)](self.eval(expr.a), self.eval(expr.b)))
+            case ir.And():
+                return np.bool_(bool(self.eval(expr.a)) and bool(self.eval(expr.b)))
+            case ir.Or():
+                return np.bool_(bool(self.eval(expr.a)) or bool(self.eval(expr.b)))
+            case ir.Not():
+                return np.bool_(not self.eval(expr.a))
+            case ir.Select():
+                chosen = expr.true_value if self.eval(expr.condition) else expr.false_value
+                return self.eval(chosen)
+            case ir.Cast():
+                return convert(self.eval(expr.value), expr.dtype)
+            case ir.BufferLoad():
+                return self.arrays[expr.buffer][self.index(expr.buffer, expr.indices, "load of")]
+            case ir.Call():
+                return self.call(expr)
+            case ir.Let():
+                saved = self.env.get(expr.var, _UNBOUND)
+                self.env[expr.var] = self.eval(expr.value)
+                result = self.eval(expr.body)
+                if saved is _UNBOUND:
+                    del self.env[expr.var]
+                else:
+                    self.env[expr.var] = saved
+                return result
+        raise BuildError(f"the reference executor cannot evaluate {type(expr).__name__}")
+
+    def call(self, expr: ir.Call):
+        if expr.op == "likely":
+            return self.eval(expr.args[0])
+        args = [self.eval(a) for a in expr.args]
+        if expr.op == "sigmoid":
+            one = convert(1, expr.dtype)
+            return convert(one / (one + np.exp(-args[0])), expr.dtype)
+        if expr.op in _MATH:
+            return convert(_MATH[expr.op](*args), expr.dtype)
+        raise BuildError(f"T.{expr.op} cannot be executed; lowering should have removed it")
+
+
+_UNBOUND = object()
+
+
+def run(func: PrimFunc, *args) -> None:
+    """Execute ``func`` (lowered) on checked arguments, updating arrays in place."""
+    _Interpreter(func).run(list(args))

@@ -1,0 +1,162 @@
+"""IR expressions as Python source text that Numba compiles with the IR's meaning.
+
+- Float32 constants are written ``np.float32(2.0)``: a bare ``2.0`` is a
+  float64 in Numba and would promote the whole expression.  Integer constants
+  are bare except for the narrow and unsigned types (a ``uint64`` meeting a
+  bare ``int`` becomes ``float64`` in Numba).
+- Integer ``//`` and ``%`` are written as Python's operators: Numba gives them
+  Python's floor semantics for every integer type (tested with negative
+  operands and divisors in ``tests/codegen``); the kernel's
+  ``error_model="numpy"`` makes a zero divisor give 0 instead of raising.
+- ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
+  Python's short-circuit operators), so a guarded load is never executed.
+- An expression ``Let`` becomes an immediately applied lambda,
+  ``(lambda x: body)(value)``: Numba inlines it, whereas the walrus operator
+  does not type in Numba, and hoisting the value out of a lazy branch could
+  load out of bounds.
+- Operands are parenthesized by Python precedence, and the right operand of a
+  binary operator whenever it is compound: float ``a + (b + c)`` must not
+  become ``a + b + c``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+
+from polypad.errors import BuildError
+from polypad.ir import dtypes
+from polypad.ir import nodes as ir
+from polypad.ir.nodes import Var
+
+from .names import Names
+
+# Python precedence levels, loosest first.
+LAMBDA, COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(10)
+
+_BINARY = {
+    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
+    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
+    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
+    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
+    ir.And: ("and", AND), ir.Or: ("or", OR),
+}
+_FOLD = {
+    ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
+    ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod,
+}
+_INT = re.compile(r"-?[0-9]+")
+_MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "abs"}
+
+
+def numpy_type(dtype: str) -> str:
+    """``np.float32`` for ``"float32"``: the constructor that casts to ``dtype``."""
+    if dtype == "float16":
+        raise BuildError("the numba target does not support float16")
+    return "np." + dtypes.numpy_name(dtype)
+
+
+def constant(value, dtype: str) -> tuple[str, int]:
+    """Source text and precedence of a constant of ``dtype``."""
+    if dtypes.is_bool(dtype):
+        return ("True" if value else "False"), ATOM
+    if dtypes.is_float(dtype):
+        value = float(value)
+        if math.isnan(value):
+            text = "np.nan"
+        elif math.isinf(value):
+            text = "np.inf" if value > 0 else "-np.inf"
+        else:
+            text = repr(value)
+        if dtype == "float64":
+            return text, (UNARY if text.startswith("-") else ATOM)
+        return f"{numpy_type(dtype)}({text})", ATOM
+    if dtype in ("int32", "int64"):
+        return str(int(value)), (UNARY if value < 0 else ATOM)
+    return f"{numpy_type(dtype)}({int(value)})", ATOM
+
+
+class ExprPrinter:
+    """Prints expressions; ``subst`` maps unrolled loop variables to literals."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self.subst: dict[Var, str] = {}
+
+    def __call__(self, expr: ir.Expr) -> str:
+        return self.print(expr)[0]
+
+    def operand(self, expr: ir.Expr, level: int) -> str:
+        """``expr`` parenthesized unless it binds at least as tightly as ``level``."""
+        text, own = self.print(expr)
+        return text if own >= level else f"({text})"
+
+    def print(self, expr: ir.Expr) -> tuple[str, int]:
+        """Source text of ``expr`` and the precedence of its outermost operator."""
+        match expr:
+            case Var():
+                if expr in self.subst:
+                    return self.subst[expr], (UNARY if self.subst[expr].startswith("-")
+                                              else ATOM)
+                return self.names(expr), ATOM
+            case ir.IntImm() | ir.FloatImm():
+                return constant(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return constant(expr.value, "bool")
+            case ir.Min() | ir.Max():
+                fn = "min" if isinstance(expr, ir.Min) else "max"
+                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
+            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
+                return self.binary(expr)
+            case ir.Not():
+                return f"not {self.operand(expr.a, NOT)}", NOT
+            case ir.Select():
+                return (f"{self.operand(expr.true_value, OR)} if "
+                        f"{self.operand(expr.condition, OR)} else "
+                        f"{self.operand(expr.false_value, COND)}"), COND
+            case ir.Cast():
+                return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
+            case ir.BufferLoad():
+                return self.load(expr.buffer, expr.indices), ATOM
+            case ir.Call():
+                return self.call(expr)
+            case ir.Let():
+                body = self(expr.body)
+                return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
+        raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
+
+    def binary(self, expr: ir.Expr) -> tuple[str, int]:
+        op, level = _BINARY[type(expr)]
+        a, a_level = self.print(expr.a)
+        b, b_level = self.print(expr.b)
+        # Integer arithmetic on literals (an unrolled counter) is folded.
+        # Python's // and % floor like the IR's; the kernel computes wider
+        # than int32 anyway, so no wrap-around is lost.
+        fold = _FOLD.get(type(expr))
+        if (fold is not None and expr.dtype in ("int32", "int64") and _INT.fullmatch(a)
+                and _INT.fullmatch(b) and (int(b) != 0 or op in "+-*")):
+            return constant(fold(int(a), int(b)), expr.dtype)
+        # Comparisons chain in Python, so neither side may be one.
+        left = level + 1 if level == COMPARE else level
+        a = a if a_level >= left else f"({a})"
+        b = b if b_level >= level + 1 else f"({b})"
+        return f"{a} {op} {b}", level
+
+    def load(self, buffer: ir.Buffer, indices) -> str:
+        """``A[i, j]``: the text of an element of ``buffer``."""
+        inner = ", ".join(self(i) for i in indices) if indices else "()"
+        return f"{self.names(buffer)}[{inner}]"
+
+    def call(self, expr: ir.Call) -> tuple[str, int]:
+        if expr.op == "likely":
+            return self.print(expr.args[0])
+        args = [self(a) for a in expr.args]
+        if expr.op in _MATH:
+            return f"np.{expr.op}({args[0]})", ATOM
+        if expr.op == "pow":
+            return f"np.power({args[0]}, {args[1]})", ATOM
+        if expr.op == "sigmoid":
+            one = constant(1.0, expr.dtype)[0]
+            return f"{one} / ({one} + np.exp(-{self.operand(expr.args[0], UNARY)}))", MUL
+        raise BuildError(f"T.{expr.op} cannot be emitted; lowering should have removed it")

@@ -1,0 +1,36 @@
+"""polypad: exact polyhedral and constraint analysis for padded layouts.
+
+One import gives the public names::
+
+    import polypad as pp
+    from polypad import T
+
+    f = pp.parse(text)            # never runs the text
+    print(pp.script(f))
+"""
+
+from polypad import (
+    errors,
+    ir,
+    transform,  # noqa: E402  (passes build on the names above)
+)
+from polypad.errors import (
+    IllegalTransformError,
+    NonInjectiveError,
+    NotAffineError,
+    ParseError,
+    PolypadError,
+    VerifyError,
+)
+from polypad.ir.structural import assert_structural_equal, structural_equal
+from polypad.ir.verify import verify
+from polypad.script import T, ir_module, parse, prim_func, script
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "T", "parse", "script", "prim_func", "ir_module", "structural_equal",
+    "assert_structural_equal", "verify", "transform", "errors", "ir", "PolypadError",
+    "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
+    "IllegalTransformError",
+]

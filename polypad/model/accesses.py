@@ -1,0 +1,116 @@
+"""Access relations: which buffer elements each statement instance touches.
+
+A statement reads every ``BufferLoad`` in its stored value, its indices, its
+enclosing guards and loop bounds, and (through let bindings) the values of
+the let variables it uses.  A load under ``T.if_then_else(c, ...)`` is only
+performed where its branch is taken, so its relation is restricted by ``c``
+(or ``not c``) when that is affine; otherwise it keeps the whole domain and
+is marked ``may``.  Indices must be quasi-affine: ``A[i * j]`` raises
+:class:`NotAffineError` naming ``i * j`` and the access it sits in.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import NotAffineError
+from polypad.ir import nodes as n
+from polypad.ir.substitute import substitute
+from polypad.ir.visitor import children
+
+from .affine import AffineSpace, _Converter, to_map
+from .conditions import condition_set
+from .model import Access
+from .naming import Names
+from .nest import Leaf
+from .show import show
+
+# A path condition: (condition, branch taken) of an enclosing T.if_then_else.
+_Path = tuple[tuple[n.Expr, bool], ...]
+
+
+def statement_accesses(
+    leaf: Leaf, name: str, space: AffineSpace, domain: isl.Set, may: bool, buffers: Names
+) -> tuple[Access, ...]:
+    """Every access of ``leaf`` (statement ``name``): the write first, then reads in order."""
+    stmt = leaf.stmt
+    out: list[Access] = []
+    if isinstance(stmt, n.BufferStore):
+        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers)
+        out.append(Access("write", stmt.buffer, stmt.indices, stmt, relation.intersect_domain(
+            domain), may))
+    for load, path in _reads(leaf):
+        relation = _relation(load.buffer, load.indices, load, name, space, buffers)
+        where, exact = _path_set(path, space, domain)
+        out.append(Access("read", load.buffer, load.indices, load,
+                          relation.intersect_domain(where), may or not exact))
+    return tuple(out)
+
+
+def _reads(leaf: Leaf) -> list[tuple[n.BufferLoad, _Path]]:
+    lets = _resolve_lets(leaf.lets)
+    exprs: list[n.Expr] = []
+    for loop in leaf.loops:
+        exprs += [loop.min, loop.extent]
+    exprs += [g.condition for g in leaf.guards]
+    stmt = leaf.stmt
+    if isinstance(stmt, n.BufferStore):
+        exprs += [stmt.value, *stmt.indices]
+    else:
+        exprs.append(stmt.value)
+    found: list[tuple[n.BufferLoad, _Path]] = []
+    for e in exprs:
+        _collect(substitute(e, lets), (), found)
+    return found
+
+
+def _resolve_lets(lets: dict) -> dict:
+    """Let values with earlier let variables substituted (bindings are in scope order)."""
+    resolved: dict = {}
+    for var, value in lets.items():
+        resolved[var] = substitute(value, resolved)
+    return resolved
+
+
+def _collect(e: n.Expr, path: _Path, found: list) -> None:
+    if isinstance(e, n.Select):
+        _collect(e.condition, path, found)
+        _collect(e.true_value, (*path, (e.condition, True)), found)
+        _collect(e.false_value, (*path, (e.condition, False)), found)
+        return
+    if isinstance(e, n.BufferLoad):
+        found.append((e, path))
+    for child in children(e):
+        _collect(child, path, found)
+
+
+def _path_set(path: _Path, space: AffineSpace, domain: isl.Set) -> tuple[isl.Set, bool]:
+    where, exact = domain, True
+    for cond, taken in path:
+        try:
+            s = condition_set(cond, space)
+        except NotAffineError:
+            exact = False
+            continue
+        where = where.intersect(s if taken else s.complement())
+    return where, exact
+
+
+def _relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
+              buffers: Names) -> isl.Map:
+    conv = _Converter(space)
+    pws = []
+    for k, index in enumerate(indices):
+        try:
+            pws.append(conv.pw_aff(index))
+        except NotAffineError as err:
+            where = f"index {k} of {_describe(node)} in statement {name}"
+            raise NotAffineError(f"{err} (in {where})", err.expr) from None
+    return to_map(space, pws, buffers.name(buffer))
+
+
+def _describe(node) -> str:
+    if isinstance(node, n.BufferStore):
+        idx = ", ".join(show(i) for i in node.indices)
+        return f"the store to {node.buffer.name}[{idx}]"
+    return show(node)

@@ -1,0 +1,240 @@
+"""Quasi-affine integer expressions as ISL piecewise affine functions.
+
+A quasi-affine expression is built from integer variables and constants with
+``+``, ``-``, multiplication by a constant, ``//`` and ``%`` by a nonzero
+constant, ``min``, ``max`` and ``T.if_then_else`` on an affine condition.
+:func:`to_pw_aff` turns one into an :class:`isl.PwAff` over an
+:class:`AffineSpace`:
+
+* the space's ``dims`` (usually loop counters, outer to inner) are the set
+  dimensions of the domain;
+* let-bound variables are replaced by their values;
+* every other integer variable (scalar parameters, buffer shape variables,
+  loop counters of loops outside the space) becomes an ISL *parameter*
+  named by :class:`polypad.model.naming.Names`.
+
+``//`` and ``%`` keep floor semantics for either sign of the divisor, as in
+the IR, Python and :mod:`polypad.model.z3conv`.  Anything else (``i * j``, a
+buffer load, a float) raises :class:`NotAffineError` naming the smallest
+offending sub-expression.
+
+>>> to_pw_aff((i - 5) // 4, [i])    # equal to isl.PwAff("{ [i] -> [floor((i - 5)/4)] }")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import islpy as isl
+
+from polypad.errors import NotAffineError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+
+from .naming import Names
+from .show import show
+
+
+class AffineSpace:
+    """Where quasi-affine expressions are converted: dims, lets, parameter names.
+
+    ``dims`` are the IR variables that become the set dimensions, in order;
+    ``tuple_name`` names the set tuple (``S0`` in ``{ S0[i, j] }``); ``lets``
+    maps let-bound variables to their values; ``names`` gives parameters
+    their ISL names and should be shared by every space of one model, so that
+    the same parameter has the same name everywhere.
+    """
+
+    def __init__(
+        self,
+        dims: Sequence[n.Var] = (),
+        *,
+        tuple_name: str | None = None,
+        lets: Mapping[n.Var, n.Expr] | None = None,
+        names: Names | None = None,
+        ctx: isl.Context | None = None,
+    ) -> None:
+        self.dims: tuple[n.Var, ...] = tuple(dims)
+        self.tuple_name = tuple_name
+        self.lets: dict[n.Var, n.Expr] = dict(lets or {})
+        self.names = names if names is not None else Names()
+        self.ctx = ctx if ctx is not None else isl.DEFAULT_CONTEXT
+        self._positions = {id(v): k for k, v in enumerate(self.dims)}
+        self.space = _set_space(self.ctx, self.dims, tuple_name)
+        self.universe = isl.Set.universe(self.space)
+
+    def position(self, var: n.Var) -> int | None:
+        """The set dimension of ``var``, or ``None`` when it is not a dim."""
+        return self._positions.get(id(var))
+
+    def with_lets(self, lets: Mapping[n.Var, n.Expr]) -> AffineSpace:
+        """This space with more let bindings (the same dims and names)."""
+        return AffineSpace(
+            self.dims, tuple_name=self.tuple_name, lets={**self.lets, **lets},
+            names=self.names, ctx=self.ctx,
+        )
+
+    def val(self, value: int) -> isl.Val:
+        """``value`` as an ISL value in this space's context."""
+        return isl.Val(str(int(value)), context=self.ctx)
+
+    def const(self, value: int) -> isl.PwAff:
+        """The constant function ``value`` on this space."""
+        return isl.PwAff.val_on_domain(self.universe, self.val(value))
+
+    def var(self, var: n.Var) -> isl.PwAff:
+        """``var`` as a function on this space: a set dim, or else a parameter."""
+        pos = self.position(var)
+        if pos is not None:
+            ls = isl.LocalSpace.from_space(self.space)
+            return isl.PwAff.var_on_domain(ls, isl.dim_type.set, pos)
+        # Name the param through the space, not isl.Id(...): islpy's Id carries a
+        # Python user object, and ISL would then not match it with a parsed "n".
+        space = self.space.add_dims(isl.dim_type.param, 1)
+        space = space.set_dim_name(isl.dim_type.param, 0, self.names.name(var))
+        ls = isl.LocalSpace.from_space(space)
+        return isl.PwAff.var_on_domain(ls, isl.dim_type.param, 0)
+
+    def __repr__(self) -> str:
+        return f"AffineSpace({self.space})"
+
+
+def as_space(space: AffineSpace | Sequence[n.Var]) -> AffineSpace:
+    """``space`` itself, or a fresh :class:`AffineSpace` over the given dims."""
+    if isinstance(space, AffineSpace):
+        return space
+    return AffineSpace(tuple(space))
+
+
+def to_pw_aff(expr: n.Expr, space: AffineSpace | Sequence[n.Var] = ()) -> isl.PwAff:
+    """The quasi-affine integer expression ``expr`` as an ``isl.PwAff``.
+
+    ``space`` is an :class:`AffineSpace` or just the variables to use as set
+    dims; other variables become parameters.  Raises :class:`NotAffineError`
+    (with the offending sub-expression in ``.expr``) for anything that is not
+    quasi-affine.
+    """
+    return _Converter(as_space(space)).pw_aff(expr)
+
+
+def not_affine(expr: n.Expr, reason: str) -> NotAffineError:
+    """The error for a sub-expression outside the quasi-affine fragment."""
+    return NotAffineError(f"{show(expr)} is not quasi-affine: {reason}", expr)
+
+
+class _Converter:
+    """Integer expressions to ``PwAff``; conditions go to :mod:`.conditions`."""
+
+    def __init__(self, space: AffineSpace) -> None:
+        self.space = space
+
+    def pw_aff(self, e: n.Expr) -> isl.PwAff:
+        if isinstance(e, n.Var) and e in self.space.lets:
+            return self.pw_aff(self.space.lets[e])
+        if not dtypes.is_int(e.dtype):
+            raise not_affine(e, f"it has dtype {e.dtype}, not an integer type")
+        sp = self.space
+        match e:
+            case n.Var():
+                return sp.var(e)
+            case n.IntImm(value=v):
+                return sp.const(v)
+            case n.Add(a=a, b=b):
+                return self.pw_aff(a).add(self.pw_aff(b))
+            case n.Sub(a=a, b=b):
+                return self.pw_aff(a).sub(self.pw_aff(b))
+            case n.Mul(a=a, b=b):
+                pa, pb = self.pw_aff(a), self.pw_aff(b)
+                if not (pa.is_cst() or pb.is_cst()):
+                    raise not_affine(e, "neither factor is a constant")
+                return pa.mul(pb)
+            case n.FloorDiv(a=a, b=b):
+                return floor_div(self.pw_aff(a), self.divisor(e, b))
+            case n.FloorMod(a=a, b=b):
+                return floor_mod(self.pw_aff(a), self.divisor(e, b))
+            case n.Min(a=a, b=b):
+                return self.pw_aff(a).min(self.pw_aff(b))
+            case n.Max(a=a, b=b):
+                return self.pw_aff(a).max(self.pw_aff(b))
+            case n.Select(condition=c, true_value=t, false_value=f):
+                where = self.set(c)
+                pt = self.pw_aff(t).intersect_domain(where)
+                pf = self.pw_aff(f).intersect_domain(where.complement())
+                return pt.union_add(pf)
+            case n.Cast(value=v) if dtypes.is_int(v.dtype):
+                # Widths are ignored: the model reasons over mathematical integers.
+                return self.pw_aff(v)
+            case n.Cast(value=v) if dtypes.is_bool(v.dtype):
+                return self.set(v).indicator_function()
+            case n.Let(var=var, value=value, body=body):
+                inner = _Converter(self.space.with_lets({var: value}))
+                return inner.pw_aff(body)
+            case n.BufferLoad():
+                raise not_affine(e, "it reads a buffer (a data-dependent value)")
+        raise not_affine(e, f"{type(e).__name__} is outside the quasi-affine fragment")
+
+    def divisor(self, e: n.Expr, b: n.Expr) -> int:
+        """The constant divisor of ``//`` or ``%`` node ``e``."""
+        pb = self.pw_aff(b)
+        values = set()
+        if pb.is_cst():
+            for _, aff in pb.get_pieces():
+                values.add(aff.get_constant_val().to_python())
+        if len(values) != 1:
+            raise not_affine(e, "the divisor is not a constant")
+        (value,) = values
+        if value == 0:
+            raise not_affine(e, "division by zero")
+        return int(value)
+
+    def set(self, cond: n.Expr) -> isl.Set:
+        from .conditions import condition_set
+
+        return condition_set(cond, self.space)
+
+
+def to_map(space: AffineSpace, pw_affs: Sequence[isl.PwAff], range_name: str | None) -> isl.Map:
+    """The map ``space -> range_name[pw_affs...]`` (one output dim per function)."""
+    if not pw_affs:
+        rng = isl.Space.set_alloc(space.ctx, 0, 0)
+        if range_name is not None:
+            rng = rng.set_tuple_name(isl.dim_type.set, range_name)
+        return isl.Map.from_domain_and_range(space.universe, isl.Set.universe(rng))
+    out = isl.Map.from_pw_aff(pw_affs[0])
+    for pa in pw_affs[1:]:
+        out = out.flat_range_product(isl.Map.from_pw_aff(pa))
+    if range_name is not None:
+        out = out.set_tuple_name(isl.dim_type.out, range_name)
+    return out
+
+
+def floor_div(pa: isl.PwAff, divisor: int) -> isl.PwAff:
+    """``floor(pa / divisor)`` for a nonzero integer ``divisor`` of either sign."""
+    ctx = pa.get_ctx()
+    if divisor < 0:
+        # floor(a / c) == floor(-a / -c); ISL only scales down by positive values.
+        pa, divisor = pa.neg(), -divisor
+    return pa.scale_down_val(isl.Val(str(divisor), context=ctx)).floor()
+
+
+def floor_mod(pa: isl.PwAff, divisor: int) -> isl.PwAff:
+    """Python's ``pa % divisor``: the result has the sign of ``divisor``."""
+    ctx = pa.get_ctx()
+    if divisor < 0:
+        # a mod c == -((-a) mod -c) for c < 0.
+        return pa.neg().mod_val(isl.Val(str(-divisor), context=ctx)).neg()
+    return pa.mod_val(isl.Val(str(divisor), context=ctx))
+
+
+def _set_space(ctx: isl.Context, dims: Sequence[n.Var], tuple_name: str | None) -> isl.Space:
+    names: list[str] = []
+    for var in dims:
+        base, k, candidate = var.name, 0, var.name
+        while candidate in names:
+            k += 1
+            candidate = f"{base}_{k}"
+        names.append(candidate)
+    space = isl.Space.create_from_names(ctx, set=names)
+    if tuple_name is not None:
+        space = space.set_tuple_name(isl.dim_type.set, tuple_name)
+    return space

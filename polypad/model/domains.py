@@ -1,0 +1,64 @@
+"""Instance domains: which iterations of a leaf statement run.
+
+The domain of a statement is the set of its loop-counter vectors allowed by
+the enclosing loop bounds and ``if`` guards.  A then-branch guard is split
+into its conjuncts so that ``if i < n and A[i] > 0`` keeps ``i < n`` and
+drops only the data-dependent part; an else-branch contributes the
+complement of its whole condition, or nothing when that is not affine.
+Whatever is dropped makes the domain an over-approximation (``may``).
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import NotAffineError
+from polypad.ir import nodes as n
+
+from .affine import AffineSpace
+from .conditions import condition_set
+from .nest import Leaf
+
+
+def loop_bounds(loop: n.For) -> tuple[n.Expr, n.Expr]:
+    """``var >= min`` and ``var < min + extent`` for ``loop``."""
+    v = loop.var
+    lo, extent = loop.min, loop.extent
+    if isinstance(lo, n.IntImm) and lo.value == 0:
+        hi = extent
+    elif isinstance(lo, n.IntImm) and isinstance(extent, n.IntImm):
+        hi = n.IntImm(lo.value + extent.value, lo.dtype)
+    else:
+        hi = lo + extent
+    return v >= lo, v < hi
+
+
+def conjuncts(cond: n.Expr) -> list[n.Expr]:
+    """``cond`` split at top-level ``and`` (through ``T.likely``)."""
+    if isinstance(cond, n.Call) and cond.op == "likely" and len(cond.args) == 1:
+        return conjuncts(cond.args[0])
+    if isinstance(cond, n.And):
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    return [cond]
+
+
+def statement_domain(leaf: Leaf, space: AffineSpace) -> tuple[isl.Set, tuple[n.Expr, ...]]:
+    """The instance set of ``leaf`` in ``space``, and the conditions it had to drop."""
+    domain = space.universe
+    dropped: list[n.Expr] = []
+    for loop in leaf.loops:
+        for bound in loop_bounds(loop):
+            try:
+                domain = domain.intersect(condition_set(bound, space))
+            except NotAffineError:
+                dropped.append(bound)
+    for guard in leaf.guards:
+        parts = conjuncts(guard.condition) if guard.then else [guard.condition]
+        for part in parts:
+            try:
+                where = condition_set(part, space)
+            except NotAffineError:
+                dropped.append(part if guard.then else n.Not(part))
+                continue
+            domain = domain.intersect(where if guard.then else where.complement())
+    return domain.coalesce(), tuple(dropped)

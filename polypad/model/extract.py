@@ -1,0 +1,75 @@
+"""``extract(func)``: the polyhedral model of a ``PrimFunc``.
+
+The steps, each in its own module: :mod:`.nest` finds the leaf statements
+and their context, :mod:`.domains` builds instance sets, :mod:`.accesses`
+the access relations and :mod:`.schedule` the execution order.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.ir import nodes as n
+
+from .accesses import statement_accesses
+from .affine import AffineSpace
+from .domains import statement_domain
+from .model import Model, StatementModel
+from .naming import Names
+from .nest import collect
+from .schedule import time_map
+
+
+def extract(func: n.PrimFunc) -> Model:
+    """The model of ``func``: statements with domains and accesses, and the schedule.
+
+    Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
+    quasi-affine; non-affine guards and loop bounds are dropped instead (the
+    statement's ``may`` flag records it).
+
+    >>> m = extract(f)
+    >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
+    """
+    names = Names()
+    buffers = Names()
+    # Parameters and buffers of the signature claim their plain names first.
+    for p in func.params:
+        if isinstance(p, n.Var):
+            names.name(p)
+        else:
+            buffers.name(p)
+            for dim in p.shape:
+                if isinstance(dim, n.Var):
+                    names.name(dim)
+    leaves, tree = collect(func.body)
+    depth = max((len(leaf.loops) for leaf in leaves), default=0)
+    statements = []
+    for index, leaf in enumerate(leaves):
+        name = f"S{index}"
+        space = AffineSpace(leaf.loop_vars, tuple_name=name, lets=leaf.lets, names=names)
+        domain, dropped = statement_domain(leaf, space)
+        may = bool(dropped)
+        accesses = statement_accesses(leaf, name, space, domain, may, buffers)
+        statements.append(StatementModel(
+            name=name, stmt=leaf.stmt, loop_vars=leaf.loop_vars, loops=leaf.loops,
+            domain=domain, may=may, dropped_guards=dropped,
+            guards=tuple(g.holds for g in leaf.guards), accesses=accesses, block=leaf.block,
+            lets=leaf.lets, space=space, time=time_map(leaf, space, domain, depth),
+            position=leaf.position,
+        ))
+    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in statements:
+        schedule = schedule.union(isl.UnionMap.from_map(s.time))
+    return Model(
+        func=func, statements=tuple(statements), schedule=schedule,
+        params=tuple(_params(func, names)), names=names, buffer_names=buffers, tree=tree,
+    )
+
+
+def _params(func: n.PrimFunc, names: Names) -> list[n.Var]:
+    """Scalar parameters first (signature order), then every other variable named as one."""
+    out = [p for p in func.params if isinstance(p, n.Var)]
+    for obj in names.objects():
+        if not any(obj is p for p in out):
+            out.append(obj)
+    return out

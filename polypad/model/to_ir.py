@@ -1,0 +1,293 @@
+"""ISL sets and piecewise affine functions back to IR expressions.
+
+The way back from :mod:`.affine` and :mod:`.conditions`.  ISL objects are
+read through their constraint and coefficient API — never by parsing ISL's
+C-flavoured strings, whose ``/`` and ``%`` are not floor operations.  ISL's
+integer divisions ``floor(f / d)`` become ``FloorDiv``; a division that only
+appears as ``f - d * floor(f / d)`` is written as ``f % d``, so
+``{ [i] : i mod 4 = 0 }`` comes back as ``i % 4 == 0``.
+
+>>> set_to_condition(isl.Set("{ [i] : 0 <= i < 14 }"), [i])   # i >= 0 and i < 14
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+
+import islpy as isl
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.operators import logical_and, logical_or
+
+from .naming import Names
+
+# A linear form: coordinate key -> integer coefficient; key None is the constant.
+# Keys are ("dim", p), ("param", p) and ("div", k).
+_Form = dict
+
+
+def set_to_condition(
+    s: isl.Set | isl.BasicSet,
+    vars: Sequence[n.Var],
+    params: Mapping[str, n.Var] | Iterable[n.Var] | Names = (),
+    *,
+    context: isl.Set | None = None,
+) -> n.Expr:
+    """A boolean IR expression that holds exactly at the points of ``s``.
+
+    ``vars`` are the IR variables for the set dims, in order; ``params``
+    resolves ISL parameter names (a name -> Var mapping, Vars matched by
+    name, or the model's :class:`Names`).  With ``context``, constraints
+    implied by it are left out (``s.gist(context)``).
+    """
+    s = isl.Set.from_basic_set(s) if isinstance(s, isl.BasicSet) else s
+    _check_dims(s.dim(isl.dim_type.set), vars)
+    if context is not None:
+        s = s.gist(context)
+    s = s.coalesce().compute_divs()
+    reader = _Reader(vars, params)
+    disjuncts = []
+    for bs in s.get_basic_sets():
+        bs = bs.remove_redundancies()
+        divs = reader.local(bs)
+        conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()]
+        disjuncts.append(logical_and(*conjuncts) if conjuncts else n.BoolImm(True))
+    if not disjuncts:
+        return n.BoolImm(False)
+    if any(isinstance(d, n.BoolImm) for d in disjuncts):
+        return n.BoolImm(True)
+    return logical_or(*disjuncts)
+
+
+def pw_aff_to_expr(
+    pa: isl.PwAff | isl.Aff,
+    vars: Sequence[n.Var],
+    params: Mapping[str, n.Var] | Iterable[n.Var] | Names = (),
+    *,
+    context: isl.Set | None = None,
+) -> n.Expr:
+    """An integer IR expression equal to ``pa`` on its domain.
+
+    Several pieces become nested ``T.if_then_else``; the last piece's
+    condition is implied (outside the domain of ``pa`` the expression's value
+    is unspecified).  ``vars``/``params``/``context`` are as in
+    :func:`set_to_condition`.
+    """
+    pa = isl.PwAff.from_aff(pa) if isinstance(pa, isl.Aff) else pa
+    _check_dims(pa.dim(isl.dim_type.in_), vars)
+    if context is not None:
+        pa = pa.gist(context)
+    pa = pa.coalesce()
+    reader = _Reader(vars, params)
+    pieces = pa.get_pieces()
+    if not pieces:
+        raise PolypadError(f"cannot convert the function with an empty domain {pa} to IR")
+    out = reader.aff(pieces[-1][1])
+    for where, aff in reversed(pieces[:-1]):
+        cond = set_to_condition(where, vars, params)
+        out = n.Select(cond, reader.aff(aff), out)
+    return out
+
+
+def _check_dims(count: int, vars: Sequence[n.Var]) -> None:
+    if count != len(vars):
+        raise PolypadError(f"the ISL object has {count} dims but {len(vars)} variables were given")
+
+
+class _Reader:
+    """Reads constraints and affs of one dim/param naming into IR."""
+
+    def __init__(self, vars: Sequence[n.Var], params) -> None:
+        self.vars = list(vars)
+        self.params = params
+
+    # ------------------------------------------------------------ coordinates
+
+    def param(self, name: str) -> n.Var:
+        params = self.params
+        if isinstance(params, Names):
+            found = params.lookup(name)
+        elif isinstance(params, Mapping):
+            found = params.get(name)
+        else:
+            found = next((v for v in params if v.name == name), None)
+        if found is None:
+            raise PolypadError(f"no IR variable was given for the ISL parameter {name!r}")
+        return found
+
+    def form(self, obj, dim_type: isl.dim_type, scale: int = 1) -> _Form:
+        """The linear form of a constraint or aff, times ``scale``, with integer coefficients."""
+        form: _Form = {}
+        for kind, dt in (("dim", dim_type), ("param", isl.dim_type.param),
+                         ("div", isl.dim_type.div)):
+            for p in range(obj.dim(dt)):
+                c = _frac(obj.get_coefficient_val(dt, p)) * scale
+                if c:
+                    # Params are keyed by name: a div's aff may order them differently.
+                    key = obj.get_dim_name(dt, p) if kind == "param" else p
+                    form[(kind, key)] = _integer(c)
+        const = _frac(obj.get_constant_val()) * scale
+        if const:
+            form[None] = _integer(const)
+        return form
+
+    def local(self, obj) -> list:
+        """For each div of ``obj``'s local space: (numerator form, denominator)."""
+        divs = []
+        for k in range(obj.dim(isl.dim_type.div)):
+            d = obj.get_div(k)
+            den = int(_frac(d.get_denominator_val()))
+            divs.append((self.form(d, isl.dim_type.in_, den), den))
+        return divs
+
+    # ------------------------------------------------------------ rendering
+
+    def constraint(self, c: isl.Constraint, divs: list) -> n.Expr:
+        """``c`` (``form >= 0`` or ``form == 0``) as a comparison; ``divs`` from :meth:`local`."""
+        terms, const = self.terms(self.form(c, isl.dim_type.set), divs)
+        pos = [(k, t) for k, t in terms if k > 0]
+        neg = [(-k, t) for k, t in terms if k < 0]
+        if _has_var(neg, self.vars) and not _has_var(pos, self.vars):
+            # Keep the set's own variables on the left: ``i < n``, not ``n >= i + 1``.
+            if c.is_equality():
+                return _sum(neg, 0).equal(_sum(pos, const))
+            return _sum(neg, 0) < _sum(pos, const + 1)
+        if c.is_equality():
+            if not pos:
+                return _sum(neg, 0).equal(const)
+            return _sum(pos, 0).equal(_sum(neg, -const))
+        if not pos:
+            # -N + c >= 0, an upper bound: N < c + 1 reads like a loop bound.
+            return _sum(neg, 0) < const + 1
+        if not neg:
+            return _sum(pos, 0) >= -const
+        return _sum(pos, 0) >= _sum(neg, -const)
+
+    def aff(self, aff: isl.Aff) -> n.Expr:
+        den = int(_frac(aff.get_denominator_val()))
+        divs = self.local(aff)
+        terms, const = self.terms(self.form(aff, isl.dim_type.in_, den), divs)
+        value = _value(terms, const)
+        # An aff with a denominator is integral on its domain, so floor is exact.
+        return value if den == 1 else n.FloorDiv(value, n.IntImm(den, value.dtype))
+
+    def terms(self, form: _Form, divs: list) -> tuple[list, int]:
+        """``form`` as (coefficient, term) pairs plus a constant, with mods recognised."""
+        form = dict(form)
+        mods: list = []
+        for k, (num, den) in enumerate(divs):
+            c = form.get(("div", k), 0)
+            if c == 0 or c % den:
+                continue
+            m = -c // den
+            # c * floor(f/d) == m * (f mod d) - m * f: worth it when -m*f cancels terms.
+            rest = _axpy(form, num, -m)
+            rest.pop(("div", k), None)
+            if _support(rest) < _support(form) - 1:
+                form = rest
+                mods.append((m, k))
+        terms = []
+        for key in sorted((k for k in form if k is not None), key=_key_order):
+            terms.append((form[key], self.coordinate(key, divs)))
+        for m, k in mods:
+            num, den = divs[k]
+            f_terms, f_const = self.terms(num, divs)
+            f = _value(f_terms, f_const)
+            terms.append((m, n.FloorMod(f, n.IntImm(den, f.dtype))))
+        return terms, form.get(None, 0)
+
+    def coordinate(self, key, divs: list) -> n.Expr:
+        kind, p = key
+        if kind == "dim":
+            return self.vars[p]
+        if kind == "param":
+            return self.param(p)
+        num, den = divs[p]
+        f_terms, f_const = self.terms(num, divs)
+        f = _value(f_terms, f_const)
+        return n.FloorDiv(f, n.IntImm(den, f.dtype))
+
+
+def _has_var(terms: list, vars: list) -> bool:
+    return any(any(t is v for v in vars) for _, t in terms)
+
+
+def _key_order(key) -> tuple:
+    kind, p = key
+    return ({"dim": 0, "param": 1, "div": 2}[kind], str(p) if kind == "param" else p)
+
+
+def _frac(val: isl.Val) -> Fraction:
+    return Fraction(val.to_str())
+
+
+def _integer(x: Fraction) -> int:
+    if x.denominator != 1:
+        raise AssertionError(f"non-integral coefficient {x}")  # caller scaled by the denominator
+    return int(x)
+
+
+def _axpy(form: _Form, other: _Form, scale: int) -> _Form:
+    out = dict(form)
+    for key, c in other.items():
+        v = out.get(key, 0) + scale * c
+        if v:
+            out[key] = v
+        else:
+            out.pop(key, None)
+    return out
+
+
+def _support(form: _Form) -> int:
+    return sum(1 for k in form if k is not None)
+
+
+def _term(coef: int, t: n.Expr) -> n.Expr:
+    return t if coef == 1 else n.IntImm(coef, t.dtype) * t
+
+
+def _sum(terms: list, const: int) -> n.Expr:
+    """The sum of positive-coefficient ``terms`` plus ``const``."""
+    if not terms:
+        return n.IntImm(const)
+    out = _term(*terms[0])
+    for coef, t in terms[1:]:
+        out = out + _term(coef, t)
+    if const > 0:
+        out = out + const
+    elif const < 0:
+        out = out - (-const)
+    return out
+
+
+def _value(terms: list, const: int) -> n.Expr:
+    """``sum(terms) + const`` written with subtraction for negative coefficients."""
+    pos = [(k, t) for k, t in terms if k > 0]
+    neg = [(-k, t) for k, t in terms if k < 0]
+    if not pos:
+        if not neg:
+            return n.IntImm(const)
+        if const > 0:
+            out: n.Expr = n.IntImm(const, neg[0][1].dtype)
+            for coef, t in neg:
+                out = out - _term(coef, t)
+            return out
+        (coef, t), rest = neg[0], neg[1:]
+        out = _term(-coef, t)
+        for coef, t in rest:
+            out = out - _term(coef, t)
+        return _add_const(out, const)
+    out = _sum(pos, 0)
+    for coef, t in neg:
+        out = out - _term(coef, t)
+    return _add_const(out, const)
+
+
+def _add_const(e: n.Expr, const: int) -> n.Expr:
+    if const > 0:
+        return e + const
+    if const < 0:
+        return e - (-const)
+    return e

@@ -1,0 +1,243 @@
+"""IR expressions as Z3 terms.
+
+Integers become Z3 ``Int`` (mathematical integers: dtype widths and overflow
+are not modelled), floats become ``Real`` (the fast-math view the prover
+takes by default) and bools ``Bool``.  ``//`` and ``%`` are floor division
+and floor modulo, as everywhere in polypad; Z3's own ``/`` and ``%`` on
+``Int`` are Euclidean and differ from floor for negative divisors, so they
+are never used directly.
+
+A :class:`Z3Env` owns the mapping from IR identities to Z3 symbols: one
+constant per ``Var``, one uninterpreted function ``Int^rank -> sort`` per
+``Buffer``, one uninterpreted function per math intrinsic and sort, and a
+fresh unconstrained constant for every occurrence of ``T.undef()``.
+
+>>> env = Z3Env()
+>>> to_z3((i - 5) // 4, env)      # If(4 >= 0, (i - 5)/4, ...) simplified to (i - 5)/4
+"""
+
+from __future__ import annotations
+
+import math
+
+import z3
+
+from polypad.errors import PolypadError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+
+from .show import show
+
+# Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
+_INTERPRETED = ("floor", "ceil", "abs")
+
+
+class Z3Env:
+    """The Z3 symbols standing for the IR variables, buffers and intrinsics of a query."""
+
+    def __init__(self) -> None:
+        self.vars: dict[n.Var, z3.ExprRef] = {}
+        self.buffers: dict[n.Buffer, z3.FuncDeclRef] = {}
+        self.undefs: list[z3.ExprRef] = []
+        self._bound: dict[n.Var, z3.ExprRef] = {}
+        self._math: dict[tuple, z3.FuncDeclRef] = {}
+        self._names: set[str] = set()
+
+    # ------------------------------------------------------------ symbols
+
+    def sort(self, dtype: str) -> z3.SortRef:
+        """The Z3 sort of an IR dtype."""
+        if dtypes.is_bool(dtype):
+            return z3.BoolSort()
+        if dtypes.is_float(dtype):
+            return z3.RealSort()
+        if dtypes.is_int(dtype):
+            return z3.IntSort()
+        raise PolypadError(f"no Z3 sort for dtype {dtype!r}")
+
+    def fresh_name(self, base: str) -> str:
+        """``base``, or ``base_1``, ``base_2``... — a name no other symbol of this env has."""
+        name, k = base, 0
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+    def var(self, var: n.Var) -> z3.ExprRef:
+        """The term for ``var``: its binding, or its own constant (created on first use)."""
+        bound = self._bound.get(var)
+        if bound is not None:
+            return bound
+        term = self.vars.get(var)
+        if term is None:
+            term = z3.Const(self.fresh_name(var.name), self.sort(var.dtype))
+            self.vars[var] = term
+        return term
+
+    def bind(self, var: n.Var, term: z3.ExprRef | None) -> None:
+        """Make ``var`` stand for ``term`` (``None`` removes the binding)."""
+        if term is None:
+            self._bound.pop(var, None)
+        else:
+            self._bound[var] = term
+
+    def buffer(self, buffer: n.Buffer) -> z3.FuncDeclRef:
+        """The uninterpreted function ``Int^rank -> sort`` holding ``buffer``'s contents."""
+        f = self.buffers.get(buffer)
+        if f is None:
+            args = [z3.IntSort()] * buffer.ndim
+            f = z3.Function(self.fresh_name(buffer.name), *args, self.sort(buffer.dtype))
+            self.buffers[buffer] = f
+        return f
+
+    def undef(self, dtype: str) -> z3.ExprRef:
+        """A fresh, unconstrained constant: one ``T.undef()`` occurrence."""
+        term = z3.Const(self.fresh_name(f"undef{len(self.undefs)}"), self.sort(dtype))
+        self.undefs.append(term)
+        return term
+
+    def math(self, op: str, args: list[z3.ExprRef], dtype: str) -> z3.ExprRef:
+        """A math intrinsic: exact for floor/ceil/abs, uninterpreted otherwise."""
+        if op == "abs":
+            (x,) = args
+            return z3.If(x >= 0, x, -x)
+        if op in ("floor", "ceil") and z3.is_real(args[0]):
+            (x,) = args
+            return z3.ToReal(z3.ToInt(x)) if op == "floor" else -z3.ToReal(z3.ToInt(-x))
+        sorts = tuple(a.sort() for a in args)
+        key = (op, sorts, dtype)
+        f = self._math.get(key)
+        if f is None:
+            f = z3.Function(self.fresh_name(op), *sorts, self.sort(dtype))
+            self._math[key] = f
+        return f(*args)
+
+    def lookup(self, name: str) -> n.Var | n.Buffer | None:
+        """The IR variable or buffer whose Z3 symbol is called ``name``."""
+        for var, term in self.vars.items():
+            if str(term) == name:
+                return var
+        for buf, f in self.buffers.items():
+            if f.name() == name:
+                return buf
+        return None
+
+
+def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
+    """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted)."""
+    return _convert(expr, env if env is not None else Z3Env())
+
+
+def floor_div(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
+    """Floor division on Z3 integers: ``floor(a / b)`` for either sign of ``b``."""
+    # Z3's Int division is Euclidean, which is floor division for b > 0;
+    # for b < 0, floor(a / b) == floor(-a / -b).
+    if isinstance(b, int):
+        return a / b if b > 0 else (-a) / (-b)
+    return z3.If(b >= 0, a / b, (-a) / (-b))
+
+
+def floor_mod(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
+    """Floor modulo on Z3 integers: ``a - b * floor(a / b)``, with the sign of ``b``."""
+    return a - b * floor_div(a, b)
+
+
+def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
+    def c(x: n.Expr) -> z3.ExprRef:
+        return _convert(x, env)
+
+    match e:
+        case n.Var():
+            return env.var(e)
+        case n.IntImm(value=v):
+            return z3.IntVal(v)
+        case n.FloatImm(value=v):
+            if not math.isfinite(v):
+                raise PolypadError(f"{v} has no value over the reals (in {show(e)})")
+            return z3.RealVal(repr(v))  # "0.1" is 1/10, as the author wrote it
+        case n.BoolImm(value=v):
+            return z3.BoolVal(v)
+        case n.Add(a=a, b=b):
+            return c(a) + c(b)
+        case n.Sub(a=a, b=b):
+            return c(a) - c(b)
+        case n.Mul(a=a, b=b):
+            return c(a) * c(b)
+        case n.Div(a=a, b=b):
+            return _real(c(a)) / _real(c(b))
+        case n.FloorDiv(a=a, b=b):
+            return _floordiv(c(a), c(b), b)
+        case n.FloorMod(a=a, b=b):
+            ta, tb = c(a), c(b)
+            return ta - tb * _floordiv(ta, tb, b)
+        case n.Min(a=a, b=b):
+            ta, tb = c(a), c(b)
+            return z3.If(ta <= tb, ta, tb)
+        case n.Max(a=a, b=b):
+            ta, tb = c(a), c(b)
+            return z3.If(ta >= tb, ta, tb)
+        case n.Eq(a=a, b=b):
+            return c(a) == c(b)
+        case n.Ne(a=a, b=b):
+            return c(a) != c(b)
+        case n.Lt(a=a, b=b):
+            return c(a) < c(b)
+        case n.Le(a=a, b=b):
+            return c(a) <= c(b)
+        case n.Gt(a=a, b=b):
+            return c(a) > c(b)
+        case n.Ge(a=a, b=b):
+            return c(a) >= c(b)
+        case n.And(a=a, b=b):
+            return z3.And(c(a), c(b))
+        case n.Or(a=a, b=b):
+            return z3.Or(c(a), c(b))
+        case n.Not(a=a):
+            return z3.Not(c(a))
+        case n.Select(condition=cond, true_value=t, false_value=f):
+            return z3.If(c(cond), c(t), c(f))
+        case n.Cast(dtype=dtype, value=v):
+            return _cast(c(v), v.dtype, dtype)
+        case n.BufferLoad(buffer=buf, indices=idx):
+            return env.buffer(buf)(*[c(i) for i in idx])
+        case n.Call(op="assume" | "likely", args=(arg,)):
+            return c(arg)
+        case n.Call(op="undef"):
+            return env.undef(e.dtype)
+        case n.Call(op=op, args=args, dtype=dtype):
+            return env.math(op, [c(a) for a in args], dtype)
+        case n.Let(var=var, value=value, body=body):
+            outer = env._bound.get(var)
+            env.bind(var, c(value))
+            try:
+                return c(body)
+            finally:
+                env.bind(var, outer)
+    raise PolypadError(f"cannot express {show(e)} ({type(e).__name__}) in Z3")
+
+
+def _floordiv(ta: z3.ExprRef, tb: z3.ExprRef, b: n.Expr) -> z3.ExprRef:
+    if z3.is_real(ta) or z3.is_real(tb):
+        return z3.ToReal(z3.ToInt(_real(ta) / _real(tb)))
+    if isinstance(b, n.IntImm):
+        return floor_div(ta, b.value)
+    return floor_div(ta, tb)
+
+
+def _real(t: z3.ExprRef) -> z3.ExprRef:
+    return z3.ToReal(t) if z3.is_int(t) else t
+
+
+def _cast(t: z3.ExprRef, src: str, dst: str) -> z3.ExprRef:
+    if dtypes.is_bool(dst):
+        return t if dtypes.is_bool(src) else t != 0
+    if dtypes.is_bool(src):
+        one, zero = (z3.RealVal(1), z3.RealVal(0)) if dtypes.is_float(dst) else (1, 0)
+        return z3.If(t, one, zero)
+    if dtypes.is_float(dst):
+        return _real(t)
+    if dtypes.is_float(src):
+        # Float to int conversion truncates toward zero; ToInt is floor.
+        return z3.If(t >= 0, z3.ToInt(t), -z3.ToInt(-t))
+    return t

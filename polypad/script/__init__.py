@@ -1,0 +1,13 @@
+"""The script front end: Python-syntax text <-> IR.
+
+``parse(text)`` reads script text (with :mod:`ast`; nothing is executed),
+``script(node)`` prints it back, ``@prim_func`` / ``@ir_module`` parse a
+decorated definition's source, and ``T`` is the namespace the text uses.
+"""
+
+from .decorators import ir_module, prim_func
+from .namespace import I, T
+from .parser import parse
+from .printer import script
+
+__all__ = ["I", "T", "ir_module", "parse", "prim_func", "script"]

@@ -1,0 +1,62 @@
+"""``@prim_func`` and ``@ir_module``: parse a Python definition's source text.
+
+The decorated function is never called and its module is never re-run:
+the decorator reads the definition's text with :func:`inspect.getsource`
+and parses it, so an error points at the user's file, line and column.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from ..errors import ParseError
+from ..ir.nodes import IRModule, PrimFunc
+from .parser import Parser, ast_parse
+from .source import Source
+
+
+def prim_func(fn) -> PrimFunc:
+    """Parse the decorated function's source into a PrimFunc.
+
+    >>> @prim_func
+    ... def f(A: T.Buffer((4,), "float32")):
+    ...     for i in T.serial(4):
+    ...         A[i] = 0.0
+    """
+    node, parser = _parse_definition(fn, ast.FunctionDef)
+    return parser.function(node, check_decorators=False)
+
+
+def ir_module(cls) -> IRModule:
+    """Parse the decorated class's source into an IRModule named after the class."""
+    node, parser = _parse_definition(cls, ast.ClassDef)
+    return parser.module(node, check_decorators=False)
+
+
+def _parse_definition(obj, kind: type):
+    what = "function" if kind is ast.FunctionDef else "class"
+    try:
+        lines, start = inspect.getsourcelines(obj)
+        filename = inspect.getsourcefile(obj) or inspect.getfile(obj)
+    except (OSError, TypeError) as e:
+        raise ParseError(f"cannot read the source of the {what} "
+                         f"{getattr(obj, '__name__', obj)!r}: {e}") from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    src = Source(filename, tuple(line.rstrip("\r\n") for line in lines),
+                 line_offset=start - 1, col_offset=_removed_indent(text, dedented))
+    tree = ast_parse(dedented, src)
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, kind):
+        raise src.error_at(start, 1, f"expected a {what} definition")
+    return node, Parser(src)
+
+
+def _removed_indent(text: str, dedented: str) -> int:
+    """How many columns ``textwrap.dedent`` took off every line."""
+    for before, after in zip(text.splitlines(), dedented.splitlines(), strict=False):
+        if before.strip():
+            return len(before) - len(after)
+    return 0

@@ -1,0 +1,101 @@
+"""Printed names for variables and buffers.
+
+IR variables are identities, so two different ``Var("i")`` may meet in one
+function.  The printer gives each binding a name that no other binding in
+scope holds: the variable's own name when it is free, else ``i_1``,
+``i_2``...  Names are reused once a scope ends, so two loops in sequence
+both print as ``i``, as people write them.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from ..ir.nodes import (
+    Allocate,
+    Buffer,
+    BufferLoad,
+    BufferStore,
+    For,
+    Let,
+    LetStmt,
+    PrimFunc,
+    Var,
+)
+from ..ir.visitor import walk
+
+# Names the script syntax itself reads: a variable must not take them.
+_RESERVED = frozenset(keyword.kwlist) | {"T", "I"}
+
+
+def sanitize(name: str) -> str:
+    """``name`` as a Python identifier that is not a keyword."""
+    if name.isidentifier() and name not in _RESERVED:
+        return name
+    out = re.sub(r"\W", "_", name) or "v"
+    if out[0].isdigit():
+        out = "v_" + out
+    return out + "_" if out in _RESERVED else out
+
+
+class Namer:
+    """Assigns printed names; ``bind``/``unbind`` bracket a binding's scope."""
+
+    def __init__(self):
+        self._names: dict[object, str] = {}
+        self._active: dict[str, int] = {}
+
+    def bind(self, obj: Var | Buffer) -> str:
+        """Name ``obj`` for a new scope, avoiding every name now in scope."""
+        base = sanitize(obj.name)
+        name, k = base, 0
+        while self._active.get(name):
+            k += 1
+            name = f"{base}_{k}"
+        self._names[obj] = name
+        self._active[name] = self._active.get(name, 0) + 1
+        return name
+
+    def unbind(self, obj: Var | Buffer) -> None:
+        """End the scope opened by ``bind(obj)``."""
+        self._active[self._names[obj]] -= 1
+
+    def name(self, obj: Var | Buffer) -> str:
+        """The printed name of ``obj``; an unseen object is bound for good."""
+        found = self._names.get(obj)
+        return found if found is not None else self.bind(obj)
+
+
+def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
+    """Variables and buffers used in ``node`` but bound nowhere inside it."""
+    used_vars: dict[Var, None] = {}
+    used_bufs: dict[Buffer, None] = {}
+    bound: set = set()
+
+    def use_buffer(b: Buffer) -> None:
+        used_bufs.setdefault(b)
+        for d in b.shape:
+            if isinstance(d, Var):
+                used_vars.setdefault(d)
+
+    roots = [node]
+    if isinstance(node, PrimFunc):
+        roots = [node.body]
+        for p in node.params:
+            bound.add(p)
+            if isinstance(p, Buffer):
+                use_buffer(p)
+    for root in roots:
+        for n in walk(root):
+            if isinstance(n, (For, Let, LetStmt)):
+                bound.add(n.var)
+            elif isinstance(n, Var):
+                used_vars.setdefault(n)
+            elif isinstance(n, (BufferLoad, BufferStore)):
+                use_buffer(n.buffer)
+            elif isinstance(n, Allocate):
+                bound.add(n.buffer)
+                use_buffer(n.buffer)
+    return ([v for v in used_vars if v not in bound],
+            [b for b in used_bufs if b not in bound])

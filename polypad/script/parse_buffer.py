@@ -1,0 +1,107 @@
+"""Buffer declarations: ``T.Buffer`` annotations, ``T.alloc_buffer``, ``T.match_buffer``.
+
+All three spell a shape (an int, or a tuple or list of ints and scalar
+variables), a dtype (``"float32"`` when omitted) and optionally
+``scope="..."`` and ``axis_separators=[...]``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir import dtypes
+from ..ir.nodes import Buffer, Var
+from .source import Source, bind_args, dtype_arg, string_arg, t_attr
+
+# The arguments after the shape, shared by every spelling.
+_TAIL = ("dtype", "scope", "axis_separators")
+
+
+def annotation_buffer(src: Source, node: ast.expr, name: str, env: dict) -> Buffer:
+    """The Buffer of a parameter annotation ``T.Buffer(...)`` or ``T.Buffer[...]``."""
+    if isinstance(node, ast.Call):
+        shape, *tail = bind_args(src, node, "T.Buffer", ("shape",) + _TAIL, 1)
+        return make_buffer(src, name, shape, *tail, env=env)
+    assert isinstance(node, ast.Subscript)
+    key = node.slice
+    # T.Buffer[(4, 4), "float32"], T.Buffer[14, "float32"], T.Buffer[(4, 4)]
+    if (isinstance(key, ast.Tuple) and len(key.elts) == 2
+            and isinstance(key.elts[1], ast.Constant) and isinstance(key.elts[1].value, str)):
+        return make_buffer(src, name, key.elts[0], key.elts[1], env=env)
+    return make_buffer(src, name, key, None, env=env)
+
+
+def is_buffer_annotation(node: ast.expr) -> bool:
+    """True for ``T.Buffer(...)`` and ``T.Buffer[...]``."""
+    base = node.func if isinstance(node, ast.Call) else (
+        node.value if isinstance(node, ast.Subscript) else None)
+    return base is not None and t_attr(base) == "Buffer"
+
+
+def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
+    """The Buffer of ``name = T.alloc_buffer(shape, dtype, scope=...)``."""
+    shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
+    return make_buffer(src, name, shape, *tail, env=env)
+
+
+def match_buffer(src: Source, node: ast.Call, name: str,
+                 env: dict) -> tuple[ast.expr | None, Buffer]:
+    """``name = T.match_buffer(handle, shape, dtype)``: the handle's node and the Buffer.
+
+    The handle may be left out (the RFC does); the caller then takes the
+    next unmatched handle parameter.
+    """
+    names = ("param", "shape") + _TAIL
+    args = list(node.args)
+    keywords = {kw.arg for kw in node.keywords}
+    if not args and "param" not in keywords:
+        names = names[1:]  # T.match_buffer(shape=(16, 14), dtype="float32")
+    bound = bind_args(src, node, "T.match_buffer", names, len(names) - 3)
+    if len(names) == 4:
+        bound = [None] + bound
+    handle, shape, *tail = bound
+    return handle, make_buffer(src, name, shape, *tail, env=env)
+
+
+def make_buffer(src: Source, name: str, shape: ast.expr, dtype: ast.expr | None,
+                scope: ast.expr | None = None, axis_separators: ast.expr | None = None,
+                *, env: dict) -> Buffer:
+    """A Buffer from the argument nodes of any of the spellings."""
+    dims = parse_shape(src, shape, env)
+    dt = "float32" if dtype is None else dtype_arg(src, dtype)
+    sc = "global" if scope is None else string_arg(src, scope, "a buffer scope")
+    seps = () if axis_separators is None else _separators(src, axis_separators, len(dims))
+    return Buffer(name, dims, dt, seps, sc)
+
+
+def parse_shape(src: Source, node: ast.expr, env: dict) -> tuple[int | Var, ...]:
+    """``14``, ``(4, 4)``, ``[n, 4]`` -> a shape tuple."""
+    parts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+    return tuple(_dim(src, p, env) for p in parts)
+
+
+def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name):
+        bound = env.get(node.id)
+        if bound is None:
+            raise src.error(node, f"undefined name {node.id!r}")
+        if isinstance(bound, Var) and dtypes.is_int(bound.dtype):
+            return bound
+    raise src.error(node, "a buffer dimension must be a non-negative integer literal "
+                          "or an integer scalar variable")
+
+
+def _separators(src: Source, node: ast.expr, ndim: int) -> tuple[int, ...]:
+    parts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else None
+    if parts is None:
+        raise src.error(node, "axis_separators must be a list of integers")
+    out = []
+    for p in parts:
+        if not (isinstance(p, ast.Constant) and type(p.value) is int and 0 < p.value < ndim):
+            raise src.error(p, f"an axis separator must be an integer in 1..{ndim - 1}")
+        if out and p.value <= out[-1]:
+            raise src.error(p, "axis separators must be increasing")
+        out.append(p.value)
+    return tuple(out)

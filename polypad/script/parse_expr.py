@@ -1,0 +1,317 @@
+"""Script expressions (Python ``ast`` nodes) to IR expressions.
+
+Literals stay *weak* while an expression is built: a Python ``int``,
+``float`` or ``bool``, or :data:`UNDEF` for ``T.undef()`` written without a
+dtype.  A weak value takes the dtype of the typed operand it meets (``i64 +
+1`` adds an int64 one; ``A[i] == T.undef()`` compares with an undef of A's
+dtype) and otherwise becomes ``int32``, ``float32`` or ``bool``.  The
+printer relies on exactly these rules to leave dtypes unwritten where the
+text already implies them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..ir import dtypes, intrinsics
+from ..ir import operators as ops
+from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
+from .source import Source, bind_args, call_name, check_dtype, describe, dtype_arg, t_attr
+
+
+class _WeakUndef:
+    """``T.undef()`` before it has met a dtype."""
+
+    def __repr__(self) -> str:
+        return "UNDEF"
+
+
+UNDEF = _WeakUndef()
+
+
+@dataclass(frozen=True, eq=False)
+class Handle:
+    """A ``T.handle`` parameter, waiting for its ``T.match_buffer``."""
+
+    name: str
+
+
+Env = dict  # name -> Var | Buffer | Handle
+
+BINOPS = {
+    ast.Add: ops.add, ast.Sub: ops.sub, ast.Mult: ops.mul, ast.Div: ops.truediv,
+    ast.FloorDiv: ops.floordiv, ast.Mod: ops.floormod,
+}
+_COMPARES = {
+    ast.Eq: ops.eq, ast.NotEq: ops.ne, ast.Lt: ops.lt, ast.LtE: ops.le,
+    ast.Gt: ops.gt, ast.GtE: ops.ge,
+}
+_SYMBOLS = {
+    ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+    ast.RShift: ">>", ast.MatMult: "@", ast.Invert: "~", ast.Is: "is", ast.IsNot: "is not",
+    ast.In: "in", ast.NotIn: "not in",
+}
+_BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
+             "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne}
+
+
+def resolve(a, b):
+    """Give a weak ``T.undef()`` the dtype of the other operand (float32 if none)."""
+    if a is UNDEF:
+        a = intrinsics.undef(b.dtype if isinstance(b, Expr) else "float32")
+    if b is UNDEF:
+        b = intrinsics.undef(a.dtype if isinstance(a, Expr) else "float32")
+    return a, b
+
+
+class ExprParser:
+    """Turns expression nodes into IR, resolving names through an environment."""
+
+    def __init__(self, src: Source):
+        self.src = src
+
+    # ------------------------------------------------------------ entry points
+
+    def value(self, node: ast.expr, env: Env):
+        """The IR for ``node``, or a weak literal (see the module docstring)."""
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            hint = "; use T.if_then_else" if isinstance(node, ast.IfExp) else ""
+            raise self.src.error(node, f"{describe(node)} is not supported in polypad "
+                                       f"script{hint}")
+        return method(node, env)
+
+    def expr(self, node: ast.expr, env: Env, dtype: str | None = None) -> Expr:
+        """The IR for ``node``; a weak literal becomes a constant of ``dtype``."""
+        return self.strong(self.value(node, env), node, dtype)
+
+    def cond(self, node: ast.expr, env: Env) -> Expr:
+        """A boolean condition."""
+        e = self.expr(node, env, "bool")
+        if not dtypes.is_bool(e.dtype):
+            raise self.src.error(node, f"a condition must be bool, not {e.dtype}")
+        return e
+
+    def index(self, node: ast.expr, env: Env) -> Expr:
+        """An integer expression: a loop extent, a buffer index."""
+        v = self.value(node, env)
+        if v is UNDEF:
+            raise self.src.error(node, "T.undef() may not appear in an index or extent")
+        if isinstance(v, float) or (isinstance(v, Expr) and not dtypes.is_int(v.dtype)):
+            dtype = v.dtype if isinstance(v, Expr) else "float"
+            raise self.src.error(node, f"an index or extent must be an integer, not {dtype}")
+        return self.strong(v, node, "int32")
+
+    def strong(self, v, node: ast.AST, dtype: str | None = None) -> Expr:
+        """``v`` as an expression; weak literals become constants of ``dtype``."""
+        if isinstance(v, Expr):
+            return v
+        if v is UNDEF:
+            return intrinsics.undef(dtype or "float32")
+        if dtype is None:
+            return ops.as_expr(v)
+        if isinstance(v, bool) != dtypes.is_bool(dtype):
+            raise self.src.error(node, f"cannot use {v!r} as a {dtype} value")
+        return self.build(node, ops.const, v, dtype)
+
+    def build(self, node: ast.AST, fn, *args):
+        """Call an IR builder; its TypeError becomes a ParseError at ``node``."""
+        try:
+            return fn(*args)
+        except TypeError as e:
+            raise self.src.error(node, str(e)) from None
+
+    # ------------------------------------------------------------ leaves
+
+    def _Constant(self, node: ast.Constant, env: Env):
+        if isinstance(node.value, (bool, int, float)):
+            return node.value
+        if isinstance(node.value, str):
+            raise self.src.error(node, "a string is not an expression")
+        raise self.src.error(node, f"the constant {node.value!r} is not supported")
+
+    def _Name(self, node: ast.Name, env: Env):
+        bound = env.get(node.id)
+        if bound is None:
+            raise self.src.error(node, f"undefined name {node.id!r}")
+        if isinstance(bound, Buffer):
+            raise self.src.error(node, f"buffer {node.id!r} is used as a value; "
+                                       f"index it, as in {node.id}[i]")
+        if isinstance(bound, Handle):
+            raise self.src.error(node, f"{node.id!r} is a T.handle; use the buffer "
+                                       "that T.match_buffer makes of it")
+        return bound
+
+    def _Attribute(self, node: ast.Attribute, env: Env):
+        attr = t_attr(node)
+        if attr is not None:
+            raise self.src.error(node, f"T.{attr} is not an expression")
+        raise self.src.error(node, "attribute access is not supported (only T.<name>)")
+
+    def _Subscript(self, node: ast.Subscript, env: Env):
+        buffer = self.buffer(node.value, env)
+        return BufferLoad(buffer, self.indices(node, buffer, env))
+
+    def buffer(self, node: ast.expr, env: Env) -> Buffer:
+        """The buffer a subscript's base names."""
+        if isinstance(node, ast.Name):
+            bound = env.get(node.id)
+            if isinstance(bound, Buffer):
+                return bound
+            if bound is None:
+                raise self.src.error(node, f"undefined name {node.id!r}")
+            raise self.src.error(node, f"{node.id!r} is not a buffer and cannot be indexed")
+        raise self.src.error(node, "only buffers can be indexed")
+
+    def indices(self, node: ast.Subscript, buffer: Buffer, env: Env) -> tuple[Expr, ...]:
+        """The indices of ``buffer[...]``, checked against its rank."""
+        key = node.slice
+        parts = key.elts if isinstance(key, ast.Tuple) else [key]
+        out = tuple(self.index(p, env) for p in parts)
+        if len(out) != buffer.ndim:
+            raise self.src.error(node, f"buffer {buffer.name} has {buffer.ndim} "
+                                       f"dimension{'s' if buffer.ndim != 1 else ''} "
+                                       f"but is indexed with {len(out)}")
+        return out
+
+    # ------------------------------------------------------------ operators
+
+    def _BinOp(self, node: ast.BinOp, env: Env):
+        fn = BINOPS.get(type(node.op))
+        if fn is None:
+            hint = "; use T.pow" if isinstance(node.op, ast.Pow) else ""
+            raise self.src.error(node, f"the operator '{_SYMBOLS[type(node.op)]}' "
+                                       f"is not supported{hint}")
+        a, b = resolve(self.value(node.left, env), self.value(node.right, env))
+        return self.build(node, fn, a, b)
+
+    def _UnaryOp(self, node: ast.UnaryOp, env: Env):
+        if isinstance(node.op, ast.Not):
+            return self.build(node, ops.logical_not, self.cond(node.operand, env))
+        if isinstance(node.op, ast.Invert):
+            raise self.src.error(node, "the operator '~' is not supported")
+        v = self.value(node.operand, env)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(v, bool):
+            raise self.src.error(node, "cannot negate a bool")
+        if isinstance(v, (int, float)):
+            return -v  # a negative literal stays one constant
+        return self.build(node, lambda e: -e, self.strong(v, node))
+
+    def _Compare(self, node: ast.Compare, env: Env):
+        # `a < b < c` is `a < b and b < c`, left-nested like `and`.
+        left = self.value(node.left, env)
+        result = None
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            fn = _COMPARES.get(type(op))
+            if fn is None:
+                raise self.src.error(node, f"the comparison '{_SYMBOLS[type(op)]}' "
+                                           "is not supported")
+            right = self.value(right_node, env)
+            c = self.build(node, fn, *resolve(left, right))
+            result = c if result is None else And(result, c)
+            left = right
+        return result
+
+    def _BoolOp(self, node: ast.BoolOp, env: Env):
+        cls = And if isinstance(node.op, ast.And) else Or
+        out = self.cond(node.values[0], env)
+        for v in node.values[1:]:
+            out = cls(out, self.cond(v, env))
+        return out
+
+    # ------------------------------------------------------------ T.* calls
+
+    def _Call(self, node: ast.Call, env: Env):
+        name = call_name(node)
+        if name is None or not name.startswith("T."):
+            if name is None:
+                raise self.src.error(node, "only calls of T.<function> are supported")
+            raise self.src.error(node, f"unknown function {name!r}")
+        fname = name[2:]
+        if dtypes.is_valid(fname):
+            return self._typed_const(node, fname, env)
+        if fname in intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY:
+            names = ("a", "b") if fname in intrinsics.MATH_BINARY else ("x",)
+            args = bind_args(self.src, node, name, names, len(names))
+            vals = [self.value(a, env) for a in args]
+            vals = [self.strong(v, a) if v is UNDEF else v for v, a in zip(vals, args, strict=True)]
+            return self.build(node, intrinsics.math, fname, *vals)
+        if fname in _BINARY_T:
+            a, b = bind_args(self.src, node, name, ("a", "b"), 2)
+            return self.build(node, _BINARY_T[fname],
+                              *resolve(self.value(a, env), self.value(b, env)))
+        method = getattr(self, "_t_" + fname, None)
+        if method is None:
+            if fname.split("x")[0] in dtypes.ALL_TYPES:
+                check_dtype(self.src, node, fname)
+            raise self.src.error(node, f"T.{fname} is not supported in polypad script")
+        return method(node, name, env)
+
+    def _typed_const(self, node: ast.Call, dtype: str, env: Env):
+        (arg,) = bind_args(self.src, node, f"T.{dtype}", ("value",), 1)
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            # T.float32("inf"): the printer's spelling of non-finite constants.
+            if not dtypes.is_float(dtype) or arg.value not in ("inf", "-inf", "nan"):
+                raise self.src.error(arg, f"T.{dtype} of a string must be 'inf' or 'nan'")
+            return FloatImm(float(arg.value), dtype)
+        v = self.value(arg, env)
+        if isinstance(v, Expr) or v is UNDEF:
+            return self.build(node, ops.cast, dtype, self.strong(v, arg))
+        return self.strong(v, arg, dtype)
+
+    def _t_if_then_else(self, node, name, env):
+        c, a, b = bind_args(self.src, node, name, ("cond", "true_value", "false_value"), 3)
+        cond = self.cond(c, env)
+        a, b = self.build(node, ops.promote, *resolve(self.value(a, env), self.value(b, env)))
+        if a.dtype != b.dtype:
+            raise self.src.error(node, f"T.if_then_else branches differ: {a.dtype}, {b.dtype}")
+        return Select(cond, a, b)
+
+    def _t_likely(self, node, name, env):
+        (c,) = bind_args(self.src, node, name, ("cond",), 1)
+        return intrinsics.likely(self.cond(c, env))
+
+    def _t_assume(self, node, name, env):
+        (c,) = bind_args(self.src, node, name, ("cond",), 1)
+        return intrinsics.assume(self.cond(c, env))
+
+    def _t_undef(self, node, name, env):
+        (d,) = bind_args(self.src, node, name, ("dtype",), 0)
+        return UNDEF if d is None else intrinsics.undef(dtype_arg(self.src, d))
+
+    def _t_Cast(self, node, name, env):
+        d, v = bind_args(self.src, node, name, ("dtype", "value"), 2)
+        return Cast(dtype_arg(self.src, d), self.expr(v, env))
+
+    def _t_cast(self, node, name, env):
+        v, d = bind_args(self.src, node, name, ("value", "dtype"), 2)
+        return Cast(dtype_arg(self.src, d), self.expr(v, env))
+
+    def _t_And(self, node, name, env):
+        return self._logical(node, name, env, And)
+
+    def _t_Or(self, node, name, env):
+        return self._logical(node, name, env, Or)
+
+    def _logical(self, node, name, env, cls):
+        if node.keywords or not node.args:
+            raise self.src.error(node, f"{name} takes one or more conditions")
+        out = self.cond(node.args[0], env)
+        for a in node.args[1:]:
+            out = cls(out, self.cond(a, env))
+        return out
+
+    def _t_Not(self, node, name, env):
+        (c,) = bind_args(self.src, node, name, ("cond",), 1)
+        return ops.logical_not(self.cond(c, env))
+
+    def _t_let(self, node, name, env):
+        target, value, body = bind_args(self.src, node, name, ("var", "value", "body"), 3)
+        if not isinstance(target, ast.Name):
+            raise self.src.error(target, "the first argument of T.let must be a name")
+        value = self.expr(value, env)
+        var = Var(target.id, value.dtype)
+        return Let(var, value, self.expr(body, {**env, target.id: var}))

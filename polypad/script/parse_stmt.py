@@ -1,0 +1,220 @@
+"""Script statements to IR statements.
+
+A statement list is read front to back.  ``x = value`` and ``X =
+T.alloc_buffer(...)`` bind a name for *the rest of the list*, so they
+become a ``LetStmt`` or ``Allocate`` whose body is everything after them;
+a later ``x = ...`` binds a new variable that shadows the first.  Names
+bound inside a loop or branch body end with that body.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir import operators as ops
+from ..ir.nodes import (
+    Add,
+    Allocate,
+    Block,
+    Buffer,
+    BufferStore,
+    Evaluate,
+    Expr,
+    For,
+    ForKind,
+    IfThenElse,
+    IntImm,
+    LetStmt,
+    SeqStmt,
+    Stmt,
+    Var,
+)
+from .parse_buffer import alloc_buffer
+from .parse_expr import BINOPS, ExprParser, resolve
+from .source import Source, bind_args, call_name, describe, string_arg
+
+_LOOP_KINDS = {
+    "T.serial": ForKind.SERIAL, "range": ForKind.SERIAL, "T.parallel": ForKind.PARALLEL,
+    "T.vectorized": ForKind.VECTORIZED, "T.unroll": ForKind.UNROLL,
+}
+
+
+def seq(stmts: list[Stmt]) -> Stmt:
+    """One statement as itself, several (or none) as a SeqStmt."""
+    return stmts[0] if len(stmts) == 1 else SeqStmt(tuple(stmts))
+
+
+def is_docstring(node: ast.stmt) -> bool:
+    """A bare string statement: documentation, not code."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def loop_extent(lo: Expr, hi: Expr) -> Expr:
+    """The extent of ``range(lo, hi)``: ``hi`` from 0, folded for constants, ``e`` for ``lo + e``.
+
+    The printer writes a loop from ``m`` with extent ``e`` as ``T.serial(m,
+    m + e)``; undoing that addition here is what lets it round trip.
+    """
+    lo, hi = ops.promote(lo, hi)
+    if isinstance(lo, IntImm) and lo.value == 0:
+        return hi
+    if isinstance(lo, IntImm) and isinstance(hi, IntImm):
+        return IntImm(hi.value - lo.value, lo.dtype)
+    if isinstance(hi, Add) and hi.a == lo:
+        return hi.b
+    return ops.sub(hi, lo)
+
+
+class StmtParser:
+    """Turns statement lists into IR, with an :class:`ExprParser` for expressions."""
+
+    def __init__(self, src: Source, exprs: ExprParser):
+        self.src = src
+        self.exprs = exprs
+
+    def body(self, stmts: list[ast.stmt], env: dict) -> Stmt:
+        """The IR of a statement list (a function, loop or branch body)."""
+        out: list[Stmt] = []
+        for k, node in enumerate(stmts):
+            if is_docstring(node):
+                continue
+            binding = self._binding(node, env)
+            if binding is not None:
+                make, name, bound = binding
+                out.append(make(self.body(stmts[k + 1:], {**env, name: bound})))
+                break
+            out.append(self.stmt(node, env))
+        return seq(out)
+
+    def stmt(self, node: ast.stmt, env: dict) -> Stmt:
+        """The IR of one statement that binds no name."""
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise self.src.error(node, f"{describe(node)} is not supported in polypad script")
+        return method(node, env)
+
+    # ------------------------------------------------------------ bindings
+
+    def _binding(self, node: ast.stmt, env: dict):
+        """(make(rest) -> Stmt, name, Var | Buffer) for a binding statement, else None."""
+        span = self.src.span(node)
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            name = node.targets[0].id
+            fn = call_name(node.value)
+            if fn == "T.alloc_buffer":
+                buffer = alloc_buffer(self.src, node.value, name, env)
+                return (lambda rest: Allocate(buffer, rest, span=span)), name, buffer
+            if fn == "T.match_buffer":
+                raise self.src.error(node.value, "T.match_buffer must be a top-level "
+                                                 "statement of the function body")
+            value = self.exprs.expr(node.value, env)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            name = node.target.id
+            value = self._augmented(node, self.exprs.value(node.target, env), env)
+        else:
+            return None
+        var = Var(name, value.dtype)
+        return (lambda rest: LetStmt(var, value, rest, span=span)), name, var
+
+    def _augmented(self, node: ast.AugAssign, old, env: dict) -> Expr:
+        fn = BINOPS.get(type(node.op))
+        if fn is None:
+            raise self.src.error(node, "this augmented assignment is not supported")
+        new = self.exprs.value(node.value, env)
+        return self.exprs.strong(self.exprs.build(node, fn, *resolve(old, new)), node)
+
+    # ------------------------------------------------------------ statements
+
+    def _For(self, node: ast.For, env: dict) -> Stmt:
+        if node.orelse:
+            raise self.src.error(node, "for ... else is not supported")
+        fn = call_name(node.iter)
+        if fn == "T.grid":
+            return self._grid(node, env)
+        if fn not in _LOOP_KINDS:
+            raise self.src.error(node.iter, "a loop must iterate over T.serial, T.parallel, "
+                                            "T.vectorized, T.unroll, T.grid or range")
+        if not isinstance(node.target, ast.Name):
+            raise self.src.error(node.target, f"{fn} binds one loop variable")
+        start, stop = bind_args(self.src, node.iter, fn, ("start", "stop"), 1)
+        if stop is None:
+            extent = self.exprs.index(start, env)
+            lo = IntImm(0, extent.dtype)
+        else:
+            lo = self.exprs.index(start, env)
+            extent = loop_extent(lo, self.exprs.index(stop, env))
+            lo = ops.cast(extent.dtype, lo)
+        var = Var(node.target.id, extent.dtype)
+        body = self.body(node.body, {**env, var.name: var})
+        return For(var, lo, extent, _LOOP_KINDS[fn], body, span=self.src.span(node))
+
+    def _grid(self, node: ast.For, env: dict) -> Stmt:
+        call = node.iter
+        if call.keywords or not call.args:
+            raise self.src.error(call, "T.grid takes the loop extents as arguments")
+        target = node.target
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        if not all(isinstance(n, ast.Name) for n in names):
+            raise self.src.error(target, "T.grid binds plain loop variable names")
+        if len(names) != len(call.args):
+            raise self.src.error(node, f"T.grid has {len(call.args)} extents but the loop "
+                                       f"binds {len(names)} variables")
+        extents = [self.exprs.index(a, env) for a in call.args]
+        variables = [Var(n.id, e.dtype) for n, e in zip(names, extents, strict=True)]
+        inner = {**env, **{v.name: v for v in variables}}
+        body = self.body(node.body, inner)
+        span = self.src.span(node)
+        for var, extent in reversed(list(zip(variables, extents, strict=True))):
+            body = For(var, IntImm(0, extent.dtype), extent, ForKind.SERIAL, body, span=span)
+        return body
+
+    def _If(self, node: ast.If, env: dict) -> Stmt:
+        cond = self.exprs.cond(node.test, env)
+        then = self.body(node.body, env)
+        other = self.body(node.orelse, env) if node.orelse else None
+        return IfThenElse(cond, then, other, span=self.src.span(node))
+
+    def _With(self, node: ast.With, env: dict) -> Stmt:
+        item = node.items[0]
+        call = item.context_expr
+        if len(node.items) != 1 or call_name(call) != "T.block":
+            raise self.src.error(call, 'the only supported with statement is '
+                                       'with T.block("name")')
+        if item.optional_vars is not None:
+            raise self.src.error(item.optional_vars, "with T.block(...) as ... is not supported")
+        (name,) = bind_args(self.src, call, "T.block", ("name",), 1)
+        label = string_arg(self.src, name, "a block name")
+        return Block(label, self.body(node.body, env), span=self.src.span(node))
+
+    def _Assign(self, node: ast.Assign, env: dict) -> Stmt:
+        if len(node.targets) != 1:
+            raise self.src.error(node, "chained assignment is not supported")
+        target = node.targets[0]
+        if not isinstance(target, ast.Subscript):
+            raise self.src.error(target, "only a name or a buffer element can be assigned")
+        return self._store(node, target, self.exprs.value(node.value, env), node.value, env)
+
+    def _AugAssign(self, node: ast.AugAssign, env: dict) -> Stmt:
+        if not isinstance(node.target, ast.Subscript):
+            raise self.src.error(node.target, "only a name or a buffer element can be assigned")
+        old = self.exprs.value(node.target, env)
+        return self._store(node, node.target, self._augmented(node, old, env), node.value, env)
+
+    def _store(self, node: ast.stmt, target: ast.Subscript, value, value_node: ast.expr,
+               env: dict) -> Stmt:
+        buffer: Buffer = self.exprs.buffer(target.value, env)
+        indices = self.exprs.indices(target, buffer, env)
+        # Constants take the buffer's dtype: the RFC stores `0.0` into int32 buffers.
+        value = self.exprs.strong(value, value_node, buffer.dtype)
+        if value.dtype != buffer.dtype:
+            raise self.src.error(value_node, f"cannot store a {value.dtype} value in the "
+                                             f"{buffer.dtype} buffer {buffer.name}")
+        return BufferStore(buffer, value, indices, span=self.src.span(node))
+
+    def _Expr(self, node: ast.Expr, env: dict) -> Stmt:
+        return Evaluate(self.exprs.expr(node.value, env), span=self.src.span(node))
+
+    def _Pass(self, node: ast.Pass, env: dict) -> Stmt:
+        return SeqStmt((), span=self.src.span(node))

@@ -1,0 +1,220 @@
+"""Script text to IR: functions, parameters and modules.
+
+The text is read with :func:`ast.parse` and walked; it is never compiled,
+imported or run.  One function gives a :class:`PrimFunc`; several
+functions, or a class decorated with ``ir_module``, give an
+:class:`IRModule`.  Anything outside the supported subset raises a
+:class:`~polypad.errors.ParseError` with the file, line and column.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
+from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
+from .parse_expr import ExprParser, Handle
+from .parse_stmt import StmtParser, is_docstring
+from .source import Source, call_name, check_dtype, describe, t_attr
+
+
+def parse(text: str, filename: str = "<string>") -> PrimFunc | IRModule:
+    """Parse script text into a PrimFunc, or an IRModule when it holds several.
+
+    >>> f = parse('''
+    ... @T.prim_func
+    ... def f(A: T.Buffer((4,), "float32")):
+    ...     for i in T.serial(4):
+    ...         A[i] = 0.0
+    ... ''')
+    >>> f.name, f.params[0].shape
+    ('f', (4,))
+    """
+    src = Source(filename, tuple(text.splitlines()))
+    return Parser(src).toplevel(ast_parse(text, src))
+
+
+def ast_parse(text: str, src: Source) -> ast.Module:
+    """``ast.parse``, with Python's SyntaxError turned into a located ParseError."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as e:
+        line = (e.lineno or 1) + src.line_offset
+        col = (e.offset or 1) + src.col_offset
+        raise src.error_at(line, col, f"invalid syntax: {e.msg}") from None
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """``prim_func`` for ``@T.prim_func``, ``@pp.prim_func`` or ``@prim_func``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+class Parser:
+    """Reads functions and modules from one :class:`Source`."""
+
+    def __init__(self, src: Source):
+        self.src = src
+        self.exprs = ExprParser(src)
+        self.stmts = StmtParser(src, self.exprs)
+
+    def toplevel(self, tree: ast.Module) -> PrimFunc | IRModule:
+        """A whole file: imports and docstrings are skipped, the rest must be IR."""
+        funcs: list[ast.FunctionDef] = []
+        classes: list[ast.ClassDef] = []
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)) or is_docstring(node):
+                continue
+            if isinstance(node, ast.FunctionDef):
+                funcs.append(node)
+            elif isinstance(node, ast.ClassDef):
+                classes.append(node)
+            else:
+                raise self.src.error(node, f"{describe(node)} is not supported at the top "
+                                           "level; expected @T.prim_func functions or one "
+                                           "@I.ir_module class")
+            if classes and (funcs or len(classes) > 1):
+                raise self.src.error(node, "a script holds either prim_func functions or "
+                                           "one ir_module class, not both")
+        if classes:
+            return self.module(classes[0])
+        if not funcs:
+            raise self.src.error_at(1 + self.src.line_offset, 1, "no @T.prim_func function found")
+        if len(funcs) == 1:
+            return self.function(funcs[0])
+        return IRModule("module", self._functions(funcs))
+
+    def module(self, node: ast.ClassDef, check_decorators: bool = True) -> IRModule:
+        """An ``@I.ir_module class Name:`` holding prim_func methods."""
+        if check_decorators:
+            self._check_decorators(node, "ir_module")
+        if node.bases or node.keywords:
+            raise self.src.error(node, "an ir_module class takes no base classes")
+        funcs = []
+        for item in node.body:
+            if is_docstring(item):
+                continue
+            if not isinstance(item, ast.FunctionDef):
+                raise self.src.error(item, f"{describe(item)} is not supported in an "
+                                           "ir_module class; expected @T.prim_func methods")
+            funcs.append(item)
+        return IRModule(node.name, self._functions(funcs))
+
+    def _functions(self, nodes: list[ast.FunctionDef]) -> tuple[PrimFunc, ...]:
+        seen = set()
+        for node in nodes:
+            if node.name in seen:
+                raise self.src.error(node, f"function {node.name!r} is defined twice")
+            seen.add(node.name)
+        return tuple(self.function(n) for n in nodes)
+
+    def _check_decorators(self, node: ast.FunctionDef | ast.ClassDef, expected: str) -> None:
+        for dec in node.decorator_list:
+            if _decorator_name(dec) != expected:
+                raise self.src.error(dec, f"unsupported decorator; expected @T.{expected}"
+                                     if expected == "prim_func" else
+                                     f"unsupported decorator; expected @I.{expected}")
+
+    # ------------------------------------------------------------ functions
+
+    def function(self, node: ast.FunctionDef, check_decorators: bool = True) -> PrimFunc:
+        """A ``@T.prim_func def name(params): body``."""
+        if check_decorators:
+            self._check_decorators(node, "prim_func")
+        args = node.args
+        extra = (args.posonlyargs or args.kwonlyargs or args.defaults or args.kw_defaults
+                 or args.vararg or args.kwarg)
+        if extra:
+            raise self.src.error(node, "a prim_func takes plain positional parameters only")
+        if node.returns is not None and not (
+                isinstance(node.returns, ast.Constant) and node.returns.value is None):
+            raise self.src.error(node.returns, "a prim_func returns nothing (-> None)")
+        env = self._params(args.args)
+        body_nodes, attrs, matched = self._header(node.body, args.args, env)
+        body = self.stmts.body(body_nodes, env)
+        params = tuple(matched[a.arg] if isinstance(env[a.arg], Handle) else env[a.arg]
+                       for a in args.args)
+        return PrimFunc(node.name, params, body, tuple(attrs))
+
+    def _params(self, args: list[ast.arg]) -> dict:
+        # Scalars first, so that buffer shapes may name any scalar parameter.
+        env: dict = {}
+        buffers = []
+        for a in args:
+            if a.arg in env or any(b.arg == a.arg for b in buffers):
+                raise self.src.error(a, f"parameter {a.arg!r} appears twice")
+            ann = a.annotation
+            if ann is None:
+                raise self.src.error(a, f"parameter {a.arg!r} needs an annotation: "
+                                        "T.Buffer(shape, dtype), T.handle or a dtype "
+                                        "such as T.int32")
+            attr = t_attr(ann)
+            if attr == "handle":
+                env[a.arg] = Handle(a.arg)
+            elif attr is not None:
+                check_dtype(self.src, ann, attr)
+                env[a.arg] = Var(a.arg, attr)
+            elif is_buffer_annotation(ann):
+                buffers.append(a)
+            else:
+                raise self.src.error(ann, "unsupported parameter annotation; expected "
+                                          "T.Buffer(shape, dtype), T.handle or T.<dtype>")
+        for a in buffers:
+            env[a.arg] = annotation_buffer(self.src, a.annotation, a.arg, env)
+        return env
+
+    def _header(self, body: list[ast.stmt], args: list[ast.arg], env: dict):
+        """Take ``T.match_buffer`` and ``T.func_attr`` out of the top-level body."""
+        rest, attrs = [], []
+        matched: dict[str, Buffer] = {}
+        handles = [a for a in args if isinstance(env[a.arg], Handle)]
+        for node in body:
+            if (isinstance(node, ast.Assign) and call_name(node.value) == "T.match_buffer"):
+                if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                    raise self.src.error(node, "T.match_buffer must be assigned to one name")
+                name = node.targets[0].id
+                handle_node, buffer = match_buffer(self.src, node.value, name, env)
+                handle = self._handle(node.value, handle_node, handles, matched, env)
+                matched[handle] = buffer
+                env[name] = buffer
+            elif isinstance(node, ast.Expr) and call_name(node.value) == "T.func_attr":
+                attrs.extend(self._func_attr(node.value))
+            else:
+                rest.append(node)
+        for a in handles:
+            if a.arg not in matched:
+                raise self.src.error(a, f"handle parameter {a.arg!r} is never matched "
+                                        "by T.match_buffer")
+        return rest, attrs, matched
+
+    def _handle(self, call: ast.Call, node: ast.expr | None, handles: list[ast.arg],
+                matched: dict, env: dict) -> str:
+        if node is None:  # the RFC's T.match_buffer(shape=..., dtype=...): next handle
+            free = [a.arg for a in handles if a.arg not in matched]
+            if not free:
+                raise self.src.error(call, "T.match_buffer has no handle parameter left "
+                                           "to match")
+            return free[0]
+        if not (isinstance(node, ast.Name) and isinstance(env.get(node.id), Handle)):
+            raise self.src.error(node, "the first argument of T.match_buffer must be a "
+                                       "T.handle parameter")
+        if node.id in matched:
+            raise self.src.error(node, f"handle {node.id!r} is matched twice")
+        return node.id
+
+    def _func_attr(self, call: ast.Call) -> list[tuple[str, object]]:
+        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
+            raise self.src.error(call, "T.func_attr takes one dict literal")
+        out = []
+        for k, v in zip(call.args[0].keys, call.args[0].values, strict=True):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                raise self.src.error(k or call, "a function attribute name must be a string")
+            if not (isinstance(v, ast.Constant)
+                    and (v.value is None or isinstance(v.value, (str, int, float)))):
+                raise self.src.error(v, "a function attribute value must be a literal")
+            out.append((k.value, v.value))
+        return out
+

@@ -1,0 +1,17 @@
+from polypad import T
+
+# RFC 0077, New Utility - Reorder Loops According to Buffer: conv1d, original.
+
+
+@T.prim_func
+def func(
+    A: T.Buffer[(16,), "int32"],
+    F: T.Buffer[(3,), "int32"],
+    B: T.Buffer[(14,), "int32"],
+):
+    with T.block("compute"):
+        for i in T.serial(14):
+            # RFC typo: `B[i] = 0.0` on an int32 buffer.
+            B[i] = 0
+            for f in T.serial(3):
+                B[i] = B[i] + F[f] * A[i + f]

@@ -1,0 +1,17 @@
+from polypad import T
+
+# RFC 0077, Implementation options - Apply operator element-wise over the transformation
+# padding: after remove_branching_through_overcompute.
+
+
+@T.prim_func
+def func(A: T.Buffer[(4, 4), "int32"], B: T.Buffer[(4, 4), "int32"]):
+    for io, ii in T.grid(4, 4):
+        T.assume(4 * io + ii < 14 or A[io, ii] == T.undef())
+
+    for io, ii in T.grid(4, 4):
+        B[io, ii] = 2 * A[io, ii]
+
+    for io, ii in T.grid(4, 4):
+        if 4 * io + ii >= 14:
+            B[io, ii] = T.undef()

@@ -1,0 +1,19 @@
+from polypad import T
+
+# RFC 0077, Implementation options - Allocate internal buffer containing transformation
+# padding: after transform_layout of A_local, pad_value=0.
+
+
+@T.prim_func
+def func(A: T.Buffer[(14,), "int32"], B: T.Buffer[(1,), "int32"]) -> None:
+    A_local = T.alloc_buffer([4, 4], dtype="int32", scope="local")
+    for i in T.serial(14):
+        A_local[i // 4, i % 4] = A[i]
+
+    for io, ii in T.grid(4, 4):
+        if io == 3 and ii >= 2:
+            A_local[io, ii] = 0
+
+    B[0] = 0
+    for i in T.serial(14):
+        B[0] = B[0] + A_local[i // 4, i % 4]

@@ -1,0 +1,10 @@
+from polypad import T
+
+# RFC 0077, Utility - Merge Adjacent Loops: element-wise loops, after merging.
+
+
+@T.prim_func
+def func(A: T.Buffer[(16,), "float32"]):
+    for i in T.serial(16):
+        A[i] = 0.0
+        A[i] = 1.0

@@ -1,0 +1,11 @@
+from polypad import T
+
+# RFC 0077, Implementation options - Never read from transformation padding:
+# after transform_layout.
+
+
+@T.prim_func
+def func(A: T.Buffer[(4, 4), "int32"], B: T.Buffer[(1,), "int32"]):
+    B[0] = 0
+    for i in T.serial(14):
+        B[0] = B[0] + A[i // 4, i % 4]

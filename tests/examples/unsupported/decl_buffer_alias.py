@@ -1,0 +1,12 @@
+from polypad import T
+
+# RFC 0077, Unresolved questions: a transformed buffer aliasing a flat backing allocation.
+# T.decl_buffer is not supported: parsing must fail at the T.decl_buffer call.
+
+
+@T.prim_func
+def func(B: T.Buffer[(14,), "float32"]):
+    A_backing = T.alloc_buffer(14, "float32")
+    A = T.decl_buffer([4, 4], data=A_backing.data)
+    for i in range(14):
+        B[i] = A[i // 4, i % 4]

@@ -1,0 +1,146 @@
+"""ISL back to IR: set -> condition -> set and pw_aff -> expression -> pw_aff round trips."""
+
+import islpy as isl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from polypad.errors import PolypadError
+from polypad.ir import And, FloorDiv, FloorMod, IntImm, Max, Min, Or, Select, Var, const
+from polypad.model import extract, pw_aff_to_expr, set_to_condition, to_pw_aff, to_set
+from polypad.model.show import show
+
+i, j, n = Var("i"), Var("j"), Var("n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{ [i, j] : 0 <= i < 14 and 0 <= j < 4 }",
+        "{ [i, j] : 4i + j < 14 and 0 <= j < 4 or i = j }",
+        "[n] -> { [i, j] : i mod 4 = 0 and 0 <= i < n and j = floor((i + 2)/8) }",
+        "{ [i, j] : (i - 1) mod 4 = 0 and j mod 3 = 2 }",
+        "{ [i, j] : exists (e : i = 4e + 1 and 0 <= e < j) }",
+        "[n] -> { [i, j] : i + j >= n or 2i < n - 3 }",
+        "{ [i, j] : floor(floor(i/4)/3) = j }",
+        "{ [i, j] : false }",
+        "{ [i, j] }",
+    ],
+)
+def test_set_round_trip(text):
+    s = isl.Set(text)
+    cond = set_to_condition(s, [i, j], [n])
+    assert to_set(cond, [i, j]).is_equal(s), show(cond)
+
+
+def test_readable_forms():
+    assert set_to_condition(isl.Set("{ [i] : 0 <= i < 14 }"), [i]) == And(i >= 0, i < 14)
+    assert set_to_condition(isl.Set("{ [i] : i mod 4 = 0 }"), [i]) == (i % 4).equal(0)
+    assert set_to_condition(isl.Set("[n] -> { [i] : i < n }"), [i], [n]) == (i < n)
+    assert set_to_condition(isl.Set("{ [i] : false }"), [i]) == const(False)
+
+
+def test_divisions_become_floor_nodes():
+    expr = pw_aff_to_expr(isl.PwAff("{ [i] -> [floor((i + 2)/8)] }"), [i])
+    assert expr == FloorDiv(i + 2, IntImm(8))
+    cond = set_to_condition(isl.Set("{ [i, j] : i mod 3 = j and 0 <= j }"), [i, j])
+    assert any(isinstance(x, FloorMod) for x in _walk(cond))
+
+
+def test_context_drops_implied_constraints():
+    padding = isl.Set("{ [io, ii] : 0 <= io < 4 and 0 <= ii < 4 and 4io + ii >= 14 }")
+    domain = isl.Set("{ [io, ii] : 0 <= io < 4 and 0 <= ii < 4 }")
+    cond = set_to_condition(padding, [i, j], context=domain)
+    assert to_set(cond, [i, j]).intersect(domain).is_equal(padding)
+    full = set_to_condition(padding, [i, j])
+    assert len(_walk(cond)) < len(_walk(full))
+
+
+def test_model_names_resolve_params():
+    from polypad.ir import Buffer, BufferStore, For, ForKind, PrimFunc
+
+    A = Buffer("A", (n,), "float32")
+    func = PrimFunc("f", (A, n), For(i, const(0), n, ForKind.SERIAL,
+                                     BufferStore(A, const(0.0), (i,))))
+    model = extract(func)
+    stmt = model.statements[0]
+    cond = set_to_condition(stmt.domain, stmt.loop_vars, model.names)
+    assert cond == And(i >= 0, i < n)
+
+
+def test_unknown_param_and_dim_mismatch_raise():
+    with pytest.raises(PolypadError, match="'m'"):
+        set_to_condition(isl.Set("[m] -> { [i] : i < m }"), [i])
+    with pytest.raises(PolypadError, match="2 dims"):
+        set_to_condition(isl.Set("{ [i, j] }"), [i])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[n] -> { [i] -> [(floor((2 + i)/8) + (i) mod 3)] : i < n; [i] -> [(2i)] : i >= n }",
+        "{ [i] -> [floor((i - 5)/4)] }",
+        "{ [i] -> [-(i mod 7)] }",
+        "{ [i] -> [min(i, 13)] }",
+        "{ [i] -> [13 - 2i] }",
+        "{ [i] -> [(i)/2] : i mod 2 = 0 }",
+    ],
+)
+def test_pw_aff_round_trip(text):
+    pa = isl.PwAff(text)
+    expr = pw_aff_to_expr(pa, [i], [n])
+    back = to_pw_aff(expr, [i]).intersect_domain(pa.domain())
+    assert back.is_equal(pa), show(expr)
+
+
+# ---------------------------------------------------------------- random round trips
+
+
+def _affine(draw_leaf):
+    def extend(children):
+        binary = st.tuples(children, children)
+        return st.one_of(
+            binary.map(lambda ab: ab[0] + ab[1]),
+            binary.map(lambda ab: ab[0] - ab[1]),
+            st.tuples(children, st.integers(-3, 3)).map(lambda a: a[0] * a[1]),
+            st.tuples(children, st.sampled_from([-4, -3, 2, 5])).map(lambda a: a[0] // a[1]),
+            st.tuples(children, st.sampled_from([-3, 2, 4])).map(lambda a: a[0] % a[1]),
+            binary.map(lambda ab: Min(*ab)),
+            binary.map(lambda ab: Max(*ab)),
+        )
+
+    return st.recursive(draw_leaf, extend, max_leaves=5)
+
+
+_leaves = st.one_of(st.sampled_from([i, j, n]), st.integers(-6, 6).map(lambda v: IntImm(v)))
+_exprs = _affine(_leaves)
+_conds = st.recursive(
+    st.tuples(_exprs, _exprs, st.sampled_from(["lt", "le", "eq", "ne"])).map(
+        lambda t: {"lt": t[0] < t[1], "le": t[0] <= t[1], "eq": t[0].equal(t[1]),
+                   "ne": t[0].not_equal(t[1])}[t[2]]
+    ),
+    lambda c: st.one_of(st.tuples(c, c).map(lambda ab: And(*ab)),
+                        st.tuples(c, c).map(lambda ab: Or(*ab))),
+    max_leaves=3,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_conds)
+def test_random_condition_round_trip(cond):
+    s = to_set(cond, [i, j])
+    assert to_set(set_to_condition(s, [i, j], [n]), [i, j]).is_equal(s)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_exprs, st.sampled_from([i, j]))
+def test_random_expression_round_trip(expr, pick):
+    pa = to_pw_aff(Select(pick < 3, expr, pick), [i, j])
+    back = to_pw_aff(pw_aff_to_expr(pa, [i, j], [n]), [i, j])
+    assert back.is_equal(pa)
+
+
+def _walk(e):
+    from polypad.ir import walk
+
+    return list(walk(e))
