@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
+import sys
 import textwrap
 
 from ..errors import ParseError
@@ -31,7 +33,16 @@ def prim_func(fn) -> PrimFunc:
 
 def ir_module(cls) -> IRModule:
     """Parse the decorated class's source into an IRModule named after the class."""
-    node, parser = _parse_definition(cls, ast.ClassDef)
+    try:
+        node, parser = _parse_definition(cls, ast.ClassDef)
+    except ParseError:
+        # inspect finds a class through sys.modules, which a module loaded by
+        # hand (importlib.util.module_from_spec) is not in; the frame that
+        # applies the decorator still knows the file and line.
+        found = _class_in_caller(cls, sys._getframe(1))
+        if found is None:
+            raise
+        node, parser = found
     return parser.module(node, check_decorators=False)
 
 
@@ -52,6 +63,22 @@ def _parse_definition(obj, kind: type):
     if not isinstance(node, kind):
         raise src.error_at(start, 1, f"expected a {what} definition")
     return node, Parser(src)
+
+
+def _class_in_caller(cls, frame) -> tuple[ast.ClassDef, Parser] | None:
+    """The definition of ``cls`` in the file of ``frame``, around its current line."""
+    filename = frame.f_code.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    src = Source(filename, tuple(line.rstrip("\r\n") for line in lines))
+    here = frame.f_lineno
+    for node in ast.walk(ast_parse("".join(lines), src)):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first <= here <= node.end_lineno:
+                return node, Parser(src)
+    return None
 
 
 def _removed_indent(text: str, dedented: str) -> int:

@@ -104,6 +104,9 @@ class StmtParser:
             name = node.targets[0].id
             fn = call_name(node.value)
             if fn == "T.alloc_buffer":
+                if isinstance(env.get(name), Buffer):
+                    raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
+                                                          "already in use here")
                 buffer = alloc_buffer(self.src, node.value, name, env)
                 return (lambda rest: Allocate(buffer, rest, span=span)), name, buffer
             if fn == "T.match_buffer":
@@ -158,6 +161,10 @@ class StmtParser:
         names = target.elts if isinstance(target, ast.Tuple) else [target]
         if not all(isinstance(n, ast.Name) for n in names):
             raise self.src.error(target, "T.grid binds plain loop variable names")
+        seen = [n.id for n in names]
+        for k, n in enumerate(names):
+            if n.id in seen[:k]:
+                raise self.src.error(n, f"T.grid binds {n.id!r} twice")
         if len(names) != len(call.args):
             raise self.src.error(node, f"T.grid has {len(call.args)} extents but the loop "
                                        f"binds {len(names)} variables")

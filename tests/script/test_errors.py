@@ -54,8 +54,12 @@ CASES = [
     ("    A[0] = T.min(1)\n", 3, 12, "T.min needs the argument 'b'"),
     ("    A[0] = T.undef(kind=3)\n", 3, 20, "T.undef has no argument 'kind'"),
     ("    A[0] = A[0] is A[1]\n", 3, 12, "'is' is not supported"),
-    ("    x = T.match_buffer(a, (4,))\n", 3, 9, "top-level statement"),
-    ("    A[0] = A[0]\n  B[0] = 1\n", 4, 3, "invalid syntax"),
+    ("    x = T.match_buffer(a, (4,))\n", 3, 24, "must be a T.handle parameter"),
+    ("    for i in T.serial(4):\n        X = T.match_buffer(a, (4,))\n", 4, 13,
+     "top-level statement"),
+    ("    A[0] = = 1\n", 3, 12, "invalid syntax"),
+    ("    for i, i in T.grid(2, 2):\n        pass\n", 3, 12, "T.grid binds 'i' twice"),
+    ("    A = T.alloc_buffer((4,), 'int32')\n", 3, 5, "buffer name 'A' is already in use"),
 ]
 
 
@@ -84,10 +88,10 @@ def test_error_text_shows_the_line_and_a_caret():
     ("@T.prim_func\ndef f(A: T.Buffer((n,), 'int32')):\n    pass\n", 2, 20,
      "undefined name 'n'"),
     ("@T.prim_func\ndef f(a: T.handle):\n    pass\n", 2, 7, "never matched"),
-    ("@T.prim_func\ndef f(n: T.int32) -> int:\n    pass\n", 2, 23, "returns nothing"),
+    ("@T.prim_func\ndef f(n: T.int32) -> int:\n    pass\n", 2, 22, "returns nothing"),
     ("@T.prim_func\ndef f(n: T.int32 = 3):\n    pass\n", 2, 1, "plain positional"),
     ("@jit\ndef f():\n    pass\n", 1, 2, "unsupported decorator"),
-    ("@T.prim_func\ndef f():\n    pass\n@T.prim_func\ndef f():\n    pass\n", 4, 1,
+    ("@T.prim_func\ndef f():\n    pass\n@T.prim_func\ndef f():\n    pass\n", 5, 1,
      "defined twice"),
     ("@I.ir_module\nclass M:\n    x = 1\n", 3, 5, "not supported in an ir_module class"),
     ("@T.prim_func\ndef f(n: T.int32):\n    n = n + T.int32x4(1)\n", 3, 13, "vector dtype"),
@@ -122,5 +126,5 @@ def test_decorator_error_names_the_real_file(tmp_path):
         module.build()
     err = info.value
     assert (err.filename, err.lineno, err.col) == (str(path), 8, 13)
-    assert err.text == "                while i < 3:"
+    assert err.text == "            while i < 3:"
     assert "while loop" in err.message
