@@ -24,6 +24,7 @@ from .nodes import (
     PrimFunc,
     Var,
 )
+from .show import show
 from .visitor import node_fields
 
 
@@ -179,14 +180,6 @@ def assert_structural_equal(a, b, *, map_free_vars: bool = False) -> None:
     mismatch = first_mismatch(a, b, map_free_vars=map_free_vars)
     if mismatch is None:
         return
-    from polypad.script import script
-
-    def show(x) -> str:
-        try:
-            return script(x)
-        except Exception:  # printing is best effort inside an assertion message
-            return repr(x)
-
     raise AssertionError(
         f"structural mismatch at {mismatch.path}:\n"
         f"  lhs: {show(mismatch.lhs)}\n  rhs: {show(mismatch.rhs)}\n"

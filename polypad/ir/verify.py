@@ -40,16 +40,8 @@ from .nodes import (
     Select,
     Var,
 )
+from .show import show
 from .visitor import Visitor, walk
-
-
-def _show(node) -> str:
-    try:
-        from polypad.script import script
-
-        return script(node)
-    except Exception:  # the verifier must report even when printing fails
-        return repr(node)
 
 
 class _Verifier(Visitor):
@@ -90,11 +82,11 @@ class _Verifier(Visitor):
     def expect(self, expr: Expr, kind: str, what: str) -> None:
         ok = {"bool": dtypes.is_bool, "int": dtypes.is_int}[kind](expr.dtype)
         if not ok:
-            self.report(f"{what} must be {kind}, got {expr.dtype}: {_show(expr)}")
+            self.report(f"{what} must be {kind}, got {expr.dtype}: {show(expr)}")
 
     def no_undef(self, expr: Expr, what: str) -> None:
         if any(isinstance(n, Call) and n.op == "undef" for n in walk(expr)):
-            self.report(f"T.undef() may not appear in {what}: {_show(expr)}")
+            self.report(f"T.undef() may not appear in {what}: {show(expr)}")
 
     # -- top level ----------------------------------------------------------
 
@@ -146,7 +138,7 @@ class _Verifier(Visitor):
         self.access(node.buffer, node.indices)
         if node.value.dtype != node.buffer.dtype:
             self.report(f"store to {node.buffer.name} ({node.buffer.dtype}) of a "
-                        f"{node.value.dtype} value: {_show(node.value)}")
+                        f"{node.value.dtype} value: {show(node.value)}")
         self.visit(node.value)
 
     # -- expressions --------------------------------------------------------
@@ -163,7 +155,7 @@ class _Verifier(Visitor):
             self.report(f"buffer {buffer.name!r} is neither a parameter nor allocated here")
         if len(indices) != len(buffer.shape):
             self.report(f"{buffer.name} has {len(buffer.shape)} axes but is indexed with "
-                        f"{len(indices)}: {buffer.name}[{', '.join(_show(i) for i in indices)}]")
+                        f"{len(indices)}: {buffer.name}[{', '.join(show(i) for i in indices)}]")
         for index in indices:
             self.visit(index)
             self.expect(index, "int", f"an index of {buffer.name}")
@@ -173,16 +165,16 @@ class _Verifier(Visitor):
         self.generic_visit(node)
         if node.a.dtype != node.b.dtype:
             self.report(f"operands of {type(node).__name__} have dtypes {node.a.dtype} and "
-                        f"{node.b.dtype}: {_show(node)}")
+                        f"{node.b.dtype}: {show(node)}")
         if dtypes.is_bool(node.a.dtype):
-            self.report(f"arithmetic on bool: {_show(node)}")
+            self.report(f"arithmetic on bool: {show(node)}")
         if isinstance(node, Div) and not dtypes.is_float(node.a.dtype):
-            self.report(f"true division of integers (use //): {_show(node)}")
+            self.report(f"true division of integers (use //): {show(node)}")
 
     def visit_Compare(self, node: Compare) -> None:
         self.generic_visit(node)
         if node.a.dtype != node.b.dtype:
-            self.report(f"comparison of {node.a.dtype} with {node.b.dtype}: {_show(node)}")
+            self.report(f"comparison of {node.a.dtype} with {node.b.dtype}: {show(node)}")
 
     def visit_And(self, node: And | Or | Not) -> None:
         self.generic_visit(node)
@@ -196,7 +188,7 @@ class _Verifier(Visitor):
         self.generic_visit(node)
         self.expect(node.condition, "bool", "a select condition")
         if node.true_value.dtype != node.false_value.dtype:
-            self.report(f"select branches differ in dtype: {_show(node)}")
+            self.report(f"select branches differ in dtype: {show(node)}")
 
     def visit_Call(self, node: Call) -> None:
         self.generic_visit(node)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import Expr, Var, as_expr
+from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 
 
@@ -105,14 +106,12 @@ class IndexMap:
         return [substitute(o, mapping) for o in outputs]
 
     def __repr__(self) -> str:
-        from polypad.model.show import show as script
-
         try:
             ndim = len(self._names) if self._names is not None else 1
             inputs, outputs, seps = self.trace(ndim)
         except PolypadError:
             return "IndexMap(<callable>)"
-        outs = [script(o) for o in outputs]
+        outs = [show(o) for o in outputs]
         for pos in reversed(seps):
             outs.insert(pos, "AXIS_SEPARATOR")
         return f"IndexMap(lambda {', '.join(v.name for v in inputs)}: [{', '.join(outs)}])"

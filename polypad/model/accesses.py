@@ -15,6 +15,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
+from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import children
 
@@ -23,7 +24,6 @@ from .conditions import condition_set
 from .model import Access
 from .naming import Names
 from .nest import Leaf
-from .show import show
 
 # A path condition: (condition, branch taken) of an enclosing T.if_then_else.
 _Path = tuple[tuple[n.Expr, bool], ...]

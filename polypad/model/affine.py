@@ -30,9 +30,9 @@ import islpy as isl
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.show import show
 
 from .naming import Names
-from .show import show
 
 
 class AffineSpace:

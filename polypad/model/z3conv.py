@@ -25,8 +25,7 @@ import z3
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-
-from .show import show
+from polypad.ir.show import show
 
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")

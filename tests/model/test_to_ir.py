@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from polypad.errors import PolypadError
 from polypad.ir import And, FloorDiv, FloorMod, IntImm, Max, Min, Or, Select, Var, const
+from polypad.ir.show import show
 from polypad.model import extract, pw_aff_to_expr, set_to_condition, to_pw_aff, to_set
-from polypad.model.show import show
 
 i, j, n = Var("i"), Var("j"), Var("n")
 
