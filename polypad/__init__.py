@@ -24,12 +24,13 @@ from polypad.errors import (
 )
 from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.verify import verify
+from polypad.layout import AXIS_SEPARATOR, IndexMap
 from polypad.script import T, ir_module, parse, prim_func, script
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "T", "parse", "script", "prim_func", "ir_module", "structural_equal",
+    "T", "IndexMap", "AXIS_SEPARATOR", "parse", "script", "prim_func", "ir_module", "structural_equal",
     "assert_structural_equal", "verify", "transform", "errors", "ir", "PolypadError",
     "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
     "IllegalTransformError",
