@@ -12,7 +12,7 @@ One import gives the public names::
 from polypad import (
     errors,
     ir,
-    transform,  # noqa: E402  (passes build on the names above)
+    transform,
 )
 from polypad.errors import (
     IllegalTransformError,
@@ -30,8 +30,8 @@ from polypad.script import T, ir_module, parse, prim_func, script
 __version__ = "0.1.0"
 
 __all__ = [
-    "T", "IndexMap", "AXIS_SEPARATOR", "parse", "script", "prim_func", "ir_module", "structural_equal",
-    "assert_structural_equal", "verify", "transform", "errors", "ir", "PolypadError",
-    "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
+    "T", "IndexMap", "AXIS_SEPARATOR", "parse", "script", "prim_func", "ir_module",
+    "structural_equal", "assert_structural_equal", "verify", "transform", "errors", "ir",
+    "PolypadError", "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
     "IllegalTransformError",
 ]
