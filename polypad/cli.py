@@ -68,7 +68,8 @@ def check(args) -> int:
         model = extract(func)
         print("statements:")
         for st in model.statements:
-            flag = "  (may: over-approximated by a data-dependent guard)" if st.may else ""
+            dropped = ", ".join(script(g).strip() for g in st.dropped_guards)
+            flag = f"  (may: guard {dropped} not modelled)" if st.may else ""
             print(f"  {st.name}: {script(st.stmt).strip().splitlines()[0]}{flag}")
             print(f"    domain: {st.domain}")
             print(f"    reads:  {st.reads}")

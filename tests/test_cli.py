@@ -82,3 +82,16 @@ def test_demo_runs_end_to_end_at_a_small_size():
     assert "round trip structurally equal: True" in out
     assert "(ok)" in out
     assert "numpy a.sum(axis=1)" in out
+
+
+def test_check_names_the_data_dependent_guard(tmp_path, capsys):
+    path = tmp_path / "dd.py"
+    path.write_text(textwrap.dedent('''
+        @T.prim_func
+        def f(A: T.Buffer((16,), "float32")):
+            for i in T.serial(16):
+                if A[i] < 0.0:
+                    A[i] = 0.0
+    '''))
+    assert main(["check", str(path)]) == 0
+    assert "(may: guard A[i] < 0.0 not modelled)" in capsys.readouterr().out
