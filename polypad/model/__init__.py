@@ -10,11 +10,12 @@
   ``//`` and ``%``, buffers as uninterpreted functions.
 """
 
+from polypad.ir.naming import Names
+
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
 from .extract import extract
 from .model import Access, Model, StatementModel
-from .naming import Names
 from .to_ir import pw_aff_to_expr, set_to_condition
 from .z3conv import Z3Env, to_z3
 

@@ -15,6 +15,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import children
@@ -22,7 +23,6 @@ from polypad.ir.visitor import children
 from .affine import AffineSpace, _Converter, to_map
 from .conditions import condition_set
 from .model import Access
-from .naming import Names
 from .nest import Leaf
 
 # A path condition: (condition, branch taken) of an enclosing T.if_then_else.

@@ -11,7 +11,7 @@ constant, ``min``, ``max`` and ``T.if_then_else`` on an affine condition.
 * let-bound variables are replaced by their values;
 * every other integer variable (scalar parameters, buffer shape variables,
   loop counters of loops outside the space) becomes an ISL *parameter*
-  named by :class:`polypad.model.naming.Names`.
+  named by :class:`polypad.ir.naming.Names`.
 
 ``//`` and ``%`` keep floor semantics for either sign of the divisor, as in
 the IR, Python and :mod:`polypad.model.z3conv`.  Anything else (``i * j``, a
@@ -30,9 +30,8 @@ import islpy as isl
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 from polypad.ir.show import show
-
-from .naming import Names
 
 
 class AffineSpace:

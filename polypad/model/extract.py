@@ -10,12 +10,12 @@ from __future__ import annotations
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 
 from .accesses import statement_accesses
 from .affine import AffineSpace
 from .domains import statement_domain
 from .model import Model, StatementModel
-from .naming import Names
 from .nest import collect
 from .schedule import time_map
 

@@ -21,9 +21,9 @@ import islpy as isl
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 
 from .affine import AffineSpace
-from .naming import Names
 
 
 @dataclass(eq=False)

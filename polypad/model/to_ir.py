@@ -19,9 +19,8 @@ import islpy as isl
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 from polypad.ir.operators import logical_and, logical_or
-
-from .naming import Names
 
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
 # Keys are ("dim", p), ("param", p) and ("div", k).
