@@ -68,6 +68,11 @@ class IllegalTransformError(PolypadError):
         super().__init__(message)
 
 
+class NotFoundError(PolypadError, LookupError):
+    """A block, loop, buffer or statement named by a caller is not in the function
+    (or the name is ambiguous); the message lists what is there."""
+
+
 class BuildError(PolypadError):
     """Code generation could not lower or compile a function."""
 

@@ -1,0 +1,108 @@
+"""What deciders answer: ``Proved``, ``Refuted`` with a counterexample, or ``Unknown``.
+
+Every decider in :mod:`analyses` returns one of the three.  Only ``Proved`` is
+truthy, so ``if prove(c, ctx):`` reads as "if it is proved"; a caller that
+must tell a refusal from a give-up checks the class.  A ``Counterexample``
+names the statement instances (loop indices), the buffer element and, where
+they matter, the values, so a refusal can explain itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One execution of a statement: its label and its loop indices."""
+
+    statement: str  # a block name, ISL tuple name or printed statement
+    indices: dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        inside = ", ".join(f"{k}={v}" for k, v in self.indices.items())
+        return f"{self.statement}({inside})"
+
+
+@dataclass(frozen=True)
+class Element:
+    """One buffer element."""
+
+    buffer: str
+    indices: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{self.buffer}[{', '.join(map(str, self.indices))}]"
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """Concrete evidence that something does not hold.
+
+    ``instances`` are the statement executions involved (one for a failed
+    fact, two for a broken dependence), ``element`` the buffer element they
+    meet at, ``params`` the scalar parameters, ``values`` the buffer and
+    scalar values that matter (``"A[3, 2]" -> 1.0``), and ``description``
+    says in words what goes wrong.
+    """
+
+    description: str
+    instances: tuple[Instance, ...] = ()
+    element: Element | None = None
+    params: dict[str, int] = field(default_factory=dict)
+    values: dict[str, object] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        parts = [self.description]
+        if self.instances:
+            parts.append("instances: " + ", ".join(map(str, self.instances)))
+        if self.element is not None:
+            parts.append(f"element: {self.element}")
+        if self.params:
+            parts.append("params: " + ", ".join(f"{k}={v}" for k, v in self.params.items()))
+        if self.values:
+            parts.append("values: " + ", ".join(f"{k}={v}" for k, v in self.values.items()))
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Proved:
+    """The claim holds; ``method`` says how it was decided (``"isl"``, ``"z3"``, ...)."""
+
+    method: str
+    detail: str = ""
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __str__(self) -> str:
+        return f"proved by {self.method}" + (f": {self.detail}" if self.detail else "")
+
+
+@dataclass(frozen=True)
+class Refuted:
+    """The claim fails, and ``counterexample`` shows where."""
+
+    counterexample: Counterexample
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return f"refuted: {self.counterexample}"
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """The claim could not be decided (a timeout, a non-affine term, ...); ``reason`` says why."""
+
+    reason: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return f"unknown: {self.reason}"
+
+
+Decision = Proved | Refuted | Unknown

@@ -1,0 +1,114 @@
+"""The state every schedule primitive works on: the function, the module, the trace.
+
+Primitives live in mixins, one module per family, and are declared with
+:func:`primitive`: the method returns the rewritten ``PrimFunc`` (or a pair
+``(func, result)``), and the decorator installs it and records the step.  A
+primitive called from inside another primitive is not recorded again, so a
+utility such as ``sequential_buffer_access`` that calls recorded primitives
+leaves exactly those in the trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+from polypad.errors import NotFoundError, PolypadError
+from polypad.ir import nodes as n
+
+from .trace import Step, Trace
+
+
+def primitive(method):
+    """Declare a schedule primitive: record it in the trace and install its result.
+
+    The wrapped method returns the new ``PrimFunc``, or ``(new_func, result)``
+    to hand ``result`` back to the caller.  Its arguments are recorded as
+    :meth:`ScheduleState.printable` makes them.
+    """
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        outermost = self._depth == 0
+        self._depth += 1
+        try:
+            out = method(self, *args, **kwargs)
+        finally:
+            self._depth -= 1
+        new_func, result = out if isinstance(out, tuple) else (out, None)
+        if not isinstance(new_func, n.PrimFunc):
+            raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
+        self._install(new_func)
+        if outermost:
+            recorded = tuple((k, self.printable(v)) for k, v in list(bound.arguments.items())[1:])
+            self.trace.append(Step(method.__name__, recorded))
+        return result
+
+    wrapper.is_primitive = True
+    return wrapper
+
+
+class ScheduleState:
+    """A function (or one function of a module) being scheduled, and its trace."""
+
+    def __init__(self, func_or_mod: n.PrimFunc | n.IRModule, *, preserve_interface: bool = False):
+        if not isinstance(func_or_mod, (n.PrimFunc, n.IRModule)):
+            kind = type(func_or_mod).__name__
+            raise TypeError(f"Schedule takes a PrimFunc or an IRModule, not {kind}")
+        self.original = func_or_mod
+        self.preserve_interface = preserve_interface
+        self.trace = Trace()
+        self._depth = 0
+        if isinstance(func_or_mod, n.IRModule):
+            self._funcs = {f.name: f for f in func_or_mod.funcs}
+            self._current = func_or_mod.funcs[0].name
+        else:
+            self._funcs = {func_or_mod.name: func_or_mod}
+            self._current = func_or_mod.name
+
+    @property
+    def func(self) -> n.PrimFunc:
+        """The function being scheduled, as it stands now."""
+        return self._funcs[self._current]
+
+    @property
+    def mod(self) -> n.IRModule:
+        """The whole module as it stands now (a one-function module for a PrimFunc)."""
+        name = self.original.name if isinstance(self.original, n.IRModule) else self.func.name
+        return n.IRModule(name, tuple(self._funcs.values()))
+
+    def work_on(self, name: str) -> None:
+        """Schedule the module's function ``name`` from now on (recorded in the trace)."""
+        if name not in self._funcs:
+            raise NotFoundError(f"no function {name!r}; functions: {', '.join(self._funcs)}")
+        self._current = name
+        if self._depth == 0:
+            self.trace.append(Step("work_on", (("name", name),)))
+
+    def _install(self, new_func: n.PrimFunc) -> None:
+        self._funcs[self._current] = new_func
+
+    @staticmethod
+    def printable(value):
+        """``value`` as the trace keeps it: text for index maps and lambdas, names for nodes."""
+        from polypad.layout import IndexMap
+
+        if isinstance(value, IndexMap):
+            return repr(value)[len("IndexMap("):-1]
+        if isinstance(value, n.Block):
+            return value.name
+        if isinstance(value, n.For):
+            return value.var.name
+        if isinstance(value, n.Buffer):
+            return value.name
+        if isinstance(value, (list, tuple)):
+            return type(value)(ScheduleState.printable(v) for v in value)
+        if callable(value):
+            return repr(IndexMap(value))[len("IndexMap("):-1]
+        return value
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.func.name}, {len(self.trace)} steps)"
