@@ -7,6 +7,7 @@ One import gives the public names::
 
     f = pp.parse(text)            # never runs the text
     print(pp.script(f))
+    sch = pp.Schedule(f)          # primitives with a replayable trace
 """
 
 from polypad import (
@@ -17,6 +18,7 @@ from polypad import (
 from polypad.errors import (
     IllegalTransformError,
     NonInjectiveError,
+    NotFoundError,
     NotAffineError,
     ParseError,
     PolypadError,
@@ -25,13 +27,14 @@ from polypad.errors import (
 from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.verify import verify
 from polypad.layout import AXIS_SEPARATOR, IndexMap
+from polypad.schedule import Schedule
 from polypad.script import T, ir_module, parse, prim_func, script
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "T", "IndexMap", "AXIS_SEPARATOR", "parse", "script", "prim_func", "ir_module",
+    "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",
     "structural_equal", "assert_structural_equal", "verify", "transform", "errors", "ir",
     "PolypadError", "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
-    "IllegalTransformError",
+    "IllegalTransformError", "NotFoundError",
 ]

@@ -88,6 +88,12 @@ class ScheduleState:
         if self._depth == 0:
             self.trace.append(Step("work_on", (("name", name),)))
 
+    def replay(self, trace) -> ScheduleState:
+        """Apply every step of ``trace`` (recorded on another schedule) here; returns ``self``."""
+        for step in trace:
+            step.apply(self)
+        return self
+
     def _install(self, new_func: n.PrimFunc) -> None:
         self._funcs[self._current] = new_func
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from polypad.errors import NotFoundError
+
 
 @dataclass(frozen=True)
 class Step:
@@ -24,7 +26,12 @@ class Step:
 
     def apply(self, schedule) -> object:
         """Call this step's primitive on ``schedule``."""
-        return getattr(schedule, self.primitive)(**dict(self.args))
+        method = getattr(schedule, self.primitive, None)
+        if method is None or not (getattr(method, "is_primitive", False)
+                                  or self.primitive == "work_on"):
+            raise NotFoundError(
+                f"{type(schedule).__name__} has no primitive {self.primitive!r} to replay")
+        return method(**dict(self.args))
 
 
 class Trace:
@@ -55,7 +62,4 @@ class Trace:
         """A new :class:`~polypad.schedule.Schedule` of ``func_or_mod``, every step replayed."""
         from .schedule import Schedule
 
-        schedule = Schedule(func_or_mod, preserve_interface=preserve_interface)
-        for step in self.steps:
-            step.apply(schedule)
-        return schedule
+        return Schedule(func_or_mod, preserve_interface=preserve_interface).replay(self)
