@@ -112,8 +112,11 @@ class ScheduleState:
             return value.name
         if isinstance(value, (list, tuple)):
             return type(value)(ScheduleState.printable(v) for v in value)
-        if callable(value):
-            return repr(IndexMap(value))[len("IndexMap("):-1]
+        if isinstance(value, n.Expr) or callable(value):
+            # Pad values too: T.undef() and `lambda io, ii: A[io, 0]` print as text.
+            from .pad_value import trace_text
+
+            return trace_text(value)
         return value
 
     def __repr__(self) -> str:
