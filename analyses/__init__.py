@@ -22,8 +22,8 @@ from .evidence import Counterexample, Element, Instance, Proved, Refuted, Unknow
 _LAZY = {
     "domain_touched": "touched",
     "Touched": "touched",
-    "dependences": "dependences",
-    "Dependences": "dependences",
+    "dependences": "dataflow",
+    "Dependences": "dataflow",
     "can_merge_loops": "merge",
     "is_no_op": "no_op",
     "prove": "prove",

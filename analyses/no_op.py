@@ -1,0 +1,176 @@
+"""Is a statement a no-op?  (RFC 0077, Enhancement - Remove No Op.)
+
+The review settled three rules; a write is a no-op when
+
+1. it is overwritten before it is read,
+2. it goes to memory that is freed before it is read, or
+3. it writes the value already there (possibly known only through a
+   ``T.assume``).
+
+Rules 1 and 2 are one dataflow question, answered with
+:mod:`.dependences`: no value the statement writes may reach a read outside
+it -- neither a later statement (``T.assume`` included: removing a store
+must not falsify a fact) nor the caller, who reads every buffer the
+function does not allocate (the ``END`` instance).  Rule 3 is decided by
+``analyses.stored_value.stores_existing_value`` for a single store.
+
+>>> is_no_op(f, store)    # Proved("isl", "rule 1: ... overwritten by S2 ...")
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import islpy as isl
+
+from polypad.errors import NotAffineError, NotFoundError
+from polypad.ir import nodes as n
+from polypad.ir.locate import find_block
+from polypad.ir.visitor import walk
+from polypad.model import extract
+
+from . import instances as inst
+from .dataflow import Dependences
+from .evidence import Counterexample, Proved, Refuted, Unknown
+
+
+def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str) -> Proved | Refuted | Unknown:
+    """Whether removing ``stmt`` (a statement of ``f``, or a block name) changes nothing.
+
+    ``Proved`` names the rule and the statements that overwrite the values.
+    ``Refuted`` means one instance breaks every rule: its value is read later
+    (by the instance named second, or by ``END``, the caller) and it changes
+    the element (rule 3's values).  ``Unknown`` says which rule could not be
+    decided, or that the rules fail at different instances.
+    """
+    if isinstance(stmt, str):
+        stmt = find_block(f, stmt)
+    try:
+        span = inst.leaf_range(f.body, stmt)
+    except ValueError as err:
+        raise NotFoundError(f"{err}: pass a statement that occurs once in {f.name}") from None
+    if span is None:
+        raise NotFoundError(f"the statement is not in function {f.name}")
+    try:
+        model = extract(f)
+        deps = Dependences(model, assumes=True)
+    except NotAffineError as err:
+        return Unknown(f"the function cannot be modelled exactly: {err}")
+    inside = model.statements[span[0]:span[1]]
+    if any(s.is_assume for s in inside):
+        return Unknown("the statement holds a T.assume: removing a fact is not a no-op question")
+    if not inside:
+        return Proved("isl", "it writes nothing")
+    escaping = _escaping(model, deps, inside)
+    if escaping.is_empty():
+        return Proved("isl", _why_dead(model, deps, inside))
+    stores = [node for node in walk(stmt) if isinstance(node, n.BufferStore)]
+    rule_3 = _rule_3(f, stores)
+    point = None
+    if isinstance(rule_3, Refuted):
+        point = _at(escaping, model, inside[0], rule_3.counterexample)
+    src, dst, element, params = deps.decode(point or inst.first_point(escaping))
+    if dst.statement == "END":
+        read = f"{element} still holds it when {f.name} returns (the caller reads it)"
+    else:
+        read = f"{dst} reads it"
+    seen = f"{src} writes {element} and {read}: rules 1 and 2 fail"
+    if isinstance(rule_3, Proved):
+        return rule_3
+    if isinstance(rule_3, Unknown):
+        return Unknown(f"{seen}; {rule_3.reason}")
+    cex = rule_3.counterexample
+    if point is None:
+        # Each instance might still be covered by one rule or the other.
+        return Unknown(f"{seen}; rule 3 fails elsewhere ({cex}), not at an instance whose "
+                       "value is read")
+    return Refuted(Counterexample(
+        f"{seen}; rule 3 fails: {cex.description}", instances=(src, dst), element=element,
+        params={**params, **cex.params}, values=cex.values))
+
+
+def _escaping(model, deps: Dependences, inside) -> isl.UnionMap:
+    """Flows from a write of ``inside`` to a read outside it (or to ``END``), tagged."""
+    names = {s.name for s in inside}
+    ours = _universe(s for s in inside)
+    others = _universe(s for s in model.statements if s.name not in names)
+    end = isl.UnionSet(isl.Set("{ END[] }"))
+    pairs = isl.UnionMap.from_domain_and_range(ours, others.union(end))
+    flows = deps.tagged("flow").union(deps.tagged("live_out"))
+    return flows.zip().intersect_domain(pairs.wrap()).zip()
+
+
+def _at(escaping: isl.UnionMap, model, s, cex: Counterexample) -> isl.Point | None:
+    """An escaping flow from the instance and element of rule 3's counterexample, if any."""
+    if not cex.instances or cex.element is None:
+        return None
+    indices = cex.instances[0].indices
+    names = inst.dim_names(s.space.space)
+    if set(indices) != set(names):
+        return None
+    values = ", ".join(str(indices[name]) for name in names)
+    element = ", ".join(map(str, cex.element.indices))
+    buffer = model.buffer_name(s.stmt.buffer)
+    source = isl.UnionSet(f"{{ [{s.name}[{values}] -> {buffer}[{element}]] }}")
+    return inst.first_point(escaping.intersect_domain(source))
+
+
+def _why_dead(model, deps: Dependences, inside) -> str:
+    """Which rule makes ``inside``'s writes dead: the overwriting statements, the freed buffers."""
+    names = {s.name for s in inside}
+    ours = _universe(s for s in inside)
+    output = deps.tagged("output")
+    overwritten = output.zip().intersect_domain(
+        isl.UnionMap.from_domain_and_range(ours, _universe(model.statements)).wrap()).zip()
+    writers: list[str] = []
+    overwritten.range().foreach_set(
+        lambda s: writers.append(s.unwrap().get_tuple_name(isl.dim_type.in_)))
+    writers = sorted(set(writers), key=lambda w: int(w[1:]))
+    outside = [w for w in writers if w not in names]
+    written = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in inside:
+        written = written.union(s.writes)
+    covered = overwritten.domain()
+    left = written.range_map().domain().subtract(covered)  # written, never overwritten
+    local = {model.buffer_name(sc.buffer) for sc in inst.allocation_scopes(model.func.body)
+             if sc.buffer in model.buffer_names}
+    freed: list[str] = []
+    left.foreach_set(lambda s: freed.append(s.unwrap().get_tuple_name(isl.dim_type.out)))
+    parts = []
+    if writers:
+        by = ", ".join(_show(model, w) for w in (outside or writers))
+        parts.append(f"rule 1: every value it writes is overwritten (by {by}) before any read")
+    if freed:
+        gone = ", ".join(sorted(set(freed) & local) or sorted(set(freed)))
+        parts.append(f"rule 2: what it writes to local buffer {gone} is freed unread")
+    return "; ".join(parts) if parts else "nothing it writes is ever read"
+
+
+def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore]) -> Proved | Refuted | Unknown:
+    """Rule 3 (a write of the value already there), for a statement holding one store."""
+    if len(stores) != 1:
+        return Unknown("rule 3 is decided for a single store only")
+    try:
+        module = importlib.import_module(".stored_value", __package__)
+    except ModuleNotFoundError:
+        return Unknown("rule 3 (stores_existing_value) is not available")
+    # A loop or block around one store runs exactly that store's instances.
+    decision = module.stores_existing_value(f, stores[0])
+    if isinstance(decision, Proved):
+        detail = "rule 3: it writes the value already there"
+        detail += f" ({decision.detail})" if decision.detail else ""
+        return Proved(decision.method, detail)
+    if isinstance(decision, Unknown):
+        return Unknown(f"rule 3 undecided: {decision.reason}")
+    return decision
+
+
+def _universe(statements) -> isl.UnionSet:
+    out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in statements:
+        out = out.union(isl.UnionSet.from_set(isl.Set.universe(s.space.space)))
+    return out
+
+
+def _show(model, name: str) -> str:
+    return inst.label(model, model.statement(name))
