@@ -1,7 +1,126 @@
-"""Schedule primitives: loop family (being written)."""
+"""Schedule primitives: loop family — ``distribute``, ``reorder_by_map`` and the
+``sequential_buffer_access`` utility built from them.
+
+Statements are named by their block and their index in it, in program
+order: ``compute_0``, ``compute_1``, ... (``S0``, ``S1``, ... with
+``block=None``, which means the whole function body).  Both primitives
+prove the new order keeps every dependence (:func:`analyses.dependences`)
+and otherwise raise :class:`~polypad.errors.IllegalTransformError` whose
+``evidence`` holds the two instances and the element they share.
+"""
 
 from __future__ import annotations
+
+from polypad.errors import PolypadError
+
+from . import reschedule
+from .sequential import next_step
+from .state import primitive
 
 
 class LoopPrimitives:
     """Mixin of :class:`~polypad.schedule.Schedule`."""
+
+    @primitive
+    def distribute(self, block: str | None, statements, new_block: str | None = None,
+                   position: str = "before"):
+        """Loop fission: move ``statements`` of ``block`` into a new block.
+
+        The new block ``new_block`` goes just ``position`` ("before" or
+        "after") ``block`` and holds copies of the loops and ifs around the
+        moved statements; ``block`` keeps the rest.  ``statements`` are labels
+        (``"compute_0"``) or indices within the block.  With ``block=None``
+        (and no ``new_block``) each loop nest of the function body is split
+        in place instead, the moved statements' copy just before (after) it.
+
+        Before::
+
+            with T.block("compute"):
+                for i in T.serial(14):
+                    B[i] = 0                       # compute_0
+                    for f in T.serial(3):
+                        B[i] = B[i] + F[f] * A[i + f]
+
+        ``sch.distribute("compute", ["compute_0"], "init_compute")``::
+
+            with T.block("init_compute"):
+                for i in T.serial(14):
+                    B[i] = 0
+            with T.block("compute"):
+                for i in T.serial(14):
+                    for f in T.serial(3):
+                        B[i] = B[i] + F[f] * A[i + f]
+        """
+        return reschedule.distribute(self.func, block, statements, new_block, position)
+
+    @primitive
+    def reorder_by_map(self, block: str | None, band: str, names=None):
+        """Regenerate the loop nests of ``block`` so they run in ``band``'s order.
+
+        ``band`` is an ISL map from labelled statements to new outer loops,
+        ``"{ compute_0[i] -> [floor(i/4), i mod 4] }"``, named by ``names``.
+        Each loop nest holding a mapped statement is rebuilt by ISL's AST
+        generator: the band loops outermost, each over the whole range it
+        takes, then the statement's original loops that the band does not
+        determine (innermost first: ``i + f`` keeps ``f``), in their original
+        order; conditions become guards.  A statement with a shorter band runs
+        before or after the deeper loops, as in program order.  Statements
+        sharing a nest with mapped ones must be mapped too.
+
+        Before::
+
+            for i in T.serial(14):
+                A[i // 4, i % 4] = i
+
+        ``sch.reorder_by_map("compute", "{ compute_0[i] -> [floor(i/4), i mod 4] }",
+        ("io", "ii"))``::
+
+            for io in T.serial(4):
+                for ii in T.serial(4):
+                    if 4 * io + ii < 14:
+                        A[io, ii] = 4 * io + ii
+        """
+        if names is not None and not isinstance(names, (tuple, list)):
+            raise PolypadError("reorder_by_map: names must be a tuple of loop names")
+        return reschedule.reorder_by_map(
+            self.func, block, band, tuple(names) if names is not None else None)
+
+    def sequential_buffer_access(self, block: str | None, buffer: str) -> None:
+        """Rewrite the loops of ``block`` to walk ``buffer``'s layout in order (RFC 0077).
+
+        A utility, not a primitive: it applies ``distribute`` (to split out
+        statements that cannot follow the buffer's order) and
+        ``reorder_by_map``, and the trace records those.  ``block=None`` works
+        on the whole function body.
+        Raises :class:`~polypad.errors.IllegalTransformError` when the
+        rewrite would break a dependence (RFC 0077's conv1d_cumsum), and then
+        leaves the schedule as it was.
+
+        Before (``A`` transformed by ``lambda i: [i // 4, i % 4]``)::
+
+            with T.block("compute"):
+                for i in T.serial(14):
+                    A[i // 4, i % 4] = i
+
+        ``sch.sequential_buffer_access("compute", "A")``::
+
+            with T.block("compute"):
+                for io, ii in T.grid(4, 4):
+                    if 4 * io + ii < 14:
+                        A[io, ii] = 4 * io + ii
+        """
+        # All or nothing: a refusal after a distribute leaves the schedule as it was.
+        funcs, steps = dict(self._funcs), list(self.trace.steps)
+        try:
+            # At most one distribute before the block, one after it, then the reorder.
+            for _ in range(3):
+                step = next_step(self.func, block, buffer)
+                if step is None:
+                    return
+                getattr(self, step.primitive)(**step.args)
+                if step.primitive == "reorder_by_map":
+                    return
+            raise PolypadError("sequential_buffer_access did not settle")  # pragma: no cover
+        except BaseException:
+            self._funcs, self.trace.steps = funcs, steps
+            raise

@@ -1,0 +1,284 @@
+"""The loop rewrites behind ``Schedule.distribute`` and ``Schedule.reorder_by_map``.
+
+Both are pure functions ``PrimFunc -> PrimFunc`` that check legality first:
+the new order of every statement instance (:mod:`.reschedule_plan`) is held
+against the function's dependences (:func:`analyses.dependences`), and a
+broken one is refused with an :class:`IllegalTransformError` whose
+``evidence`` names the two instances and the element.
+
+``distribute`` (loop fission) moves some statements of a block, with copies
+of the loops and ``if`` s around them, into a new block just before (or
+after) it; ``reorder_by_map`` regenerates loop nests of a block so that its
+statements run in the order of a band of new outer loops
+(:mod:`.reschedule_ast`).
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import NotFoundError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, find_block, replace
+from polypad.ir.naming import Names
+from polypad.ir.show import show
+from polypad.ir.visitor import walk
+from polypad.model.nest import is_leaf
+
+from .reschedule_ast import regenerate
+from .reschedule_plan import (
+    Scope,
+    check_legal,
+    check_top_level,
+    function_schedule,
+    item_label,
+    map_items,
+    parse_band,
+    place,
+    scope_of,
+    set_sides,
+    time_map,
+)
+
+POSITIONS = ("before", "after")
+
+
+# ---------------------------------------------------------------- reorder_by_map
+
+
+def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
+                   names: tuple[str, ...] | None = None) -> n.PrimFunc:
+    """``func`` with the loop nests of ``block`` regenerated under ``band``.
+
+    ``band`` is an ISL map from statements, named ``<block>_<k>`` (``S<k>``
+    for ``block=None``) with their loop counters, to the new outer loops:
+    ``{ compute_0[i] -> [floor(i/4), i mod 4] }``.  Each item of the block
+    holding a mapped statement is rebuilt; every statement of such an item
+    must be mapped.  ``names`` names the new loops (default ``b0, b1, ...``).
+    """
+    primitive = "reorder_by_map"
+    scope = scope_of(func, block)
+    check_top_level(scope, primitive)
+    bands = parse_band(scope, band, primitive)
+    r = max(len(b) for b in bands.values())
+    names = _check_names(tuple(names) if names else tuple(f"b{k}" for k in range(r)), r)
+    placements, todo = {}, {}
+    for index in range(len(scope.items)):
+        members = scope.item_statements(index)
+        mapped = [s for s in members if s.name in bands]
+        if not mapped:
+            continue
+        missing = [scope.label(s) for s in members if s.name not in bands]
+        if missing:
+            raise PolypadError(
+                f"{primitive}: {', '.join(missing)} share {item_label(scope, index)} with "
+                "mapped statements but have no band; distribute them out first")
+        for s in mapped:
+            if not s.domain.is_bounded():
+                dropped = ", ".join(show(g) for g in s.dropped_guards) or "a loop bound"
+                raise PolypadError(f"{primitive}: the loops of {scope.label(s)} depend on data "
+                                   f"({dropped}); they cannot be rebuilt")
+        _check_regenerable(scope, scope.items[index], primitive)
+        item = [place(s, bands[s.name]) for s in mapped]
+        set_sides(item, r)
+        for p in item:
+            clash = {v.name for v, kept in zip(p.statement.loop_vars, p.kept, strict=True)
+                     if kept} & set(names)
+            if clash:
+                raise PolypadError(f"{primitive}: the new loop {sorted(clash)[0]!r} has the "
+                                   f"name of a loop {scope.label(p.statement)} keeps")
+            placements[p.statement.name] = p
+        todo[id(scope.items[index])] = item
+    check_legal(func, function_schedule(scope.model, placements, r), primitive)
+
+    def rebuild(item: n.Stmt) -> n.Stmt:
+        found = todo.get(id(item))
+        if found is None:
+            return item
+        # A nest whose statements never run is left as written.
+        return regenerate(scope, found, names) or item
+
+    return _with_body(scope, map_items(scope.body, rebuild))
+
+
+def _check_names(names: tuple[str, ...], r: int) -> tuple[str, ...]:
+    if len(names) != r:
+        raise PolypadError(f"reorder_by_map: the band has {r} members but {len(names)} "
+                           "names were given")
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise PolypadError(f"reorder_by_map: {name!r} cannot name a loop")
+    if len(set(names)) != r:
+        raise PolypadError(f"reorder_by_map: the loop names {names} repeat")
+    return names
+
+
+def _check_regenerable(scope: Scope, item: n.Stmt, primitive: str) -> None:
+    """Only loops, ifs, lets and leaf statements can be rebuilt from the model."""
+    rebuilt = (n.For, n.IfThenElse, n.LetStmt, n.SeqStmt)
+    for node in walk(item):
+        if isinstance(node, n.Stmt) and not (isinstance(node, rebuilt) or is_leaf(node)):
+            raise PolypadError(f"{primitive}: cannot rebuild a {type(node).__name__} inside "
+                               f"{scope.title}; only loops, ifs, lets and stores are rebuilt")
+
+
+def _with_body(scope: Scope, body: n.Stmt | None) -> n.PrimFunc:
+    func = scope.func
+    if body is None:
+        raise PolypadError(f"nothing is left of {scope.title}")  # pragma: no cover
+    if scope.block is None:
+        return n.PrimFunc(func.name, func.params, body, func.attrs)
+    new = n.Block(scope.block.name, body, span=scope.block.span)
+    return replace(func, scope.block, new)
+
+
+# ---------------------------------------------------------------- distribute
+
+
+def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str | None = None,
+               position: str = "before") -> n.PrimFunc:
+    """``func`` with ``statements`` of ``block`` moved out of their loop nests.
+
+    With a block, they go into ``new_block``, a block placed ``position``
+    ("before" or "after") ``block``; with ``block=None`` each loop nest of the
+    function body is split in place, the moved part just before (after) the
+    rest, and ``new_block`` must be None.  The moved statements keep copies of
+    the loops and ifs around them.  ``statements`` are labels ``<block>_<k>``
+    (``S<k>``) or indices within the block.
+    """
+    primitive = "distribute"
+    if position not in POSITIONS:
+        raise PolypadError(f"{primitive}: position must be 'before' or 'after', not "
+                           f"{position!r}")
+    scope = scope_of(func, block)
+    check_top_level(scope, primitive)
+    if isinstance(statements, (str, int)):
+        statements = (statements,)
+    chosen = {scope.lookup(ref).name for ref in statements}
+    if not chosen or len(chosen) == len(scope.statements):
+        raise PolypadError(f"{primitive}: choose some, but not all, statements of "
+                           f"{scope.title}")
+    if block is None and new_block is not None:
+        raise PolypadError(f"{primitive}: new_block names the block split out of a block; "
+                           "with block=None the loop nests are split in place")
+    if block is not None:
+        _check_new_block(func, new_block, primitive)
+    moved = [s for s in scope.statements if s.name in chosen]
+    keep = {id(s.stmt) for s in moved}
+    for s in moved:
+        # The moved copy leaves the allocations of the block (or of its own nest).
+        inner = scope.block if block is not None else scope.items[scope.item_of[s.name]]
+        if any(isinstance(a, n.Allocate) for a in ancestors(inner, s.stmt)):
+            raise PolypadError(f"{primitive}: {scope.label(s)} sits inside an allocation "
+                               f"of {scope.title} and cannot leave it")
+    check_legal(func, _distributed_schedule(scope, chosen, position), primitive)
+
+    def parts(stmt: n.Stmt) -> tuple[n.Stmt | None, n.Stmt | None]:
+        """(the moved statements, the rest) of ``stmt``."""
+        return (_prune(stmt, lambda leaf: id(leaf) in keep, untracked=False),
+                _prune(stmt, lambda leaf: id(leaf) not in keep, untracked=True))
+
+    def ordered(moved_part, rest) -> tuple:
+        pair = (moved_part, rest) if position == "before" else (rest, moved_part)
+        return tuple(x for x in pair if x is not None)
+
+    if block is None:
+        def in_place(item: n.Stmt) -> n.Stmt:
+            found = ordered(*parts(item))
+            return found[0] if len(found) == 1 else n.SeqStmt(found)
+
+        return _with_body(scope, map_items(scope.body, in_place))
+    moved_part, rest = parts(scope.block.body)
+    pair = ordered(n.Block(new_block, moved_part),
+                   n.Block(scope.block.name, rest, span=scope.block.span))
+    return _splice(func, scope.block, pair)
+
+
+def _check_new_block(func: n.PrimFunc, name: str, primitive: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise PolypadError(f"{primitive}: the new block needs a name")
+    try:
+        find_block(func, name)
+    except NotFoundError:
+        return
+    raise PolypadError(f"{primitive}: there is already a block {name!r}")
+
+
+def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.UnionMap:
+    """Times with the moved statements first (or last) among the block's."""
+    model = scope.model
+    depth = max((len(s.loop_vars) for s in model.statements), default=0)
+    inside = {s.name for s in scope.statements}
+    start = min(s.position[0] for s in scope.statements)
+    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in model.statements:
+        program: list = [s.position[0]]
+        for j, var in enumerate(s.loop_vars):
+            program += [var, s.position[j + 1]]
+        program += [0] * (2 * depth + 1 - len(program))
+        if s.name in inside:
+            moved = s.name in chosen
+            group = int(moved) if position == "after" else int(not moved)
+            # A block moves as a whole; without one, each nest is split where it is.
+            head = [start if scope.block is not None else s.position[0], group]
+        else:
+            head = [s.position[0], 0]
+        out = out.union(isl.UnionMap.from_map(time_map(s, head + program)))
+    return out
+
+
+def _prune(stmt: n.Stmt, take, *, untracked: bool) -> n.Stmt | None:
+    """``stmt`` with only the leaves ``take`` accepts, and what encloses them;
+    statements the model does not track stay where ``untracked`` says."""
+    match stmt:
+        case n.SeqStmt(stmts=stmts):
+            pruned = (_prune(s, take, untracked=untracked) for s in stmts)
+            parts = [p for p in pruned if p is not None]
+            if not parts:
+                return None
+            return parts[0] if len(parts) == 1 else n.SeqStmt(tuple(parts), span=stmt.span)
+        case n.For(body=body):
+            inner = _prune(body, take, untracked=untracked)
+            return None if inner is None else _rebuilt(stmt, body=inner)
+        case n.IfThenElse(then_case=then, else_case=other):
+            a = _prune(then, take, untracked=untracked)
+            b = None if other is None else _prune(other, take, untracked=untracked)
+            if a is None and b is None:
+                return None
+            if a is None:
+                return n.IfThenElse(n.Not(stmt.condition), b, span=stmt.span)
+            return _rebuilt(stmt, then_case=a, else_case=b)
+        case n.LetStmt(body=body) | n.Block(body=body) | n.Allocate(body=body):
+            inner = _prune(body, take, untracked=untracked)
+            return None if inner is None else _rebuilt(stmt, body=inner)
+        case _ if is_leaf(stmt):
+            return stmt if take(stmt) else None
+        case _:
+            return stmt if untracked else None
+
+
+def _rebuilt(stmt: n.Stmt, **changes) -> n.Stmt:
+    import dataclasses
+
+    if all(getattr(stmt, k) is v for k, v in changes.items()):
+        return stmt
+    return dataclasses.replace(stmt, **changes)
+
+
+def _splice(func: n.PrimFunc, block: n.Block, pair: tuple[n.Stmt, n.Stmt]) -> n.PrimFunc:
+    """``func`` with ``block`` replaced by the two statements of ``pair``."""
+    path = ancestors(func, block)
+    parent = path[-2] if len(path) > 1 else None
+    if isinstance(parent, n.SeqStmt):
+        stmts = []
+        for s in parent.stmts:
+            stmts.extend(pair if s is block else (s,))
+        return replace(func, parent, n.SeqStmt(tuple(stmts), span=parent.span))
+    return replace(func, block, n.SeqStmt(pair))
+
+
+def fresh_block_name(func: n.PrimFunc, hint: str) -> str:
+    """``hint``, or ``hint_1``, ... when a block already has that name."""
+    taken = {node.name for node in walk(func.body) if isinstance(node, n.Block)}
+    names = Names(reserved=taken)
+    return names.fresh(hint)

@@ -1,0 +1,294 @@
+"""Loops for an item of a block at its new times, through ``isl.AstBuild``.
+
+:func:`regenerate` hands ISL the statements of one item with their times
+(:func:`.reschedule_plan.time_map`) and converts the AST it builds back to
+IR (:mod:`.ast_to_ir`).  Two choices shape the result:
+
+* **Rectangular loops with guards.**  Every loop runs over the whole range
+  its dimension takes in the item (a box over the parameters only); where a
+  statement runs on less, it is guarded, as early as its condition allows:
+  ``for io, ii in T.grid(4, 4): if 4 * io + ii < 14: ...``, the RFC's form,
+  which the overcompute primitives later remove.  ISL would instead fold the
+  conditions into loop bounds (``for ii in range(min(4, 14 - 4 * io))``), so
+  each loop gets an empty *marker* statement spanning its box within the
+  region where its body runs; markers are dropped from the result.
+* **Statements from the AST, indices from the model.**  A user node's call
+  gives the original loop counters as expressions of the new loops; they
+  are substituted into the statement.  Buffer indices are recomputed
+  instead: the access relation composed with the inverse of the new
+  schedule, as a ``PwAff`` read back by :func:`polypad.model.pw_aff_to_expr`,
+  so the traversed buffer's access is exactly ``A[io, ii]`` and the others
+  come out simplified by ISL (``A[io + (ii + f) // 4, (ii + f) % 4]``).
+  Loop bounds and guards are read back the same way, in the context of the
+  enclosing loops, so a guard is written as ``4 * io + ii < 14``; a guard
+  with two bounds comes out as ISL's constraints, ``f >= 4 * io + ii - 13 and
+  4 * io + ii >= f`` where the RFC writes ``0 <= 4 * io + ii - f < 14``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+from polypad.ir.operators import logical_and
+from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.visitor import Rewriter
+from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
+from polypad.model.affine import to_pw_aff
+
+from .ast_to_ir import AstToIR, user_call
+from .reschedule_plan import Placement, Scope, entries, layout_length, time_map
+
+_MARK = "_mark"  # prefix of the marker statements' names
+_ITER = "_t"  # prefix of the AST iterators, one per time dimension
+
+
+def regenerate(scope: Scope, placements: list[Placement],
+               names: tuple[str, ...]) -> n.Stmt | None:
+    """The loop nest running ``placements`` (one item's statements) in their new order;
+    ``None`` when none of them ever runs."""
+    r = len(names)
+    depth = max(len(p.statement.loop_vars) for p in placements)
+    size = layout_length(r, depth)
+    times, layouts = {}, {}
+    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for p in placements:
+        s = p.statement
+        layouts[s.name] = entries(s, p, r, depth)
+        times[s.name] = time_map(s, layouts[s.name])
+        schedule = schedule.union(isl.UnionMap.from_map(times[s.name]))
+    for k, marker in enumerate(_markers(times, layouts, size)):
+        identity = isl.Map.identity(marker.get_space().map_from_set()).intersect_domain(marker)
+        schedule = schedule.union(isl.UnionMap.from_map(
+            identity.set_tuple_name(isl.dim_type.in_, f"{_MARK}{k}")))
+    build = isl.AstBuild.from_context(isl.Set("{ : }"))
+    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
+    for k in range(size):
+        ids = ids.add(isl.Id(f"{_ITER}{k}"))
+    node = build.set_iterators(ids).node_from_schedule_map(schedule)
+    return _Emitter(scope, {p.statement.name: p for p in placements}, names, times).stmt(node)
+
+
+def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> list[isl.Set]:
+    """One set per loop of the new nest: the loop's box, where its body runs."""
+    groups: dict[tuple, isl.Set] = {}
+    for name, layout in layouts.items():
+        image = times[name].range()
+        for k, entry in enumerate(layout):
+            if isinstance(entry, int):
+                continue
+            key = (k, tuple(e if isinstance(e, int) else None for e in layout[:k]))
+            groups[key] = image if key not in groups else groups[key].union(image)
+    out = []
+    for (k, _), image in groups.items():
+        outer = image.project_out(isl.dim_type.set, k, size - k)
+        line = image.project_out(isl.dim_type.set, k + 1, size - k - 1).project_out(
+            isl.dim_type.set, 0, k)
+        marker = outer.flat_product(isl.Set.from_basic_set(line.polyhedral_hull()))
+        marker = marker.add_dims(isl.dim_type.set, size - k - 1)
+        for d in range(k + 1, size):
+            value = -1 if d == k + 1 else 0  # before everything in the loop's body
+            marker = marker.fix_val(isl.dim_type.set, d, isl.Val(str(value)))
+        out.append(marker)
+    return out
+
+
+class _Emitter(AstToIR):
+    """AST to IR for :func:`regenerate`: loop names, tidy bounds, rebuilt statements."""
+
+    def __init__(self, scope: Scope, placements: dict[str, Placement], names, times) -> None:
+        model = scope.model
+        env = {model.names.name(v): v for v in model.names.objects()}
+        super().__init__(env)
+        self.model = model
+        self.placements = placements
+        self.names = names
+        self.times = times
+
+    # ------------------------------------------------------------ loops
+
+    def _dimension(self, iterator: str, node: isl.AstNode):
+        """(band member index, None) or (None, (statement, loop level)) of a loop."""
+        k = int(iterator[len(_ITER):])
+        r = len(self.names)
+        if 1 <= k < 1 + 2 * r and (k - 1) % 2 == 0:
+            return (k - 1) // 2, None
+        j = (k - 1 - 2 * r) // 2
+        name = _first_statement(node)
+        if k > 2 * r and (k - 1 - 2 * r) % 2 == 0 and name in self.placements:
+            return None, (self.placements[name].statement, j)
+        return None, None
+
+    def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
+        band, loop = self._dimension(iterator, node)
+        if band is not None:
+            return n.Var(self.names[band])
+        if loop is not None:
+            s, j = loop
+            return n.Var(s.loop_vars[j].name, s.loop_vars[j].dtype)
+        return n.Var(f"c{iterator[len(_ITER):]}")
+
+    def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
+        _, loop = self._dimension(iterator, node)
+        return loop[0].loops[loop[1]].kind if loop is not None else n.ForKind.SERIAL
+
+    def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
+        """The enclosing loop variables, their affine space and what holds there."""
+        vars = [var for _, var, _, _ in self.loops]
+        space = AffineSpace(vars, names=self.model.names)
+        context = space.universe
+        for _, var, lo, extent in self.loops:
+            context = context.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
+        for guard in self.guards:
+            context = context.intersect(to_set(guard, space))
+        return vars, space, context
+
+    def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
+        lo, extent = super().bounds(lo, hi)
+        vars, space, context = self._space()
+        try:
+            return (self._tidy(lo, vars, space, context),
+                    self._tidy(extent, vars, space, context))
+        except NotAffineError:  # pragma: no cover - AST bounds are affine
+            return lo, extent
+
+    def _tidy(self, e: n.Expr, vars, space, context) -> n.Expr:
+        if isinstance(e, n.IntImm):
+            return e
+        return pw_aff_to_expr(to_pw_aff(e, space), vars, self.model.names, context=context)
+
+    def condition(self, cond: n.Expr) -> n.Expr:
+        vars, space, context = self._space()
+        return set_to_condition(to_set(cond, space), vars, self.model.names, context=context)
+
+    # ------------------------------------------------------------ statements
+
+    def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
+        if name.startswith(_MARK):
+            return None
+        s = self.placements[name].statement
+        sub = dict(zip(s.loop_vars, args, strict=True))
+        indices, where = self._indices(s)
+        lets, resolved = [], {}
+        for var, value in s.lets.items():
+            fresh = n.Var(var.name, var.dtype)
+            lets.append((fresh, self._tidy_value(_Rebuild(sub, indices, resolved).visit(value),
+                                                 where)))
+            resolved[var] = substitute(value, resolved)
+            sub[var] = fresh
+        rebuild = _Rebuild(sub, indices, resolved)
+        body = rebuild.visit(s.stmt)
+        bound = {id(v) for v, _ in lets}
+        outer_guards, inner_guards = [], []
+        for guard in s.dropped_guards:
+            g = rebuild.visit(guard)
+            uses_let = any(id(v) in bound for v in free_vars(g))
+            (inner_guards if uses_let else outer_guards).append(g)
+        if inner_guards:
+            body = n.IfThenElse(logical_and(*inner_guards), body)
+        for var, value in reversed(lets):
+            # A let the recomputed indices no longer use goes (let values are pure).
+            if any(v is var for v in free_vars(body)):
+                body = n.LetStmt(var, value, body)
+        if outer_guards:
+            body = n.IfThenElse(logical_and(*outer_guards), body)
+        return body
+
+    def _tidy_value(self, value: n.Expr, where: isl.Set) -> n.Expr:
+        """An affine let value simplified by ISL (``8 * io + ii - 2 - f + 2`` -> ``8 * io +
+        ii - f``); anything else as it is."""
+        vars = [var for _, var, _, _ in self.loops]
+        known = {id(v) for v in vars} | {id(v) for v in self.env.values()}
+        if not dtypes.is_int(value.dtype) or any(id(v) not in known for v in free_vars(value)):
+            return value
+        try:
+            pa = to_pw_aff(value, AffineSpace(vars, names=self.model.names))
+        except NotAffineError:
+            return value
+        return pw_aff_to_expr(pa, vars, self.model.names, context=where)
+
+    def _indices(self, s: StatementModel) -> dict[int, tuple[n.Expr, ...]]:
+        """New indices of each access of ``s``, by node identity, from the access relations."""
+        levels = [int(it[len(_ITER):]) for it, _, _, _ in self.loops]
+        vars = [var for _, var, _, _ in self.loops]
+        if any(self.env[it] is not var for it, var, _, _ in self.loops):
+            # A strided loop: its counter is not the time itself (markers prevent it).
+            raise PolypadError(f"the new loops around {s.name} are strided")  # pragma: no cover
+        inverse = self.times[s.name].reverse()
+        size = inverse.dim(isl.dim_type.in_)
+        for k in reversed(range(size)):
+            if k not in levels:
+                inverse = inverse.project_out(isl.dim_type.in_, k, 1)
+        if not inverse.is_single_valued():  # pragma: no cover - the times are injective
+            raise PolypadError(f"the new loops do not determine the instance of {s.name}")
+        where = inverse.domain()
+        out: dict = {}
+        for access in s.accesses:
+            relation = inverse.apply_range(access.relation)
+            if relation.is_empty() or not relation.is_single_valued():
+                continue
+            pma = isl.PwMultiAff.from_map(relation)
+            out[id(access.node)] = out[access.node] = tuple(
+                pw_aff_to_expr(pma.get_at(k), vars, self.model.names, context=where)
+                for k in range(relation.dim(isl.dim_type.out)))
+        return out, where
+
+
+class _Rebuild(Rewriter):
+    """A statement at its new place: counters substituted, indices recomputed."""
+
+    def __init__(self, sub: dict, indices: dict, lets: dict) -> None:
+        self.sub = sub
+        self.indices = indices  # by node identity, and by the node with lets substituted
+        self.lets = lets
+
+    def _new_indices(self, node) -> tuple[n.Expr, ...] | None:
+        found = self.indices.get(id(node))
+        if found is None and self.lets:
+            # The model saw this access with the let variables replaced by their values.
+            found = self.indices.get(substitute(node, self.lets))
+        return found
+
+    def visit_Var(self, var: n.Var):
+        return self.sub.get(var, var)
+
+    def visit_BufferLoad(self, node: n.BufferLoad):
+        new = self._new_indices(node)
+        if new is None:
+            return self.generic_visit(node)
+        return dataclasses.replace(node, indices=new)
+
+    def visit_BufferStore(self, node: n.BufferStore):
+        value = self.visit(node.value)
+        new = self._new_indices(node)
+        if new is None:
+            new = tuple(self.visit(i) for i in node.indices)
+        return dataclasses.replace(node, value=value, indices=new)
+
+
+def _first_statement(node: isl.AstNode) -> str | None:
+    """The name of the first real (non-marker) statement under ``node``."""
+    kind = node.get_type()
+    if kind == isl.ast_node_type.user:
+        name, _ = user_call(node)
+        return None if name.startswith(_MARK) else name
+    if kind == isl.ast_node_type.for_:
+        return _first_statement(node.for_get_body())
+    if kind == isl.ast_node_type.mark:
+        return _first_statement(node.mark_get_node())
+    if kind == isl.ast_node_type.if_:
+        found = _first_statement(node.if_get_then_node())
+        if found is None and node.if_has_else_node():
+            found = _first_statement(node.if_get_else_node())
+        return found
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        for k in range(children.n_ast_node()):
+            found = _first_statement(children.get_at(k))
+            if found is not None:
+                return found
+    return None

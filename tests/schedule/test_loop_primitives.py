@@ -1,0 +1,257 @@
+"""``distribute`` and ``reorder_by_map``: the rewrites, their refusals, their trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import codegen
+from analyses import Element, Instance
+from polypad.errors import IllegalTransformError, NotFoundError, PolypadError
+from polypad.ir.structural import assert_structural_equal
+from polypad.ir.verify import verify
+from polypad.schedule import Schedule
+from polypad.script import parse
+
+CONV = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "int32"), F: T.Buffer((3,), "int32"), B: T.Buffer((14,), "int32")):
+    with T.block("compute"):
+        for i in T.serial(14):
+            B[i] = 0
+            for f in T.serial(3):
+                B[i] = B[i] + F[f] * A[i + f]
+            B[i] = B[i] * 2
+'''
+
+
+def same_results(before, after, seed: int = 0, **scalars) -> None:
+    """Both functions leave every buffer equal, from the same random inputs."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.integers(-9, 9, p.shape).astype(p.dtype) for p in before.params]
+    want = [a.copy() for a in arrays]
+    got = [a.copy() for a in arrays]
+    codegen.build(before, target="python")(*scalars.values(), *want)
+    codegen.build(after, target="python")(*scalars.values(), *got)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+# ---------------------------------------------------------------- distribute
+
+
+def test_distribute_before_and_after():
+    sch = Schedule(parse(CONV))
+    sch.distribute("compute", ["compute_0"], "init")
+    sch.distribute("compute", [1], "finish", position="after")
+    verify(sch.func)
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((16,), "int32"), F: T.Buffer((3,), "int32"), B: T.Buffer((14,), "int32")):
+    with T.block("init"):
+        for i in T.serial(14):
+            B[i] = 0
+    with T.block("compute"):
+        for i in T.serial(14):
+            for f in T.serial(3):
+                B[i] = B[i] + F[f] * A[i + f]
+    with T.block("finish"):
+        for i in T.serial(14):
+            B[i] = B[i] * 2
+'''))
+    assert str(sch.trace).splitlines() == [
+        "sch.distribute(block='compute', statements=['compute_0'], new_block='init', "
+        "position='before')",
+        "sch.distribute(block='compute', statements=[1], new_block='finish', "
+        "position='after')",
+    ]
+    assert_structural_equal(sch.trace.apply_to(parse(CONV)).func, sch.func)
+    same_results(parse(CONV), sch.func)
+
+
+def test_distribute_refuses_to_run_a_use_before_its_definition():
+    sch = Schedule(parse(CONV))
+    with pytest.raises(IllegalTransformError) as info:
+        sch.distribute("compute", ["compute_0"], "init", position="after")
+    evidence = info.value.evidence
+    # compute_1 (S1) at i = 0 reads B[0] that compute_0 (S0) wrote: moving S0 after
+    # the block would run it last.
+    assert evidence.instances == (Instance("S0", {"i": 0}), Instance("S1", {"i": 0, "f": 0}))
+    assert evidence.element == Element("B", (0,))
+    assert evidence.description.startswith("flow dependence")
+    assert len(sch.trace) == 0
+
+
+def test_distribute_keeps_guards_and_else_branches():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32")):
+    with T.block("b"):
+        for i in T.serial(8):
+            if i < 3:
+                A[i] = 1
+            else:
+                A[i] = 2
+'''
+    sch = Schedule(parse(text))
+    sch.distribute("b", ["b_1"], "other")
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32")):
+    with T.block("other"):
+        for i in T.serial(8):
+            if not i < 3:
+                A[i] = 2
+    with T.block("b"):
+        for i in T.serial(8):
+            if i < 3:
+                A[i] = 1
+'''))
+    same_results(parse(text), sch.func)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    (("compute", ["compute_7"], "x"), NotFoundError,
+     "no statement 'compute_7' in block 'compute'; statements: compute_0, compute_1"),
+    (("compute", [0, 1, 2], "x"), PolypadError, "some, but not all"),
+    (("compute", [0], "compute"), PolypadError, "already a block 'compute'"),
+    (("compute", [0], "x", "middle"), PolypadError, "'before' or 'after'"),
+    ((None, [0], "x"), PolypadError, "with block=None the loop nests are split in place"),
+    (("nowhere", [0], "x"), NotFoundError, "no block 'nowhere'"),
+])
+def test_distribute_names_what_is_wrong(args, error, message):
+    with pytest.raises(error, match=message):
+        Schedule(parse(CONV)).distribute(*args)
+
+
+# ---------------------------------------------------------------- reorder_by_map
+
+
+def test_reorder_by_map_interchanges_loops():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((3, 5), "float32"), B: T.Buffer((5, 3), "float32")):
+    with T.block("t"):
+        for i in T.serial(3):
+            for j in T.vectorized(5):
+                B[j, i] = A[i, j]
+'''
+    sch = Schedule(parse(text))
+    sch.reorder_by_map("t", "{ t_0[i, j] -> [j] }", ("jj",))
+    # The band is the new outer loop; i stays a loop (with its kind) inside it.
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((3, 5), "float32"), B: T.Buffer((5, 3), "float32")):
+    with T.block("t"):
+        for jj in T.serial(5):
+            for i in T.serial(3):
+                B[jj, i] = A[i, jj]
+'''))
+    same_results(parse(text), sch.func)
+
+
+def test_reorder_by_map_refuses_to_reverse_a_recurrence():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((14,), "int32")):
+    with T.block("scan"):
+        for i in T.serial(1, 14):
+            A[i] = A[i - 1] + 1
+'''
+    sch = Schedule(parse(text))
+    with pytest.raises(IllegalTransformError) as info:
+        sch.reorder_by_map("scan", "{ scan_0[i] -> [-i] }", ("r",))
+    evidence = info.value.evidence
+    assert evidence.instances == (Instance("scan", {"i": 1}), Instance("scan", {"i": 2}))
+    assert evidence.element == Element("A", (1,))
+    assert "reorder_by_map would break a dependence" in str(info.value)
+
+
+def test_reorder_by_map_rebuilds_lets_and_data_dependent_guards():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    with T.block("b"):
+        for i in T.serial(14):
+            x = A[i] * 2
+            if A[i] > 0:
+                B[i // 4, i % 4] = x + 1
+'''
+    sch = Schedule(parse(text))
+    sch.reorder_by_map("b", "{ b_0[i] -> [floor(i/4), i mod 4] }", ("io", "ii"))
+    verify(sch.func)
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    with T.block("b"):
+        for io, ii in T.grid(4, 4):
+            if 4 * io + ii < 14:
+                if A[4 * io + ii] > 0:
+                    x = A[4 * io + ii] * 2
+                    B[io, ii] = x + 1
+'''))
+    same_results(parse(text), sch.func)
+
+
+def test_reorder_by_map_runs_a_shorter_band_before_the_deeper_loops():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((2, 3, 4), "int32"), B: T.Buffer((2, 3), "int32")):
+    with T.block("b"):
+        for i in T.serial(6):
+            B[i // 3, i % 3] = 0
+            for j in T.serial(4):
+                B[i // 3, i % 3] = B[i // 3, i % 3] + A[i // 3, i % 3, j]
+'''
+    sch = Schedule(parse(text))
+    sch.reorder_by_map("b", "{ b_0[i] -> [floor(i/3), i mod 3]; "
+                            "b_1[i, j] -> [floor(i/3), i mod 3, j] }", ("p", "q", "r"))
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((2, 3, 4), "int32"), B: T.Buffer((2, 3), "int32")):
+    with T.block("b"):
+        for p, q in T.grid(2, 3):
+            B[p, q] = 0
+            for r in T.serial(4):
+                B[p, q] = B[p, q] + A[p, q, r]
+'''))
+    same_results(parse(text), sch.func)
+
+
+@pytest.mark.parametrize("band, names, message", [
+    ("{ compute_0[i] -> [i] }", ("x",), "compute_1, compute_2 share the loop nest"),
+    ("{ compute_0[i] -> [i]; compute_1[i, f] -> [i]; compute_2[i] -> [i] }", ("x", "y"),
+     "1 members but 2 names"),
+    ("{ compute_0[i] -> [i]; compute_1[i, f] -> [f]; compute_2[i] -> [i] }", ("i",),
+     "the new loop 'i' has the name of a loop compute_1 keeps"),
+    ("{ compute_0[i, j] -> [i] }", ("x",), "compute_0 has 1 loops but the band gives it 2"),
+    ("{ compute_0[i] -> [o] : 0 <= o <= i }", ("x",), "must be a function"),
+    ("{ compute_0[i] -> [i] ", ("x",), "cannot read the band"),
+    ("{ compute_0[i] -> [i] }", ("for x",), "cannot name a loop"),
+])
+def test_reorder_by_map_names_what_is_wrong(band, names, message):
+    with pytest.raises(PolypadError, match=message):
+        Schedule(parse(CONV)).reorder_by_map("compute", band, names)
+
+
+def test_reorder_by_map_refuses_loops_bounded_by_data():
+    func = parse('''
+@T.prim_func
+def f(A: T.Buffer((16,), "int32"), B: T.Buffer((4, 4), "int32")):
+    for i in T.serial(A[0]):
+        B[i // 4, i % 4] = 1
+''')
+    with pytest.raises(PolypadError, match=r"loops of S0 depend on data \(i < A\[0\]\)"):
+        Schedule(func).reorder_by_map(None, "{ S0[i] -> [floor(i/4), i mod 4] }", ("o", "p"))
+
+
+def test_reorder_by_map_refuses_a_block_inside_a_loop():
+    func = parse('''
+@T.prim_func
+def f(B: T.Buffer((4, 4), "int32")):
+    for i in T.serial(14):
+        with T.block("inner"):
+            B[i // 4, i % 4] = 1
+''')
+    with pytest.raises(PolypadError, match="block 'inner' sits inside a loop"):
+        Schedule(func).reorder_by_map("inner", "{ inner_0[i] -> [i] }", ("o",))
