@@ -1,6 +1,7 @@
 """Statement instances as the deciders see them: times, scopes, labels, points.
 
-Shared by :mod:`.dependences`, :mod:`.merge` and :mod:`.no_op`:
+Shared by :mod:`.dataflow`, :mod:`.merge` and :mod:`.no_op` (and the
+schedule primitives, which name statements the same way):
 
 * :func:`program_times` — the model's 2d+1 schedule with every sequence
   position doubled, so that extra events (the end of an allocation, the
@@ -8,17 +9,21 @@ Shared by :mod:`.dependences`, :mod:`.merge` and :mod:`.no_op`:
 * :func:`allocation_scopes` — where each ``Allocate`` opens and closes, as a
   range of the model's statements;
 * :func:`buffer_box` — every element of a buffer, ``0 <= e_k < shape_k``;
+* :func:`labels` — the name of each statement in evidence and in the
+  arguments of schedule primitives;
 * :func:`instance` / :func:`point_coordinates` — an ISL point back to a
   named :class:`~analyses.evidence.Instance`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.naming import Names
 from polypad.model import AffineSpace, Model, StatementModel, to_set
 from polypad.model.affine import to_map
 from polypad.model.nest import is_leaf
@@ -128,11 +133,40 @@ def buffer_box(model: Model, buffer: n.Buffer) -> isl.Set:
     return box
 
 
+def labels(model: Model) -> dict[str, str]:
+    """The label of every statement of ``model``, by its model name ``S<k>``.
+
+    A statement is named after its innermost block: the block's name when the
+    block holds only that statement, else ``<block>_<k>``, ``k`` counting the
+    block's statements in program order (``compute_0``, ``compute_1``).  A
+    statement in no block keeps its model name ``S<k>``.  Evidence and the
+    schedule primitives (``distribute``, ``reorder_by_map``) use the same
+    labels, so a name read in an error message can be passed to a primitive.
+    Labels are identifiers (they are tuple names in ISL text); the few that
+    would clash (a block called ``S2``) fall back to model names.
+    """
+    by_block: dict[str, list[StatementModel]] = {}
+    for s in model.statements:
+        if s.block is not None:
+            by_block.setdefault(s.block, []).append(s)
+    out = {s.name: s.name for s in model.statements}
+    for block, members in by_block.items():
+        base = Names().sanitize(block)
+        for k, s in enumerate(members):
+            out[s.name] = base if len(members) == 1 else f"{base}_{k}"
+    while True:
+        # Model names are unique, so each round shrinks the clashes until none is left.
+        count = Counter(out.values())
+        clashing = [name for name, text in out.items() if count[text] > 1 and name != text]
+        if not clashing:
+            return out
+        for name in clashing:
+            out[name] = name
+
+
 def label(model: Model, s: StatementModel) -> str:
-    """How evidence names ``s``: its block when the block holds only ``s``, else ``S<k>``."""
-    if s.block is not None and sum(t.block == s.block for t in model.statements) == 1:
-        return s.block
-    return s.name
+    """How evidence and schedule primitives name ``s`` (see :func:`labels`)."""
+    return labels(model)[s.name]
 
 
 def dim_names(space: isl.Space | isl.Set) -> list[str]:

@@ -11,7 +11,7 @@ that no dependence may point that way:
 2. for ``i > j``, what the first loop reads in iteration ``i`` is not
    written by the second loop in iteration ``j`` (anti dependences).
 
-:func:`can_merge_loops` decides them with :mod:`.dependences`: it builds the
+:func:`can_merge_loops` decides them with :mod:`.dataflow`: it builds the
 merged schedule and asks for a dependence it reverses.  None: ``Proved``.
 A certain one: ``Refuted`` with the two iterations and the element.  Only a
 may-dependence (a data-dependent guard): ``Unknown``.

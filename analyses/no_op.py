@@ -8,7 +8,7 @@ The review settled three rules; a write is a no-op when
    ``T.assume``).
 
 Rules 1 and 2 are one dataflow question, answered with
-:mod:`.dependences`: no value the statement writes may reach a read outside
+:mod:`.dataflow`: no value the statement writes may reach a read outside
 it -- neither a later statement (``T.assume`` included: removing a store
 must not falsify a fact) nor the caller, who reads every buffer the
 function does not allocate (the ``END`` instance).  Rule 3 is decided by

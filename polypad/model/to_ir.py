@@ -69,7 +69,9 @@ def pw_aff_to_expr(
 ) -> n.Expr:
     """An integer IR expression equal to ``pa`` on its domain.
 
-    Several pieces become nested ``T.if_then_else``; the last piece's
+    Pieces that make up the minimum (or maximum) of their functions become
+    ``T.min`` (``T.max``): ``{ [4] : n >= 4; [n] : n < 4 }`` is ``T.min(n, 4)``.
+    Other pieces become nested ``T.if_then_else``; the last piece's
     condition is implied (outside the domain of ``pa`` the expression's value
     is unspecified).  ``vars``/``params``/``context`` are as in
     :func:`set_to_condition`.
@@ -83,11 +85,39 @@ def pw_aff_to_expr(
     pieces = pa.get_pieces()
     if not pieces:
         raise PolypadError(f"cannot convert the function with an empty domain {pa} to IR")
+    folded = _extremum(pa, [aff for _, aff in pieces])
+    if folded is not None:
+        node, affs = folded
+        out = reader.aff(affs[0])
+        for aff in affs[1:]:
+            out = node(out, reader.aff(aff))
+        return out
     out = reader.aff(pieces[-1][1])
     for where, aff in reversed(pieces[:-1]):
         cond = set_to_condition(where, vars, params)
         out = n.Select(cond, reader.aff(aff), out)
     return out
+
+
+def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] | None:
+    """``(Min or Max, affs)`` when ``pa`` is, on its domain, the minimum (maximum) of
+    its pieces' distinct functions, constants last; else ``None``.  ISL decides it."""
+    distinct: list[isl.Aff] = []
+    for aff in affs:
+        if not any(aff.plain_is_equal(d) for d in distinct):
+            distinct.append(aff)
+    if len(distinct) < 2:
+        return None
+    distinct.sort(key=lambda aff: aff.is_cst())
+    domain = pa.domain()
+    whole = [isl.PwAff.from_aff(aff).intersect_domain(domain) for aff in distinct]
+    for node, combine in ((n.Min, isl.PwAff.min), (n.Max, isl.PwAff.max)):
+        folded = whole[0]
+        for other in whole[1:]:
+            folded = combine(folded, other)
+        if folded.is_equal(pa):
+            return node, distinct
+    return None
 
 
 def _check_dims(count: int, vars: Sequence[n.Var]) -> None:

@@ -43,6 +43,8 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 
+from .layout_stages import seq
+
 _T = isl.ast_expr_op_type
 
 # Binary operators with a direct IR counterpart.
@@ -158,14 +160,9 @@ class AstToIR:
         kind = node.get_type()
         if kind == isl.ast_node_type.block:
             children = node.block_get_children()
-            stmts = []
-            for k in range(children.n_ast_node()):
-                s = self.stmt(children.get_at(k))
-                if isinstance(s, n.SeqStmt):
-                    stmts.extend(s.stmts)
-                elif s is not None:
-                    stmts.append(s)
-            return _seq(stmts)
+            stmts = [self.stmt(children.get_at(k)) for k in range(children.n_ast_node())]
+            kept = [s for s in stmts if s is not None]
+            return seq(*kept) if kept else None
         if kind == isl.ast_node_type.for_:
             return self._for(node)
         if kind == isl.ast_node_type.if_:
@@ -256,12 +253,6 @@ class AstToIR:
                 del self.env[name]
             else:
                 self.env[name] = saved
-
-
-def _seq(stmts: list[n.Stmt]) -> n.Stmt | None:
-    if not stmts:
-        return None
-    return stmts[0] if len(stmts) == 1 else n.SeqStmt(tuple(stmts))
 
 
 def ast_to_ir(node: isl.AstNode, user: Callable[[str, list[n.Expr]], n.Stmt | None],

@@ -18,27 +18,28 @@ after::
 
 Every access of the buffer in the block moves to the cache, allocated from
 the block's stage on, and a copy-out stage right after it writes the whole
-buffer back.  That is exact only when (checked with isl on the polyhedral
-model) the block writes every element of the buffer — else the copy-out
-would overwrite elements the block never wrote — and the block reads the
-buffer only where it wrote it before — else the cache would lack the value.
+buffer back.  That is exact only when the block writes every element of
+the buffer (its certain writes cover the buffer's box, in isl) — else the
+copy-out would overwrite elements the block never wrote — and the block
+reads the buffer only where it wrote it before (no flow dependence from
+outside the block, :func:`analyses.dependences`) — else the cache would
+lack the value.
 Accesses of the buffer in the block's stage outside the block would run
 before the copy-out, so they are refused too.
 """
 
 from __future__ import annotations
 
+import functools
+
 import islpy as isl
 
-from analyses.evidence import Counterexample, Element, Instance
+from analyses.evidence import Counterexample, Element
 from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, replace
-from polypad.ir.operators import ge, logical_and, lt
 from polypad.ir.visitor import walk
 from polypad.model import extract
-from polypad.model.affine import AffineSpace
-from polypad.model.conditions import to_set
 
 from .cache_common import cache_buffer, copy_stage, describe, require_access, target
 from .layout_rewrite import relayout
@@ -76,86 +77,63 @@ def cache_write(func: n.PrimFunc, block: str | None, buffer, scope: str = "globa
 def check_cache_write(func: n.PrimFunc, region: n.Stmt, buffer: n.Buffer, where: str) -> None:
     """Refuse unless ``region`` writes all of ``buffer`` and reads only what it wrote.
 
-    Decided with isl: the union of the region's exact write relations must
-    cover the buffer's box, and the dataflow from those writes to the
-    region's reads (``compute_flow``) must leave no read without a source.
-    A write whose domain over-approximates (a dropped guard) counts as a
-    "may" write: it neither covers nor surely sources.
+    Decided on the polyhedral model: the region's certain writes (a write
+    under a data-dependent guard may not happen) must cover the buffer's box;
+    and no read of the buffer in the region may see a value from outside the
+    region -- a flow dependence (:func:`analyses.dependences`) from a write
+    elsewhere, a value from before the function (``live_in``), or no write at
+    all.
     """
+    # analyses imports polypad, so its deciders are imported on use.
+    from analyses import instances as inst
+    from analyses.dataflow import Dependences
+
     model = extract(func)
-    inside = {id(node) for node in walk(region)}
-    tuple_name = model.buffer_name(buffer)
-    must, may, reads = _empty(), _empty(), _empty()
-    for s in model.statements:
-        if id(s.stmt) not in inside:
-            continue
-        for access in s.accesses:
-            if access.buffer is not buffer:
-                continue
-            rel = isl.UnionMap.from_map(access.relation)
-            if access.kind == "read":
-                reads = reads.union(rel)
-            elif access.may or s.may:
-                may = may.union(rel)
-            else:
-                must = must.union(rel)
-    box = isl.UnionSet.from_set(_box(buffer, tuple_name, model))
-    missing = box.subtract(must.range())
+    first, stop = inst.leaf_range(func.body, region)
+    accesses = [a for s in model.statements[first:stop] for a in s.accesses
+                if a.buffer is buffer]
+    missing = inst.buffer_box(model, buffer)
+    for a in accesses:
+        if a.kind == "write" and not a.may:
+            missing = missing.subtract(a.relation.range())
     if not missing.is_empty():
-        point = _first(missing).sample_point()
-        element = Element(buffer.name, _coords(point, isl.dim_type.set))
+        coords, params = inst.point_coordinates(missing.sample_point())
+        element = Element(buffer.name, tuple(coords))
         raise IllegalTransformError(
             f"cache_write of {buffer.name} for {where}: the block does not write {element}, "
             f"and the copy-out would overwrite it with the cache's unwritten value",
             evidence=Counterexample(f"{where} never (surely) writes {element}",
-                                    element=element, params=_params(point)))
-    info = isl.UnionAccessInfo.from_sink(reads).set_must_source(must).set_may_source(may)
-    exposed = info.set_schedule_map(model.schedule).compute_flow().get_may_no_source()
-    if not exposed.is_empty():
-        relation = _first(exposed)
-        point = relation.wrap().sample_point()
-        stmt = model.statement(relation.get_tuple_name(isl.dim_type.in_))
-        coords = _coords(point, isl.dim_type.set)
-        count = len(stmt.loop_vars)
-        instance = Instance(stmt.block or stmt.name,
-                            {v.name: c for v, c in zip(stmt.loop_vars, coords[:count])})
-        element = Element(buffer.name, coords[count:])
+                                    element=element, params=params))
+    reads = _tags(a for a in accesses if a.kind == "read")
+    if reads is None:
+        return
+    deps = Dependences(model, assumes=True)
+    sourced = deps.tagged("flow").intersect_range(reads)
+    writes = _tags(a for a in accesses if a.kind == "write")
+    elsewhere = sourced if writes is None else sourced.subtract_domain(writes)
+    if not elsewhere.is_empty():
+        src, dst, element, params = deps.decode(inst.first_point(elsewhere))
         raise IllegalTransformError(
-            f"cache_write of {buffer.name} for {where}: {instance} reads {element} before the "
+            f"cache_write of {buffer.name} for {where}: {dst} reads {element}, which {src} "
+            f"writes outside the block before it, a value the cache would not hold",
+            evidence=Counterexample(f"{where} reads {element} from {src}",
+                                    instances=(src, dst), element=element, params=params))
+    before = reads.intersect(deps.live_in.wrap()).union(reads.subtract(sourced.range()))
+    if not before.is_empty():
+        point = inst.first_point(before.unwrap())
+        coords, params = inst.point_coordinates(point)
+        s = model.statement(point.get_space().unwrap().get_tuple_name(isl.dim_type.in_))
+        count = len(s.loop_vars)
+        reader = inst.instance(model, s, coords[:count])
+        element = Element(buffer.name, tuple(coords[count:]))
+        raise IllegalTransformError(
+            f"cache_write of {buffer.name} for {where}: {reader} reads {element} before the "
             f"block writes it, a value the cache would not hold",
             evidence=Counterexample(f"{where} reads {element} from before the block",
-                                    instances=(instance,), element=element,
-                                    params=_params(point)))
+                                    instances=(reader,), element=element, params=params))
 
 
-def _box(buffer: n.Buffer, tuple_name: str, model) -> isl.Set:
-    dims = [n.Var(f"d{k}") for k in range(buffer.ndim)]
-    space = AffineSpace(dims, tuple_name=tuple_name, names=model.names)
-    if not dims:
-        return space.universe
-    return to_set(logical_and(*(logical_and(ge(d, 0), lt(d, extent))
-                                for d, extent in zip(dims, buffer.shape))), space)
-
-
-def _empty() -> isl.UnionMap:
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
-
-def _first(union):
-    """One non-empty piece of a union set or map."""
-    pieces = []
-    (union.foreach_map if isinstance(union, isl.UnionMap) else union.foreach_set)(
-        pieces.append)
-    return next(p for p in pieces if not p.is_empty())
-
-
-def _coords(point: isl.Point, kind) -> tuple[int, ...]:
-    count = point.get_space().dim(kind)
-    return tuple(point.get_coordinate_val(kind, k).to_python() for k in range(count))
-
-
-def _params(point: isl.Point) -> dict[str, int]:
-    space = point.get_space()
-    return {space.get_dim_name(isl.dim_type.param, k):
-            point.get_coordinate_val(isl.dim_type.param, k).to_python()
-            for k in range(space.dim(isl.dim_type.param))}
+def _tags(accesses) -> isl.UnionSet | None:
+    """The accesses as tagged instances ``[S[i] -> Buf[e]]``; ``None`` for none."""
+    tags = [isl.UnionSet.from_set(a.relation.wrap()) for a in accesses]
+    return functools.reduce(isl.UnionSet.union, tags) if tags else None

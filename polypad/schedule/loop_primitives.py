@@ -1,12 +1,15 @@
 """Schedule primitives: loop family — ``distribute``, ``reorder_by_map`` and the
 ``sequential_buffer_access`` utility built from them.
 
-Statements are named by their block and their index in it, in program
-order: ``compute_0``, ``compute_1``, ... (``S0``, ``S1``, ... with
-``block=None``, which means the whole function body).  Both primitives
-prove the new order keeps every dependence (:func:`analyses.dependences`)
-and otherwise raise :class:`~polypad.errors.IllegalTransformError` whose
-``evidence`` holds the two instances and the element they share.
+Statements are named as the evidence of every decider names them
+(:func:`analyses.instances.labels`): by their innermost block, ``compute``
+when the block holds one statement, else ``compute_0``, ``compute_1``, ...
+in program order; ``S0``, ``S1``, ... (the model's names) outside blocks.
+``block=None`` means the whole function body.  Both primitives prove the
+new order keeps every dependence (:func:`analyses.dependences`) and
+otherwise raise :class:`~polypad.errors.IllegalTransformError` whose
+``evidence`` holds the two instances and the element they share, named so
+that they can be passed back to a primitive.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ class LoopPrimitives:
         """Regenerate the loop nests of ``block`` so they run in ``band``'s order.
 
         ``band`` is an ISL map from labelled statements to new outer loops,
-        ``"{ compute_0[i] -> [floor(i/4), i mod 4] }"``, named by ``names``.
+        ``"{ compute[i] -> [floor(i/4), i mod 4] }"``, named by ``names``.
         Each loop nest holding a mapped statement is rebuilt by ISL's AST
         generator: the band loops outermost, each over the whole range it
         takes, then the statement's original loops that the band does not
@@ -72,7 +75,7 @@ class LoopPrimitives:
             for i in T.serial(14):
                 A[i // 4, i % 4] = i
 
-        ``sch.reorder_by_map("compute", "{ compute_0[i] -> [floor(i/4), i mod 4] }",
+        ``sch.reorder_by_map("compute", "{ compute[i] -> [floor(i/4), i mod 4] }",
         ("io", "ii"))``::
 
             for io in T.serial(4):

@@ -21,6 +21,7 @@ from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.substitute import substitute
 
+from .layout_stages import seq
 from .state import primitive
 
 
@@ -42,19 +43,19 @@ class MergePrimitives:
         from analyses.merge import adjacent_loops, can_merge_loops
 
         f = self.func
-        seq, k = adjacent_loops(f, loop_a, loop_b)
-        a, b = seq.stmts[k], seq.stmts[k + 1]
+        around, k = adjacent_loops(f, loop_a, loop_b)
+        a, b = around.stmts[k], around.stmts[k + 1]
         decision = can_merge_loops(f, a, b)
         if not isinstance(decision, Proved):
             evidence = decision.counterexample if isinstance(decision, Refuted) else decision
             raise IllegalTransformError(
                 f"merge_adjacent_loops: cannot merge the loops over {a.var.name} and "
                 f"{b.var.name} in {f.name}: {decision}", evidence=evidence)
-        merged = n.For(a.var, a.min, a.extent, a.kind, _seq(a.body, _rebase(a, b)),
+        merged = n.For(a.var, a.min, a.extent, a.kind, seq(a.body, _rebase(a, b)),
                        span=a.span)
-        rest = (*seq.stmts[:k], merged, *seq.stmts[k + 2:])
-        new_seq = rest[0] if len(rest) == 1 else n.SeqStmt(rest, span=seq.span)
-        return replace(f, seq, new_seq)
+        rest = (*around.stmts[:k], merged, *around.stmts[k + 2:])
+        new_seq = rest[0] if len(rest) == 1 else n.SeqStmt(rest, span=around.span)
+        return replace(f, around, new_seq)
 
 
 def _rebase(a: n.For, b: n.For) -> n.Stmt:
@@ -67,11 +68,3 @@ def _rebase(a: n.For, b: n.For) -> n.Stmt:
     else:
         value = a.var - a.min + b.min
     return substitute(b.body, {b.var: value})
-
-
-def _seq(first: n.Stmt, second: n.Stmt) -> n.SeqStmt:
-    """One flat sequence of ``first`` then ``second``."""
-    parts: list[n.Stmt] = []
-    for stmt in (first, second):
-        parts += list(stmt.stmts) if isinstance(stmt, n.SeqStmt) else [stmt]
-    return n.SeqStmt(tuple(parts))

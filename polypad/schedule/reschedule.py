@@ -15,12 +15,13 @@ statements run in the order of a band of new outer loops
 
 from __future__ import annotations
 
+import dataclasses
+
 import islpy as isl
 
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, replace
-from polypad.ir.naming import Names
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.model.nest import is_leaf
@@ -30,6 +31,8 @@ from .reschedule_plan import (
     Scope,
     check_legal,
     check_top_level,
+    empty_union_map,
+    entries,
     function_schedule,
     item_label,
     map_items,
@@ -50,11 +53,12 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                    names: tuple[str, ...] | None = None) -> n.PrimFunc:
     """``func`` with the loop nests of ``block`` regenerated under ``band``.
 
-    ``band`` is an ISL map from statements, named ``<block>_<k>`` (``S<k>``
-    for ``block=None``) with their loop counters, to the new outer loops:
-    ``{ compute_0[i] -> [floor(i/4), i mod 4] }``.  Each item of the block
-    holding a mapped statement is rebuilt; every statement of such an item
-    must be mapped.  ``names`` names the new loops (default ``b0, b1, ...``).
+    ``band`` is an ISL map from statements, named by their labels
+    (:func:`analyses.instances.labels`) with their loop counters, to the new
+    outer loops: ``{ compute[i] -> [floor(i/4), i mod 4] }``.  Each item of
+    the block holding a mapped statement is rebuilt; every statement of such
+    an item must be mapped.  ``names`` names the new loops (default ``b0, b1,
+    ...``).
     """
     primitive = "reorder_by_map"
     scope = scope_of(func, block)
@@ -143,8 +147,8 @@ def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str |
     ("before" or "after") ``block``; with ``block=None`` each loop nest of the
     function body is split in place, the moved part just before (after) the
     rest, and ``new_block`` must be None.  The moved statements keep copies of
-    the loops and ifs around them.  ``statements`` are labels ``<block>_<k>``
-    (``S<k>``) or indices within the block.
+    the loops and ifs around them.  ``statements`` are labels (``compute_0``,
+    as evidence names them) or indices within the block.
     """
     primitive = "distribute"
     if position not in POSITIONS:
@@ -206,16 +210,15 @@ def _check_new_block(func: n.PrimFunc, name: str, primitive: str) -> None:
 
 def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.UnionMap:
     """Times with the moved statements first (or last) among the block's."""
+    from analyses.instances import depth_of
+
     model = scope.model
-    depth = max((len(s.loop_vars) for s in model.statements), default=0)
+    depth = depth_of(model)
     inside = {s.name for s in scope.statements}
     start = min(s.position[0] for s in scope.statements)
-    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    out = empty_union_map()
     for s in model.statements:
-        program: list = [s.position[0]]
-        for j, var in enumerate(s.loop_vars):
-            program += [var, s.position[j + 1]]
-        program += [0] * (2 * depth + 1 - len(program))
+        program = entries(s, None, 0, depth)  # the 2d+1 program order
         if s.name in inside:
             moved = s.name in chosen
             group = int(moved) if position == "after" else int(not moved)
@@ -258,8 +261,6 @@ def _prune(stmt: n.Stmt, take, *, untracked: bool) -> n.Stmt | None:
 
 
 def _rebuilt(stmt: n.Stmt, **changes) -> n.Stmt:
-    import dataclasses
-
     if all(getattr(stmt, k) is v for k, v in changes.items()):
         return stmt
     return dataclasses.replace(stmt, **changes)
@@ -275,10 +276,3 @@ def _splice(func: n.PrimFunc, block: n.Block, pair: tuple[n.Stmt, n.Stmt]) -> n.
             stmts.extend(pair if s is block else (s,))
         return replace(func, parent, n.SeqStmt(tuple(stmts), span=parent.span))
     return replace(func, block, n.SeqStmt(pair))
-
-
-def fresh_block_name(func: n.PrimFunc, hint: str) -> str:
-    """``hint``, or ``hint_1``, ... when a block already has that name."""
-    taken = {node.name for node in walk(func.body) if isinstance(node, n.Block)}
-    names = Names(reserved=taken)
-    return names.fresh(hint)

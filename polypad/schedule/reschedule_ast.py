@@ -41,7 +41,7 @@ from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_co
 from polypad.model.affine import to_pw_aff
 
 from .ast_to_ir import AstToIR, user_call
-from .reschedule_plan import Placement, Scope, entries, layout_length, time_map
+from .reschedule_plan import Placement, Scope, empty_union_map, entries, layout_length, time_map
 
 _MARK = "_mark"  # prefix of the marker statements' names
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
@@ -55,7 +55,7 @@ def regenerate(scope: Scope, placements: list[Placement],
     depth = max(len(p.statement.loop_vars) for p in placements)
     size = layout_length(r, depth)
     times, layouts = {}, {}
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    schedule = empty_union_map()
     for p in placements:
         s = p.statement
         layouts[s.name] = entries(s, p, r, depth)

@@ -5,8 +5,9 @@ The vocabulary shared by :mod:`.reschedule` (the ``distribute`` and
 ``sequential_buffer_access``):
 
 * a :class:`Scope` is a block (or the whole function body) with its leaf
-  statements, labelled ``<block>_<k>`` in program order (``S<k>`` for the
-  whole function, which are the model's own names), and its *items*: the
+  statements, labelled as evidence labels them (:func:`analyses.instances.labels`:
+  ``compute`` for the one statement of block ``compute``, ``compute_0``,
+  ``compute_1``, ... for several, ``S<k>`` outside blocks), and its *items*: the
   top-level statements of its body, looking through ``SeqStmt``,
   ``Allocate`` and nested ``Block`` s.  An item is the unit a reorder regenerates;
 * a :class:`Placement` puts a statement under a *band* of new outer loops:
@@ -36,13 +37,13 @@ import islpy as isl
 from polypad.errors import IllegalTransformError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops, find_block
-from polypad.ir.naming import Names
 from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract
 from polypad.model.affine import to_map
 
 
-def _empty() -> isl.UnionMap:
+def empty_union_map() -> isl.UnionMap:
+    """An empty ``isl.UnionMap`` without parameters, to union maps into."""
     return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
 
 
@@ -67,7 +68,7 @@ class Scope:
         return f"block {self.block.name!r}" if self.block is not None else "the function body"
 
     def label(self, s: StatementModel) -> str:
-        """The user-facing name of ``s``: ``<block>_<k>``."""
+        """The user-facing name of ``s``: ``compute``, ``compute_0``, ``S2``..."""
         return next(k for k, v in self.labels.items() if v is s)
 
     def lookup(self, ref: str | int) -> StatementModel:
@@ -84,12 +85,10 @@ class Scope:
         return [s for s in self.statements if self.item_of[s.name] == index]
 
 
-def label_prefix(block: n.Block | None) -> str:
-    return "S" if block is None else Names().sanitize(block.name) + "_"
-
-
 def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
     """The :class:`Scope` of ``block`` (a name, a node, or None for the body) in ``func``."""
+    from analyses.instances import labels  # analyses imports polypad: not at import time
+
     node = None
     if block is not None:
         node = find_block(func, block if isinstance(block, str) else block.name)
@@ -97,8 +96,8 @@ def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
     body = func.body if node is None else node.body
     inside = {id(x) for x in walk(body)}
     statements = [s for s in model.statements if id(s.stmt) in inside]
-    prefix = label_prefix(node)
-    labels = {f"{prefix}{k}": s for k, s in enumerate(statements)}
+    named = labels(model)
+    scope_labels = {named[s.name]: s for s in statements}
     items = flatten_items(body)
     item_of = {}
     for index, item in enumerate(items):
@@ -106,7 +105,7 @@ def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
         for s in statements:
             if id(s.stmt) in under:
                 item_of[s.name] = index
-    return Scope(func, model, node, statements, labels, items, item_of)
+    return Scope(func, model, node, statements, scope_labels, items, item_of)
 
 
 def flatten_items(body: n.Stmt) -> list[n.Stmt]:
@@ -239,8 +238,10 @@ def time_map(s: StatementModel, items: list) -> isl.Map:
 
 def function_schedule(model: Model, placements: dict[str, Placement], r: int) -> isl.UnionMap:
     """Every statement of ``model`` at its new time; unplaced ones keep their order."""
-    depth = max((len(s.loop_vars) for s in model.statements), default=0)
-    out = _empty()
+    from analyses.instances import depth_of
+
+    depth = depth_of(model)
+    out = empty_union_map()
     for s in model.statements:
         out = out.union(isl.UnionMap.from_map(
             time_map(s, entries(s, placements.get(s.name), r, depth))))
@@ -296,7 +297,7 @@ def item_label(scope: Scope, index: int) -> str:
 
 
 __all__ = [
-    "Placement", "Scope", "band_map", "check_legal", "check_top_level", "entries",
-    "flatten_items", "function_schedule", "item_label", "kept_loops", "layout_length",
-    "map_items", "parse_band", "place", "scope_of", "set_sides", "time_map",
+    "Placement", "Scope", "band_map", "check_legal", "check_top_level", "empty_union_map",
+    "entries", "flatten_items", "function_schedule", "item_label", "kept_loops",
+    "layout_length", "map_items", "parse_band", "place", "scope_of", "set_sides", "time_map",
 ]

@@ -42,7 +42,7 @@ from polypad.ir.visitor import walk
 from polypad.model import Access, StatementModel
 from polypad.model.affine import to_map, to_pw_aff
 
-from .reschedule import fresh_block_name
+from .layout_stages import fresh_block_name
 from .reschedule_plan import Scope, place, scope_of
 
 

@@ -93,6 +93,21 @@ def test_pw_aff_round_trip(text):
     assert back.is_equal(pa), show(expr)
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("[n] -> { [i] -> [(4)] : n >= 4; [i] -> [(n)] : n <= 3 }", lambda: Min(n, IntImm(4))),
+    ("[n] -> { [i] -> [(max(0, n - i))] }", lambda: Max(n - i, IntImm(0))),
+    ("[n] -> { [i] -> [(min(i, n, 7))] }", lambda: Min(Min(n, i), IntImm(7))),
+])
+def test_pieces_forming_a_min_or_max_come_back_as_one(text, expected):
+    assert pw_aff_to_expr(isl.PwAff(text), [i], [n]) == expected()
+
+
+def test_pieces_that_are_no_min_or_max_stay_a_select():
+    got = pw_aff_to_expr(isl.PwAff("[n] -> { [i] -> [(n)] : i > 3; [i] -> [(0)] : i <= 3 }"),
+                         [i], [n])
+    assert isinstance(got, Select)
+
+
 # ---------------------------------------------------------------- random round trips
 
 

@@ -143,7 +143,7 @@ def test_cache_read_of_a_produced_buffer_copies_right_before_the_reader():
     check_layouts(parse(PIPELINE), sch.func, {})
 
 
-# ------------------------------------------------------------ cache_read refusals
+# ------------------------------------------------------------ refusals
 
 SUM = '''
 @T.prim_func
@@ -166,21 +166,24 @@ def func(A: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")):
 '''
 
 
-def test_cache_read_refuses_a_block_that_also_writes_the_buffer():
-    with pytest.raises(IllegalTransformError, match="cache_read of B for block 'sum': the block "
-                                                    "also writes B"):
-        Schedule(parse(SUM)).cache_read("sum", "B")
-
-
-def test_cache_read_refuses_a_stage_that_writes_the_buffer_around_the_block():
-    with pytest.raises(IllegalTransformError, match="the stage around the block also writes X"):
-        Schedule(parse(FUSED)).cache_read("consume", "X")
-
-
-def test_cache_read_of_the_whole_function_refuses_a_buffer_it_writes():
-    with pytest.raises(IllegalTransformError, match="func also writes X, so one copy cannot "
-                                                    "serve every read"):
-        Schedule(parse(PIPELINE)).cache_read(None, "X")
+@pytest.mark.parametrize("text, primitive, args, error, message", [
+    (SUM, "cache_read", ("sum", "B"), IllegalTransformError,
+     "cache_read of B for block 'sum': the block also writes B"),
+    (FUSED, "cache_read", ("consume", "X"), IllegalTransformError,
+     "the stage around the block also writes X"),
+    (PIPELINE, "cache_read", (None, "X"), IllegalTransformError,
+     "func also writes X, so one copy cannot serve every read"),
+    (FUSED, "cache_write", ("produce", "X"), IllegalTransformError,
+     "the stage around the block also accesses X outside the block"),
+    (PIPELINE, "cache_write", ("consume", "X"), NotFoundError,
+     "block 'consume' does not write buffer X"),
+])
+def test_cache_refusals_name_what_is_wrong(text, primitive, args, error, message):
+    sch = Schedule(parse(text))
+    with pytest.raises(error, match=message):
+        getattr(sch, primitive)(*args)
+    assert len(sch.trace) == 0
+    assert_structural_equal(sch.func, parse(text))
 
 
 def test_cache_read_needs_a_block_that_reads_the_buffer_and_a_free_name():
@@ -241,12 +244,46 @@ def func(A: T.Buffer((14,), "int32"), B: T.Buffer((1,), "int32")):
         with T.block("acc"):
             B[0] = B[0] + A[i]
 ''')
+    with pytest.raises(IllegalTransformError, match=r"acc\(i=0\) reads B\[0\], which S0\(\) "
+                                                    "writes outside the block before it") as err:
+        Schedule(f).cache_write("acc", "B")
+    evidence = err.value.evidence
+    assert evidence.instances == (Instance("S0", {}), Instance("acc", {"i": 0}))
+    assert evidence.element == Element("B", (0,))
+
+
+def test_cache_write_refuses_a_block_that_reads_the_input_value():
+    f = parse('''
+@T.prim_func
+def func(A: T.Buffer((14,), "int32"), B: T.Buffer((1,), "int32")):
+    for i in T.serial(14):
+        with T.block("acc"):
+            B[0] = B[0] + A[i]
+''')
     with pytest.raises(IllegalTransformError, match=r"acc\(i=0\) reads B\[0\] before the block "
                                                     "writes it") as err:
         Schedule(f).cache_write("acc", "B")
     evidence = err.value.evidence
     assert evidence.instances == (Instance("acc", {"i": 0}),)
     assert evidence.element == Element("B", (0,))
+
+
+def test_cache_write_refuses_a_read_that_a_data_dependent_write_may_not_source():
+    # b_1 reads B[i] after a write under a data-dependent guard: when A[i] <= 0 it
+    # reads the input value, which the cache does not hold.
+    f = parse('''
+@T.prim_func
+def func(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32"), C: T.Buffer((4,), "int32")):
+    with T.block("b"):
+        for i in T.serial(4):
+            if A[i] > 0:
+                B[i] = A[i]
+            C[i] = B[i]
+            B[i] = 1
+''')
+    with pytest.raises(IllegalTransformError, match=r"b_1\(i=0\) reads B\[0\] before") as err:
+        Schedule(f).cache_write("b", "B")
+    assert err.value.evidence.instances == (Instance("b_1", {"i": 0}),)
 
 
 def test_cache_write_counts_a_data_dependent_write_as_may():
@@ -261,14 +298,3 @@ def func(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     with pytest.raises(IllegalTransformError, match="the block does not write B") as err:
         Schedule(f).cache_write("relu", "B")
     assert "never (surely) writes B[" in err.value.evidence.description
-
-
-def test_cache_write_refuses_accesses_beside_the_block_in_its_stage():
-    with pytest.raises(IllegalTransformError, match="the stage around the block also accesses X "
-                                                    "outside the block"):
-        Schedule(parse(FUSED)).cache_write("produce", "X")
-
-
-def test_cache_write_needs_a_block_that_writes_the_buffer():
-    with pytest.raises(NotFoundError, match="block 'consume' does not write buffer X"):
-        Schedule(parse(PIPELINE)).cache_write("consume", "X")

@@ -74,9 +74,10 @@ def test_distribute_refuses_to_run_a_use_before_its_definition():
     with pytest.raises(IllegalTransformError) as info:
         sch.distribute("compute", ["compute_0"], "init", position="after")
     evidence = info.value.evidence
-    # compute_1 (S1) at i = 0 reads B[0] that compute_0 (S0) wrote: moving S0 after
-    # the block would run it last.
-    assert evidence.instances == (Instance("S0", {"i": 0}), Instance("S1", {"i": 0, "f": 0}))
+    # compute_1 at i = 0 reads B[0] that compute_0 wrote: moving compute_0 after the
+    # block would run it last.  Evidence names statements as the arguments do.
+    assert evidence.instances == (Instance("compute_0", {"i": 0}),
+                                  Instance("compute_1", {"i": 0, "f": 0}))
     assert evidence.element == Element("B", (0,))
     assert evidence.description.startswith("flow dependence")
     assert len(sch.trace) == 0
@@ -137,7 +138,7 @@ def f(A: T.Buffer((3, 5), "float32"), B: T.Buffer((5, 3), "float32")):
                 B[j, i] = A[i, j]
 '''
     sch = Schedule(parse(text))
-    sch.reorder_by_map("t", "{ t_0[i, j] -> [j] }", ("jj",))
+    sch.reorder_by_map("t", "{ t[i, j] -> [j] }", ("jj",))
     # The band is the new outer loop; i stays a loop (with its kind) inside it.
     assert_structural_equal(sch.func, parse('''
 @T.prim_func
@@ -160,7 +161,7 @@ def f(A: T.Buffer((14,), "int32")):
 '''
     sch = Schedule(parse(text))
     with pytest.raises(IllegalTransformError) as info:
-        sch.reorder_by_map("scan", "{ scan_0[i] -> [-i] }", ("r",))
+        sch.reorder_by_map("scan", "{ scan[i] -> [-i] }", ("r",))
     evidence = info.value.evidence
     assert evidence.instances == (Instance("scan", {"i": 1}), Instance("scan", {"i": 2}))
     assert evidence.element == Element("A", (1,))
@@ -178,7 +179,7 @@ def f(A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
                 B[i // 4, i % 4] = x + 1
 '''
     sch = Schedule(parse(text))
-    sch.reorder_by_map("b", "{ b_0[i] -> [floor(i/4), i mod 4] }", ("io", "ii"))
+    sch.reorder_by_map("b", "{ b[i] -> [floor(i/4), i mod 4] }", ("io", "ii"))
     verify(sch.func)
     assert_structural_equal(sch.func, parse('''
 @T.prim_func
@@ -254,4 +255,4 @@ def f(B: T.Buffer((4, 4), "int32")):
             B[i // 4, i % 4] = 1
 ''')
     with pytest.raises(PolypadError, match="block 'inner' sits inside a loop"):
-        Schedule(func).reorder_by_map("inner", "{ inner_0[i] -> [i] }", ("o",))
+        Schedule(func).reorder_by_map("inner", "{ inner[i] -> [i] }", ("o",))

@@ -64,7 +64,7 @@ def test_rfc_sequential_access(size):
     sch = sequential(f"sequential_access_{size}_transformed", "compute", "A")
     assert_structural_equal(sch.func, load(f"sequential_access_{size}_after"))
     assert str(sch.trace) == (
-        "sch.reorder_by_map(block='compute', band='{ compute_0[i] -> [(floor((i)/4)), "
+        "sch.reorder_by_map(block='compute', band='{ compute[i] -> [(floor((i)/4)), "
         "((i) mod 4)] }', names=('io', 'ii'))")
 
 
@@ -108,7 +108,7 @@ def test_conv1d_option2_trace_prints_and_replays():
     assert str(sch.trace).splitlines() == [
         "sch.distribute(block='compute', statements=('compute_0',), "
         "new_block='init_compute', position='before')",
-        "sch.reorder_by_map(block='compute', band='{ compute_0[i, f] -> "
+        "sch.reorder_by_map(block='compute', band='{ compute[i, f] -> "
         "[(floor((i + f)/4)), ((i + f) mod 4)] }', names=('io', 'ii'))",
     ]
     replayed = sch.trace.apply_to(load("conv1d_transformed"))
@@ -135,11 +135,13 @@ def test_conv1d_cumsum_is_refused_with_the_broken_dependence():
         sch.sequential_buffer_access("compute", "A")
     evidence = info.value.evidence
     assert isinstance(evidence, Counterexample)
-    # S2 (the accumulation at i = 0, last tap) writes B[0, 0]; S1 (the else branch at
-    # i = 1) reads it: splitting the initialisation out would run S1 first.
-    assert evidence.instances == (Instance("S2", {"i": 0, "f": 2}), Instance("S1", {"i": 1}))
+    # compute_2 (the accumulation at i = 0, last tap) writes B[0, 0]; compute_1 (the
+    # else branch at i = 1) reads it: splitting the initialisation out would run
+    # compute_1 first.  The names are those of the refused step's arguments.
+    assert evidence.instances == (Instance("compute_2", {"i": 0, "f": 2}),
+                                  Instance("compute_1", {"i": 1}))
     assert evidence.element == Element("B", (0, 0))
-    assert evidence.description.startswith("flow dependence: S1(i=1) reads B[0, 0]")
+    assert evidence.description.startswith("flow dependence: compute_1(i=1) reads B[0, 0]")
     assert "distribute" in str(info.value)
     # The step refused is the RFC's illegal intermediate: both initialisations split out.
     assert next_step(sch.func, "compute", "A") == Step("distribute", {
@@ -203,7 +205,7 @@ def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
 @T.prim_func
 def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
     for io in T.serial((n - 1) // 4 + 1):
-        for ii in T.serial(T.if_then_else(n >= 4, 4, n)):
+        for ii in T.serial(T.min(n, 4)):
             if 4 * io + ii < n:
                 A[io, ii] = B[4 * io + ii] + (4 * io + ii)
 '''))
