@@ -22,3 +22,34 @@ def test_readme_commands_match_ci():
     ci = (README.parent / ".ci" / "run").read_text()
     blocks = re.findall(r"```bash\n(.*?)\n```", README.read_text(), re.S)
     assert blocks[0] in ci and blocks[1] in ci
+
+
+def test_schedules_and_analyses_section_runs():
+    text = README.read_text()
+    code = re.search(r"## Schedules and analyses\n\n```python\n(.*?)```", text, re.S).group(1)
+    namespace: dict = {}
+    exec(compile(code, "README.md#schedules", "exec"), namespace)
+    pp, analyses = namespace["pp"], namespace["analyses"]
+    expected = pp.parse('''
+@T.prim_func
+def fill(A: T.Buffer((4, 4), "int32")):
+    with T.block("compute"):
+        for io in T.serial(4):
+            for ii in T.serial(4):
+                if 4 * io + ii < 14:
+                    A[io, ii] = 4 * io + ii
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            with T.block("A_padding"):
+                if 4 * io + ii >= 14:
+                    A[io, ii] = 0
+''')
+    pp.assert_structural_equal(namespace["sch"].func, expected)
+    replayed = namespace["sch"].trace.apply_to(namespace["f"])
+    pp.assert_structural_equal(replayed.func, expected)
+    touched = analyses.domain_touched(namespace["stencil"], "A", "read")
+    assert str(touched) == "A[i] for 1 <= i < 16"
+    decision = namespace["decision"]
+    assert isinstance(decision, analyses.Refuted)
+    assert str(decision.counterexample.element) == "A[1]"
+    assert [str(i) for i in decision.counterexample.instances] == ["S0(i=1)", "S1(j=0)"]
