@@ -1,6 +1,13 @@
 """Passes: each a pure function ``PrimFunc -> PrimFunc`` in a module of its own."""
 
+from .hoist_expression import HoistedConditionals, HoistedLetBindings, hoist_expression
+from .reduce_loop_extents import reduce_loop_extents
 from .remove_assume import remove_assume
+from .remove_no_op import remove_no_op
 from .remove_store_undef import remove_store_undef
+from .simplify import simplify
 
-__all__ = ["remove_assume", "remove_store_undef"]
+__all__ = [
+    "HoistedConditionals", "HoistedLetBindings", "hoist_expression", "reduce_loop_extents",
+    "remove_assume", "remove_no_op", "remove_store_undef", "simplify",
+]

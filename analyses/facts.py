@@ -1,0 +1,508 @@
+"""Facts about buffer contents: assumptions and stored values, instantiated at loads.
+
+Two kinds of statement establish a fact at each of their instances ``y``:
+
+* ``T.assume(phi(y))`` that reads buffers: ``phi(y)`` holds right after it;
+* a store ``A[w(y)] = v(y)``: ``A[w(y)] == v(y)`` holds right after it
+  (``v`` evaluated before the store, so an instance whose value reads the
+  element it overwrites, ``B[i] = B[i] + x``, establishes nothing).
+
+The fact about instance ``y`` still holds at the point ``P[x]`` when ``y``
+ran before ``x`` and no element the fact reads was written in between
+(:meth:`Program.invalidated`; storing ``T.undef()`` is such a write, which is
+how the review notes' rule 3 -- drop every fact about a location once undef
+is stored there -- comes out).  Which ``y`` to use for a question about the
+load ``A[h(x)]``: the instances whose access ``A[g(y)]`` is that element.
+ISL gives them as a function of ``x`` and the element ``e`` (the lexicographic
+minimum, and maximum when several match), and the fact is instantiated by
+substituting ``y := y(x, e)`` and ``e := h(x)`` -- a quantifier-free formula
+for Z3, whatever ``h`` is.
+
+Integer assumptions (no loads) need no instantiation: :func:`int_assume_facts`
+folds them into the context's domain exactly (an instance with a violated
+assumption in its past cannot run).  Conditions on data in enclosing ``if``
+branches and ``let`` bindings become premises, weakened to the instances
+where what they read is still unchanged (:func:`path_premises`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.show import show
+from polypad.ir.substitute import substitute
+from polypad.ir.visitor import Rewriter, walk
+from polypad.model import pw_aff_to_expr, set_to_condition, to_set
+from polypad.model.affine import to_map, to_pw_aff
+
+from .context import Program, Site, any_of
+
+
+def loads_in(expr: n.Expr) -> list[n.BufferLoad]:
+    """The distinct buffer loads in ``expr``, in order of appearance."""
+    seen: dict[n.BufferLoad, None] = {}
+    for node in walk(expr):
+        if isinstance(node, n.BufferLoad):
+            seen.setdefault(node, None)
+    return list(seen)
+
+
+def has_undef(expr: n.Expr) -> bool:
+    """True when ``expr`` contains ``T.undef()``."""
+    return any(isinstance(x, n.Call) and x.op == "undef" for x in walk(expr))
+
+
+def _resolved_lets(site: Site) -> dict | None:
+    """The site's let values with earlier lets substituted, or None if one reads a buffer.
+
+    A let bound to a load holds the value of that load *when the let ran*;
+    substituting it into a later fact would read the buffer again, so such
+    facts are not used.
+    """
+    out: dict = {}
+    for let in site.lets:
+        value = substitute(let.value, out)
+        if loads_in(value):
+            return None
+        out[let.var] = value
+    return out
+
+
+def _reads(program: Program, site: Site, loads) -> list:
+    return [(ld.buffer, program.access(site, ld.buffer, ld.indices)[0]) for ld in loads]
+
+
+def _valid_where(program: Program, origin: Site, expr: n.Expr, target: Site) -> n.Expr:
+    """``expr`` (evaluated at ``origin``, an enclosing point) weakened where its data changed."""
+    loads = loads_in(expr)
+    if not loads:
+        return expr
+    inv = program.invalidated(origin, _reads(program, origin, loads), target)
+    broken = inv.intersect(program.prefix_map(origin, target)).range()
+    if broken.is_empty():
+        return expr
+    where = set_to_condition(broken, target.loop_vars, program.names)
+    return any_of(where, expr)
+
+
+def path_premises(program: Program, site: Site, dropped) -> list[n.Expr]:
+    """Premises for Z3: non-affine branch conditions and loop bounds, and let bindings."""
+    out = [_valid_where(program, origin, expr, site) for origin, expr in dropped]
+    space = program.space(site)
+    for let, origin in zip(site.lets, site.let_sites):
+        fact = n.Eq(let.var, let.value)
+        try:
+            to_pw_aff(let.value, space)
+            out.append(fact)  # an affine integer: no data, always valid
+        except NotAffineError:
+            out.append(_valid_where(program, origin, fact, site))
+    return out
+
+
+def _is_assume(site: Site) -> bool:
+    stmt = site.stmt
+    return (isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
+            and stmt.value.op == "assume")
+
+
+def int_assume_facts(program: Program, site: Site, domain: isl.Set):
+    """``domain`` narrowed by the earlier integer assumptions, and those only Z3 can use."""
+    premises: list[n.Expr] = []
+    for src in program.sites:
+        if not _is_assume(src) or program.domain(src)[1]:
+            continue
+        lets = _resolved_lets(src)
+        if lets is None:
+            continue
+        formula = substitute(src.stmt.value.args[0], lets)
+        if loads_in(formula):
+            continue
+        before = program.before(src, site)
+        if before.is_empty():
+            continue
+        src_domain = program.domain(src)[0]
+        try:
+            holds = to_set(formula, program.space(src))
+        except NotAffineError:
+            # Usable as it stands only when it mentions no loop counter of its own.
+            if not src.loops and domain.is_subset(before.range()):
+                premises.append(formula)
+            continue
+        bad = before.intersect_domain(src_domain.subtract(holds)).range()
+        domain = domain.subtract(bad).coalesce()
+    return domain, premises
+
+
+@dataclass(eq=False)
+class ValueFact:
+    """A fact about buffer contents established at every instance of ``site``."""
+
+    kind: str  # "assume" or "stored"
+    site: Site
+    formula: n.Expr  # over the site's loop counters
+    loads: tuple[n.BufferLoad, ...]  # for "stored", loads[0] is the element written
+    domain: isl.Set  # the instances that establish it
+    value: n.Expr | None = None  # for "stored": the value written
+    # Branches on data around the site: the fact needs them taken, so it is
+    # only used at points inside the same branch of the same ``if`` instance.
+    guards: tuple[tuple[Site, bool], ...] = ()
+
+    def __str__(self) -> str:
+        over = ", ".join(v.name for v in self.site.loop_vars)
+        where = f" for {over} in {self.domain}" if over else ""
+        if self.kind == "stored":
+            return f"stored ({self.site.name}): {show(self.loads[0])} == {show(self.value)}{where}"
+        return f"assume ({self.site.name}): {show(self.formula)}{where}"
+
+
+def value_facts(program: Program) -> list[ValueFact]:
+    """Every assumption that reads buffers and every store that establishes a value."""
+    return program._memo("value_facts", lambda: _value_facts(program))
+
+
+def _value_facts(program: Program) -> list[ValueFact]:
+    out = []
+    for site in program.sites:
+        domain, dropped = program.domain(site)
+        lets = _resolved_lets(site)
+        guards = _branches(site, dropped)
+        if guards is None or lets is None:
+            continue  # a statement that may not have run establishes nothing
+        if _is_assume(site):
+            formula = substitute(site.stmt.value.args[0], lets)
+            loads = loads_in(formula)
+            if loads:
+                out.append(ValueFact("assume", site, formula, tuple(loads), domain,
+                                     guards=guards))
+        elif isinstance(site.stmt, n.BufferStore):
+            store = site.stmt
+            value = substitute(store.value, lets)
+            if has_undef(value):
+                continue
+            target = n.BufferLoad(store.buffer, tuple(substitute(i, lets) for i in store.indices))
+            written, exact = program.access(site, store.buffer, target.indices)
+            if not exact:
+                continue
+            for load in loads_in(value):
+                if load.buffer is store.buffer:
+                    read, _ = program.access(site, load.buffer, load.indices)
+                    domain = domain.subtract(written.intersect(read).domain())
+            if domain.is_empty():
+                continue
+            formula = n.Eq(target, value)
+            out.append(ValueFact("stored", site, formula, (target, *loads_in(value)),
+                                 domain, value, guards))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class FactInstance:
+    """A fact instantiated at one load: ``premise`` holds; ``candidate`` may equal the load."""
+
+    fact: ValueFact
+    premise: n.Expr
+    candidate: n.Expr | None
+    # Other instances of the fact also read this element and were not used:
+    # harmless for proofs, but a counterexample may then break one of them.
+    partial: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class _Template:
+    """Instance ``ys`` of a fact's site where ``where`` holds, over (x, element) variables."""
+
+    where: n.Expr
+    ys: tuple[n.Expr, ...]
+    element: tuple[n.Var, ...]
+    domain: isl.Set  # `where` as a set over [x..., e...]
+    partial: bool = False  # several instances match; this is one of them
+
+
+class Instantiator:
+    """The value facts that hold at ``target``, instantiated at the loads of a question."""
+
+    def __init__(self, program: Program, target: Site) -> None:
+        self.program, self.target = program, target
+        self._templates: dict = {}
+        self._valid: dict = {}
+        self._instances: dict = {}
+        self._canonical = _Canonical(program, target)
+
+    def facts(self) -> list[ValueFact]:
+        """The facts of the function whose statements may run before the target."""
+        return [f for f in value_facts(self.program)
+                if not self.program.before(f.site, self.target).is_empty()]
+
+    def valid(self, fact: ValueFact) -> isl.Map:
+        """``site[y] -> target[x]``: instance ``y`` of ``fact`` still holds at ``x``."""
+        key = id(fact)
+        if key not in self._valid:
+            prog = self.program
+            pairs = prog.before(fact.site, self.target).intersect_domain(fact.domain)
+            taken = {(g.index, then) for g, (_, then)
+                     in zip(self.target.guard_sites, self.target.guards)}
+            if any((g.index, then) not in taken for g, then in fact.guards):
+                self._valid[key] = isl.Map.empty(pairs.get_space())
+                return self._valid[key]
+            # The same instance of each branch: its loops are shared with the target.
+            for j in range(max((len(g.loops) for g, _ in fact.guards), default=0)):
+                pairs = pairs.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
+            inv = prog.invalidated(fact.site, _reads(prog, fact.site, fact.loads), self.target)
+            self._valid[key] = pairs.subtract(inv).coalesce()
+        return self._valid[key]
+
+    def templates(self, fact: ValueFact, k: int) -> list[_Template]:
+        """How to pick the instance of ``fact`` whose ``k``-th load reads a given element."""
+        key = (id(fact), k)
+        if key not in self._templates:
+            self._templates[key] = self._make_templates(fact, k)
+        return self._templates[key]
+
+    def _make_templates(self, fact: ValueFact, k: int) -> list[_Template]:
+        prog, load = self.program, fact.loads[k]
+        access, exact = prog.access(fact.site, load.buffer, load.indices)
+        if not exact:
+            return []
+        # [x, e] -> y: the valid instances y whose k-th load reads element e.
+        match = self.valid(fact).reverse().domain_product(access.reverse()).flatten_domain()
+        # coalesce() also sidesteps an ISL failure ("affine expression involves
+        # some of the domain dimensions") in lexmin on some uncoalesced maps.
+        match = match.coalesce()
+        if match.is_empty():
+            return []
+        element = tuple(n.Var(f"e{j}", "int32") for j in range(load.buffer.ndim))
+        over = (*self.target.loop_vars, *element)
+        try:
+            choices = [match.lexmin_pw_multi_aff()]
+            if not match.is_single_valued():
+                choices.append(match.lexmax_pw_multi_aff())
+        except isl.Error:
+            return []  # no instance to name: the fact goes unused, which is safe
+        # Where the target itself runs goes without saying.
+        known = isl.Map.from_domain_and_range(
+            prog.domain(self.target)[0], isl.Set.universe(prog.buffer_space(load.buffer)))
+        known = known.wrap().flatten()
+        out = []
+        for pma in choices:
+            domain = pma.domain()
+            try:
+                where = set_to_condition(domain, over, prog.names, context=known)
+                ys = tuple(pw_aff_to_expr(_one_piece(pma.get_pw_aff(j)), over, prog.names)
+                           for j in range(pma.dim(isl.dim_type.out)))
+            except PolypadError:
+                continue
+            out.append(_Template(where, ys, element, domain, len(choices) > 1))
+        return out
+
+    def facts_for(self, load: n.BufferLoad, domain: isl.Set | None = None
+                  ) -> list[FactInstance]:
+        """Every fact instance about the element ``load`` reads, as a premise for Z3.
+
+        With the context's ``domain``, instances that cannot apply there are
+        left out and the condition of the others is simplified against it.
+        """
+        key = (load, id(domain))
+        found = self._instances.get(key)
+        if found is None or found[0] is not domain:
+            found = (domain, self._facts_for(load, domain))
+            self._instances[key] = found
+        return found[1]
+
+    def _facts_for(self, load: n.BufferLoad, domain: isl.Set | None) -> list[FactInstance]:
+        out = []
+        graph = self._graph(load)
+        for fact in self.facts():
+            for k, access in enumerate(fact.loads):
+                if access.buffer is not load.buffer:
+                    continue
+                for t in self.templates(fact, k):
+                    at = dict(zip(t.element, load.indices))
+                    where = self._narrow(t, at, graph, domain)
+                    if where is None:
+                        continue
+                    ys = dict(zip(fact.site.loop_vars, (substitute(y, at) for y in t.ys)))
+                    body = self._canonical.visit(substitute(fact.formula, ys))
+                    premise = any_of(n.Not(where), body)
+                    if isinstance(where, n.BoolImm) and where.value:
+                        premise = body
+                    candidate = _candidate(fact, k, ys)
+                    # Stored values define the element they write; only
+                    # assumptions constrain several inputs at once.
+                    partial = t.partial and fact.kind == "assume" and len(fact.loads) > 1
+                    out.append(FactInstance(fact, premise, candidate, partial))
+        return out
+
+    def _graph(self, load: n.BufferLoad) -> isl.Map | None:
+        """``target[x] -> [x, e]`` with ``e`` the element ``load`` reads; None if not affine."""
+        space = self.program.space(self.target)
+        try:
+            pws = [space.var(v) for v in self.target.loop_vars]
+            pws += [to_pw_aff(i, space) for i in load.indices]
+        except NotAffineError:
+            return None
+        return to_map(space, pws, None)
+
+    def _narrow(self, t: _Template, at: dict, graph: isl.Map | None,
+                domain: isl.Set | None) -> n.Expr | None:
+        """Where template ``t`` applies to the load, within ``domain``; None if nowhere."""
+        if domain is None or graph is None:
+            return substitute(t.where, at)  # a non-affine load index: Z3 sorts it out
+        holds = graph.intersect_range(t.domain).domain().intersect(domain)
+        if holds.is_empty():
+            return None
+        if domain.is_subset(holds):
+            return n.BoolImm(True)
+        return set_to_condition(holds, self.target.loop_vars, self.program.names,
+                                context=domain)
+
+    def history(self, load: n.BufferLoad, x_values: dict, element) -> tuple[list[str], str]:
+        """Who may have written ``element`` before the point, and what is known of its value.
+
+        ``x_values`` gives the loop counters and parameters (IR variable ->
+        int) of the point; ``element`` the indices ``load`` reads there.
+        Returns the statements that may have written the element earlier and
+        its state: ``"input"`` (never written: it holds the function's
+        input), ``"pinned"`` (a stored value that still holds gives it,
+        without reading buffers), ``"tracked"`` (a stored value gives it in
+        terms of other loads), ``"arbitrary"`` (last written by a store of
+        ``T.undef()`` or a fresh allocation: any value is a real one) or
+        ``"untracked"``.
+        """
+        prog, target = self.program, self.target
+        params = {prog.names.name(v): val for v, val in x_values.items() if v in prog.names}
+        at_x = _fix(isl.Set.universe(prog.space(target).space),
+                    [x_values[v] for v in target.loop_vars], params)
+        at_e = _fix(isl.Set.universe(prog.buffer_space(load.buffer)), element, params)
+        hits = []
+        for w_site, w_buf, w_rel in prog.writers():
+            if w_buf is not load.buffer:
+                continue
+            when = prog.before(w_site, target).intersect_range(at_x).domain()
+            found = _fix(w_rel.intersect_range(at_e).domain().intersect(when), (), params)
+            if not found.is_empty():
+                hits.append((w_site, found))
+        writers = [show(w.stmt).strip().splitlines()[0] for w, _ in hits]
+        if not writers:
+            return writers, "input"
+        coords = [*(x_values[v] for v in target.loop_vars), *element]
+        for fact in self.facts():
+            if fact.kind != "stored" or fact.loads[0].buffer is not load.buffer:
+                continue
+            if any(not _fix(t.domain, coords, params).is_empty()
+                   for t in self.templates(fact, 0)):
+                return writers, "tracked" if loads_in(fact.value) else "pinned"
+        if all(_makes_arbitrary(w.stmt) for w in _last_writers(prog, hits)):
+            return writers, "arbitrary"
+        return writers, "untracked"
+
+    def describe(self) -> list[str]:
+        """One line per fact that may hold here (for the context's repr)."""
+        return [str(f) for f in self.facts()]
+
+
+def _branches(site: Site, dropped) -> tuple[tuple[Site, bool], ...] | None:
+    """The ``if`` branches (site, taken) behind ``site``'s non-affine conditions.
+
+    None when a non-affine loop bound is among them: then which iterations
+    ran is not known at all.
+    """
+    out = []
+    for origin, _ in dropped:
+        if not isinstance(origin.stmt, n.IfThenElse):
+            return None
+        then = next(t for g, (_, t) in zip(site.guard_sites, site.guards) if g is origin)
+        out.append((origin, then))
+    return tuple(out)
+
+
+class _Canonical(Rewriter):
+    """Loads with their affine indices in one normal form (``A[10]`` for ``A[11 - 1]``).
+
+    Instantiating a fact substitutes expressions into expressions; without a
+    normal form the same element comes back as ever longer indices, and a
+    chain of facts would never reach a fixed point.
+    """
+
+    def __init__(self, program: Program, target: Site) -> None:
+        self.space, self.names = program.space(target), program.names
+        self.vars = target.loop_vars
+        self.done: dict = {}
+
+    def visit_BufferLoad(self, load: n.BufferLoad) -> n.BufferLoad:
+        indices = tuple(self.index(i) for i in load.indices)
+        if all(a is b for a, b in zip(indices, load.indices)):
+            return load
+        return n.BufferLoad(load.buffer, indices)
+
+    def index(self, e: n.Expr) -> n.Expr:
+        if isinstance(e, (n.IntImm, n.Var)):
+            return e
+        if e not in self.done:
+            try:
+                pa = to_pw_aff(e, self.space)
+                self.done[e] = pw_aff_to_expr(pa, self.vars, self.names)
+            except PolypadError:  # not affine, or several pieces: keep it
+                self.done[e] = e
+        return self.done[e]
+
+
+def _one_piece(pa: isl.PwAff) -> isl.PwAff:
+    """``pa`` as a single affine piece when one of its pieces is right everywhere.
+
+    ISL often splits ``y = i`` into ``y = 3 if i = 3 else i``; the IR reads
+    better, and Z3 works less, with the one formula.
+    """
+    domain = pa.domain()
+    for _, aff in pa.get_pieces():
+        whole = isl.PwAff.from_aff(aff).intersect_domain(domain)
+        if whole.is_equal(pa):
+            return whole
+    return pa
+
+
+def _last_writers(prog: Program, hits: list) -> list[Site]:
+    """The writer sites with an instance in ``hits`` that no other hit follows."""
+    last = []
+    for w1, z1 in hits:
+        rest = z1
+        for w2, z2 in hits:
+            rest = rest.subtract(prog.before(w1, w2).intersect_domain(z1).intersect_range(z2)
+                                 .domain())
+        if not rest.is_empty():
+            last.append(w1)
+    return last
+
+
+def _makes_arbitrary(stmt: n.Stmt) -> bool:
+    if isinstance(stmt, n.Allocate):
+        return True
+    return (isinstance(stmt, n.BufferStore) and isinstance(stmt.value, n.Call)
+            and stmt.value.op == "undef")
+
+
+def _fix(s: isl.Set, coords, params: dict) -> isl.Set:
+    """``s`` with its first set dims fixed to ``coords`` and named parameters to their values."""
+    for j, v in enumerate(coords):
+        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
+    for p in range(s.dim(isl.dim_type.param)):
+        name = s.get_dim_name(isl.dim_type.param, p)
+        if name in params:
+            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
+    return s
+
+
+def _candidate(fact: ValueFact, k: int, ys: dict) -> n.Expr | None:
+    """The value ``fact`` gives its ``k``-th load, instantiated, if it states one."""
+    load = fact.loads[k]
+    if fact.kind == "stored":
+        return substitute(fact.value, ys) if k == 0 else None
+    for node in walk(fact.formula):
+        if isinstance(node, n.Eq):
+            for a, b in ((node.a, node.b), (node.b, node.a)):
+                if a == load and not has_undef(b) and load not in loads_in(b):
+                    return substitute(b, ys)
+    return None

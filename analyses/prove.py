@@ -1,0 +1,372 @@
+"""``prove(cond, context)``: does ``cond`` hold at every instance of a program point?
+
+Two deciders, chosen by the question:
+
+* an *index question* -- integers and booleans only, no buffer loads, no
+  floats -- goes to ISL: ``cond`` becomes a set over the context's loop
+  counters (scalar parameters as ISL parameters), and it is proved when the
+  context's domain holds no point outside it.  Otherwise ISL's
+  ``sample_point`` is the counterexample.  Nothing is enumerated, so
+  extents of 10^9 cost what extents of 4 cost.
+* a *value question* goes to Z3 (:func:`polypad.model.to_z3`): buffers are
+  uninterpreted functions, floats are reals (or IEEE floats with
+  ``strict_ieee=True``, see :mod:`analyses.ieee`), and the premises are the
+  context's domain, its conditions on data and lets, and the buffer facts
+  (assumptions, stored values) instantiated at the loads the question and
+  its premises read (:mod:`analyses.facts`).  Every call has a timeout; a
+  timeout is ``Unknown``.
+
+An index question that is not quasi-affine (``i * j < 100``) also goes to
+Z3, with integer variables; if Z3 cannot decide it the ``Unknown`` names the
+expression.
+
+A counterexample from Z3 satisfies every fact the context knows.  When it
+needs an element that an earlier statement wrote with a value the prover
+does not track (``B[i] = B[i] + A[i, j]``), the claim might still hold in
+every real execution, and the answer is ``Unknown`` saying so.
+
+>>> prove(n // 8 == 0, context_at(f, store))        # Proved('isl') under T.assume(0 <= n < 8)
+>>> prove(x * 0.0 == 0.0, strict_ieee=True)         # Refuted: x = inf
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import z3
+
+from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+from polypad.ir.operators import as_expr
+from polypad.ir.show import show
+from polypad.ir.visitor import walk
+from polypad.model import Z3Env, to_set, to_z3
+
+from .context import Context
+from .evidence import Counterexample, Decision, Element, Instance, Proved, Refuted, Unknown
+from .facts import loads_in
+from .ieee import IEEEEnv, py_value, same_value, to_z3_ieee
+
+DEFAULT_TIMEOUT_MS = 2000
+_ROUNDS = 3  # instantiation rounds: facts about the loads that facts mention
+_LAZY_ROUNDS = 8  # further rounds, only while Z3 still finds a counterexample
+_RETRIES = 4  # further counterexamples sought when one needs an untracked value
+
+
+def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
+          timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
+    """Decide whether ``cond`` holds everywhere in ``context``.
+
+    Returns ``Proved(method)`` (``"isl"``, ``"z3"`` or ``"z3-ieee"``),
+    ``Refuted(counterexample)`` naming the loop indices, parameters, buffer
+    element and values, or ``Unknown(reason)``.  Without a context, free
+    variables range over all integers (or reals) and buffers hold anything.
+
+    >>> prove(4 * i + j < 14 or (i == 3 and j >= 2), context_at(f, store))  # Proved('isl')
+    """
+    ctx = context if context is not None else Context.empty()
+    cond = as_expr(cond)
+    if not dtypes.is_bool(cond.dtype):
+        raise PolypadError(f"prove needs a condition, not {show(cond)} of dtype {cond.dtype}")
+    why_not_isl = ""
+    if is_index_question(cond):
+        try:
+            decided = _prove_isl(cond, ctx)
+        except NotAffineError as err:
+            decided, why_not_isl = None, str(err)
+        except isl.Error as err:
+            decided, why_not_isl = None, f"isl failed ({err})"
+        if decided is not None:
+            return decided
+    return _guarded(_Goal(cond), ctx, strict_ieee, timeout_ms, why_not_isl)
+
+
+def _guarded(goal, ctx, strict, timeout_ms, why_not_isl) -> Decision:
+    """:func:`_prove_z3`, with a failure inside ISL turned into ``Unknown``."""
+    try:
+        return _prove_z3(goal, ctx, strict, timeout_ms, why_not_isl)
+    except isl.Error as err:
+        return Unknown(f"isl failed while gathering facts: {err}")
+
+
+def prove_same_value(value: n.Expr, load: n.BufferLoad, context: Context, *,
+                     strict_ieee: bool = False,
+                     timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
+    """Decide whether ``value`` equals what ``load`` reads, at every instance of ``context``.
+
+    This is "the same value", not IEEE ``==``: with ``strict_ieee`` a store
+    of ``0.0`` over ``-0.0`` changes memory, and NaN is the same as NaN.
+    """
+    return _guarded(_Goal(load.equal(value), same=(value, load)), context, strict_ieee,
+                    timeout_ms, "")
+
+
+def is_index_question(cond: n.Expr) -> bool:
+    """True when ``cond`` involves only integers and booleans: no loads, floats or undef."""
+    for node in walk(cond):
+        if isinstance(node, n.BufferLoad):
+            return False
+        if isinstance(node, n.Call) and node.op != "likely":
+            return False
+        if isinstance(node, n.Expr) and dtypes.is_float(node.dtype):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- ISL
+
+
+def _prove_isl(cond: n.Expr, ctx: Context) -> Decision | None:
+    holds = to_set(cond, ctx.space)
+    bad = ctx.domain.intersect(holds.complement())
+    if bad.is_empty():
+        return Proved("isl")
+    if ctx.premises:
+        return None  # a premise ISL cannot read may exclude the point: let Z3 decide
+    point = bad.sample_point()
+    indices = {v.name: _coordinate(point, isl.dim_type.set, k)
+               for k, v in enumerate(ctx.loop_vars)}
+    params = {point.get_space().get_dim_name(isl.dim_type.param, k):
+              _coordinate(point, isl.dim_type.param, k)
+              for k in range(point.get_space().dim(isl.dim_type.param))}
+    return Refuted(Counterexample(
+        f"{show(cond)} does not hold",
+        instances=(Instance(ctx.label, indices),) if ctx.site is not None else (),
+        params=params))
+
+
+def _coordinate(point: isl.Point, kind: isl.dim_type, k: int) -> int:
+    return int(point.get_coordinate_val(kind, k).to_python())
+
+
+# ---------------------------------------------------------------- Z3
+
+
+class _Goal:
+    """What Z3 must show: ``cond``, or that ``same = (value, load)`` are the same value."""
+
+    def __init__(self, cond: n.Expr, same: tuple[n.Expr, n.BufferLoad] | None = None):
+        self.cond, self.same = cond, same
+
+    def term(self, convert, strict: bool) -> z3.BoolRef:
+        if self.same is None:
+            return convert(self.cond)
+        value, load = self.same
+        a, b = convert(value), convert(load)
+        if strict:
+            return same_value(a, b)
+        if z3.is_int(a) != z3.is_int(b):
+            a, b = z3.ToReal(a) if z3.is_int(a) else a, z3.ToReal(b) if z3.is_int(b) else b
+        return a == b
+
+
+def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
+              why_not_isl: str) -> Decision:
+    env = IEEEEnv() if strict else Z3Env()
+
+    def convert(e: n.Expr) -> z3.ExprRef:
+        return to_z3_ieee(e, env) if strict else to_z3(e, env)
+
+    try:
+        premises = [ctx.domain_condition(), *ctx.premises]
+    except PolypadError as err:
+        return Unknown(f"the context's domain has no IR form: {err}")
+    facts = _Facts(ctx, goal.cond, premises)
+    for _ in range(_ROUNDS):
+        premises += facts.round()
+    solver = _solver()
+    solver.set("timeout", int(timeout_ms))
+    try:
+        for p in premises:
+            solver.add(convert(p))
+        goal_term = goal.term(convert, strict)
+        solver.add(z3.Not(goal_term))
+        for side in getattr(env, "side", ()):
+            solver.add(side)
+        verdict = solver.check()
+        # A counterexample may break a fact not instantiated yet: keep going
+        # while there are loads left to instantiate (lazily, only on "sat").
+        for _ in range(_LAZY_ROUNDS):
+            if verdict != z3.sat or not facts.open():
+                break
+            for p in facts.round():
+                solver.add(convert(p))
+            verdict = solver.check()
+    except PolypadError as err:
+        return Unknown(f"cannot state the question in Z3: {err}")
+    if verdict == z3.unsat:
+        return Proved("z3-ieee" if strict else "z3")
+    if verdict == z3.unknown:
+        reason = f"z3 gave up ({solver.reason_unknown()}; timeout {timeout_ms} ms)"
+        return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason)
+    if facts.partial or facts.open():
+        why = ("only some instances of an assumption relating several elements were used"
+               if facts.partial else
+               f"instantiation stopped after {_ROUNDS + _LAZY_ROUNDS} rounds")
+        return Unknown(f"not proved; Z3 found a counterexample to the facts instantiated, "
+                       f"but {why}, so it may break one that was not")
+    search = _Search(goal, goal_term, ctx, env, convert, facts, timeout_ms)
+    decided = search.refutation(solver.model())
+    xs = [convert(v) for v in ctx.loop_vars]
+    for _ in range(_RETRIES if xs else 0):
+        if not isinstance(decided, Unknown):
+            break
+        # The counterexample leans on a value the prover does not track;
+        # earlier instances follow fewer writes, so look before it.
+        at = [solver.model().eval(x, model_completion=True) for x in xs]
+        solver.add(z3.Or(*[z3.And(*[xs[j] == at[j] for j in range(k)], xs[k] < at[k])
+                           for k in range(len(xs))]))
+        if solver.check() != z3.sat:
+            break
+        decided = search.refutation(solver.model())
+    return decided
+
+
+class _Facts:
+    """The buffer facts of a question, instantiated round by round.
+
+    Round 1 instantiates the facts about the loads of the question and its
+    premises; each later round those about the loads the previous round's
+    facts mention.  ``frontier`` holds the loads still to instantiate and
+    ``partial`` says whether an assumption relating several elements was used
+    at only some of its instances (a counterexample may break the others).
+    """
+
+    def __init__(self, ctx: Context, cond: n.Expr, premises: list) -> None:
+        self.ctx = ctx
+        self.seen: dict[n.BufferLoad, None] = {}
+        self.known = set(premises)
+        self.partial = False
+        self.frontier = loads_in(cond)
+        for p in premises:
+            self.frontier += loads_in(p)
+
+    def round(self) -> list[n.Expr]:
+        """The premises of one more round."""
+        out: list[n.Expr] = []
+        new: list[n.BufferLoad] = []
+        for load in self.frontier:
+            if load in self.seen:
+                continue
+            self.seen[load] = None
+            for fact in self.ctx.facts_for(load):
+                self.partial = self.partial or fact.partial
+                if fact.premise in self.known:
+                    continue
+                self.known.add(fact.premise)
+                out.append(fact.premise)
+                new += loads_in(fact.premise)
+        self.frontier = [ld for ld in dict.fromkeys(new) if ld not in self.seen]
+        return out
+
+    def open(self) -> bool:
+        """Whether an assumption about a load not yet instantiated may break a counterexample.
+
+        Stored values need no more rounds: each element has at most one that
+        still holds, and they were stored in order, so values for the loads
+        left over can always be chosen to satisfy them.
+        """
+        return any(fact.fact.kind == "assume"
+                   for load in self.frontier for fact in self.ctx.facts_for(load))
+
+
+
+class _Search:
+    """Turns Z3 models into counterexamples, checking that they need no untracked value."""
+
+    def __init__(self, goal: _Goal, goal_term, ctx: Context, env, convert, facts: _Facts,
+                 timeout_ms: int):
+        self.goal, self.goal_term, self.ctx = goal, goal_term, ctx
+        self.env, self.convert, self.timeout_ms = env, convert, timeout_ms
+        # Loads whose facts are all in the solver, and loads merely mentioned.
+        self.seen, self.frontier = list(facts.seen), facts.frontier
+
+    def refutation(self, model: z3.ModelRef) -> Decision:
+        """``Refuted`` from ``model``, or ``Unknown`` when it may not be a real execution."""
+        ctx, convert = self.ctx, self.convert
+
+        def value(e: n.Expr):
+            return py_value(model.eval(convert(e), model_completion=True))
+
+        lets = {let.var for let in (ctx.site.lets if ctx.site is not None else ())}
+        free = [v for v in self.env.vars if v not in lets]
+        at_x = {v: value(v) for v in free if dtypes.is_int(v.dtype)}
+        fixed, untracked = [], []
+        for load in [*self.seen, *self.frontier]:
+            element = tuple(value(i) for i in load.indices)
+            if not all(isinstance(k, int) for k in element):
+                untracked.append(show(load))
+                continue
+            writers, state = ctx.history(load, at_x, element)
+            instantiated = load in self.seen
+            # Inputs and undef may hold anything; a stored value binds the
+            # model only where its fact was instantiated.
+            if state in ("input", "arbitrary") or (state == "pinned" and instantiated):
+                fixed.append(load)
+            elif state == "untracked" or not instantiated:
+                text = (f"{load.buffer.name}[{', '.join(map(str, element))}] "
+                        f"(last written by `{'` or `'.join(writers)}`)")
+                if text not in untracked:
+                    untracked.append(text)
+        if untracked and not self._fails_anyway(model, fixed):
+            return Unknown("not proved, and the counterexample Z3 found needs the value of "
+                           f"{', '.join(untracked)}, which the prover does not track")
+        # After _fails_anyway, the elements not fixed may hold anything.
+        anything = {ld for ld in [*self.seen, *self.frontier] if ld not in fixed} \
+            if untracked else set()
+        return self._counterexample(value, free, anything)
+
+    def _fails_anyway(self, model: z3.ModelRef, fixed: list[n.BufferLoad]) -> bool:
+        """Whether the goal fails at the model's point whatever the elements not ``fixed`` hold.
+
+        ``fixed`` are the inputs and the elements a stored constant gives.  A
+        condition on data around the point could make it unreachable for the
+        real values, so then nothing is claimed.
+        """
+        if any(loads_in(p) for p in self.ctx.premises):
+            return False
+        env, convert = self.env, self.convert
+        solver = _solver()
+        solver.set("timeout", int(self.timeout_ms))
+        terms = [*env.vars.values(), *env.undefs]
+        terms += [convert(ld) for ld in fixed]
+        for t in terms:
+            solver.add(t == model.eval(t, model_completion=True))
+        solver.add(self.goal_term)
+        return solver.check() == z3.unsat
+
+    def _counterexample(self, value, free: list[n.Var], anything: set) -> Refuted:
+        ctx, goal = self.ctx, self.goal
+        indices = {v.name: value(v) for v in ctx.loop_vars}
+        params, scalars = {}, {}
+        for var in free:
+            if var in ctx.loop_vars:
+                continue
+            (params if dtypes.is_int(var.dtype) else scalars)[var.name] = value(var)
+        shown = loads_in(goal.same[1].equal(goal.same[0]) if goal.same else goal.cond)
+        values: dict[str, object] = {}
+        element = None
+        for load in shown:
+            coords = tuple(value(i) for i in load.indices)
+            key = f"{load.buffer.name}[{', '.join(map(str, coords))}]"
+            values[key] = "any" if load in anything else value(load)
+            if element is None and load not in anything and all(
+                    isinstance(k, int) for k in coords):
+                element = Element(load.buffer.name, coords)
+        values.update(scalars)
+        if goal.same is not None:
+            stored, target = goal.same
+            values[f"stored {show(stored)}"] = value(stored)
+            text = f"storing {show(stored)} changes {show(target)}"
+        else:
+            text = f"{show(goal.cond)} does not hold"
+        return Refuted(Counterexample(
+            text,
+            instances=(Instance(ctx.label, indices),) if ctx.site is not None else (),
+            element=element, params=params, values=values))
+
+
+def _solver() -> z3.Solver:
+    # simplify + smt as a tactic: several times faster than z3.Solver() on the
+    # small one-shot queries a prover asks (no incremental machinery to set up).
+    return z3.Then("simplify", "smt").solver()

@@ -1,0 +1,188 @@
+"""reduce_loop_extents: RFC 0077's example and the loops it must leave alone."""
+
+import pytest
+from pass_support import (
+    assert_same_results,
+    checked,
+    load,
+    numba_kernel,
+    random_args,
+    transformed,
+)
+
+from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
+from polypad.script import parse
+from polypad.transform import hoist_expression, reduce_loop_extents
+
+HEADER = """
+@T.prim_func
+def func(A: T.Buffer((16,), "float32"), B: T.Buffer((4, 4), "float32"), n: T.int32):
+"""
+
+
+def func(body: str):
+    return parse(HEADER + body)
+
+
+def reduce(f):
+    return checked(reduce_loop_extents(f))
+
+
+# ---------------------------------------------------------------- RFC example
+
+
+@pytest.mark.parametrize("start", ["reduce_extents_before", "reduce_extents_hoisted"])
+def test_rfc_example_ends_as_one_two_iteration_loop(start):
+    """RFC: before -> (hoist) -> hoisted -> (reduce) -> after; ISL finds the active
+    iterations with or without the hoisting step."""
+    got = reduce(load(start))
+    assert_structural_equal(got, load("reduce_extents_after"))
+    for seed in range(3):
+        assert_same_results(load("reduce_extents_before"), got, random_args(got, seed))
+
+
+def test_rfc_pipeline_hoist_then_reduce():
+    got = reduce(hoist_expression(load("reduce_extents_before")))
+    assert_structural_equal(got, load("reduce_extents_after"))
+
+
+@pytest.mark.numba
+def test_rfc_example_numba():
+    kernel = numba_kernel("reduce_extents_before", "reduce_loop_extents")
+    for seed in range(2):
+        f = load("reduce_extents_before")
+        assert_same_results(f, kernel, random_args(f, seed))
+
+
+def test_rfc_padding_loop_of_elementwise_overcompute():
+    """The loop that writes B's padding (4*io + ii >= 14) runs io = 3, ii in 2..3 only."""
+    got = transformed("elementwise_overcompute", "reduce_loop_extents")
+    assert_structural_equal(got, parse("""
+@T.prim_func
+def func(A: T.Buffer[(4, 4), "int32"], B: T.Buffer[(4, 4), "int32"]):
+    for io, ii in T.grid(4, 4):
+        T.assume(4 * io + ii < 14 or A[io, ii] == T.undef())
+    for io, ii in T.grid(4, 4):
+        B[io, ii] = 2 * A[io, ii]
+    io = 3
+    for ii in T.serial(2, 4):
+        B[io, ii] = T.undef()
+"""))
+
+
+# ---------------------------------------------------------------- general shapes
+
+
+def test_data_dependent_guard_is_kept_and_affine_part_used():
+    f = func("""
+    for i in T.serial(16):
+        if i < 8 and A[i] > 0.0:
+            A[i] = 0.0
+""")
+    got = reduce(f)
+    assert_structural_equal(got, func("""
+    for i in T.serial(8):
+        if A[i] > 0.0:
+            A[i] = 0.0
+"""))
+    for seed in range(3):
+        assert_same_results(f, got, random_args(f, seed, n=0))
+
+
+def test_symbolic_bounds_use_min_and_max():
+    f = func("""
+    for i in T.serial(16):
+        if i >= n:
+            A[i] = 1.0
+""")
+    got = reduce(f)
+    assert_structural_equal(got, func("""
+    for i in T.serial(T.max(0, n), 16):
+        A[i] = 1.0
+"""))
+    for n_value in (-3, 0, 5, 16, 20):
+        assert_same_results(f, got, random_args(f, 0, n=n_value))
+
+
+def test_lower_bound_from_an_outer_loop():
+    f = func("""
+    for i, j in T.grid(4, 4):
+        if j > i:
+            B[i, j] = 1.0
+""")
+    got = reduce(f)
+    assert_structural_equal(got, func("""
+    for i in T.serial(3):
+        for j in T.serial(i + 1, 4):
+            B[i, j] = 1.0
+"""))
+    assert_same_results(f, got, random_args(f, 0, n=0))
+
+
+def test_loop_that_does_nothing_is_removed():
+    f = func("""
+    for i in T.serial(16):
+        if i > 20:
+            A[i] = 1.0
+    A[0] = 2.0
+""")
+    assert_structural_equal(reduce(f), func("""
+    A[0] = 2.0
+"""))
+    only = func("""
+    for i in T.serial(16):
+        if i > 20:
+            A[i] = 1.0
+""")
+    assert isinstance(reduce(only).body, n.Evaluate)
+
+
+@pytest.mark.parametrize("body", [
+    # else branch: every iteration does something
+    """
+    for i in T.serial(16):
+        if i < 8:
+            A[i] = 0.0
+        else:
+            A[i] = 1.0
+""",
+    # vectorized loops keep their width (RFC: serial and parallel loops only)
+    """
+    for i in T.vectorized(16):
+        if i < 8:
+            A[i] = 0.0
+""",
+    # i == n: the single-iteration range would leave [0, 16) for n outside it
+    """
+    for i in T.serial(16):
+        if i == n:
+            A[i] = 0.0
+""",
+    # piecewise bounds (io == 0 starts at 2, the others at 0) are left alone
+    """
+    for io, ii in T.grid(4, 4):
+        if io > 0 or ii >= 2:
+            B[io, ii] = 0.0
+""",
+    # assumptions count as statements: facts are never dropped
+    """
+    for i in T.serial(16):
+        T.assume(i < 8 or A[i] == 0.0)
+""",
+])
+def test_loops_that_stay(body):
+    f = func(body)
+    assert reduce(f) is f
+
+
+def test_parallel_loop_is_reduced_and_stays_parallel():
+    f = func("""
+    for i in T.parallel(16):
+        if i >= 4:
+            A[i] = 1.0
+""")
+    assert_structural_equal(reduce(f), func("""
+    for i in T.parallel(4, 16):
+        A[i] = 1.0
+"""))

@@ -1,0 +1,150 @@
+"""remove_no_op: RFC 0077's example, the three rules, and what must stay."""
+
+import pytest
+from pass_support import (
+    assert_same_results,
+    checked,
+    load,
+    numba_kernel,
+    random_args,
+    transformed,
+)
+
+from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
+from polypad.script import parse
+from polypad.transform import remove_no_op
+
+HEADER = """
+@T.prim_func
+def func(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+"""
+
+
+def func(body: str):
+    return parse(HEADER + body)
+
+
+def remove(f):
+    return checked(remove_no_op(f))
+
+
+def sum_args(f, seed):
+    a, b = random_args(f, seed)
+    b[0] = 0.0  # the T.assume(B[0] == 0.0) of the RFC example
+    return [a, b]
+
+
+def test_rfc_sum_store_of_the_assumed_value():
+    got = transformed("remove_noop_sum_before", "remove_no_op")
+    assert_structural_equal(got, load("remove_noop_sum_after"))
+    f = load("remove_noop_sum_before")
+    for seed in range(3):
+        assert_same_results(f, got, sum_args(f, seed))
+
+
+@pytest.mark.numba
+def test_rfc_sum_numba():
+    kernel = numba_kernel("remove_noop_sum_before", "remove_no_op")
+    f = load("remove_noop_sum_before")
+    assert_same_results(f, kernel, sum_args(f, 0))
+
+
+# ---------------------------------------------------------------- the rules
+
+CASES = {
+    "store overwritten by the next store": ("""
+    A[0] = 1.0
+    A[0] = B[0]
+""", """
+    A[0] = B[0]
+"""),
+    "block whose writes a later block covers": ("""
+    with T.block("init"):
+        for i in T.serial(8):
+            A[2 * i] = 0.0
+    with T.block("copy"):
+        for i in T.serial(16):
+            A[i] = B[i]
+""", """
+    with T.block("copy"):
+        for i in T.serial(16):
+            A[i] = B[i]
+"""),
+    "store of the element's own value, and the loop it leaves empty": ("""
+    for i in T.serial(16):
+        if i < 4:
+            A[i] = A[i]
+    B[0] = 1.0
+""", """
+    B[0] = 1.0
+"""),
+    "write to a local buffer freed unread": ("""
+    C = T.alloc_buffer((4,), "float32")
+    for i in T.serial(4):
+        C[i] = A[i]
+    B[0] = A[0]
+""", """
+    B[0] = A[0]
+"""),
+    "two equal stores: exactly one goes": ("""
+    A[0] = 1.0
+    A[0] = 1.0
+""", """
+    A[0] = 1.0
+"""),
+    "removing one store makes an earlier one dead": ("""
+    A[1] = 1.0
+    A[1] = A[1]
+    A[1] = 2.0
+""", """
+    A[1] = 2.0
+"""),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_rules(name):
+    before, after = CASES[name]
+    f = func(before)
+    got = remove(f)
+    assert_structural_equal(got, func(after))
+    for seed in range(2):
+        assert_same_results(f, got, random_args(f, seed))
+
+
+@pytest.mark.parametrize("body", [
+    # without the assumption the store may change B[0]
+    """
+    B[0] = 0.0
+    for i in T.serial(16):
+        B[0] = B[0] + A[i]
+""",
+    # the second store reads the first
+    """
+    A[0] = 1.0
+    A[0] = A[0] + 1.0
+""",
+    # the later block covers only part of what the first wrote
+    """
+    for i in T.serial(16):
+        A[i] = 0.0
+    for i in T.serial(15):
+        A[i] = B[i]
+""",
+    # a fact is never removed
+    """
+    T.assume(A[0] == 0.0)
+""",
+])
+def test_no_change(body):
+    f = func(body)
+    assert remove(f) is f
+
+
+def test_everything_dead_leaves_an_empty_body():
+    f = func("""
+    C = T.alloc_buffer((4,), "float32")
+    C[0] = 1.0
+""")
+    assert isinstance(remove(f).body, n.Evaluate)
