@@ -18,8 +18,8 @@ from polypad import (
 from polypad.errors import (
     IllegalTransformError,
     NonInjectiveError,
-    NotFoundError,
     NotAffineError,
+    NotFoundError,
     ParseError,
     PolypadError,
     VerifyError,
