@@ -26,7 +26,7 @@ _LAZY = {
     "Dependences": "dataflow",
     "can_merge_loops": "merge",
     "is_no_op": "no_op",
-    "prove": "prove",
+    "prove": "prover",
     "context_at": "context",
     "Context": "context",
 }

@@ -429,18 +429,20 @@ class Context:
         """Earlier writers of ``element`` of ``load``'s buffer, and what is known of its value.
 
         ``values`` gives the loop counters and parameters of the point (see
-        :meth:`analyses.facts.Instantiator.history`).
+        :func:`analyses.history.element_history`).
         """
         if self._instantiator is None:
             return [], "input"
-        return self._instantiator.history(load, values, element)
+        from .history import element_history
+
+        return element_history(self._instantiator, load, values, element)
 
     def known_value(self, load: n.BufferLoad) -> n.Expr | None:
         """A value proven equal to ``load`` at this point (from assumptions or stores), or None.
 
         >>> context_at(f, store).known_value(B[0])     # FloatImm(0.0)
         """
-        from .prove import prove
+        from .prover import prove
 
         for fact in self.facts_for(load):
             if fact.candidate is None or fact.candidate == load:

@@ -359,46 +359,6 @@ class Instantiator:
         return set_to_condition(holds, self.target.loop_vars, self.program.names,
                                 context=domain)
 
-    def history(self, load: n.BufferLoad, x_values: dict, element) -> tuple[list[str], str]:
-        """Who may have written ``element`` before the point, and what is known of its value.
-
-        ``x_values`` gives the loop counters and parameters (IR variable ->
-        int) of the point; ``element`` the indices ``load`` reads there.
-        Returns the statements that may have written the element earlier and
-        its state: ``"input"`` (never written: it holds the function's
-        input), ``"pinned"`` (a stored value that still holds gives it,
-        without reading buffers), ``"tracked"`` (a stored value gives it in
-        terms of other loads), ``"arbitrary"`` (last written by a store of
-        ``T.undef()`` or a fresh allocation: any value is a real one) or
-        ``"untracked"``.
-        """
-        prog, target = self.program, self.target
-        params = {prog.names.name(v): val for v, val in x_values.items() if v in prog.names}
-        at_x = _fix(isl.Set.universe(prog.space(target).space),
-                    [x_values[v] for v in target.loop_vars], params)
-        at_e = _fix(isl.Set.universe(prog.buffer_space(load.buffer)), element, params)
-        hits = []
-        for w_site, w_buf, w_rel in prog.writers():
-            if w_buf is not load.buffer:
-                continue
-            when = prog.before(w_site, target).intersect_range(at_x).domain()
-            found = _fix(w_rel.intersect_range(at_e).domain().intersect(when), (), params)
-            if not found.is_empty():
-                hits.append((w_site, found))
-        writers = [show(w.stmt).strip().splitlines()[0] for w, _ in hits]
-        if not writers:
-            return writers, "input"
-        coords = [*(x_values[v] for v in target.loop_vars), *element]
-        for fact in self.facts():
-            if fact.kind != "stored" or fact.loads[0].buffer is not load.buffer:
-                continue
-            if any(not _fix(t.domain, coords, params).is_empty()
-                   for t in self.templates(fact, 0)):
-                return writers, "tracked" if loads_in(fact.value) else "pinned"
-        if all(_makes_arbitrary(w.stmt) for w in _last_writers(prog, hits)):
-            return writers, "arbitrary"
-        return writers, "untracked"
-
     def describe(self) -> list[str]:
         """One line per fact that may hold here (for the context's repr)."""
         return [str(f) for f in self.facts()]
@@ -462,37 +422,6 @@ def _one_piece(pa: isl.PwAff) -> isl.PwAff:
         if whole.is_equal(pa):
             return whole
     return pa
-
-
-def _last_writers(prog: Program, hits: list) -> list[Site]:
-    """The writer sites with an instance in ``hits`` that no other hit follows."""
-    last = []
-    for w1, z1 in hits:
-        rest = z1
-        for w2, z2 in hits:
-            rest = rest.subtract(prog.before(w1, w2).intersect_domain(z1).intersect_range(z2)
-                                 .domain())
-        if not rest.is_empty():
-            last.append(w1)
-    return last
-
-
-def _makes_arbitrary(stmt: n.Stmt) -> bool:
-    if isinstance(stmt, n.Allocate):
-        return True
-    return (isinstance(stmt, n.BufferStore) and isinstance(stmt.value, n.Call)
-            and stmt.value.op == "undef")
-
-
-def _fix(s: isl.Set, coords, params: dict) -> isl.Set:
-    """``s`` with its first set dims fixed to ``coords`` and named parameters to their values."""
-    for j, v in enumerate(coords):
-        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
-    for p in range(s.dim(isl.dim_type.param)):
-        name = s.get_dim_name(isl.dim_type.param, p)
-        if name in params:
-            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
-    return s
 
 
 def _candidate(fact: ValueFact, k: int, ys: dict) -> n.Expr | None:

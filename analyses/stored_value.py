@@ -25,7 +25,7 @@ from polypad.ir.show import show
 
 from .context import context_at
 from .evidence import Decision, Proved
-from .prove import DEFAULT_TIMEOUT_MS, prove_same_value
+from .prover import DEFAULT_TIMEOUT_MS, prove_same_value
 
 
 def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: bool = False,

@@ -204,12 +204,13 @@ class _Hoister(Rewriter):
                 needed = self.requirements(cand, holder, scope)
                 if needed is None:
                     continue
-                moved = self.move_lets(loop, needed, [])
-                then = substitute_and_fold(moved[0], {cand: TRUE})
-                other = substitute_and_fold(moved[0], {cand: FALSE})
+                lets: list[tuple[n.Var, n.Expr]] = []
+                moved = self.move_lets(loop, needed, lets)
+                then = substitute_and_fold(moved, {cand: TRUE})
+                other = substitute_and_fold(moved, {cand: FALSE})
                 if scope.has_block and then is not None and other is not None:
                     continue
-                hoisted.extend(moved[1])
+                hoisted.extend(lets)
                 then = None if then is None else self.hoist(then, (*facts, cand))
                 other = None if other is None else self.hoist(other, (*facts, n.Not(cand)))
                 return _wrap(hoisted, build_if(cand, then, other, span=loop.span))
@@ -317,18 +318,18 @@ class _Hoister(Rewriter):
                 if any(v is loop.var or v in scope.bindings for v in free_vars(binding.value)):
                     continue
                 if self.evaluable(binding.value, binding, scope):
-                    loop, moved = self.move_lets(loop, [binding], hoisted)
+                    loop = self.move_lets(loop, [binding], hoisted)
                     break
             else:
                 return loop
 
     @staticmethod
-    def move_lets(loop: n.For, bindings: list, hoisted: list) -> tuple[n.For, list]:
-        """``loop`` without ``bindings`` (their bodies stay); they go to ``hoisted``."""
+    def move_lets(loop: n.For, bindings: list, hoisted: list) -> n.For:
+        """``loop`` without ``bindings`` (their bodies stay); they are added to ``hoisted``."""
         for binding in bindings:
             loop = replace(loop, binding, binding.body)
             hoisted.append((binding.var, binding.value))
-        return loop, hoisted
+        return loop
 
 
 def _own_exprs(stmt: n.Stmt) -> tuple[n.Expr, ...]:

@@ -4,7 +4,9 @@
   gives it under the known facts (``gist``), when that form is a constant or
   smaller: ``n // 8`` is ``0`` under ``T.assume(0 <= n < 8)``.
 * A condition keeps its form: a conjunct or disjunct that the facts decide
-  becomes ``True``/``False`` and is folded away.  In ``a and b`` the right
+  becomes ``True``/``False`` and is folded away; a comparison is rewritten
+  only when ISL's ``gist`` of it drops a ``//`` or ``%`` (``i // 8 == 0`` is
+  ``i < 8`` where ``0 <= i < 16``).  In ``a and b`` the right
   operand is simplified knowing ``a``; in ``a or b`` knowing ``not a``; in
   ``T.if_then_else(c, x, y)`` the branches know ``c`` / ``not c``.
 * A buffer load is replaced by its known value when the value context
@@ -27,7 +29,8 @@ import islpy as isl
 
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.visitor import node_fields
+from polypad.ir.visitor import node_fields, walk
+from polypad.model import set_to_condition
 
 from ._fold import FALSE, TRUE, fold_expr
 from ._isl_context import IslFacts, size
@@ -144,18 +147,32 @@ class ExprSimplifier:
             decided = self.facts.decide(out, ctx)
             if decided is not None:
                 return TRUE if decided else FALSE
-        if self.facts.condition(out) is not None or vctx is None:
-            return out  # affine and undecided by ISL: the prover would find no more
+        where = self.facts.condition(out)
+        if where is not None:
+            # Affine and undecided: ISL's gist may still say it more simply
+            # (`i // 8 == 0` is `i < 8` for 0 <= i < 16); the prover would find no more.
+            # Only a form that loses a `//` or `%` is taken, so that the author's
+            # comparisons otherwise keep their shape.
+            gisted = set_to_condition(where, [], self.facts.names, context=ctx)
+            if _divisions(gisted) < _divisions(out) and size(gisted) <= size(out):
+                return gisted
+            return out
+        if vctx is None:
+            return out
         context = vctx()
         if context is None:
             return out
-        from analyses.prove import prove
+        from analyses import prove
 
         if prove(out, context):
             return TRUE
         if prove(n.Not(out), context):
             return FALSE
         return out
+
+
+def _divisions(e: n.Expr) -> int:
+    return sum(1 for x in walk(e) if isinstance(x, (n.FloorDiv, n.FloorMod)))
 
 
 def _rebuilt(node: n.Expr, folded: n.Expr, old: tuple, new: tuple) -> n.Expr:

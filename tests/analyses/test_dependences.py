@@ -151,3 +151,15 @@ def test_package_name_stays_the_function_after_a_submodule_import():
     f = load("merge_loops_shifted_before")
     assert analyses.dependences is importlib.import_module("analyses.dataflow").dependences
     assert isinstance(analyses.dependences(f), analyses.Dependences)
+
+
+def test_every_public_name_is_the_function_whatever_was_imported_first():
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(analyses.__path__):
+        importlib.import_module(f"analyses.{info.name}")
+    for name in ("prove", "dependences", "domain_touched", "can_merge_loops", "is_no_op",
+                 "context_at"):
+        assert callable(getattr(analyses, name)) and not isinstance(
+            getattr(analyses, name), type(analyses)), name

@@ -71,6 +71,24 @@ def func(A: T.Buffer[(4, 4), "int32"], B: T.Buffer[(4, 4), "int32"]):
 """))
 
 
+def test_rfc_elementwise_sequential_padding_loop():
+    """After sequential_buffer_access the padding loop narrows the same way; the compute
+    loop's guard needs io-dependent bounds for ii (piecewise), so that loop stays."""
+    got = transformed("elementwise_sequential", "reduce_loop_extents")
+    assert_structural_equal(got, parse("""
+@T.prim_func
+def func(A: T.Buffer[(4, 4), "int32"], B: T.Buffer[(4, 4), "int32"]):
+    for io, ii in T.grid(4, 4):
+        if 4 * io + ii < 14:
+            B[io, ii] = 2 * A[io, ii]
+    io = 3
+    for ii in T.serial(2, 4):
+        B[io, ii] = T.undef()
+"""))
+    f = load("elementwise_sequential")
+    assert_same_results(f, got, random_args(f, 0))
+
+
 # ---------------------------------------------------------------- general shapes
 
 

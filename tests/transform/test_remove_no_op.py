@@ -1,5 +1,6 @@
 """remove_no_op: RFC 0077's example, the three rules, and what must stay."""
 
+import numpy as np
 import pytest
 from pass_support import (
     assert_same_results,
@@ -7,6 +8,7 @@ from pass_support import (
     load,
     numba_kernel,
     random_args,
+    run,
     transformed,
 )
 
@@ -48,6 +50,26 @@ def test_rfc_sum_numba():
     kernel = numba_kernel("remove_noop_sum_before", "remove_no_op")
     f = load("remove_noop_sum_before")
     assert_same_results(f, kernel, sum_args(f, 0))
+
+
+def test_rfc_split_module_store_overwritten_by_undef():
+    """RFC, Points of Communication: with T.undef, adding `else: B[io, ii] = 0` to
+    transform_A is valid because that store is a no-op -- the padding is overwritten by
+    `T.undef()` before anything reads it (rule 1).  remove_no_op takes it back out."""
+    got = remove(load("split_module_undef_after", "transform_A"))
+    assert_structural_equal(got, load("split_module_undef_before", "transform_A"))
+    f = load("split_module_undef_after", "transform_A")
+    for seed in range(2):
+        args = random_args(f, seed)
+        (_, want), (_, out) = run(f, args), run(got, args)
+        # The padding holds undef (any value) in both; the 14 logical elements agree.
+        np.testing.assert_array_equal(out.reshape(-1)[:14], want.reshape(-1)[:14])
+
+
+def test_rfc_split_module_known_padding_store_stays():
+    """With a known pad value the padding store is read by the caller: not a no-op."""
+    f = load("split_module_known_before", "transform_A")
+    assert remove(f) is f
 
 
 # ---------------------------------------------------------------- the rules

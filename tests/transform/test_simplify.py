@@ -94,6 +94,18 @@ def test_rfc_explicit_default_producer_step3_to_step4():
     assert_same_results(f, got, random_args(f, 0))
 
 
+@pytest.mark.parametrize("example, func_name", [
+    ("row_summation_split", None),
+    ("explicit_default_step4", "consumer"),
+])
+def test_rfc_guard_on_padding_stays(example, func_name):
+    """Removing `if 4*jo + ji < 14` (or `4*io + ii < 14`) is overcompute, a scheduling
+    decision (RFC 0077, Overcompute vs Branching): simplify must not do it, even where
+    an assumption says the padding holds the reduction's identity."""
+    f = load(example, func_name)
+    assert simp(f) is f
+
+
 IMPLICIT_MERGED = """
 @T.prim_func
 def func(
@@ -175,6 +187,20 @@ def test_conjuncts_keep_their_form():
     assert_structural_equal(simp(f), func("""
     for i in T.serial(16):
         if i % 2 == 0 and i < 8:
+            A[i] = 1.0
+"""))
+
+
+def test_division_made_redundant_by_the_range_is_dropped():
+    """ISL's gist of `i // 8 == 0` in 0 <= i < 16 is `i < 8`; `i % 2 == 0` stays."""
+    f = func("""
+    for i in T.serial(16):
+        if i // 8 == 0 and i % 2 == 0:
+            A[i] = 1.0
+""")
+    assert_structural_equal(simp(f), func("""
+    for i in T.serial(16):
+        if i < 8 and i % 2 == 0:
             A[i] = 1.0
 """))
 

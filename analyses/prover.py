@@ -20,10 +20,15 @@ An index question that is not quasi-affine (``i * j < 100``) also goes to
 Z3, with integer variables; if Z3 cannot decide it the ``Unknown`` names the
 expression.
 
-A counterexample from Z3 satisfies every fact the context knows.  When it
-needs an element that an earlier statement wrote with a value the prover
-does not track (``B[i] = B[i] + A[i, j]``), the claim might still hold in
-every real execution, and the answer is ``Unknown`` saying so.
+Facts are instantiated in rounds (facts about the loads that facts
+mention), lazily continued while Z3 still finds a counterexample.  A
+counterexample is reported only when it describes a real execution: every
+element it reads holds an input, ``T.undef()``, or a value a stored fact
+gives (:mod:`analyses.history`), and no assumption instance was left out.
+When it needs an element an earlier statement wrote with a value the prover
+does not track (``B[i] = B[i] + A[i, j]``), it still counts if the claim
+fails whatever that element holds (the element shows as ``"any"``);
+otherwise the answer is ``Unknown`` saying why.
 
 >>> prove(n // 8 == 0, context_at(f, store))        # Proved('isl') under T.assume(0 <= n < 8)
 >>> prove(x * 0.0 == 0.0, strict_ieee=True)         # Refuted: x = inf
@@ -50,6 +55,8 @@ from .ieee import IEEEEnv, py_value, same_value, to_z3_ieee
 DEFAULT_TIMEOUT_MS = 2000
 _ROUNDS = 3  # instantiation rounds: facts about the loads that facts mention
 _LAZY_ROUNDS = 8  # further rounds, only while Z3 still finds a counterexample
+_MAX_PREMISES = 200  # instantiated facts per question
+_MAX_NODES = 400  # IR nodes per instantiated fact
 _RETRIES = 4  # further counterexamples sought when one needs an untracked value
 
 
@@ -200,9 +207,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         reason = f"z3 gave up ({solver.reason_unknown()}; timeout {timeout_ms} ms)"
         return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason)
     if facts.partial or facts.open():
-        why = ("only some instances of an assumption relating several elements were used"
-               if facts.partial else
-               f"instantiation stopped after {_ROUNDS + _LAZY_ROUNDS} rounds")
+        why = facts.partial or f"instantiation stopped after {_ROUNDS + _LAZY_ROUNDS} rounds"
         return Unknown(f"not proved; Z3 found a counterexample to the facts instantiated, "
                        f"but {why}, so it may break one that was not")
     search = _Search(goal, goal_term, ctx, env, convert, facts, timeout_ms)
@@ -228,15 +233,15 @@ class _Facts:
     Round 1 instantiates the facts about the loads of the question and its
     premises; each later round those about the loads the previous round's
     facts mention.  ``frontier`` holds the loads still to instantiate and
-    ``partial`` says whether an assumption relating several elements was used
-    at only some of its instances (a counterexample may break the others).
+    ``partial``, when set, why some facts were left out (a counterexample may
+    break them; a proof without them still stands).
     """
 
     def __init__(self, ctx: Context, cond: n.Expr, premises: list) -> None:
         self.ctx = ctx
         self.seen: dict[n.BufferLoad, None] = {}
         self.known = set(premises)
-        self.partial = False
+        self.partial = ""
         self.frontier = loads_in(cond)
         for p in premises:
             self.frontier += loads_in(p)
@@ -250,8 +255,15 @@ class _Facts:
                 continue
             self.seen[load] = None
             for fact in self.ctx.facts_for(load):
-                self.partial = self.partial or fact.partial
+                if fact.partial:
+                    self.partial = ("only some instances of an assumption relating several "
+                                    "elements were used")
                 if fact.premise in self.known:
+                    continue
+                if len(self.known) >= _MAX_PREMISES or not _small(fact.premise):
+                    # Facts substituted into facts at non-affine indices grow
+                    # without bound; leaving one out is safe for proofs.
+                    self.partial = "facts past the size limit were left out"
                     continue
                 self.known.add(fact.premise)
                 out.append(fact.premise)
@@ -269,6 +281,14 @@ class _Facts:
         return any(fact.fact.kind == "assume"
                    for load in self.frontier for fact in self.ctx.facts_for(load))
 
+
+
+def _small(expr: n.Expr) -> bool:
+    """Whether ``expr`` has at most ``_MAX_NODES`` nodes."""
+    for count, _ in enumerate(walk(expr)):
+        if count >= _MAX_NODES:
+            return False
+    return True
 
 
 class _Search:
