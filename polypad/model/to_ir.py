@@ -106,7 +106,10 @@ def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] 
     for aff in affs:
         if not any(aff.plain_is_equal(d) for d in distinct):
             distinct.append(aff)
-    if len(distinct) < 2:
+    # Extents are the min or max of two or three plain functions; trying every
+    # combination of many pieces, or of pieces with floor divisions, costs
+    # seconds on the prover's hot path and never folds.
+    if not 2 <= len(distinct) <= 3 or any(aff.dim(isl.dim_type.div) for aff in distinct):
         return None
     distinct.sort(key=lambda aff: aff.is_cst())
     domain = pa.domain()
