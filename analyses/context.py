@@ -45,6 +45,7 @@ from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
 from polypad.model.nest import is_leaf
+from polypad.model.overflow import wraps_somewhere
 
 
 @dataclass(eq=False)
@@ -203,9 +204,12 @@ class Program:
                     dom = dom.intersect(to_set(bound, space))
                 except NotAffineError:
                     dropped.append((origin, bound))
+        loops = dom
         for (stmt, then), origin in zip(site.guards, site.guard_sites):
             for part in conjuncts(stmt.condition) if then else [stmt.condition]:
                 try:
+                    if wraps_somewhere(part, space, loops):
+                        raise NotAffineError("it may wrap around", part)
                     where = to_set(part, space)
                 except NotAffineError:
                     dropped.append((origin, part if then else n.Not(part)))

@@ -9,7 +9,8 @@ must not change memory needs: ``-0.0`` and ``0.0`` differ, all NaNs are one.
 
 ``T.undef()`` is a fresh *finite* value per occurrence: RFC 0077 lets
 ``0 * undef`` be 0 for floats too, which holds only for finite values.
-Integers stay mathematical integers, as in :mod:`polypad.model.z3conv`.
+Integers have their executed, fixed-width meaning, as in
+:mod:`polypad.model.z3conv`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.model import Z3Env
-from polypad.model.z3conv import floor_div
+from polypad.model.z3conv import int_binary, int_cast
 
 _SORTS = {"float16": z3.Float16, "float32": z3.Float32, "float64": z3.Float64}
 _RNE = z3.RNE
@@ -32,9 +33,8 @@ _RNE = z3.RNE
 class IEEEEnv(Z3Env):
     """A :class:`Z3Env` whose float variables, buffers and undefs are IEEE floats."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.side: list[z3.BoolRef] = []  # constraints on fresh symbols (finite undefs)
+    def __init__(self, ranges=None) -> None:
+        super().__init__(ranges)
 
     def sort(self, dtype: str) -> z3.SortRef:
         if dtypes.is_float(dtype):
@@ -96,10 +96,8 @@ class _Converter:
                 return z3.BoolVal(v)
             case n.Add() | n.Sub() | n.Mul() | n.Div():
                 return self.arith(e)
-            case n.FloorDiv(a=a, b=b) | n.FloorMod(a=a, b=b) if not dtypes.is_float(e.dtype):
-                ta, tb = c(a), c(b)
-                q = floor_div(ta, b.value) if isinstance(b, n.IntImm) else floor_div(ta, tb)
-                return q if isinstance(e, n.FloorDiv) else ta - tb * q
+            case n.FloorDiv(a=a, b=b) | n.FloorMod(a=a, b=b) if dtypes.is_int(e.dtype):
+                return int_binary(e, c(a), c(b), env)
             case n.FloorDiv(a=a, b=b) | n.FloorMod(a=a, b=b):
                 ta, tb = self.operands(a, b)
                 q = z3.fpRoundToIntegral(z3.RTN(), z3.fpDiv(_RNE(), ta, tb))
@@ -122,10 +120,12 @@ class _Converter:
                 return z3.Not(c(a))
             case n.Select(condition=cond, true_value=t, false_value=f):
                 return z3.If(c(cond), c(t), c(f))
+            case n.Cast(dtype=dt, value=v) if dtypes.is_int(dt) and dtypes.is_int(v.dtype):
+                return int_cast(c(v), dt, e, env)
             case n.Cast(dtype=dt, value=v):
                 return self.cast(c(v), v.dtype, dt)
             case n.BufferLoad(buffer=buf, indices=idx):
-                return env.buffer(buf)(*[c(i) for i in idx])
+                return env.in_range(env.buffer(buf)(*[c(i) for i in idx]), buf.dtype)
             case n.Call(op="assume" | "likely", args=(arg,)):
                 return c(arg)
             case n.Call(op="undef"):
@@ -162,9 +162,7 @@ class _Converter:
             return op(_RNE(), ta, tb)
         if isinstance(e, n.Div):
             return z3.ToReal(ta) / z3.ToReal(tb)
-        if isinstance(e, n.Add):
-            return ta + tb
-        return ta - tb if isinstance(e, n.Sub) else ta * tb
+        return int_binary(e, ta, tb, self.env)
 
     def compare(self, e: n.Compare, ta, tb) -> z3.BoolRef:
         if z3.is_fp(ta):

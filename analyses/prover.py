@@ -46,6 +46,7 @@ from polypad.ir.operators import as_expr
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.model import Z3Env, to_set, to_z3
+from polypad.model.overflow import set_ranges, wrapping_operation
 
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Proved, Refuted, Unknown
@@ -125,6 +126,10 @@ def is_index_question(cond: n.Expr) -> bool:
 
 def _prove_isl(cond: n.Expr, ctx: Context) -> Decision | None:
     holds = to_set(cond, ctx.space)
+    wrapping = wrapping_operation(cond, ctx.space, ctx.domain, var_ranges(ctx))
+    if wrapping is not None:  # ISL's integers do not wrap: Z3 models the wrap-around
+        raise NotAffineError(f"{show(wrapping)} may wrap around its {wrapping.dtype} range",
+                             wrapping)
     bad = ctx.domain.intersect(holds.complement())
     if bad.is_empty():
         return Proved("isl")
@@ -169,7 +174,8 @@ class _Goal:
 
 def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
               why_not_isl: str) -> Decision:
-    env = IEEEEnv() if strict else Z3Env()
+    ranges = var_ranges(ctx)
+    env = IEEEEnv(ranges) if strict else Z3Env(ranges)
 
     def convert(e: n.Expr) -> z3.ExprRef:
         return to_z3_ieee(e, env) if strict else to_z3(e, env)
@@ -188,9 +194,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
             solver.add(convert(p))
         goal_term = goal.term(convert, strict)
         solver.add(z3.Not(goal_term))
-        for side in getattr(env, "side", ()):
-            solver.add(side)
-        verdict = solver.check()
+        verdict = _check(solver, env)
         # A counterexample may break a fact not instantiated yet: keep going
         # while there are loads left to instantiate (lazily, only on "sat").
         for _ in range(_LAZY_ROUNDS):
@@ -198,7 +202,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
                 break
             for p in facts.round():
                 solver.add(convert(p))
-            verdict = solver.check()
+            verdict = _check(solver, env)
     except PolypadError as err:
         return Unknown(f"cannot state the question in Z3: {err}")
     if verdict == z3.unsat:
@@ -225,6 +229,15 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
             break
         decided = search.refutation(solver.model())
     return decided
+
+
+def var_ranges(ctx: Context) -> dict:
+    """The ranges of ``ctx``'s loop counters and parameters over its domain (memoized)."""
+    ranges = getattr(ctx, "_var_ranges", None)
+    if ranges is None:
+        ranges = set_ranges(ctx.domain, ctx.loop_vars, ctx.names)
+        ctx._var_ranges = ranges
+    return ranges
 
 
 class _Facts:
@@ -384,6 +397,14 @@ class _Search:
             text,
             instances=(Instance(ctx.label, indices),) if ctx.site is not None else (),
             element=element, params=params, values=values))
+
+
+def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
+    """``solver.check()`` with the env's range facts on every symbol converted so far."""
+    for side in env.side[getattr(solver, "_pp_sides", 0):]:
+        solver.add(side)
+    solver._pp_sides = len(env.side)
+    return solver.check()
 
 
 def _solver() -> z3.Solver:

@@ -8,6 +8,12 @@
   Python's floor semantics for every integer type (tested with negative
   operands and divisors in ``tests/codegen``); the kernel's
   ``error_model="numpy"`` makes a zero divisor give 0 instead of raising.
+- Integers wrap at their width, as numpy's do (and the reference executor):
+  Numba computes ``int32 + int32`` in 64 bits, so an operation whose result
+  may leave its dtype's range (interval arithmetic over the loop ranges the
+  emitter records, :mod:`polypad.model.ranges`) is wrapped in its dtype's
+  constructor, ``np.int32(a * b)``.  Index arithmetic inside known loop
+  ranges needs no wrap and stays plain.
 - ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
   Python's short-circuit operators), so a guarded load is never executed.
 - An expression ``Let`` becomes an immediately applied lambda,
@@ -29,6 +35,7 @@ from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Var
+from polypad.model.ranges import Ranges, wrap
 
 from .names import Names
 
@@ -47,6 +54,8 @@ _FOLD = {
     ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod,
 }
 _INT = re.compile(r"-?[0-9]+")
+# 64-bit arithmetic wraps natively in Numba; narrower types are computed wider.
+_NATIVE = ("int64", "uint64")
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "abs"}
 
 
@@ -83,6 +92,19 @@ class ExprPrinter:
     def __init__(self, names: Names):
         self.names = names
         self.subst: dict[Var, str] = {}
+        #: Ranges of the loop counters and lets in scope, for deciding what may wrap.
+        self.ranges = Ranges()
+
+    def bound(self, var: Var, lo: ir.Expr, hi: ir.Expr) -> None:
+        """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
+        low, high = self.ranges.of(lo), self.ranges.of(hi)
+        if low is None or high is None:
+            return
+        old = self.ranges.bounds.get(var)
+        new = (low[0], high[1]) if old is None else (min(old[0], low[0]), max(old[1], high[1]))
+        if new != old:
+            self.ranges.bounds[var] = new
+            self.ranges = Ranges(self.ranges.bounds)  # forget what was computed before
 
     def __call__(self, expr: ir.Expr) -> str:
         return self.print(expr)[0]
@@ -130,17 +152,19 @@ class ExprPrinter:
         op, level = _BINARY[type(expr)]
         a, a_level = self.print(expr.a)
         b, b_level = self.print(expr.b)
-        # Integer arithmetic on literals (an unrolled counter) is folded.
-        # Python's // and % floor like the IR's; the kernel computes wider
-        # than int32 anyway, so no wrap-around is lost.
+        # Integer arithmetic on literals (an unrolled counter) is folded, and
+        # wrapped as the executed operation would be.
         fold = _FOLD.get(type(expr))
         if (fold is not None and expr.dtype in ("int32", "int64") and _INT.fullmatch(a)
                 and _INT.fullmatch(b) and (int(b) != 0 or op in "+-*")):
-            return constant(fold(int(a), int(b)), expr.dtype)
+            return constant(wrap(fold(int(a), int(b)), expr.dtype), expr.dtype)
         # Comparisons chain in Python, so neither side may be one.
         left = level + 1 if level == COMPARE else level
         a = a if a_level >= left else f"({a})"
         b = b if b_level >= level + 1 else f"({b})"
+        if (fold is not None and dtypes.is_int(expr.dtype) and expr.dtype not in _NATIVE
+                and self.ranges.may_wrap(expr)):
+            return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
         return f"{a} {op} {b}", level
 
     def load(self, buffer: ir.Buffer, indices) -> str:

@@ -19,7 +19,12 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from polypad.errors import DTypeError
+
 from .operators import ExprOps
+
+_INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
+             "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 
 # ---------------------------------------------------------------- locations
 
@@ -58,8 +63,21 @@ class Var(Expr):
 
 @dataclass(frozen=True, slots=True)
 class IntImm(Expr):
+    """An integer constant; its value must be one of ``dtype``'s (no silent wrap)."""
+
     value: int
     dtype: str = "int32"
+
+    def __post_init__(self) -> None:
+        bits = _INT_BITS.get(self.dtype)
+        if bits is None:
+            return  # the verifier reports a non-integer dtype
+        lo, hi = (0, 2**bits - 1) if self.dtype[0] == "u" else (-(2 ** (bits - 1)),
+                                                                 2 ** (bits - 1) - 1)
+        if not lo <= self.value <= hi:
+            raise DTypeError(f"{self.value} is outside the range of {self.dtype} "
+                             f"[{lo}, {hi}]; write it as a wider constant, e.g. "
+                             f"T.int64({self.value})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from .nodes import (
     Expr,
     For,
     IfThenElse,
+    IntImm,
     IRModule,
     Let,
     LetStmt,
@@ -113,6 +114,15 @@ class _Verifier(Visitor):
             self.no_undef(bound, name)
         if not dtypes.is_int(node.var.dtype):
             self.report(f"loop variable {node.var.name!r} must be an integer")
+        elif isinstance(node.min, IntImm) and isinstance(node.extent, IntImm):
+            last = node.min.value + node.extent.value - 1
+            bits = dtypes.bits(node.var.dtype)
+            lo, hi = ((0, 2**bits - 1) if node.var.dtype.startswith("u")
+                      else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1))
+            if node.extent.value > 0 and not (lo <= node.min.value and last <= hi):
+                where = f" at line {node.span.line}" if node.span is not None else ""
+                self.report(f"loop {node.var.name!r}{where} runs to {last}, outside the range "
+                            f"of its {node.var.dtype} counter")
         with self.scope_var(node.var):
             self.visit(node.body)
 

@@ -6,7 +6,12 @@ the let variables it uses.  A load under ``T.if_then_else(c, ...)`` is only
 performed where its branch is taken, so its relation is restricted by ``c``
 (or ``not c``) when that is affine; otherwise it keeps the whole domain and
 is marked ``may``.  Indices must be quasi-affine: ``A[i * j]`` raises
-:class:`NotAffineError` naming ``i * j`` and the access it sits in.
+:class:`NotAffineError` naming ``i * j`` and the access it sits in.  So does
+an index in which the operand of a ``//``, ``%``, ``min`` or ``max`` may
+wrap around its integer width at some instance (:mod:`.overflow`), since
+ISL's integers do not wrap.  A wrap that only feeds ``+ - *`` is harmless:
+the executed index then equals the exact one whenever the exact one is
+inside the buffer, which the bounds check (:mod:`analyses.bounds`) decides.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .affine import AffineSpace, _Converter, to_map
 from .conditions import condition_set
 from .model import Access
 from .nest import Leaf
+from .overflow import wraps_somewhere
 
 # A path condition: (condition, branch taken) of an enclosing T.if_then_else.
 _Path = tuple[tuple[n.Expr, bool], ...]
@@ -36,11 +42,11 @@ def statement_accesses(
     stmt = leaf.stmt
     out: list[Access] = []
     if isinstance(stmt, n.BufferStore):
-        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers)
+        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, domain)
         out.append(Access("write", stmt.buffer, stmt.indices, stmt, relation.intersect_domain(
             domain), may))
     for load, path in _reads(leaf):
-        relation = _relation(load.buffer, load.indices, load, name, space, buffers)
+        relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
         where, exact = _path_set(path, space, domain)
         out.append(Access("read", load.buffer, load.indices, load,
                           relation.intersect_domain(where), may or not exact))
@@ -97,12 +103,15 @@ def _path_set(path: _Path, space: AffineSpace, domain: isl.Set) -> tuple[isl.Set
 
 
 def _relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
-              buffers: Names) -> isl.Map:
+              buffers: Names, domain: isl.Set) -> isl.Map:
     conv = _Converter(space)
     pws = []
     for k, index in enumerate(indices):
         try:
             pws.append(conv.pw_aff(index))
+            if wraps_somewhere(index, space, domain, modular_root=True):
+                raise NotAffineError(f"{show(index)} may wrap around its {index.dtype} range",
+                                     index)
         except NotAffineError as err:
             where = f"index {k} of {_describe(node)} in statement {name}"
             raise NotAffineError(f"{err} (in {where})", err.expr) from None

@@ -5,7 +5,10 @@ the enclosing loop bounds and ``if`` guards.  A then-branch guard is split
 into its conjuncts so that ``if i < n and A[i] > 0`` keeps ``i < n`` and
 drops only the data-dependent part; an else-branch contributes the
 complement of its whole condition, or nothing when that is not affine.
-Whatever is dropped makes the domain an over-approximation (``may``).
+A guard in which an operation may wrap around its integer width at some
+instance (``if i + 2147483647 < 0``) is dropped too: ISL's integers do not
+wrap (:mod:`.overflow`).  Whatever is dropped makes the domain an
+over-approximation (``may``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from polypad.ir import nodes as n
 from .affine import AffineSpace
 from .conditions import condition_set
 from .nest import Leaf
+from .overflow import wraps_somewhere
 
 
 def loop_bounds(loop: n.For) -> tuple[n.Expr, n.Expr]:
@@ -42,8 +46,13 @@ def conjuncts(cond: n.Expr) -> list[n.Expr]:
     return [cond]
 
 
-def statement_domain(leaf: Leaf, space: AffineSpace) -> tuple[isl.Set, tuple[n.Expr, ...]]:
-    """The instance set of ``leaf`` in ``space``, and the conditions it had to drop."""
+def statement_domain(leaf: Leaf, space: AffineSpace, context: isl.Set | None = None
+                     ) -> tuple[isl.Set, tuple[n.Expr, ...]]:
+    """The instance set of ``leaf`` in ``space``, and the conditions it had to drop.
+
+    ``context``, a set of parameter values known to hold, only narrows where
+    a guard is checked for wrap-around.
+    """
     domain = space.universe
     dropped: list[n.Expr] = []
     for loop in leaf.loops:
@@ -52,10 +61,13 @@ def statement_domain(leaf: Leaf, space: AffineSpace) -> tuple[isl.Set, tuple[n.E
                 domain = domain.intersect(condition_set(bound, space))
             except NotAffineError:
                 dropped.append(bound)
+    loops = domain if context is None else domain.intersect_params(context)
     for guard in leaf.guards:
         parts = conjuncts(guard.condition) if guard.then else [guard.condition]
         for part in parts:
             try:
+                if wraps_somewhere(part, space, loops):
+                    raise NotAffineError("it may wrap around", part)
                 where = condition_set(part, space)
             except NotAffineError:
                 dropped.append(part if guard.then else n.Not(part))

@@ -1,8 +1,16 @@
 """IR expressions as Z3 terms.
 
-Integers become Z3 ``Int`` (mathematical integers: dtype widths and overflow
-are not modelled), floats become ``Real`` (the fast-math view the prover
-takes by default) and bools ``Bool``.  ``//`` and ``%`` are floor division
+Integers become Z3 ``Int`` with the executed, fixed-width meaning: an
+``int32`` value lies in ``[-2**31, 2**31)`` (a side constraint on every
+variable, load and undef of that dtype, in :attr:`Z3Env.side`), and an
+operation whose exact result may leave that range wraps around as numpy's
+does, ``((t + 2**31) mod 2**32) - 2**31``.  Which operations may wrap is
+decided by interval arithmetic (:mod:`polypad.model.ranges`) over the
+variable ranges the env knows, so ``4 * i + 1`` inside a loop of extent 8
+stays plain linear arithmetic.  A zero divisor gives 0 for ``//`` and ``%``,
+as numpy (and the kernels, under ``error_model="numpy"``) do.  Floats
+become ``Real`` (the fast-math view the prover takes by default) and bools
+``Bool``.  ``//`` and ``%`` are floor division
 and floor modulo, as everywhere in polypad; Z3's own ``/`` and ``%`` on
 ``Int`` are Euclidean and differ from floor for negative divisors, so they
 are never used directly.
@@ -27,6 +35,8 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 
+from .ranges import Range, Ranges, dtype_range
+
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
 
@@ -34,7 +44,12 @@ _INTERPRETED = ("floor", "ceil", "abs")
 class Z3Env:
     """The Z3 symbols standing for the IR variables, buffers and intrinsics of a query."""
 
-    def __init__(self) -> None:
+    def __init__(self, ranges: dict[n.Var, Range] | None = None) -> None:
+        #: Facts about the symbols: each integer lies in its dtype's range.
+        self.side: list[z3.BoolRef] = []
+        #: Known ranges of variables (loop counters), for deciding what may wrap.
+        self.ranges = Ranges(ranges)
+        self._ranged: set[int] = set()
         self.vars: dict[n.Var, z3.ExprRef] = {}
         self.buffers: dict[n.Buffer, z3.FuncDeclRef] = {}
         self.undefs: list[z3.ExprRef] = []
@@ -72,7 +87,22 @@ class Z3Env:
         if term is None:
             term = z3.Const(self.fresh_name(var.name), self.sort(var.dtype))
             self.vars[var] = term
+            self.in_range(term, var.dtype, self.ranges.bounds.get(var))
         return term
+
+    def in_range(self, term: z3.ExprRef, dtype: str, bounds: Range | None = None) -> z3.ExprRef:
+        """``term``, with the side fact that it lies in ``dtype``'s range (or ``bounds``)."""
+        if dtypes.is_int(dtype) and z3.is_int(term) and term.get_id() not in self._ranged:
+            self._ranged.add(term.get_id())
+            lo, hi = bounds if bounds is not None else dtype_range(dtype)
+            self.side.append(z3.And(term >= lo, term <= hi))
+        return term
+
+    def wrapped(self, term: z3.ArithRef, e: n.Expr) -> z3.ArithRef:
+        """``term``, the exact result of integer operation ``e``, wrapped like numpy's."""
+        if not self.ranges.may_wrap(e):
+            return term
+        return wrap_term(term, e.dtype)
 
     def bind(self, var: n.Var, term: z3.ExprRef | None) -> None:
         """Make ``var`` stand for ``term`` (``None`` removes the binding)."""
@@ -94,7 +124,7 @@ class Z3Env:
         """A fresh, unconstrained constant: one ``T.undef()`` occurrence."""
         term = z3.Const(self.fresh_name(f"undef{len(self.undefs)}"), self.sort(dtype))
         self.undefs.append(term)
-        return term
+        return self.in_range(term, dtype)
 
     def math(self, op: str, args: list[z3.ExprRef], dtype: str) -> z3.ExprRef:
         """A math intrinsic: exact for floor/ceil/abs, uninterpreted otherwise."""
@@ -128,6 +158,43 @@ def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
     return _convert(expr, env if env is not None else Z3Env())
 
 
+def wrap_term(t: z3.ArithRef, dtype: str) -> z3.ArithRef:
+    """``t`` reduced into integer ``dtype``'s range the way fixed-width integers wrap."""
+    lo, hi = dtype_range(dtype)
+    return z3.If(z3.And(t >= lo, t <= hi), t, (t - lo) % (hi - lo + 1) + lo)
+
+
+def int_binary(e: n.BinaryOp, ta: z3.ArithRef, tb: z3.ArithRef, env: Z3Env) -> z3.ArithRef:
+    """Integer ``+ - * // %`` of ``e`` on the terms of its operands, with the executed meaning.
+
+    Floor division and modulo; a zero divisor gives 0; the result wraps at
+    the dtype's width where it may leave the range.
+    """
+    match e:
+        case n.Add():
+            t = ta + tb
+        case n.Sub():
+            t = ta - tb
+        case n.Mul():
+            t = ta * tb
+        case n.FloorDiv() | n.FloorMod():
+            divisor = e.b.value if isinstance(e.b, n.IntImm) else None
+            if divisor == 0:
+                return z3.IntVal(0)
+            q = floor_div(ta, divisor if divisor is not None else tb)
+            t = q if isinstance(e, n.FloorDiv) else ta - tb * q
+            if divisor is None:
+                t = z3.If(tb == 0, 0, t)
+        case _:
+            raise PolypadError(f"{show(e)} is not integer arithmetic")
+    return env.wrapped(t, e)
+
+
+def int_cast(t: z3.ArithRef, dst: str, e: n.Expr, env: Z3Env) -> z3.ArithRef:
+    """An integer ``t`` converted to integer ``dst`` (``e`` is the cast): it wraps if narrower."""
+    return env.wrapped(t, e)
+
+
 def floor_div(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
     """Floor division on Z3 integers: ``floor(a / b)`` for either sign of ``b``."""
     # Z3's Int division is Euclidean, which is floor division for b > 0;
@@ -151,6 +218,8 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
             return env.var(e)
         case n.IntImm(value=v):
             return z3.IntVal(v)
+        case n.BinaryOp() if dtypes.is_int(e.dtype) and not isinstance(e, (n.Min, n.Max)):
+            return int_binary(e, c(e.a), c(e.b), env)
         case n.FloatImm(value=v):
             if not math.isfinite(v):
                 raise PolypadError(f"{v} has no value over the reals (in {show(e)})")
@@ -166,10 +235,10 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Div(a=a, b=b):
             return _real(c(a)) / _real(c(b))
         case n.FloorDiv(a=a, b=b):
-            return _floordiv(c(a), c(b), b)
+            return _real_floordiv(c(a), c(b))
         case n.FloorMod(a=a, b=b):
             ta, tb = c(a), c(b)
-            return ta - tb * _floordiv(ta, tb, b)
+            return ta - tb * _real_floordiv(ta, tb)
         case n.Min(a=a, b=b):
             ta, tb = c(a), c(b)
             return z3.If(ta <= tb, ta, tb)
@@ -197,9 +266,11 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Select(condition=cond, true_value=t, false_value=f):
             return z3.If(c(cond), c(t), c(f))
         case n.Cast(dtype=dtype, value=v):
+            if dtypes.is_int(dtype) and dtypes.is_int(v.dtype):
+                return int_cast(c(v), dtype, e, env)
             return _cast(c(v), v.dtype, dtype)
         case n.BufferLoad(buffer=buf, indices=idx):
-            return env.buffer(buf)(*[c(i) for i in idx])
+            return env.in_range(env.buffer(buf)(*[c(i) for i in idx]), buf.dtype)
         case n.Call(op="assume" | "likely", args=(arg,)):
             return c(arg)
         case n.Call(op="undef"):
@@ -216,12 +287,9 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
     raise PolypadError(f"cannot express {show(e)} ({type(e).__name__}) in Z3")
 
 
-def _floordiv(ta: z3.ExprRef, tb: z3.ExprRef, b: n.Expr) -> z3.ExprRef:
-    if z3.is_real(ta) or z3.is_real(tb):
-        return z3.ToReal(z3.ToInt(_real(ta) / _real(tb)))
-    if isinstance(b, n.IntImm):
-        return floor_div(ta, b.value)
-    return floor_div(ta, tb)
+def _real_floordiv(ta: z3.ExprRef, tb: z3.ExprRef) -> z3.ExprRef:
+    """Floor division of floats, read as reals."""
+    return z3.ToReal(z3.ToInt(_real(ta) / _real(tb)))
 
 
 def _real(t: z3.ExprRef) -> z3.ExprRef:

@@ -5,7 +5,10 @@ carrying the facts that hold at each statement -- enclosing loop ranges,
 affine ``if`` conditions (negated in else branches) and affine ``T.assume``
 facts -- as one parameter set in which every variable is an ISL parameter.
 :class:`IslFacts` converts IR conditions and integer expressions into that
-form (let-bound variables are replaced by their values) and back.
+form (let-bound variables are replaced by their values) and back.  An
+expression in which an operation may wrap around its integer width where
+the facts hold is left alone: ISL's integers do not wrap
+(:mod:`polypad.model.overflow`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, pw_aff_to_expr, to_pw_aff, to_set
+from polypad.model.overflow import wraps_somewhere
 
 
 class IslFacts:
@@ -42,16 +46,25 @@ class IslFacts:
         finally:
             del self.lets[var]
 
-    def condition(self, cond: n.Expr) -> isl.Set | None:
-        """The parameter values where ``cond`` holds, or ``None`` if it is not affine."""
+    def condition(self, cond: n.Expr, ctx: isl.Set) -> isl.Set | None:
+        """The parameter values where ``cond`` holds, or ``None`` if it is not affine or
+        an operation in it may wrap around where ``ctx`` holds."""
         try:
-            return to_set(cond, self.space()).params()
+            where = to_set(cond, self.space()).params()
         except NotAffineError:
             return None
+        return where if self.exact(cond, ctx) else None
+
+    def exact(self, e: n.Expr, ctx: isl.Set) -> bool:
+        """Whether no operation of ``e`` may wrap around where ``ctx`` holds."""
+        try:
+            return not wraps_somewhere(e, self.space(), ctx)
+        except isl.Error:
+            return False
 
     def decide(self, cond: n.Expr, ctx: isl.Set) -> bool | None:
         """``True``/``False`` when ``ctx`` decides the affine ``cond``, else ``None``."""
-        where = self.condition(cond)
+        where = self.condition(cond, ctx)
         if where is None:
             return None
         if ctx.is_subset(where):
@@ -68,6 +81,8 @@ class IslFacts:
         try:
             pa = to_pw_aff(e, self.space())
         except NotAffineError:
+            return None
+        if not self.exact(e, ctx):
             return None
         pa = pa.gist_params(ctx).coalesce()
         if len(pa.get_pieces()) != 1:

@@ -54,6 +54,7 @@ from polypad.ir.naming import Names
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import Rewriter, walk
 from polypad.model import AffineSpace, to_set
+from polypad.model.overflow import wraps_somewhere
 
 from ._fold import FALSE, TRUE, build_if, fold, replace_exprs, substitute_and_fold
 
@@ -251,6 +252,8 @@ class _Hoister(Rewriter):
             target = to_set(cand, space)
         except NotAffineError:
             return None
+        if any(wraps_somewhere(e, space, space.universe) for e in (cand, *facts)):
+            return None  # ISL's integers do not wrap around; leave it to execution
         known = None
         for fact in facts:
             try:

@@ -99,7 +99,7 @@ class _Reducer:
 
     def loop(self, loop: n.For, ctx: isl.Set) -> n.Stmt | None:
         lower, upper = loop_bounds(loop)
-        old = self.condition(logical_and(lower, upper))
+        old = self.condition(logical_and(lower, upper), ctx)
         if old is None:
             return _rebuild(loop, self.stmt(loop.body, ctx))
         bounds = self.reduced_bounds(loop, ctx, old) if loop.kind in _REDUCED_KINDS else None
@@ -121,7 +121,7 @@ class _Reducer:
         Whatever expressions are proposed for the new bounds, they are used
         only when ISL confirms ``active <= new range <= old range`` here.
         """
-        active = self.active(loop)
+        active = self.active(loop, ctx)
         if active is None:
             return None
         active = active.intersect_params(ctx)
@@ -141,7 +141,7 @@ class _Reducer:
                 if new_range.is_equal(old_range):
                     return None
                 if active.is_subset(new_range) and new_range.is_subset(old_range):
-                    return start, extent, self.condition(bounds)
+                    return start, extent, self.condition(bounds, ctx)
         return None
 
     def exprs(self, pa: isl.PwAff) -> list[n.Expr]:
@@ -154,13 +154,13 @@ class _Reducer:
             return [min_(a, b), max_(a, b)]
         return []
 
-    def active(self, loop: n.For) -> isl.Set | None:
+    def active(self, loop: n.For, ctx: isl.Set) -> isl.Set | None:
         """The iterations of ``loop`` (one set dim) in which some statement runs."""
         leaves, _ = collect(loop)
         out = None
         for leaf in leaves:
             space = AffineSpace(leaf.loop_vars, names=self.names, lets={**self.lets, **leaf.lets})
-            domain, _ = statement_domain(leaf, space)
+            domain, _ = statement_domain(leaf, space, ctx)
             domain = domain.project_out(isl.dim_type.set, 1, len(leaf.loop_vars) - 1)
             out = domain if out is None else out.union(domain)
         if out is None:
@@ -173,7 +173,7 @@ class _Reducer:
         kept: list[n.Expr] = []
         then_ctx = ctx
         for part in parts:
-            where = self.condition(part)
+            where = self.condition(part, ctx)
             if where is None:
                 kept.append(part)
             elif ctx.is_subset(where):
@@ -188,7 +188,7 @@ class _Reducer:
             return then
         other = None
         if node.else_case is not None:
-            where = self.condition(node.condition)
+            where = self.condition(node.condition, ctx)
             else_ctx = ctx if where is None else ctx.intersect_params(where.complement())
             other = self.stmt(node.else_case, else_ctx)
         if len(kept) == len(parts) and then is node.then_case and other is node.else_case:

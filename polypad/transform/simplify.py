@@ -166,7 +166,7 @@ class _Simplifier:
     def assume(self, cond: n.Expr, ctx: isl.Set) -> isl.Set:
         """``ctx`` with the affine conjuncts of an assumption added."""
         for part in conjuncts(cond):
-            where = self.facts.condition(part)
+            where = self.facts.condition(part, ctx)
             if where is not None:
                 ctx = ctx.intersect_params(where)
         return ctx
@@ -177,7 +177,7 @@ class _Simplifier:
         extent = self.exprs.expr(s.extent, ctx, vctx)
         loop = s if (start is s.min and extent is s.extent) else dataclasses.replace(
             s, min=start, extent=extent)
-        where = self.facts.condition(logical_and(*loop_bounds(loop)))
+        where = self.facts.condition(logical_and(*loop_bounds(loop)), ctx)
         if where is not None:
             ctx = ctx.intersect_params(where)
             if ctx.is_empty():
@@ -192,7 +192,7 @@ class _Simplifier:
         if isinstance(cond, n.BoolImm):
             taken = s.then_case if cond.value else s.else_case
             return None if taken is None else self.stmt(taken, ctx, original=original)
-        where = self.facts.condition(cond)
+        where = self.facts.condition(cond, ctx)
         then_ctx = ctx if where is None else ctx.intersect_params(where)
         then = self.stmt(s.then_case, then_ctx, original=original)
         other = None

@@ -28,7 +28,7 @@ from ._isl_context import IslFacts
 
 def relation(facts: IslFacts, a: n.Expr, b: n.Expr, ctx: isl.Set) -> str | None:
     """``"identical"``, ``"complementary"`` or ``None`` for conditions ``a`` and ``b``."""
-    sa, sb = facts.condition(a), facts.condition(b)
+    sa, sb = facts.condition(a, ctx), facts.condition(b, ctx)
     if sa is None or sb is None:
         return None
     sa, sb = sa.intersect_params(ctx), sb.intersect_params(ctx)

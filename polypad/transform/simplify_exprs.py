@@ -63,7 +63,7 @@ class ExprSimplifier:
                 c2 = self.cond(c, ctx, vctx)
                 if isinstance(c2, n.BoolImm):
                     return self.expr(t if c2.value else f, ctx, vctx)
-                where = self.facts.condition(c2)
+                where = self.facts.condition(c2, ctx)
                 t_ctx = ctx if where is None else ctx.intersect_params(where)
                 f_ctx = ctx if where is None else ctx.intersect_params(where.complement())
                 t2, f2 = self.expr(t, t_ctx, vctx), self.expr(f, f_ctx, vctx)
@@ -118,12 +118,12 @@ class ExprSimplifier:
         match c:
             case n.And(a=a, b=b):
                 a2 = self.cond(a, ctx, vctx)
-                where = self.facts.condition(a2)
+                where = self.facts.condition(a2, ctx)
                 b2 = self.cond(b, ctx if where is None else ctx.intersect_params(where), vctx)
                 return _rebuilt(c, fold_expr(n.And(a2, b2)), (a, b), (a2, b2))
             case n.Or(a=a, b=b):
                 a2 = self.cond(a, ctx, vctx)
-                where = self.facts.condition(a2)
+                where = self.facts.condition(a2, ctx)
                 rest = ctx if where is None else ctx.intersect_params(where.complement())
                 b2 = self.cond(b, rest, vctx)
                 return _rebuilt(c, fold_expr(n.Or(a2, b2)), (a, b), (a2, b2))
@@ -147,7 +147,7 @@ class ExprSimplifier:
             decided = self.facts.decide(out, ctx)
             if decided is not None:
                 return TRUE if decided else FALSE
-        where = self.facts.condition(out)
+        where = self.facts.condition(out, ctx)
         if where is not None:
             # Affine and undecided: ISL's gist may still say it more simply
             # (`i // 8 == 0` is `i < 8` for 0 <= i < 16); the prover would find no more.

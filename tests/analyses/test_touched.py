@@ -12,6 +12,7 @@ import analyses
 from analyses.touched import Touched
 from polypad.errors import NotFoundError
 from polypad.ir import nodes as n
+from polypad.ir.nodes import SeqStmt
 from polypad.model import to_set
 from polypad.script import parse
 
@@ -71,13 +72,24 @@ def test_statement_argument_makes_outer_loop_variables_parameters():
     f = parse(GUARDED)
     inner = f.body.stmts[1].body  # the loop over ii, inside the loop over io
     t = analyses.domain_touched(inner, "A")
-    same(t.set, "[io, n] -> { A[i] : 4io <= i < 4io + 4 and i < n }")
-    assert str(t) == "A[i] for 4 * io <= i < n and i < 4 * io + 4 when n >= 4 * io + 1"
-    io, nv = t.params["io"], t.params["n"]
-    assert to_set(t.predicate, ()).params().is_equal(isl.Set("[io, n] -> { : n > 4io }"))
-    assert {io.name, nv.name} == {"io", "n"}
+    # Alone, io is any int32: 4 * io + ii may wrap around, so the guard that
+    # compares it is dropped (an over-approximation, and said so).  The
+    # index itself is exact: a wrapped index would be outside A anyway.
+    same(t.set, "[io] -> { A[i] : 4io <= i < 4io + 4 }")
+    assert not t.exact and len(t.dropped) == 1
+    assert str(t) == ("A[i] for 4 * io <= i < 4 * io + 4 "
+                      "(over-approximated: dropped 4 * io + ii < n)")
+    io = t.params["io"]
+    assert io.name == "io"
     assert to_set(t.condition(), t.index_vars).is_equal(
-        isl.Set("[io, n] -> { [i] : 4io <= i < 4io + 4 and i < n }"))
+        isl.Set("[io] -> { [i] : 4io <= i < 4io + 4 }"))
+
+
+def test_inside_its_loop_the_counter_is_bounded_and_the_guard_exact():
+    f = parse(GUARDED)
+    t = analyses.domain_touched(SeqStmt((f.body.stmts[1],)), "A")
+    same(t.set, "[n] -> { A[i] : 0 <= i < 16 and i < n }")
+    assert t.exact
 
 
 def test_data_dependent_guard_over_approximates_and_says_so():

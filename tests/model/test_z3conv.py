@@ -51,10 +51,28 @@ def test_floor_semantics_proved_for_all_integers():
     q, r = to_z3(i // j, env), to_z3(i % j, env)
     a, b = env.var(i), env.var(j)
     s = z3.Solver()
-    # Floor division: r has the sign of b and a == b*q + r.
-    s.add(b != 0, z3.Not(z3.And(a == b * q + r,
+    # Floor division: r has the sign of b and a == b*q + r -- except for the one
+    # int32 quotient that wraps around, -2**31 // -1.
+    s.add(b != 0, z3.Or(a != -2**31, b != -1), z3.Not(z3.And(a == b * q + r,
                                 z3.If(b > 0, z3.And(r >= 0, r < b), z3.And(r <= 0, r > b)))))
+    s.add(*env.side)
     assert s.check() == z3.unsat
+
+
+def test_int32_wraps_like_numpy():
+    env = Z3Env()
+    a = env.var(i)
+    q = to_z3(i * 65536 // 65536, env)
+    s = z3.Solver()
+    s.add(*env.side, a == 70000)
+    assert s.check() == z3.sat and s.model().eval(q).as_long() == 4464
+    s = z3.Solver()
+    s.add(*env.side, to_z3(i // -1, env) != -a)
+    assert s.check() == z3.sat and s.model().eval(a).as_long() == -2**31
+    zero = to_z3(i // j, env), to_z3(i % j, env)
+    s = z3.Solver()
+    s.add(*env.side, env.var(j) == 0, z3.Or(zero[0] != 0, zero[1] != 0))
+    assert s.check() == z3.unsat  # numpy: a zero divisor gives 0
 
 
 def test_sorts_and_structure():

@@ -1,0 +1,179 @@
+"""Fixed-width integers: one meaning (numpy's wrap-around) in both executors, the
+prover and every pass that reasons about integers."""
+
+import numpy as np
+import pytest
+
+import analyses
+import codegen
+import polypad as pp
+from analyses import Proved, Refuted, Unknown
+from polypad.errors import DTypeError, ParseError, VerifyError
+from polypad.ir import nodes as n
+from polypad.ir.verify import verify
+from polypad.model.ranges import value_range, wrap, wrapping_operations
+from polypad.transform import remove_no_op, simplify
+
+WRAPPING = pp.parse('''
+@T.prim_func
+def wrapping(A: T.Buffer((6,), "int32"), B: T.Buffer((6,), "int32"),
+             C: T.Buffer((6,), "int8"), D: T.Buffer((6,), "int16")):
+    for i in T.serial(6):
+        B[i] = A[i] * 65536 // 65536
+        if i + 2147483647 < 0:
+            A[i] = 1
+        C[i] = C[i] + C[i] * 3
+        D[i] = T.int16(A[i]) - D[i] % 7
+''')
+
+
+def run(kernel, a, c, d):
+    a, c, d = a.copy(), c.copy(), d.copy()
+    b = np.zeros(6, np.int32)
+    kernel(a, b, c, d)
+    return a, b, c, d
+
+
+def expected(a, c, d):
+    """The same program in numpy's own fixed-width arithmetic."""
+    with np.errstate(over="ignore"):
+        b = a * np.int32(65536) // np.int32(65536)
+        a2 = a.copy()
+        idx = np.arange(6, dtype=np.int32)
+        a2[(idx + np.int32(2147483647)) < 0] = 1
+        c2 = c + c * np.int8(3)
+        d2 = a2.astype(np.int16) - d % np.int16(7)
+    return a2, b, c2, d2
+
+
+@pytest.mark.parametrize("target", ["python", "numba"])
+def test_both_executors_wrap_like_numpy(target):
+    rng = np.random.default_rng(7)
+    a = np.array([70000, -70000, 5, 2**31 - 1, -2**31, 123456789], np.int32)
+    c = rng.integers(-128, 128, 6).astype(np.int8)
+    d = rng.integers(-2**15, 2**15, 6).astype(np.int16)
+    got = run(codegen.build(WRAPPING, target=target), a, c, d)
+    for g, e in zip(got, expected(a, c, d)):
+        np.testing.assert_array_equal(g, e)
+    assert got[1][0] == 4464 and list(got[0][1:]) == [1] * 5
+
+
+def test_numba_source_wraps_only_what_may_overflow():
+    source = codegen.build(WRAPPING).source
+    assert "np.int32(A[i] * 65536) // 65536" in source
+    assert "np.int32(i + 2147483647) < 0" in source
+    assert "np.int8(C[i] + np.int8(C[i] * np.int8(3)))" in source
+    # i ranges over 0..5: index arithmetic needs no wrap.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((24,), "float32")):
+    for i, j in T.grid(6, 4):
+        A[4 * i + j] = 1.0
+''')
+    assert "A[4 * i + j] = " in codegen.build(f).source
+
+
+def test_wrapping_store_is_not_a_no_op():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        A[i] = A[i] * 65536 // 65536
+''')
+    decided = analyses.is_no_op(f, f.body.body)
+    assert isinstance(decided, Refuted)
+    values = decided.counterexample.values
+    (stored,) = [v for k, v in values.items() if k.startswith("stored")]
+    (held,) = [v for k, v in values.items() if k.startswith("A[")]
+    assert wrap(held * 65536, "int32") // 65536 == stored != held
+    pp.assert_structural_equal(remove_no_op(f), f)
+
+
+def test_no_op_under_a_range_assumption_may_go():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        T.assume(A[i] < 1000 and A[i] > -1000)
+    for i in T.serial(4):
+        A[i] = A[i] * 2 // 2
+''')
+    assert isinstance(analyses.is_no_op(f, f.body.stmts[1].body), Proved)
+    pp.assert_structural_equal(remove_no_op(f), pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        T.assume(A[i] < 1000 and A[i] > -1000)
+'''))
+
+
+def test_wrapping_guard_is_kept_by_every_pass():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        if i + 2147483647 < 0:
+            A[i] = 1
+''')
+    for p in (simplify, remove_no_op):
+        pp.assert_structural_equal(p(f), f)
+    a = np.zeros(4, np.int32)
+    codegen.build(remove_no_op(f), target="python")(a)
+    assert list(a) == [0, 1, 1, 1]
+
+
+def test_prover_refutes_what_only_unbounded_integers_satisfy():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        B[i] = A[i]
+''')
+    store = f.body.body
+    ctx = analyses.context_at(f, store)
+    load = store.value
+    decided = analyses.prove(load + 1 > load, ctx)
+    assert isinstance(decided, Refuted)
+    assert 2**31 - 1 in decided.counterexample.values.values()
+    i = f.body.var
+    assert isinstance(analyses.prove(i + 2147483647 >= 2147483647, ctx), Refuted)
+    assert isinstance(analyses.prove(i + 2147483644 >= 2147483644, ctx), Proved)
+
+
+def test_int64_counter_is_not_wrapped_at_32_bits():
+    i = n.Var("i", "int64")
+    assert wrapping_operations(i + n.IntImm(2147483647, "int64"), {i: (0, 10)}) == []
+    assert value_range(i * n.IntImm(3, "int64"), {i: (0, 10)}) == (0, 30)
+
+
+def test_constants_outside_their_dtype_are_errors_with_a_location():
+    with pytest.raises(DTypeError, match="outside the range of int32"):
+        n.IntImm(3000000000, "int32")
+    with pytest.raises(ParseError) as err:
+        pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in T.serial(3000000000):
+        A[0] = 1
+''')
+    assert (err.value.lineno, err.value.col) == (4, 23)
+    with pytest.raises(ParseError, match="outside the range of int8"):
+        pp.parse('@T.prim_func\ndef f(A: T.Buffer((4,), "int8")):\n    A[0] = 300\n')
+
+
+def test_loop_running_past_its_counter_dtype_is_refused():
+    i = n.Var("i", "int32")
+    body = n.BufferStore(n.Buffer("A", (4,), "int32"), n.IntImm(1), (n.IntImm(0),))
+    loop = n.For(i, n.IntImm(0), n.IntImm(3000000000, "int64"), n.ForKind.SERIAL, body)
+    f = n.PrimFunc("f", (body.buffer,), loop)
+    with pytest.raises(VerifyError, match="outside the range of its int32 counter"):
+        verify(f)
+
+
+def test_isl_question_that_may_wrap_goes_to_z3_and_says_so():
+    i = n.Var("i")
+    decided = analyses.prove(i * i >= 0, timeout_ms=200)
+    # i * i wraps for |i| >= 46341: Z3 refutes, or gives up; never "proved".
+    assert not isinstance(decided, Proved)
+    if isinstance(decided, Unknown):
+        assert "i * i" in decided.reason
