@@ -9,6 +9,7 @@ a :class:`Counterexample`, or an :class:`Unknown` with its reason.
 >>> analyses.prove(cond, analyses.context_at(f, stmt))
 >>> analyses.can_merge_loops(f, "i", "j")
 >>> analyses.is_no_op(f, stmt)
+>>> analyses.check_bounds(f)                  # every access inside its buffer?
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _LAZY = {
     "prove": "prover",
     "context_at": "context",
     "Context": "context",
+    "check_bounds": "bounds",
 }
 
 __all__ = [

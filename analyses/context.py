@@ -47,6 +47,8 @@ from polypad.model.domains import conjuncts, loop_bounds
 from polypad.model.nest import is_leaf
 from polypad.model.overflow import wraps_somewhere
 
+from .budgeted import bounded
+
 
 @dataclass(eq=False)
 class Site:
@@ -324,6 +326,7 @@ def program_of(func: n.PrimFunc) -> Program:
     return program
 
 
+@bounded
 def context_at(f: n.PrimFunc, stmt: n.Stmt) -> Context:
     """The context at the point just before ``stmt`` (found by identity in ``f``) runs.
 
@@ -428,6 +431,12 @@ class Context:
         if self._instantiator is None:
             return []
         return self._instantiator.facts_for(load, self.domain)
+
+    def has_assumptions(self) -> bool:
+        """Whether a ``T.assume`` about buffer contents may hold here."""
+        if self._instantiator is None:
+            return False
+        return any(f.kind == "assume" for f in self._instantiator.facts())
 
     def history(self, load: n.BufferLoad, values: dict, element) -> tuple[list[str], str]:
         """Earlier writers of ``element`` of ``load``'s buffer, and what is known of its value.

@@ -38,6 +38,7 @@ from polypad.ir import nodes as n
 from polypad.model import AffineSpace, Model, extract
 
 from . import instances as inst
+from .budgeted import bounded
 from .evidence import Counterexample, Element, Instance
 
 _KINDS = ("flow", "flow_must", "anti", "output", "live_out")
@@ -283,6 +284,7 @@ def _as_union(m) -> isl.UnionMap:
     return isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m
 
 
+@bounded
 def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
     """The :class:`Dependences` of ``f`` (see the module docstring).
 

@@ -286,6 +286,10 @@ class Instantiator:
         known = isl.Map.from_domain_and_range(
             prog.domain(self.target)[0], isl.Set.universe(prog.buffer_space(load.buffer)))
         known = known.wrap().flatten()
+        if any(pma.n_piece() > MAX_PIECES for pma in choices):
+            # Which instance wrote the element is a formula of many cases
+            # (their number grows with the extents): too dear to state.
+            return [_TOO_COMPLEX]
         out = []
         for pma in choices:
             domain = pma.domain()
@@ -320,11 +324,21 @@ class Instantiator:
                 if access.buffer is not load.buffer:
                     continue
                 for t in self.templates(fact, k):
+                    if t is _TOO_COMPLEX:
+                        out.append(FactInstance(fact, n.BoolImm(True), None, True))
+                        continue
                     at = dict(zip(t.element, load.indices))
                     where = self._narrow(t, at, graph, domain)
                     if where is None:
                         continue
                     ys = dict(zip(fact.site.loop_vars, (substitute(y, at) for y in t.ys)))
+                    if any(_too_large(y) for y in ys.values()):
+                        # The writer's instance as a formula of the element: a
+                        # chain of writes (A[i % 7] from A[i // 4]) nests these
+                        # ever deeper.  Leaving the fact out keeps proofs sound;
+                        # `partial` stops a counterexample that may break it.
+                        out.append(FactInstance(fact, n.BoolImm(True), None, True))
+                        continue
                     body = self._canonical.visit(substitute(fact.formula, ys))
                     premise = any_of(n.Not(where), body)
                     if isinstance(where, n.BoolImm) and where.value:
@@ -356,6 +370,8 @@ class Instantiator:
             return None
         if domain.is_subset(holds):
             return n.BoolImm(True)
+        if holds.n_basic_set() > MAX_PIECES:
+            return substitute(t.where, at)  # right, if not as simple as it could be
         return set_to_condition(holds, self.target.loop_vars, self.program.names,
                                 context=domain)
 
@@ -399,7 +415,7 @@ class _Canonical(Rewriter):
         return n.BufferLoad(load.buffer, indices)
 
     def index(self, e: n.Expr) -> n.Expr:
-        if isinstance(e, (n.IntImm, n.Var)):
+        if isinstance(e, (n.IntImm, n.Var)) or _too_large(e):
             return e
         if e not in self.done:
             try:
@@ -408,6 +424,21 @@ class _Canonical(Rewriter):
             except PolypadError:  # not affine, or several pieces: keep it
                 self.done[e] = e
         return self.done[e]
+
+
+#: Nodes in a fact's instance formula beyond which the fact is left out.
+MAX_INSTANCE_NODES = 40
+#: Pieces of "which instance wrote this element" beyond which the fact is left out.
+MAX_PIECES = 4
+#: The template of a fact left out as too complex (a marker).
+_TOO_COMPLEX = object()
+
+
+def _too_large(e: n.Expr) -> bool:
+    for count, _ in enumerate(walk(e)):
+        if count >= MAX_INSTANCE_NODES:
+            return True
+    return False
 
 
 def _one_piece(pa: isl.PwAff) -> isl.PwAff:

@@ -125,7 +125,7 @@ class _Converter:
             case n.Cast(dtype=dt, value=v):
                 return self.cast(c(v), v.dtype, dt)
             case n.BufferLoad(buffer=buf, indices=idx):
-                return env.in_range(env.buffer(buf)(*[c(i) for i in idx]), buf.dtype)
+                return env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]), buf.dtype)
             case n.Call(op="assume" | "likely", args=(arg,)):
                 return c(arg)
             case n.Call(op="undef"):

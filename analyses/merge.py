@@ -33,6 +33,7 @@ from polypad.model.conditions import condition_set
 from polypad.model.domains import loop_bounds
 
 from . import instances as inst
+from .budgeted import decider
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
 
@@ -65,6 +66,7 @@ def adjacent_loops(f: n.PrimFunc, loop_a, loop_b) -> tuple[n.SeqStmt, int]:
         "pass the For nodes themselves")
 
 
+@decider
 def can_merge_loops(f: n.PrimFunc, loop_a, loop_b) -> Proved | Refuted | Unknown:
     """Whether merging adjacent loops ``loop_a`` and ``loop_b`` keeps ``f``'s meaning.
 

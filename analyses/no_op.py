@@ -30,10 +30,12 @@ from polypad.ir.visitor import walk
 from polypad.model import extract
 
 from . import instances as inst
+from .budgeted import decider
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
 
 
+@decider
 def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str) -> Proved | Refuted | Unknown:
     """Whether removing ``stmt`` (a statement of ``f``, or a block name) changes nothing.
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import islpy as isl
 import z3
 
+from polypad import budget
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
@@ -48,6 +49,7 @@ from polypad.ir.visitor import walk
 from polypad.model import Z3Env, to_set, to_z3
 from polypad.model.overflow import set_ranges, wrapping_operation
 
+from .budgeted import decider
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Proved, Refuted, Unknown
 from .facts import loads_in
@@ -56,11 +58,12 @@ from .ieee import IEEEEnv, py_value, same_value, to_z3_ieee
 DEFAULT_TIMEOUT_MS = 2000
 _ROUNDS = 3  # instantiation rounds: facts about the loads that facts mention
 _LAZY_ROUNDS = 8  # further rounds, only while Z3 still finds a counterexample
-_MAX_PREMISES = 200  # instantiated facts per question
+_MAX_PREMISES = 100  # instantiated facts per question
 _MAX_NODES = 400  # IR nodes per instantiated fact
 _RETRIES = 4  # further counterexamples sought when one needs an untracked value
 
 
+@decider
 def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
     """Decide whether ``cond`` holds everywhere in ``context``.
@@ -97,6 +100,7 @@ def _guarded(goal, ctx, strict, timeout_ms, why_not_isl) -> Decision:
         return Unknown(f"isl failed while gathering facts: {err}")
 
 
+@decider
 def prove_same_value(value: n.Expr, load: n.BufferLoad, context: Context, *,
                      strict_ieee: bool = False,
                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
@@ -188,7 +192,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     for _ in range(_ROUNDS):
         premises += facts.round()
     solver = _solver()
-    solver.set("timeout", int(timeout_ms))
+    solver.set("timeout", budget.remaining_ms(timeout_ms))
     try:
         for p in premises:
             solver.add(convert(p))
@@ -200,6 +204,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         for _ in range(_LAZY_ROUNDS):
             if verdict != z3.sat or not facts.open():
                 break
+            budget.check()
             for p in facts.round():
                 solver.add(convert(p))
             verdict = _check(solver, env)
@@ -266,11 +271,18 @@ class _Facts:
         for load in self.frontier:
             if load in self.seen:
                 continue
+            if len(self.known) >= _MAX_PREMISES:
+                # Chains of facts can grow without bound (each element read
+                # was written from two others...): stop; proofs stay sound.
+                self.partial = "facts past the size limit were left out"
+                break
+            budget.check()
             self.seen[load] = None
             for fact in self.ctx.facts_for(load):
                 if fact.partial:
-                    self.partial = ("only some instances of an assumption relating several "
-                                    "elements were used")
+                    self.partial = ("some fact instances were left out (an assumption "
+                                    "relating several elements, or a chain of writes too "
+                                    "deep to state)")
                 if fact.premise in self.known:
                     continue
                 if len(self.known) >= _MAX_PREMISES or not _small(fact.premise):
@@ -291,6 +303,8 @@ class _Facts:
         still holds, and they were stored in order, so values for the loads
         left over can always be chosen to satisfy them.
         """
+        if not self.ctx.has_assumptions():
+            return False
         return any(fact.fact.kind == "assume"
                    for load in self.frontier for fact in self.ctx.facts_for(load))
 
@@ -360,7 +374,7 @@ class _Search:
             return False
         env, convert = self.env, self.convert
         solver = _solver()
-        solver.set("timeout", int(self.timeout_ms))
+        solver.set("timeout", budget.remaining_ms(self.timeout_ms))
         terms = [*env.vars.values(), *env.undefs]
         terms += [convert(ld) for ld in fixed]
         for t in terms:
@@ -400,11 +414,24 @@ class _Search:
 
 
 def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
-    """``solver.check()`` with the env's range facts on every symbol converted so far."""
-    for side in env.side[getattr(solver, "_pp_sides", 0):]:
-        solver.add(side)
-    solver._pp_sides = len(env.side)
-    return solver.check()
+    """``solver.check()``, adding the env's range facts only when a model breaks one.
+
+    The facts ``-2**31 <= x < 2**31`` are true of every int32 symbol, so
+    leaving them out only weakens the premises: "unsat" stays a proof.  But
+    huge bounds slow Z3 down on questions with ``//`` and ``%``, so they are
+    added lazily, when a model needs a value no int32 holds.
+    """
+    verdict = solver.check()
+    while verdict == z3.sat:
+        model = solver.model()
+        broken = [s for s in env.side
+                  if not z3.is_true(model.eval(s, model_completion=True))]
+        if not broken:
+            break
+        budget.check()
+        solver.add(*broken)
+        verdict = solver.check()
+    return verdict
 
 
 def _solver() -> z3.Solver:

@@ -30,6 +30,7 @@ from polypad.ir.visitor import walk
 from polypad.model import Model, extract, pw_aff_to_expr, set_to_condition
 from polypad.model.conditions import condition_set
 
+from .budgeted import bounded
 from .instances import buffer_box
 
 _KINDS = ("read", "write", "any")
@@ -122,6 +123,7 @@ class Touched:
         return text
 
 
+@bounded
 def domain_touched(f_or_stmt: n.PrimFunc | n.Stmt, buffer: n.Buffer | str,
                    kind: str = "any", *, assumes: bool = False) -> Touched:
     """The elements of ``buffer`` that ``f_or_stmt`` reads, writes or both (``kind``).

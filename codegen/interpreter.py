@@ -11,8 +11,11 @@ evaluate lazily.  Loops of every kind run in order -- a race-free parallel or
 vectorized loop means the same.  ``T.alloc_buffer`` memory starts zeroed: an
 arbitrary choice (reading it before writing is the program's bug), made
 identical in the Numba kernels so that the two targets agree exactly.  An
-access outside a buffer is an :class:`~polypad.errors.ExecutionError`, never
-numpy's negative-index wrap-around.
+access outside a buffer is a :class:`~polypad.errors.BoundsCheckError`, never
+numpy's negative-index wrap-around.  Every ``T.assume`` left in the lowered
+function is checked where it stands (the reference executor is always built
+with ``check_assumptions``); a false one is an
+:class:`~polypad.errors.AssumptionError` naming it and the values it saw.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ import operator
 
 import numpy as np
 
-from polypad.errors import BuildError, ExecutionError
+from polypad.errors import AssumptionError, BoundsCheckError, BuildError, PolypadError
 from polypad.ir import nodes as ir
+from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
+from polypad.ir.show import show
+from polypad.ir.visitor import children, walk
 
 from .kernel import numpy_dtype
 
@@ -89,6 +95,9 @@ class _Interpreter:
                 self.env[stmt.var] = self.eval(stmt.value)
                 self.exec(stmt.body)
                 del self.env[stmt.var]
+            case ir.Evaluate() if is_call(stmt.value, "assume"):
+                if not self.eval(stmt.value.args[0]):
+                    raise assumption_error(self.func, stmt, self.env, self.arrays)
             case ir.Evaluate():
                 self.eval(stmt.value)
             case ir.Block():
@@ -108,12 +117,9 @@ class _Interpreter:
         inside = len(index) == array.ndim and all(
             0 <= k < n for k, n in zip(index, array.shape, strict=False))
         if not inside:
-            where = ""
-            if self.stmt is not None and self.stmt.span is not None:
-                where = f" at {self.stmt.span.filename}:{self.stmt.span.line}"
-            raise ExecutionError(
+            raise BoundsCheckError(
                 f"{what} {buffer.name}[{', '.join(map(str, index))}] is outside its shape "
-                f"{array.shape} in {self.func.name!r}{where}")
+                f"{array.shape} in {self.func.name!r}{_where(self.stmt)}")
         return index
 
     # -- expressions --------------------------------------------------------
@@ -170,6 +176,72 @@ class _Interpreter:
 
 
 _UNBOUND = object()
+
+
+def _where(stmt: Stmt | None) -> str:
+    """`` at file:line`` of ``stmt``, or nothing when it has no location."""
+    if stmt is None or stmt.span is None:
+        return ""
+    return f" at {stmt.span.filename}:{stmt.span.line}"
+
+
+def _python(value):
+    """A numpy scalar as the Python number it holds (for messages and ``values``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def assumption_error(func: PrimFunc, stmt: ir.Evaluate, env: dict[Var, object],
+                     arrays: dict[Buffer, np.ndarray]) -> AssumptionError:
+    """The error for ``T.assume`` statement ``stmt`` of ``func`` found false.
+
+    ``env`` and ``arrays`` are the variable values and buffers at that point
+    (those the Numba kernel reports, for its checks).  The message shows the
+    assumption, the values of its free variables and, where they can be read
+    (the element is inside its buffer, the buffer is at hand), of the
+    elements it loads::
+
+        T.assume(A[i] == 0.0) is false in 'f' at f.py:7: i = 2, A[2] = 1.5
+    """
+    cond = stmt.value.args[0]
+    values: dict[str, object] = {}
+    for var in free_vars(cond):
+        if var in env:
+            values[var.name] = _python(env[var])
+    reader = _Interpreter(func)
+    reader.env, reader.arrays = dict(env), dict(arrays)
+    for node in walk(cond):
+        if not isinstance(node, ir.BufferLoad) or node.buffer not in arrays:
+            continue
+        try:
+            index = reader.index(node.buffer, node.indices, "load of")
+        except (PolypadError, KeyError):
+            continue  # an element outside the buffer, or an index over a let of the condition
+        element = f"{node.buffer.name}[{', '.join(map(str, index))}]"
+        values.setdefault(element, _python(arrays[node.buffer][index]))
+    shown = ", ".join(f"{name} = {value}" for name, value in values.items())
+    return AssumptionError(
+        f"{show(stmt).strip()} is false in {func.name!r}{_where(stmt)}"
+        + (f": {shown}" if shown else ""), assumption=cond, values=values)
+
+
+def free_vars(expr: ir.Expr) -> list[Var]:
+    """The variables ``expr`` reads from outside, in order of first use (not its own lets)."""
+    found: dict[Var, None] = {}
+
+    def visit(e: ir.Expr, bound: frozenset) -> None:
+        if isinstance(e, Var):
+            if e not in bound:
+                found.setdefault(e)
+            return
+        if isinstance(e, ir.Let):
+            visit(e.value, bound)
+            visit(e.body, bound | {e.var})
+            return
+        for child in children(e):
+            visit(child, bound)
+
+    visit(expr, frozenset())
+    return list(found)
 
 
 def run(func: PrimFunc, *args) -> None:

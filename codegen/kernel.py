@@ -6,7 +6,10 @@ buffer's shape and dtype for each buffer, a Python number for each scalar.
 Buffers are updated in place and the call returns None.  Checking here,
 before any compiled code runs, turns a mismatch into an
 :class:`~polypad.errors.ArgumentError` naming the parameter instead of a
-Numba typing error or a silent out-of-bounds write.
+Numba typing error or a silent out-of-bounds write.  What the compiled code
+raises (a failed ``T.assume`` check, a Numba bounds check) is turned into
+polypad's error by the ``explain`` function the build supplies (see
+:mod:`.checks`).
 """
 
 from __future__ import annotations
@@ -120,11 +123,17 @@ class Kernel:
     """
 
     def __init__(self, func: PrimFunc, *, target: str, source: str | None,
-                 load: Callable[[], Callable[..., None]]):
+                 load: Callable[[], Callable[..., None]],
+                 explain: Callable[[BaseException, list], Exception | None] | None = None,
+                 bounds=None):
         self.func = func
         self.target = target
         self.source = source
+        #: What the static bounds check found (:func:`analyses.check_bounds`):
+        #: ``Proved``, or ``Unknown`` with the accesses it could not decide.
+        self.bounds = bounds
         self._load = load
+        self._explain = explain
         self._impl: Callable[..., None] | None = None
         self._written = written_buffers(func)
 
@@ -142,7 +151,13 @@ class Kernel:
     def __call__(self, *args) -> None:
         values = check_arguments(self.func, args, self._written)
         self.compile()
-        self._impl(*values)
+        try:
+            self._impl(*values)
+        except Exception as error:
+            translated = self._explain(error, values) if self._explain else None
+            if translated is None:
+                raise
+            raise translated from error
 
     def __repr__(self) -> str:
         params = ", ".join(p.name for p in self.func.params)

@@ -15,6 +15,7 @@ from polypad import (
     ir,
     transform,
 )
+from polypad._version import __version__ as __version__
 from polypad.errors import (
     IllegalTransformError,
     NonInjectiveError,
@@ -29,8 +30,6 @@ from polypad.ir.verify import verify
 from polypad.layout import AXIS_SEPARATOR, IndexMap
 from polypad.schedule import Schedule
 from polypad.script import T, ir_module, parse, prim_func, script
-
-__version__ = "0.1.0"
 
 __all__ = [
     "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",

@@ -86,3 +86,49 @@ class ArgumentError(BuildError, TypeError):
 class ExecutionError(PolypadError, RuntimeError):
     """The reference executor met a fault at run time, such as an access outside
     a buffer; the message names the buffer, the indices and the statement."""
+
+
+class OutOfBoundsError(BuildError):
+    """``codegen.build`` refused a function with an access proved to fall outside
+    its buffer (by :func:`analyses.check_bounds`); ``evidence`` is the
+    :class:`~analyses.Counterexample`: the statement instance, the element and
+    the scalar parameter values."""
+
+    def __init__(self, message: str, evidence=None):
+        self.evidence = evidence
+        super().__init__(message)
+
+
+class BoundsCheckError(ExecutionError, IndexError):
+    """A run-time access outside a buffer: always in the reference executor, and
+    in a Numba kernel built with ``boundscheck=True``.  An ``IndexError`` too,
+    as numpy would raise."""
+
+
+class AssumptionError(ExecutionError):
+    """A ``T.assume`` was false at run time: always checked by the reference
+    executor, and by a Numba kernel built with ``check_assumptions=True``.
+
+    ``assumption`` is the condition, ``values`` the values of its variables and
+    of the buffer elements it reads (``{"n": 20, "A[3]": 1.5}``), as far as
+    they could be read; the message shows both in script syntax.
+    """
+
+    def __init__(self, message: str, assumption=None, values: dict | None = None):
+        self.assumption = assumption
+        self.values = dict(values or {})
+        super().__init__(message)
+
+
+class BudgetExceeded(PolypadError, TimeoutError):
+    """A question ran out of its time budget (see :mod:`polypad.budget`).
+
+    Deciders turn it into ``Unknown`` and passes into "unchanged"; it reaches
+    a caller only from analyses that return no decision (dependences, touched
+    regions).  ``seconds`` is the budget that ran out.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        super().__init__(f"the time budget of {seconds:g} s ran out "
+                         "(pass budget=... or polypad.set_default_budget to allow more)")

@@ -70,9 +70,10 @@ def test_parse_error_is_reported_with_location(tmp_path, capsys):
     assert f"{path}:4:5" in err
 
 
-def test_unknown_function_name(kernel_file):
-    with pytest.raises(SystemExit, match="no function named 'nope'"):
-        main(["check", str(kernel_file), "--func", "nope"])
+def test_unknown_function_name_is_a_usage_error_listing_the_functions(kernel_file, capsys):
+    assert main(["check", str(kernel_file), "--func", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"polypad: {kernel_file} has no function named 'nope'; it has: scale, other\n"
 
 
 def test_demo_runs_end_to_end_at_a_small_size():

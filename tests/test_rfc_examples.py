@@ -1,10 +1,12 @@
 """RFC 0077's examples, re-typed under tests/examples/rfc0077/, as test data.
 
 Every example parses, prints and re-parses to an equal function, passes the verifier, and
-runs identically in the reference executor and as a Numba kernel.  Steps of one RFC walk
-whose meaning must agree are run on inputs related by the layout transform
-``i -> (i // c, i % c)`` (packed by hand with numpy) and compared.  Constructs we do not
-support (tests/examples/unsupported/) fail to parse where they stand.
+runs identically in the reference executor and as a Numba kernel on inputs that honour its
+assumptions -- except the two that read past a buffer as the RFC wrote them, which
+``codegen.build`` refuses.  Steps of one RFC walk whose meaning must agree are run on
+inputs related by the layout transform ``i -> (i // c, i % c)`` (packed by hand with
+numpy) and compared.  Constructs we do not support (tests/examples/unsupported/) fail to
+parse where they stand.
 
 The files are read as text and parsed; they are never imported or executed.
 """
@@ -12,25 +14,27 @@ The files are read as text and parsed; they are never imported or executed.
 from __future__ import annotations
 
 import functools
-import operator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from inputs_support import make_inputs
 
 import codegen
-from polypad.errors import ExecutionError, ParseError
+from analyses import Element, Instance
+from codegen import interpreter
+from polypad.errors import BoundsCheckError, OutOfBoundsError, ParseError
 from polypad.ir import nodes as ir
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import problems, verify
-from polypad.ir.visitor import walk
 from polypad.script import parse, script
 
 EXAMPLES = Path(__file__).parent / "examples"
 RFC_FILES = sorted((EXAMPLES / "rfc0077").glob("*.py"))
 IDS = [p.stem for p in RFC_FILES]
 
-# The RFC's overcompute reads A[4, _] past A's (4, 4) shape; kept as written (see the files).
+# The RFC's overcompute reads A[4, _] past A's (4, 4) shape; kept as written (see the files),
+# so codegen.build refuses them (test_out_of_bounds_is_caught).
 OUT_OF_BOUNDS = {"overcompute_conv1d_after", "branching_conv1d_before"}
 
 # Unsupported file -> the text the ParseError must point at.
@@ -84,143 +88,6 @@ def assert_same(got, want) -> None:
             np.testing.assert_array_equal(g, w)
 
 
-# ---------------------------------------------------------------- inputs that honour T.assume
-
-_BINARY = {
-    ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
-    ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod, ir.Min: min, ir.Max: max,
-    ir.Eq: operator.eq, ir.Ne: operator.ne, ir.Lt: operator.lt, ir.Le: operator.le,
-    ir.Gt: operator.gt, ir.Ge: operator.ge,
-}
-
-
-class _Opaque(Exception):
-    """An expression the input helper does not evaluate (T.undef(), an internal buffer)."""
-
-
-def _eval(e, env: dict, arrays: dict):
-    """A tiny evaluator for the index predicates and pad values in assumptions."""
-    match e:
-        case ir.IntImm() | ir.FloatImm() | ir.BoolImm():
-            return e.value
-        case ir.Var():
-            if e not in env:
-                raise _Opaque(e)
-            return env[e]
-        case ir.Cast():
-            return _eval(e.value, env, arrays)
-        case ir.And():
-            return bool(_eval(e.a, env, arrays)) and bool(_eval(e.b, env, arrays))
-        case ir.Or():
-            return bool(_eval(e.a, env, arrays)) or bool(_eval(e.b, env, arrays))
-        case ir.Not():
-            return not _eval(e.a, env, arrays)
-        case ir.BufferLoad() if e.buffer in arrays:
-            return arrays[e.buffer][tuple(int(_eval(i, env, arrays)) for i in e.indices)]
-    if type(e) in _BINARY:
-        return _BINARY[type(e)](_eval(e.a, env, arrays), _eval(e.b, env, arrays))
-    raise _Opaque(e)
-
-
-def _disjuncts(cond) -> list:
-    return _disjuncts(cond.a) + _disjuncts(cond.b) if isinstance(cond, ir.Or) else [cond]
-
-
-def _pad_fact(term, env):
-    """``(load, value)`` when ``term`` is ``buffer[indices] == constant``, else None."""
-    if isinstance(term, ir.Eq):
-        for load, value in ((term.a, term.b), (term.b, term.a)):
-            if isinstance(load, ir.BufferLoad):
-                try:
-                    return load, _eval(value, env, {})
-                except _Opaque:
-                    return None  # e.g. == T.undef(): any value will do
-    return None
-
-
-def _establish(cond, env: dict, arrays: dict) -> None:
-    """Make ``T.assume(cond)`` true by storing the pad value it names, where it is false."""
-    facts, others = [], []
-    for term in _disjuncts(cond):
-        fact = _pad_fact(term, env)
-        (facts if fact is not None else others).append(fact or term)
-    for term in others:
-        try:
-            if _eval(term, env, arrays):
-                return
-        except _Opaque:
-            pass
-    for load, value in facts[:1]:
-        if load.buffer in arrays:
-            index = tuple(int(_eval(i, env, arrays)) for i in load.indices)
-            arrays[load.buffer][index] = value
-
-
-def _has_assume(stmt) -> bool:
-    return any(isinstance(n, ir.Call) and n.op == "assume" for n in walk(stmt))
-
-
-def _satisfy(stmt, env: dict, arrays: dict) -> None:
-    """Walk the loop nests that hold assumptions and establish each instance."""
-    match stmt:
-        case ir.SeqStmt():
-            for s in stmt.stmts:
-                if _has_assume(s):
-                    _satisfy(s, env, arrays)
-        case ir.Block() | ir.Allocate():
-            _satisfy(stmt.body, env, arrays)
-        case ir.For():
-            lo = _eval(stmt.min, env, arrays)
-            for v in range(lo, lo + _eval(stmt.extent, env, arrays)):
-                _satisfy(stmt.body, {**env, stmt.var: v}, arrays)
-        case ir.LetStmt():
-            _satisfy(stmt.body, {**env, stmt.var: _eval(stmt.value, env, arrays)}, arrays)
-        case ir.IfThenElse():
-            branch = stmt.then_case if _eval(stmt.condition, env, arrays) else stmt.else_case
-            if branch is not None:
-                _satisfy(branch, env, arrays)
-        case ir.Evaluate(value=ir.Call(op="assume")):
-            _establish(stmt.value.args[0], env, arrays)
-
-
-def _scalar_values(f: ir.PrimFunc, rng) -> dict:
-    """Values for the scalar parameters that satisfy every assumption on scalars alone."""
-    scalars = [p for p in f.params if isinstance(p, ir.Var)]
-    conds = [
-        n.args[0] for n in walk(f.body)
-        if isinstance(n, ir.Call) and n.op == "assume"
-        and not any(isinstance(m, ir.BufferLoad) for m in walk(n.args[0]))
-    ]
-    for _ in range(1000):
-        env = {v: int(rng.integers(0, 17)) for v in scalars}
-        try:
-            if all(_eval(c, env, {}) for c in conds):
-                return env
-        except _Opaque:
-            return env  # the assumption involves loop variables: not about scalars alone
-    raise AssertionError(f"no scalar values satisfy the assumptions of {f.name}")
-
-
-def make_inputs(f: ir.PrimFunc, rng) -> list:
-    """Random arguments for ``f``; padding that an assumption pins is set to its value."""
-    env = _scalar_values(f, rng)
-    args, arrays = [], {}
-    for p in f.params:
-        if isinstance(p, ir.Var):
-            args.append(env[p])
-            continue
-        shape = tuple(env[s] if isinstance(s, ir.Var) else s for s in p.shape)
-        if p.dtype.startswith(("int", "uint")):
-            a = rng.integers(-5, 6, size=shape).astype(p.dtype)
-        else:
-            a = rng.standard_normal(shape).astype(p.dtype)
-        arrays[p] = a
-        args.append(a)
-    if _has_assume(f.body):
-        _satisfy(f.body, dict(env), arrays)
-    return args
-
-
 # ---------------------------------------------------------------- every example
 
 
@@ -245,7 +112,7 @@ def test_verifies(stem):
 @pytest.mark.parametrize("stem", IDS)
 def test_reference_matches_numba(stem):
     if stem in OUT_OF_BOUNDS:
-        pytest.skip("reads past A's shape as the RFC wrote it (test_out_of_bounds_is_caught)")
+        pytest.skip("build refuses it: reads past A's shape (test_out_of_bounds_is_caught)")
     rng = np.random.default_rng(sum(map(ord, stem)))
     for f in functions(load(stem)):
         args = make_inputs(f, rng)
@@ -274,8 +141,19 @@ def test_inputs_honour_assumptions():
 @pytest.mark.parametrize("stem", sorted(OUT_OF_BOUNDS))
 def test_out_of_bounds_is_caught(stem):
     f = func(stem)
-    with pytest.raises(ExecutionError):
-        ref_run(stem, *make_inputs(f, np.random.default_rng(0)))
+    for target in ("python", "numba"):
+        with pytest.raises(OutOfBoundsError, match=r"cannot build 'func': load of "
+                           r"A\[io \+ \(ii \+ f\) // 4, \(ii \+ f\) % 4\] at .* is outside "
+                           r"the shape \(4, 4\) of A") as info:
+            codegen.build(f, target=target)
+        # The first instance in loop order that leaves A: io = 3, ii + f = 4.
+        evidence = info.value.evidence
+        assert evidence.instances == (Instance("compute", {"io": 3, "ii": 2, "f": 2}),)
+        assert evidence.element == Element("A", (4, 0))
+    # Below the build, the reference executor's own check faults on the same element.
+    lowered = codegen.lower(f, check_assumptions=True)
+    with pytest.raises(BoundsCheckError, match=r"load of A\[4, 0\] is outside its shape \(4, 4\)"):
+        interpreter.run(lowered, *make_inputs(f, np.random.default_rng(0)))
 
 
 @pytest.mark.parametrize("stem", sorted(UNSUPPORTED))

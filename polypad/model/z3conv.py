@@ -7,7 +7,11 @@ operation whose exact result may leave that range wraps around as numpy's
 does, ``((t + 2**31) mod 2**32) - 2**31``.  Which operations may wrap is
 decided by interval arithmetic (:mod:`polypad.model.ranges`) over the
 variable ranges the env knows, so ``4 * i + 1`` inside a loop of extent 8
-stays plain linear arithmetic.  A zero divisor gives 0 for ``//`` and ``%``,
+stays plain linear arithmetic.  Nor do the ``+ - *`` that lead straight to a
+buffer index: they agree with exact arithmetic modulo ``2**width``, so the
+executed index is the exact one whenever the exact one is inside the buffer,
+which the model (:mod:`polypad.model.accesses`) and the bounds check assume
+of every index.  A zero divisor gives 0 for ``//`` and ``%``,
 as numpy (and the kernels, under ``error_model="numpy"``) do.  Floats
 become ``Real`` (the fast-math view the prover takes by default) and bools
 ``Bool``.  ``//`` and ``%`` are floor division
@@ -50,6 +54,7 @@ class Z3Env:
         #: Known ranges of variables (loop counters), for deciding what may wrap.
         self.ranges = Ranges(ranges)
         self._ranged: set[int] = set()
+        self._index_ring: dict[int, n.Expr] = {}
         self.vars: dict[n.Var, z3.ExprRef] = {}
         self.buffers: dict[n.Buffer, z3.FuncDeclRef] = {}
         self.undefs: list[z3.ExprRef] = []
@@ -100,9 +105,19 @@ class Z3Env:
 
     def wrapped(self, term: z3.ArithRef, e: n.Expr) -> z3.ArithRef:
         """``term``, the exact result of integer operation ``e``, wrapped like numpy's."""
-        if not self.ranges.may_wrap(e):
+        if self._index_ring.get(id(e)) is e or not self.ranges.may_wrap(e):
             return term
         return wrap_term(term, e.dtype)
+
+    def index(self, e: n.Expr) -> n.Expr:
+        """Mark the ``+ - *`` chain at the top of buffer index ``e`` as needing no wrap."""
+        stack = [e]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (n.Add, n.Sub, n.Mul)) and dtypes.is_int(node.dtype):
+                self._index_ring[id(node)] = node
+                stack += [x for x in (node.a, node.b) if x.dtype == node.dtype]
+        return e
 
     def bind(self, var: n.Var, term: z3.ExprRef | None) -> None:
         """Make ``var`` stand for ``term`` (``None`` removes the binding)."""
@@ -270,7 +285,7 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
                 return int_cast(c(v), dtype, e, env)
             return _cast(c(v), v.dtype, dtype)
         case n.BufferLoad(buffer=buf, indices=idx):
-            return env.in_range(env.buffer(buf)(*[c(i) for i in idx]), buf.dtype)
+            return env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]), buf.dtype)
         case n.Call(op="assume" | "likely", args=(arg,)):
             return c(arg)
         case n.Call(op="undef"):

@@ -30,6 +30,7 @@ def parse(text: str, filename: str = "<string>") -> PrimFunc | IRModule:
     >>> f.name, f.params[0].shape
     ('f', (4,))
     """
+    text = text.removeprefix("\ufeff")  # a byte order mark, which Python itself accepts
     src = Source(filename, tuple(text.splitlines()))
     return Parser(src).toplevel(ast_parse(text, src))
 

@@ -56,6 +56,7 @@ from polypad.ir.visitor import Rewriter, walk
 from polypad.model import AffineSpace, to_set
 from polypad.model.overflow import wraps_somewhere
 
+from ._budget import budgeted_pass
 from ._fold import FALSE, TRUE, build_if, fold, replace_exprs, substitute_and_fold
 
 
@@ -85,6 +86,7 @@ class HoistedLetBindings(enum.Flag):
     ALL = REQUIRED_BY_CONDITION | LET_STMT | LET_EXPR
 
 
+@budgeted_pass
 def hoist_expression(
     func: n.PrimFunc,
     *,

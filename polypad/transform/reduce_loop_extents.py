@@ -44,6 +44,7 @@ from polypad.model import AffineSpace, pw_aff_to_expr, to_set
 from polypad.model.domains import loop_bounds, statement_domain
 from polypad.model.nest import collect
 
+from ._budget import budgeted_pass
 from ._fold import build_if
 from ._isl_context import IslFacts
 from ._removal import NO_OP
@@ -52,6 +53,7 @@ _REDUCED_KINDS = (n.ForKind.SERIAL, n.ForKind.PARALLEL)
 _EMPTY = object()
 
 
+@budgeted_pass
 def reduce_loop_extents(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` with loops narrowed to the iterations whose body runs a statement.
 

@@ -38,11 +38,13 @@ from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.visitor import walk
 
+from ._budget import budgeted_pass
 from ._removal import StatementRemover
 
 _CANDIDATES = (n.BufferStore, n.For, n.IfThenElse, n.Block, n.SeqStmt, n.LetStmt, n.Allocate)
 
 
+@budgeted_pass
 def remove_no_op(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` without the statements :func:`analyses.is_no_op` proves do nothing.
 

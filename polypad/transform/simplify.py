@@ -54,6 +54,7 @@ from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
 from polypad.model.domains import conjuncts, loop_bounds
 
+from ._budget import budgeted_pass
 from ._fold import build_if
 from ._isl_context import IslFacts
 from ._removal import NO_OP
@@ -61,6 +62,7 @@ from .simplify_conditions import merge_pair, sequence
 from .simplify_exprs import ExprSimplifier
 
 
+@budgeted_pass
 def simplify(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` simplified with its loop ranges, conditions and assumptions.
 

@@ -13,7 +13,8 @@ from codegen_kernels import (
 from codegen_support import random_args
 
 import codegen
-from polypad.errors import ExecutionError
+from analyses import Element, Instance, Unknown
+from polypad.errors import BoundsCheckError, OutOfBoundsError
 from polypad.script import parse
 
 
@@ -78,11 +79,33 @@ def test_padding_stores_removed_keep_old_values():
 
 
 def test_out_of_bounds_access_is_an_error_not_a_wrap_around():
+    # A data-dependent index: the static check cannot decide it, so build lets it through
+    # and the reference executor checks it at run time.
+    f = parse('''
+@T.prim_func
+def gather(A: T.Buffer((4,), "float32"), I: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        A[i] = A[I[i]] + 1.0
+''')
+    kernel = codegen.build(f, target="python")
+    assert isinstance(kernel.bounds, Unknown)
+    assert "stays inside A" in kernel.bounds.reason and "data-dependent" in kernel.bounds.reason
+    with pytest.raises(BoundsCheckError, match=r"load of A\[-1\] is outside its shape \(4,\) "
+                       r"in 'gather' at <string>:5"):
+        kernel(np.zeros(4, np.float32), np.array([0, 1, -1, 2], np.int32))
+    with pytest.raises(BoundsCheckError, match=r"load of A\[4\] is outside its shape \(4,\)"):
+        kernel(np.zeros(4, np.float32), np.array([0, 4, 1, 2], np.int32))
+
+
+def test_affine_out_of_bounds_access_is_refused_by_build():
     f = parse('''
 @T.prim_func
 def shift(A: T.Buffer((4,), "float32")):
     for i in T.serial(4):
         A[i] = A[i - 1] + 1.0
 ''')
-    with pytest.raises(ExecutionError, match=r"load of A\[-1\] is outside its shape \(4,\)"):
-        run(f, [np.zeros(4, np.float32)])
+    with pytest.raises(OutOfBoundsError, match=r"cannot build 'shift': load of A\[i - 1\] at "
+                       r"<string>:5 is outside the shape \(4,\) of A") as info:
+        codegen.build(f, target="python")
+    assert info.value.evidence.instances == (Instance("S0", {"i": 0}),)
+    assert info.value.evidence.element == Element("A", (-1,))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import codegen
 from analyses import Counterexample, Element, Instance
-from polypad.errors import IllegalTransformError, NotFoundError, PolypadError
+from polypad.errors import AssumptionError, IllegalTransformError, NotFoundError, PolypadError
 from polypad.ir import nodes as ir
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
@@ -193,9 +193,11 @@ def test_sequential_loops_are_left_alone(name, block, buffer):
 
 
 def test_symbolic_extent_runs_every_size():
+    # Without the assumption B[i] would read past B for n > 32, and build would refuse it.
     func = parse('''
 @T.prim_func
 def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
+    T.assume(n <= 32)
     for i in T.serial(n):
         A[i // 4, i % 4] = B[i] + i
 ''')
@@ -204,6 +206,7 @@ def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
     assert_structural_equal(sch.func, parse('''
 @T.prim_func
 def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
+    T.assume(n <= 32)
     for io in T.serial((n - 1) // 4 + 1):
         for ii in T.serial(T.min(n, 4)):
             if 4 * io + ii < n:
@@ -215,6 +218,10 @@ def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
         codegen.build(func, target="python")(size, *want)
         codegen.build(sch.func, target="python")(size, *got)
         np.testing.assert_array_equal(got[0], want[0])
+    for f in (func, sch.func):
+        with pytest.raises(AssumptionError, match=r"T.assume\(n <= 32\) is false in 'f'.*n = 33"):
+            codegen.build(f, target="python")(33, np.zeros((8, 4), "int32"),
+                                              np.zeros(32, "int32"))
 
 
 def test_without_a_block_nests_are_split_in_place():

@@ -1,0 +1,174 @@
+"""Time budgets: every question polypad answers ends in bounded time.
+
+Each analysis and pass takes ``budget`` (seconds; ``None`` means the global
+default, :func:`default_budget`, 10 s unless :func:`set_default_budget`
+changed it).  The budget is a *deadline* shared by everything the call does:
+a pass that asks the prover a hundred questions spends one budget, not a
+hundred.  Nested calls keep the earlier of their deadlines.
+
+Inside, work that may take long calls :func:`check` between steps, which
+raises :class:`BudgetExceeded` once the deadline has passed; Z3 gets the
+time left as its timeout (:func:`remaining_ms`), and ISL an operation limit
+(``isl.Context.set_max_operations``) so that one long ISL call cannot
+outlive the budget by much.  A decider turns :class:`BudgetExceeded` into
+``Unknown``, and a pass into "leave the function unchanged".
+
+>>> with within(0.5):
+...     prove(cond, ctx)       # Unknown("the time budget of 0.5 s ran out") if it must
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from polypad.errors import BudgetExceeded
+
+#: Seconds a question may take unless the caller or set_default_budget says otherwise.
+DEFAULT_BUDGET = 10.0
+#: ISL operations allowed per second of budget (ISL counts steps of its
+#: heavier algorithms, a few million of which take about a second here).
+ISL_OPERATIONS_PER_SECOND = 5_000_000
+
+_default = DEFAULT_BUDGET
+
+
+class _Scope:
+    """The deadline in force, the budget it came from, and whether it was hit."""
+
+    __slots__ = ("deadline", "seconds", "tripped")
+
+    def __init__(self, deadline: float, seconds: float) -> None:
+        self.deadline, self.seconds, self.tripped = deadline, seconds, False
+
+
+_deadline: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
+    "polypad_deadline", default=None)
+
+
+def default_budget() -> float:
+    """The budget, in seconds, of a call that passes ``budget=None``."""
+    return _default
+
+
+def set_default_budget(seconds: float) -> None:
+    """Set the budget of every later call that passes ``budget=None``."""
+    global _default
+    _default = _validate(seconds)
+
+
+def _validate(seconds) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"budget must be a number of seconds, not {type(seconds).__name__}")
+    if not seconds > 0:
+        raise ValueError(f"budget must be positive, not {seconds}")
+    return float(seconds)
+
+
+@contextmanager
+def within(budget: float | None = None) -> Iterator[float]:
+    """Run the block under a deadline ``budget`` seconds away (the default when ``None``).
+
+    Inside an enclosing ``within``, ``None`` shares the enclosing deadline,
+    and an explicit budget the earlier of the two.  Yields the deadline (a
+    ``time.monotonic()`` value).
+    """
+    seconds = _default if budget is None else _validate(budget)
+    now = time.monotonic()
+    outer = _deadline.get()
+    if outer is not None and (budget is None or outer.deadline <= now + seconds):
+        scope = outer  # the enclosing deadline comes first: share it (and its trip)
+    else:
+        scope = _Scope(now + seconds, seconds)
+    token = _deadline.set(scope)
+    isl_limit = _limit_isl(max(scope.deadline - now, 0.0)) if outer is None else None
+    try:
+        yield scope.deadline
+    finally:
+        _deadline.reset(token)
+        if isl_limit is not None:
+            _restore_isl(isl_limit)
+
+
+def remaining() -> float | None:
+    """Seconds left before the current deadline, or ``None`` outside any ``within``."""
+    current = _deadline.get()
+    if current is None:
+        return None
+    return max(current.deadline - time.monotonic(), 0.0)
+
+
+def remaining_ms(cap_ms: int) -> int:
+    """Milliseconds a solver may run: ``cap_ms``, or less when the deadline is nearer (>= 1)."""
+    left = remaining()
+    if left is None:
+        return int(cap_ms)
+    return max(1, min(int(cap_ms), int(left * 1000)))
+
+
+def expired() -> bool:
+    """Whether the current deadline has passed."""
+    left = remaining()
+    return left is not None and left <= 0.0
+
+
+def check() -> None:
+    """Raise :class:`BudgetExceeded` if the current deadline has passed."""
+    current = _deadline.get()
+    if current is not None and time.monotonic() >= current.deadline:
+        current.tripped = True
+        raise BudgetExceeded(current.seconds)
+
+
+def exceeded_error() -> BudgetExceeded:
+    """The error for the current deadline (the default budget outside any ``within``)."""
+    current = _deadline.get()
+    return BudgetExceeded(current.seconds if current is not None else _default)
+
+
+def is_exhausted(err: BaseException) -> bool:
+    """Whether ``err`` is a :class:`BudgetExceeded`, or ISL stopping at its operation limit."""
+    if isinstance(err, BudgetExceeded):
+        return True
+    return "maximal number of operations exceeded" in str(err)
+
+
+def run_within(budget: float | None, work, on_exceeded):
+    """``work()`` under :func:`within` ``(budget)``; ``on_exceeded(error)`` if it runs out.
+
+    ISL reaching its operation limit counts as running out.  Only the
+    outermost budgeted call handles the error: an inner one lets it rise, so
+    that a pass stops as a whole instead of going on with half its answers.
+    """
+    import islpy as isl
+
+    outermost = _deadline.get() is None
+    with within(budget):
+        try:
+            return work()
+        except (BudgetExceeded, isl.Error) as err:
+            if not is_exhausted(err):
+                raise
+            if not outermost:
+                raise exceeded_error() from None
+            return on_exceeded(exceeded_error())
+
+
+def _limit_isl(seconds: float):
+    import islpy as isl
+
+    ctx = isl.DEFAULT_CONTEXT
+    old = ctx.get_max_operations()
+    ctx.reset_operations()
+    ctx.set_max_operations(max(1, int(seconds * ISL_OPERATIONS_PER_SECOND)))
+    return old
+
+
+def _restore_isl(old: int) -> None:
+    import islpy as isl
+
+    ctx = isl.DEFAULT_CONTEXT
+    ctx.set_max_operations(old)
+    ctx.reset_operations()

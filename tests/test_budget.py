@@ -1,0 +1,124 @@
+"""Time budgets: every analysis and pass takes ``budget=``; running out is Unknown for a
+decider, an error for an analysis that returns no decision, and "unchanged" for a pass."""
+
+import islpy as isl
+import numpy as np
+import pytest
+
+import analyses
+import codegen
+import polypad as pp
+from analyses import Proved, Unknown
+from polypad import budget
+from polypad.errors import BudgetExceeded
+from polypad.transform import hoist_expression, reduce_loop_extents, remove_no_op, simplify
+
+CHAIN = '''
+@T.prim_func
+def chain(A: T.Buffer((7,), "float32"), n: T.int32):
+    for i in T.serial({n}):
+        A[i % 7] = A[i // 4] + A[i // 4] - A[i % 2]
+'''
+
+ROW_SUM = '''
+@T.prim_func
+def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        T.assume(A[i, 3] == 0.0)
+    for i in T.serial(4):
+        B[i] = 0.0
+        for j in T.serial(4):
+            B[i] = B[i] + A[i, j]
+'''
+
+
+def same_results(f, g, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(7).astype(np.float32)
+    a1, a2 = a.copy(), a.copy()
+    codegen.build(f, target="python")(a1, 20)
+    codegen.build(g, target="python")(a2, 20)
+    np.testing.assert_array_equal(a1, a2)
+
+
+@pytest.mark.parametrize("extent", [8, 14, 28, "n"])
+def test_chain_of_writes_ends_with_a_right_answer(extent):
+    """The nest that once ran for over 400 s: it ends (within the default budget) and
+    whatever the passes do keeps its results."""
+    f = pp.parse(CHAIN.format(n=extent).replace("T.serial(n)", "T.serial(T.min(n, 28))"))
+    for p in (simplify, remove_no_op):
+        same_results(f, p(f))
+    decided = analyses.is_no_op(f, f.body)
+    assert not isinstance(decided, Proved)  # A[1] = 2 * A[0] - A[1] changes A[1]
+
+
+def test_a_pass_out_of_budget_returns_its_input_unchanged():
+    f = pp.parse(CHAIN.format(n=28))
+    for p in (simplify, remove_no_op, hoist_expression, reduce_loop_extents):
+        assert p(f, budget=1e-6) is f
+
+
+def test_a_decider_out_of_budget_says_unknown_and_why():
+    f = pp.parse(ROW_SUM)
+    store = f.body.stmts[1].body.stmts[0]
+    decided = analyses.is_no_op(f, store, budget=1e-6)
+    assert isinstance(decided, Unknown) and "time budget of 1e-06 s ran out" in decided.reason
+    ctx = analyses.context_at(f, store)
+    i = f.body.stmts[1].var
+    assert isinstance(analyses.prove(i < 4, ctx, budget=1e-6), Unknown)
+    assert isinstance(analyses.prove(i < 4, ctx), Proved)
+
+
+def test_an_analysis_without_a_decision_raises():
+    f = pp.parse(CHAIN.format(n=28))
+    with pytest.raises(BudgetExceeded, match="budget"):
+        analyses.dependences(f, budget=1e-6)
+    with pytest.raises(BudgetExceeded):
+        analyses.domain_touched(f, "A", budget=1e-6)
+    assert analyses.domain_touched(f, "A", "write").exact
+
+
+def test_default_budget_is_global_and_validated():
+    assert budget.default_budget() == budget.DEFAULT_BUDGET
+    f = pp.parse(CHAIN.format(n=28))
+    budget.set_default_budget(1e-6)
+    try:
+        assert simplify(f) is f
+    finally:
+        budget.set_default_budget(budget.DEFAULT_BUDGET)
+    with pytest.raises(TypeError):
+        budget.set_default_budget("10")
+    with pytest.raises(ValueError):
+        budget.set_default_budget(0)
+
+
+def test_nested_calls_share_one_deadline():
+    with budget.within(5.0) as outer:
+        with budget.within() as inner:
+            assert inner == outer  # budget=None shares the enclosing deadline
+        with budget.within(100.0) as longer:
+            assert longer == outer  # an explicit budget cannot outlive the enclosing one
+        with budget.within(0.5) as shorter:
+            assert shorter < outer
+    assert budget.remaining() is None
+
+
+def test_isl_operation_limit_is_set_and_restored():
+    ctx = isl.DEFAULT_CONTEXT
+    assert ctx.get_max_operations() == 0
+    with budget.within(1.0):
+        assert ctx.get_max_operations() == budget.ISL_OPERATIONS_PER_SECOND
+    assert ctx.get_max_operations() == 0
+
+
+def test_isl_running_out_of_operations_is_running_out_of_budget():
+    heavy = isl.Set("{ [i, j, k] : 0 <= i, j, k < 1000 and exists (a, b : i = 7a + 3 "
+                    "and j = 11b + 2 and k <= a + b) }")
+
+    def count():
+        for _ in range(50):
+            heavy.coalesce().compute_divs().lexmax()
+        return "finished"
+
+    assert budget.run_within(1e-4, count, lambda err: str(err)).startswith(
+        "the time budget of 0.0001 s ran out")
