@@ -31,6 +31,8 @@ _LAZY = {
     "context_at": "context",
     "Context": "context",
     "check_bounds": "bounds",
+    "can_remove_conditional": "conditional",
+    "Removable": "conditional",
 }
 
 __all__ = [

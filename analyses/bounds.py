@@ -46,6 +46,7 @@ from polypad.model.nest import is_leaf
 from polypad.model.overflow import wrapping_operation
 from polypad.model.ranges import dtype_range
 
+from .budgeted import decider
 from .context import Program, Site, program_of
 from .evidence import Counterexample, Element, Instance, Proved, Refuted, Unknown
 from .facts import int_assume_facts
@@ -78,6 +79,7 @@ class _Access:
         return f"{kind} {text}{where}"
 
 
+@decider
 def check_bounds(f: n.PrimFunc) -> Proved | Refuted | Unknown:
     """Whether every access of ``f`` stays inside its buffer, for every parameter value
     the integer assumptions before it allow.

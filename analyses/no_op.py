@@ -36,8 +36,11 @@ from .evidence import Counterexample, Proved, Refuted, Unknown
 
 
 @decider
-def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str) -> Proved | Refuted | Unknown:
+def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
+             strict_ieee: bool = False) -> Proved | Refuted | Unknown:
     """Whether removing ``stmt`` (a statement of ``f``, or a block name) changes nothing.
+
+    With ``strict_ieee``, rule 3 compares IEEE floats bit for bit.
 
     ``Proved`` names the rule and the statements that overwrite the values.
     ``Refuted`` means one instance breaks every rule: its value is read later
@@ -67,7 +70,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str) -> Proved | Refuted | Unknown:
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
     stores = [node for node in walk(stmt) if isinstance(node, n.BufferStore)]
-    rule_3 = _rule_3(f, stores)
+    rule_3 = _rule_3(f, stores, strict_ieee)
     point = None
     if isinstance(rule_3, Refuted):
         point = _at(escaping, model, inside[0], rule_3.counterexample)
@@ -148,7 +151,8 @@ def _why_dead(model, deps: Dependences, inside) -> str:
     return "; ".join(parts) if parts else "nothing it writes is ever read"
 
 
-def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore]) -> Proved | Refuted | Unknown:
+def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore],
+            strict_ieee: bool) -> Proved | Refuted | Unknown:
     """Rule 3 (a write of the value already there), for a statement holding one store."""
     if len(stores) != 1:
         return Unknown("rule 3 is decided for a single store only")
@@ -157,7 +161,7 @@ def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore]) -> Proved | Refuted | Un
     except ModuleNotFoundError:
         return Unknown("rule 3 (stores_existing_value) is not available")
     # A loop or block around one store runs exactly that store's instances.
-    decision = module.stores_existing_value(f, stores[0])
+    decision = module.stores_existing_value(f, stores[0], strict_ieee=strict_ieee)
     if isinstance(decision, Proved):
         detail = "rule 3: it writes the value already there"
         detail += f" ({decision.detail})" if decision.detail else ""

@@ -101,10 +101,13 @@ def _guarded(goal, ctx, strict, timeout_ms, why_not_isl) -> Decision:
 
 
 @decider
-def prove_same_value(value: n.Expr, load: n.BufferLoad, context: Context, *,
+def prove_same_value(value: n.Expr, load: n.Expr, context: Context, *,
                      strict_ieee: bool = False,
                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
     """Decide whether ``value`` equals what ``load`` reads, at every instance of ``context``.
+
+    ``load`` is usually a ``BufferLoad``; any expression of a matching dtype
+    works (two branches storing the same value).
 
     This is "the same value", not IEEE ``==``: with ``strict_ieee`` a store
     of ``0.0`` over ``-0.0`` changes memory, and NaN is the same as NaN.

@@ -3,11 +3,18 @@
 from .hoist_expression import HoistedConditionals, HoistedLetBindings, hoist_expression
 from .reduce_loop_extents import reduce_loop_extents
 from .remove_assume import remove_assume
+from .remove_branching_through_overcompute import (
+    BranchingReport,
+    explain_branching_through_overcompute,
+    remove_branching_through_overcompute,
+)
 from .remove_no_op import remove_no_op
 from .remove_store_undef import remove_store_undef
 from .simplify import simplify
 
 __all__ = [
+    "BranchingReport", "explain_branching_through_overcompute",
+    "remove_branching_through_overcompute",
     "HoistedConditionals", "HoistedLetBindings", "hoist_expression", "reduce_loop_extents",
     "remove_assume", "remove_no_op", "remove_store_undef", "simplify",
 ]

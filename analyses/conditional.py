@@ -1,0 +1,262 @@
+"""May this conditional be removed?  (RFC 0077, Remove Branching Through Overcompute.)
+
+``can_remove_conditional(f, if_stmt)`` decides whether ``if_stmt`` may be
+replaced by one of its branches, run unconditionally:
+
+* **No else branch** (``if c: body``): running ``body`` where ``c`` is false
+  must change nothing.  The question is put to :func:`analyses.is_no_op`
+  exactly: in a copy of ``f`` where the statement reads
+  ``if c: body else: body'`` (``body'`` a fresh copy of ``body``), is
+  ``body'`` a no-op?  That copy means "run ``body`` everywhere", and without
+  ``body'`` it is ``f`` again, so "``body'`` is a no-op" is "the overcompute
+  is harmless".  Every no-op rule counts: the padding is overwritten later
+  before anyone reads it (a pad-value block), the buffer is freed unread,
+  or the body stores what is already there (``T.assume`` facts about the
+  padding, values stored earlier).
+* **An else branch** (``if c: a else: b``): the RFC's rule, generalised.
+  ``a`` may replace the whole statement when, where ``c`` is false, ``a``
+  does what ``b`` does: the two have the same shape, loops the same ranges,
+  stores the same elements, and the values they store are proven the same
+  by :func:`analyses.prove` at each store of ``b`` -- so buffer values known
+  from assumptions and earlier stores are substituted, as the RFC asks.
+  Failing that, the reverse: ``b`` where ``c`` holds does what ``a`` does.
+
+``Proved`` (a :class:`Removable`) says which branch to keep and why;
+``Refuted`` carries the instance, the element and the values that would
+differ; ``Unknown`` says what could not be decided.  With ``strict_ieee``,
+values are IEEE floats and "the same" is bit-level, so ``0 * F`` is not 0
+when ``F`` may be ``inf``.
+
+>>> can_remove_conditional(f, "compute")   # Proved: overwritten by B_pad_value
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from polypad.errors import NotFoundError, PolypadError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+from polypad.ir.fresh import fresh_copy
+from polypad.ir.intrinsics import is_call
+from polypad.ir.locate import find_block, replace
+from polypad.ir.operators import logical_and, logical_not, logical_or
+from polypad.ir.show import show
+from polypad.ir.structural import structural_equal
+from polypad.ir.substitute import substitute
+from polypad.ir.visitor import walk
+
+from .bounds import check_bounds
+from .budgeted import decider
+from .context import context_at
+from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
+from .no_op import is_no_op
+from .prover import prove, prove_same_value
+
+
+@dataclass(frozen=True)
+class Removable(Proved):
+    """``Proved`` for a conditional: ``keep`` is the branch that replaces it (``"then"`` or
+    ``"else"``)."""
+
+    keep: str = "then"
+
+
+@decider
+def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
+                           strict_ieee: bool = False) -> Proved | Refuted | Unknown:
+    """Whether the ``if`` statement ``stmt`` of ``f`` may be replaced by one of its branches.
+
+    ``stmt`` is an ``IfThenElse`` of ``f`` (by identity) or the name of a
+    block holding exactly one.  See the module docstring for the rules.
+    """
+    if not isinstance(f, n.PrimFunc):
+        raise TypeError(f"can_remove_conditional: f must be a PrimFunc, not {type(f).__name__}")
+    stmt = conditional_of(f, stmt)
+    if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
+        return Unknown("the conditional holds a T.assume: removing the condition would "
+                       "assert a fact where it was not stated")
+    if stmt.else_case is None:
+        return _decide(f, stmt, "then", strict_ieee)
+    keep_then = _decide(f, stmt, "then", strict_ieee)
+    if isinstance(keep_then, Proved):
+        return keep_then
+    keep_else = _decide(f, stmt, "else", strict_ieee)
+    if isinstance(keep_else, Proved):
+        return keep_else
+    return keep_then if isinstance(keep_then, Refuted) else keep_else
+
+
+def conditional_of(f: n.PrimFunc, stmt: n.IfThenElse | str) -> n.IfThenElse:
+    """The ``IfThenElse`` that ``stmt`` names: itself, or the one ``if`` in block ``stmt``."""
+    if isinstance(stmt, str):
+        block = find_block(f, stmt)
+        ifs = [x for x in walk(block.body) if isinstance(x, n.IfThenElse)]
+        if len(ifs) != 1:
+            raise NotFoundError(f"block {stmt!r} holds {len(ifs)} conditionals, not one; "
+                                "pass the IfThenElse itself")
+        return ifs[0]
+    if not isinstance(stmt, n.IfThenElse):
+        raise TypeError(f"can_remove_conditional: stmt must be an IfThenElse or a block name, "
+                        f"not {type(stmt).__name__}")
+    if not any(x is stmt for x in walk(f.body)):
+        raise NotFoundError(f"the conditional `if {show(stmt.condition)}` is not in {f.name}")
+    return stmt
+
+
+def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool) -> Decision:
+    """Whether branch ``keep`` may replace ``stmt``: in bounds first, then the same effect."""
+    leaves = _out_of_bounds(f, stmt, keep)
+    if leaves is not None:
+        return leaves
+    if stmt.else_case is None:
+        return _overcompute(f, stmt, strict)
+    return _branch_for_both(f, stmt, keep, strict)
+
+
+def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | None:
+    """Why running branch ``keep`` everywhere would (or may) leave a buffer, or ``None``.
+
+    Overcompute runs a branch where its condition used to keep it from
+    reading ``B[i - 1]`` at ``i = 0``: every access must stay inside its
+    buffer, or the removal is refused before any value is compared.
+    """
+    kept = stmt.then_case if keep == "then" else stmt.else_case
+    after = check_bounds(replace(f, stmt, kept))
+    if isinstance(after, Proved):
+        return None
+    if isinstance(after, Refuted):
+        cex = after.counterexample
+        return Refuted(Counterexample(
+            f"running the {keep} branch everywhere leaves a buffer: {cex.description}",
+            instances=cex.instances, element=cex.element, params=cex.params,
+            values=cex.values))
+    if isinstance(check_bounds(f), Proved):
+        return Unknown(f"running the {keep} branch everywhere may leave a buffer: "
+                       f"{after.reason}")
+    return None  # no worse than before: the accesses were undecided already
+
+
+# ---------------------------------------------------------------- no else: overcompute
+
+
+def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool) -> Decision:
+    copy = fresh_copy(stmt.then_case)
+    both = n.IfThenElse(stmt.condition, stmt.then_case, copy, span=stmt.span)
+    g = replace(f, stmt, both)
+    where = f"where not ({show(stmt.condition)})"
+    decided = is_no_op(g, copy, strict_ieee=strict)
+    if isinstance(decided, Proved):
+        detail = f"{where}, the body is a no-op: {decided.detail or decided.method}"
+        return Removable(decided.method, detail, keep="then")
+    if isinstance(decided, Unknown):
+        return Unknown(f"running the body {where} is not known to be a no-op: "
+                       f"{decided.reason}")
+    cex = decided.counterexample
+    return Refuted(Counterexample(
+        f"running the body {where} changes the result: {cex.description}",
+        instances=cex.instances, element=cex.element, params=cex.params, values=cex.values))
+
+
+# ---------------------------------------------------------------- if/else: same effect
+
+
+def _branch_for_both(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool) -> Decision:
+    """Whether branch ``keep`` does what the other one does, where the other one runs."""
+    kept, other = ((stmt.then_case, stmt.else_case) if keep == "then"
+                   else (stmt.else_case, stmt.then_case))
+    where = (f"where not ({show(stmt.condition)})" if keep == "then"
+             else f"where {show(stmt.condition)}")
+    try:
+        decided = _Same(f, strict).stmts(kept, other, {})
+    except _Mismatch as err:
+        return Unknown(f"the {keep} branch may not replace the other {where}: {err}")
+    if isinstance(decided, Proved):
+        return Removable(decided.method, f"{where}, the {keep} branch does what the other "
+                         f"does{': ' + decided.detail if decided.detail else ''}", keep=keep)
+    if isinstance(decided, Unknown):
+        return Unknown(f"the {keep} branch may not replace the other {where}: "
+                       f"{decided.reason}")
+    cex = decided.counterexample
+    return Refuted(Counterexample(
+        f"the {keep} branch differs from the other {where}: {cex.description}",
+        instances=cex.instances, element=cex.element, params=cex.params, values=cex.values))
+
+
+class _Mismatch(PolypadError):
+    """The two branches do not have the same shape."""
+
+
+class _Same:
+    """Walks two branches in step; proves each pair of expressions equal where ``b`` runs.
+
+    ``a`` is the candidate replacement and ``b`` the branch of ``f`` that
+    runs there; ``a``'s bound variables are renamed to ``b``'s, and each
+    question is asked in ``b``'s context (which holds the branch condition).
+    """
+
+    def __init__(self, f: n.PrimFunc, strict: bool) -> None:
+        self.f, self.strict = f, strict
+        self.methods: set[str] = set()
+
+    def stmts(self, a: n.Stmt, b: n.Stmt, names: dict) -> Decision:
+        for x, y, where in self._pairs(a, b, names):
+            decided = self._prove(x, y, where)
+            if not isinstance(decided, Proved):
+                return decided
+            self.methods.add(decided.method)
+        return Proved("+".join(sorted(self.methods)) or "structural")
+
+    def _pairs(self, a: n.Stmt, b: n.Stmt, names: dict):
+        """``(a-expression, b-expression, b-statement)`` triples that must be equal."""
+        if type(a) is not type(b):
+            raise _Mismatch(f"`{_first_line(a)}` against `{_first_line(b)}`")
+        match a:
+            case n.SeqStmt():
+                if len(a.stmts) != len(b.stmts):
+                    raise _Mismatch(f"{len(a.stmts)} statements against {len(b.stmts)}")
+                for x, y in zip(a.stmts, b.stmts):
+                    yield from self._pairs(x, y, names)
+            case n.For():
+                if a.kind is not b.kind:
+                    raise _Mismatch(f"a {a.kind.name} loop against a {b.kind.name} loop")
+                yield substitute(a.min, names), b.min, b
+                yield substitute(a.extent, names), b.extent, b
+                yield from self._pairs(a.body, b.body, {**names, a.var: b.var})
+            case n.LetStmt():
+                yield substitute(a.value, names), b.value, b
+                yield from self._pairs(a.body, b.body, {**names, a.var: b.var})
+            case n.IfThenElse():
+                yield substitute(a.condition, names), b.condition, b
+                yield from self._pairs(a.then_case, b.then_case, names)
+                if (a.else_case is None) != (b.else_case is None):
+                    raise _Mismatch("an if with an else branch against one without")
+                if a.else_case is not None:
+                    yield from self._pairs(a.else_case, b.else_case, names)
+            case n.BufferStore():
+                if a.buffer is not b.buffer:
+                    raise _Mismatch(f"a store to {a.buffer.name} against one to {b.buffer.name}")
+                for x, y in zip(a.indices, b.indices):
+                    yield substitute(x, names), y, b
+                yield substitute(a.value, names), b.value, b
+            case n.Block():
+                if a.name != b.name:
+                    raise _Mismatch(f"block {a.name!r} against block {b.name!r}")
+                yield from self._pairs(a.body, b.body, names)
+            case _:
+                if not structural_equal(substitute(a, names), b):
+                    raise _Mismatch(f"`{_first_line(a)}` against `{_first_line(b)}`")
+
+    def _prove(self, x: n.Expr, y: n.Expr, where: n.Stmt) -> Decision:
+        if structural_equal(x, y):
+            return Proved("structural")
+        ctx = context_at(self.f, where)
+        if dtypes.is_bool(x.dtype):  # conditions: the same truth value
+            same = logical_or(logical_and(x, y), logical_and(logical_not(x), logical_not(y)))
+            return prove(same, ctx, strict_ieee=self.strict)
+        return prove_same_value(x, y, ctx, strict_ieee=self.strict)
+
+
+def _first_line(stmt: n.Stmt) -> str:
+    text = show(stmt).strip().splitlines()
+    return text[0] if text else type(stmt).__name__

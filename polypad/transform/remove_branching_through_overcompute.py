@@ -1,0 +1,154 @@
+"""``remove_branching_through_overcompute``: drop the conditionals that guard nothing.
+
+RFC 0077, "New Primitive - Remove Branching Through Overcompute".  Before::
+
+    for io, ii in T.grid(4, 4):
+        if 4 * io + ii < 14:
+            B[io, ii] = 0.0
+            for f in T.serial(3):
+                B[io, ii] = B[io, ii] + A[io + (ii + f) // 4, (ii + f) % 4]
+    for io, ii in T.grid(4, 4):
+        if io == 3 and ii >= 2:
+            B[io, ii] = 0.0
+
+After (the padding is computed too, and overwritten by the pad values)::
+
+    for io, ii in T.grid(4, 4):
+        B[io, ii] = 0.0
+        for f in T.serial(3):
+            B[io, ii] = B[io, ii] + A[io + (ii + f) // 4, (ii + f) % 4]
+    for io, ii in T.grid(4, 4):
+        if io == 3 and ii >= 2:
+            B[io, ii] = 0.0
+
+Each ``if`` is offered, outermost first and in program order, to
+:func:`analyses.can_remove_conditional`, and replaced by the branch it names
+when the answer is ``Proved``.  Why it is correct: each question is asked of
+the function as it is after the removals before it (two conditionals may
+each be removable only while the other stays), and a removal happens only
+on a proof that the kept branch does, where the condition fails, exactly
+what ran there before (nothing, for an ``if`` without ``else``).
+
+:func:`explain_branching_through_overcompute` runs the same pass and also
+returns, for every conditional, whether it went and the evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from polypad.budget import run_within
+from polypad.errors import BudgetExceeded, NotFoundError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import find_block
+from polypad.ir.show import show
+from polypad.ir.visitor import walk
+
+from ._budget import budgeted_pass
+from ._removal import StatementRemover
+
+
+@dataclass(frozen=True)
+class ConditionalEntry:
+    """One conditional of the input: its condition, whether it was removed, and why."""
+
+    condition: str
+    line: int | None
+    removed: bool
+    decision: object  # Proved | Refuted | Unknown
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line is not None else ""
+        verdict = "removed" if self.removed else "kept"
+        return f"{where}if {self.condition}: {verdict} ({self.decision})"
+
+
+@dataclass(frozen=True)
+class BranchingReport:
+    """The rewritten function and one :class:`ConditionalEntry` per conditional."""
+
+    func: n.PrimFunc
+    entries: tuple[ConditionalEntry, ...] = field(default_factory=tuple)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.entries) or "no conditionals"
+
+
+def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
+                                          strict_ieee: bool = False,
+                                          budget: float | None = None) -> BranchingReport:
+    """:func:`remove_branching_through_overcompute`, with the evidence for each conditional.
+
+    ``block`` limits the pass to the conditionals inside that block.  When
+    the time budget runs out, the report holds ``func`` unchanged and one
+    entry saying so.
+    """
+    if not isinstance(func, n.PrimFunc):
+        raise TypeError(f"func must be a PrimFunc, not {type(func).__name__}")
+
+    def gave_up(err) -> BranchingReport:
+        from analyses.evidence import Unknown
+
+        return BranchingReport(func, (ConditionalEntry("...", None, False, Unknown(str(err))),))
+
+    return run_within(budget, lambda: _explain(func, block, strict_ieee), gave_up)
+
+
+def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool) -> BranchingReport:
+    from analyses.conditional import Removable, can_remove_conditional
+
+    scope = find_block(func, block) if block is not None else func.body
+    entries: list[ConditionalEntry] = []
+    for stmt in [x for x in walk(scope) if isinstance(x, n.IfThenElse)]:
+        if not any(x is stmt for x in walk(func.body)):
+            continue  # inside a branch that a removal dropped
+        line = stmt.span.line if stmt.span is not None else None
+        try:
+            decision = can_remove_conditional(func, stmt, strict_ieee=strict_ieee)
+        except NotFoundError:
+            continue
+        except BudgetExceeded:
+            raise
+        except PolypadError as err:
+            from analyses.evidence import Unknown
+
+            decision = Unknown(str(err))
+        removed = isinstance(decision, Removable)
+        if removed:
+            kept = stmt.then_case if decision.keep == "then" else stmt.else_case
+            func = _Replace(stmt, kept).visit(func)
+        entries.append(ConditionalEntry(show(stmt.condition), line, removed, decision))
+    return BranchingReport(func, tuple(entries))
+
+
+@budgeted_pass
+def remove_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
+                                         strict_ieee: bool = False) -> n.PrimFunc:
+    """``func`` with every conditional that :func:`analyses.can_remove_conditional` proves
+    removable replaced by the branch it keeps.  Returns ``func`` itself when none is.
+
+    >>> remove_branching_through_overcompute(f)   # `if 4*io + ii < 14:` goes (see above)
+    """
+    report = explain_branching_through_overcompute(func, block=block, strict_ieee=strict_ieee)
+    return report.func if any(e.removed for e in report.entries) else func
+
+
+class _Replace(StatementRemover):
+    """Replaces one statement (by identity) with ``new``, flattening sequences."""
+
+    def __init__(self, target: n.Stmt, new: n.Stmt) -> None:
+        self.target, self.new = target, new
+
+    def visit(self, node):
+        if node is self.target:
+            return self.new
+        return super().visit(node)
+
+    def visit_SeqStmt(self, node: n.SeqStmt) -> n.Stmt | None:
+        out = super().visit_SeqStmt(node)
+        if not isinstance(out, n.SeqStmt) or out is node:
+            return out
+        flat: list[n.Stmt] = []
+        for s in out.stmts:
+            flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
+        return n.SeqStmt(tuple(flat), span=out.span)
