@@ -106,15 +106,19 @@ def _escaping(model, deps: Dependences, inside) -> isl.UnionMap:
 
 
 def _at(escaping: isl.UnionMap, model, s, cex: Counterexample) -> isl.Point | None:
-    """An escaping flow from the instance and element of rule 3's counterexample, if any."""
-    if not cex.instances or cex.element is None:
+    """An escaping flow from the instance of rule 3's counterexample, if any.
+
+    The element is the one that instance writes (the counterexample's own
+    element may be a load it read).
+    """
+    if not cex.instances:
         return None
     indices = cex.instances[0].indices
     names = inst.dim_names(s.space.space)
     if set(indices) != set(names):
         return None
     values = ", ".join(str(indices[name]) for name in names)
-    element = ", ".join(map(str, cex.element.indices))
+    element = ", ".join(f"e{k}" for k in range(s.stmt.buffer.ndim))
     buffer = model.buffer_name(s.stmt.buffer)
     source = isl.UnionSet(f"{{ [{s.name}[{values}] -> {buffer}[{element}]] }}")
     return inst.first_point(escaping.intersect_domain(source))

@@ -1,0 +1,279 @@
+"""can_remove_conditional and remove_branching_through_overcompute: which ifs may go, why,
+and for those that must stay, the counterexample.  Every removal is also run: the
+function before and after, on inputs that satisfy its assumptions, in the reference
+executor and in Numba."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from inputs_support import make_inputs
+
+import analyses
+import codegen
+import polypad as pp
+from analyses import Proved, Refuted, Unknown
+from analyses.conditional import Removable
+from polypad.errors import NotFoundError
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
+from polypad.transform import (
+    explain_branching_through_overcompute,
+    remove_branching_through_overcompute,
+)
+
+
+def ifs(f):
+    return [x for x in walk(f.body) if isinstance(x, n.IfThenElse)]
+
+
+def run(f, args, target):
+    args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    codegen.build(f, target=target)(*args)
+    return args
+
+
+def assert_same_results(f, g, *, numba=False, seeds=(0, 1, 2)):
+    targets = ("python", "numba") if numba else ("python",)
+    for seed in seeds:
+        args = make_inputs(f, np.random.default_rng(seed))
+        for target in targets:
+            for a, b in zip(run(f, args, target), run(g, args, target)):
+                np.testing.assert_array_equal(a, b)
+
+
+# ---------------------------------------------------------------- the RFC's conv1d
+
+CONV = '''
+@T.prim_func
+def conv(A: T.Buffer(({ai}, 4), "float32"), F: T.Buffer((3,), "float32"),
+         B: T.Buffer(({bo}, 4), "float32")):
+    with T.block("compute"):
+        for io, ii in T.grid({bo}, 4):
+            if 4 * io + ii < {n}:
+                B[io, ii] = 0.0
+                for f in T.serial(3):
+                    B[io, ii] = B[io, ii] + F[f] * A[io + (ii + f) // 4, (ii + f) % 4]
+    with T.block("B_pad_value"):
+        for io, ii in T.grid({bo}, 4):
+            if 4 * io + ii >= {n}:
+                B[io, ii] = {pad}
+'''
+
+
+def conv(n_out: int, pad: str = "0.0"):
+    bo = (n_out + 3) // 4
+    ai = (n_out + 2 + 4) // 4 + 1  # room for the overcomputed padding's reads
+    return pp.parse(CONV.format(n=n_out, bo=bo, ai=ai, pad=pad))
+
+
+@pytest.mark.parametrize("n_out,pad", [(14, "0.0"), (13, "-1.0"), (10, "2.5"), (15, "0.0")])
+def test_compute_guard_goes_because_the_pad_block_overwrites_the_padding(n_out, pad):
+    f = conv(n_out, pad)
+    decided = analyses.can_remove_conditional(f, "compute")
+    assert isinstance(decided, Removable) and decided.keep == "then"
+    assert "rule 1" in decided.detail and "B_pad_value" in decided.detail
+    g = remove_branching_through_overcompute(f)
+    compute = g.body.stmts[0].body
+    inner = compute.body.body  # for io: for ii: the store and the loop over f, unguarded
+    assert not ifs(compute) and isinstance(inner, n.SeqStmt)
+    assert isinstance(inner.stmts[0], n.BufferStore) and isinstance(inner.stmts[1], n.For)
+    assert len(ifs(g)) == 1  # the pad block's guard stays
+    assert_same_results(f, g, numba=(n_out == 14))
+
+
+def test_pad_block_guard_stays():
+    f = conv(14)
+    decided = analyses.can_remove_conditional(f, "B_pad_value")
+    assert not isinstance(decided, Proved)
+    report = explain_branching_through_overcompute(f)
+    assert [e.removed for e in report.entries] == [True, False]
+    assert "if 4 * io + ii < 14: removed" in str(report)
+
+
+def test_guard_over_caller_data_is_refuted_with_the_element_and_values():
+    f = pp.parse('''
+@T.prim_func
+def pad(B: T.Buffer((16,), "float32")):
+    for i in T.serial(16):
+        if i >= 14:
+            B[i] = 0.0
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    assert cex.element is not None and cex.element.buffer == "B" and cex.element.indices[0] < 14
+    held = cex.values[f"B[{cex.element.indices[0]}]"]
+    assert held != 0.0 and cex.values["stored 0.0"] == 0.0
+    assert remove_branching_through_overcompute(f) is f
+
+
+def test_overcompute_that_would_read_outside_a_buffer_is_refused():
+    f = pp.parse('''
+@T.prim_func
+def shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in T.serial(16):
+        if i > 0:
+            B[i] = A[i - 1]
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    assert "leaves a buffer" in decided.counterexample.description
+    assert decided.counterexample.element.indices == (-1,)
+
+
+# ---------------------------------------------------------------- padding known by assumption
+
+ROW_SUM = '''
+@T.prim_func
+def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
+    for i, j in T.grid({rows}, {cols}):
+        T.assume(j < {valid} or A[i, j] == {pad})
+    for i in T.serial({rows}):
+        B[i] = 0.0
+        for j in T.serial({cols}):
+            if j < {valid}:
+                B[i] = B[i] + A[i, j]
+'''
+
+
+@pytest.mark.parametrize("rows,cols,valid", [(4, 4, 3), (3, 8, 5), (2, 16, 14)])
+def test_row_sum_guard_goes_when_the_padding_is_assumed_zero(rows, cols, valid):
+    f = pp.parse(ROW_SUM.format(rows=rows, cols=cols, valid=valid, pad="0.0"))
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Removable) and "rule 3" in decided.detail
+    g = remove_branching_through_overcompute(f)
+    pp.assert_structural_equal(g, pp.parse(f'''
+@T.prim_func
+def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
+    for i, j in T.grid({rows}, {cols}):
+        T.assume(j < {valid} or A[i, j] == 0.0)
+    for i in T.serial({rows}):
+        B[i] = 0.0
+        for j in T.serial({cols}):
+            B[i] = B[i] + A[i, j]
+'''))
+    assert_same_results(f, g, numba=(rows == 4))
+
+
+def test_row_sum_guard_stays_when_the_padding_is_not_the_identity():
+    f = pp.parse(ROW_SUM.format(rows=4, cols=4, valid=3, pad="1.0"))
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    assert cex.element.buffer == "B"
+    assert remove_branching_through_overcompute(f) is f
+
+
+# ---------------------------------------------------------------- if / else
+
+SELECT = '''
+@T.prim_func
+def pick(A: T.Buffer((16,), "float32"), F: T.Buffer((16,), "float32"),
+         B: T.Buffer((16,), "float32")):
+    for i in T.serial(16):
+        T.assume(i < {valid} or A[i] == 0.0)
+    for i in T.serial(16):
+        if i < {valid}:
+            B[i] = A[i] * F[i]
+        else:
+            B[i] = 0.0
+'''
+
+
+@pytest.mark.parametrize("valid", [14, 9])
+def test_else_branch_that_the_then_branch_computes_anyway(valid):
+    f = pp.parse(SELECT.format(valid=valid))
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Removable) and decided.keep == "then"
+    g = remove_branching_through_overcompute(f)
+    assert not ifs(g)
+    assert_same_results(f, g, numba=(valid == 14))
+
+
+def test_strict_ieee_refuses_zero_times_a_value_that_may_be_inf():
+    """Over the reals 0 * F is 0; in IEEE it is NaN for F = inf, and -0.0 (another
+    value in memory) for F < 0 or A = -0.0, which also satisfies A == 0.0."""
+    f = pp.parse(SELECT.format(valid=14))
+    decided = analyses.can_remove_conditional(f, ifs(f)[0], strict_ieee=True)
+    assert isinstance(decided, Refuted)
+    values = decided.counterexample.values
+    stored = values["stored A[i] * F[i]"]
+    assert stored != stored or str(stored) == "-0.0"  # NaN or -0.0, never +0.0
+    special = [v for v in values.values() if isinstance(v, float)
+               and (v != v or v in (float("inf"), float("-inf")) or str(v) == "-0.0")]
+    assert special  # the counterexample names the IEEE value that breaks it
+    assert remove_branching_through_overcompute(f, strict_ieee=True) is f
+
+
+def test_else_branch_kept_when_the_then_branch_is_the_special_case():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        T.assume(A[i] == 1.0 or i != 0)
+    for i in T.serial(8):
+        if i == 0:
+            B[i] = 1.0
+        else:
+            B[i] = A[i]
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Removable) and decided.keep == "else"
+    g = remove_branching_through_overcompute(f)
+    pp.assert_structural_equal(g, pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        T.assume(A[i] == 1.0 or i != 0)
+    for i in T.serial(8):
+        B[i] = A[i]
+'''))
+    assert_same_results(f, g)
+
+
+def test_branches_that_differ_are_refuted_where_they_differ():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        if i < 4:
+            B[i] = A[i]
+        else:
+            B[i] = 2.0 * A[i]
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    (instance,) = cex.instances
+    assert instance.indices["i"] >= 4 or instance.indices["i"] < 4  # names the loop index
+    assert cex.element is not None and cex.element.buffer == "A"
+
+
+# ---------------------------------------------------------------- the question's edges
+
+def test_a_conditional_holding_an_assumption_is_not_removed():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        if i < 4:
+            T.assume(A[i] == 0.0)
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Unknown) and "T.assume" in decided.reason
+
+
+def test_arguments_are_checked():
+    f = conv(14)
+    g = pp.parse('@T.prim_func\ndef g(A: T.Buffer((4,), "float32")):\n'
+                 '    with T.block("fill"):\n        for i in T.serial(4):\n'
+                 '            A[i] = 0.0\n')
+    with pytest.raises(NotFoundError, match="holds 0 conditionals"):
+        analyses.can_remove_conditional(g, "fill")
+    with pytest.raises(NotFoundError, match="nope"):
+        analyses.can_remove_conditional(f, "nope")
+    with pytest.raises(NotFoundError):
+        analyses.can_remove_conditional(f, ifs(conv(13))[0])  # an if of another function
+    with pytest.raises(TypeError):
+        analyses.can_remove_conditional(f, f.body)
