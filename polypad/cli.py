@@ -2,6 +2,9 @@
 
     polypad check FILE.py [--func NAME]   buffers, instance domains, accesses
     polypad build FILE.py [--func NAME]   the Numba kernel's Python source
+    polypad remove-branching FILE.py [--func NAME] [--strict-ieee]
+                                          the function with every removable
+                                          conditional removed, and why
     polypad demo [--rows R --cols C]      row_summation end to end, timed
 
 ``check`` and ``build`` read at most :data:`MAX_INPUT_BYTES` of FILE, decode it
@@ -177,7 +180,46 @@ def check(args: argparse.Namespace) -> int:
             print(f"    writes: {st.writes}")
         print(f"schedule: {model.schedule}")
         print(f"bounds: {check_bounds(func)}")
+        print("conditionals:")
+        print("\n".join(describe_conditionals(func)) or "  none")
         print()
+    return EXIT_OK
+
+
+def describe_conditionals(func: PrimFunc, *, strict_ieee: bool = False) -> list[str]:
+    """One line per ``if`` of ``func``: may it be removed (``analyses.can_remove_conditional``)?"""
+    from analyses import Proved, Refuted, can_remove_conditional
+    from polypad.ir.nodes import IfThenElse
+    from polypad.ir.show import show
+    from polypad.ir.visitor import walk
+
+    lines = []
+    for stmt in walk(func.body):
+        if not isinstance(stmt, IfThenElse):
+            continue
+        decided = can_remove_conditional(func, stmt, strict_ieee=strict_ieee)
+        if isinstance(decided, Proved):
+            verdict = f"removable, keeping the {decided.keep} branch: {decided.detail}"
+        elif isinstance(decided, Refuted):
+            verdict = f"must stay: {decided.counterexample}"
+        else:
+            verdict = f"undecided: {decided.reason}"
+        where = f"line {stmt.span.line}: " if stmt.span is not None else ""
+        lines.append(_one_line(f"  {where}if {show(stmt.condition)}: {verdict}", 400))
+    return lines
+
+
+def remove_branching(args: argparse.Namespace) -> int:
+    """Print each function with its removable conditionals removed, and a line per
+    conditional saying whether it went and why."""
+    from polypad.script import script
+    from polypad.transform import explain_branching_through_overcompute
+
+    for func in _load(args.file, args.func):
+        report = explain_branching_through_overcompute(func, strict_ieee=args.strict_ieee)
+        for entry in report.entries:
+            print(_one_line(f"# {entry}", 400))
+        print(script(report.func))
     return EXIT_OK
 
 
@@ -224,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
          "access relations of each statement (isl notation), and the schedule."),
         ("build", build, "print the generated Numba kernel source",
          "Print the Python source of the Numba kernel generated for each function."),
+        ("remove-branching", remove_branching,
+         "remove the conditionals that overcompute makes unnecessary",
+         "Print each function with every conditional removed that polypad proves\n"
+         "unnecessary (its body is a no-op where the condition fails, or both\n"
+         "branches do the same there), preceded by one comment line per conditional\n"
+         "saying whether it went, and the proof or the counterexample."),
     )
     for name, handler, summary, description in commands:
         p = sub.add_parser(name, help=summary, epilog=_epilog(), formatter_class=formatter,
@@ -233,6 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "or one @I.ir_module class")
         p.add_argument("--func", metavar="NAME", default=None,
                        help="only the function NAME (default: every function)")
+        if name == "remove-branching":
+            p.add_argument("--strict-ieee", action="store_true",
+                           help="compare floats as IEEE values, bit for bit (0 * inf is "
+                                "NaN), not as reals")
         p.set_defaults(handler=handler)
     p = sub.add_parser("demo", help="row_summation end to end: parse, model, Numba, timing",
                        epilog=_epilog(), formatter_class=formatter,
