@@ -375,6 +375,8 @@ class Context:
                 s.condition if then else n.Not(s.condition) for s, then in site.guards)
         for cond in extra:
             try:
+                if wraps_somewhere(cond, self.space, self.domain):
+                    raise NotAffineError("it may wrap around", cond)
                 self.domain = self.domain.intersect(to_set(cond, self.space))
             except NotAffineError:
                 self._premises.append(cond)

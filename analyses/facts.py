@@ -38,6 +38,7 @@ from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 from polypad.model import pw_aff_to_expr, set_to_condition, to_set
 from polypad.model.affine import to_map, to_pw_aff
+from polypad.model.overflow import wraps_somewhere
 
 from .context import Program, Site, any_of
 
@@ -127,6 +128,10 @@ def int_assume_facts(program: Program, site: Site, domain: isl.Set):
         src_domain = program.domain(src)[0]
         try:
             holds = to_set(formula, program.space(src))
+            if wraps_somewhere(formula, program.space(src), src_domain):
+                # ISL would read `n + 1 < n` as never true; executed, it holds at
+                # n = 2**31 - 1.  Z3 models the wrap-around.
+                raise NotAffineError("it may wrap around", formula)
         except NotAffineError:
             # Usable as it stands only when it mentions no loop counter of its own.
             if not src.loops and domain.is_subset(before.range()):

@@ -177,3 +177,34 @@ def test_isl_question_that_may_wrap_goes_to_z3_and_says_so():
     assert not isinstance(decided, Proved)
     if isinstance(decided, Unknown):
         assert "i * i" in decided.reason
+
+
+def test_an_assumption_that_holds_only_by_wrapping_around_is_not_read_as_false():
+    """Exact integers read `n + 1 < n` as never true, which would prove anything."""
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32"), n: T.int32):
+    T.assume(n + 1 < n)
+    A[0] = n
+''')
+    store = f.body.stmts[1]
+    ctx = analyses.context_at(f, store)
+    n_var = f.params[1]
+    assert isinstance(analyses.prove(n_var.equal(0), ctx), Refuted)
+    assert isinstance(analyses.prove(n_var.equal(2147483647), ctx), Proved)
+
+
+def test_a_branch_condition_that_wraps_keeps_its_load_may():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        B[i] = T.if_then_else(i + 2147483647 < 0, A[i], 0)
+''')
+    t = analyses.domain_touched(f, "A", "read")
+    import islpy as isl
+
+    assert isl.Set("{ A[i] : 1 <= i <= 3 }").is_subset(t.set)  # read where it wraps
+    b = np.zeros(4, np.int32)
+    codegen.build(f, target="python")(np.arange(4, dtype=np.int32) + 5, b)
+    assert list(b) == [0, 6, 7, 8]

@@ -95,6 +95,8 @@ def _path_set(path: _Path, space: AffineSpace, domain: isl.Set) -> tuple[isl.Set
     for cond, taken in path:
         try:
             s = condition_set(cond, space)
+            if wraps_somewhere(cond, space, domain):
+                raise NotAffineError("it may wrap around", cond)
         except NotAffineError:
             exact = False
             continue
