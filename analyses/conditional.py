@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
@@ -70,8 +71,8 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
     ``stmt`` is an ``IfThenElse`` of ``f`` (by identity) or the name of a
     block holding exactly one.  See the module docstring for the rules.
     """
-    if not isinstance(f, n.PrimFunc):
-        raise TypeError(f"can_remove_conditional: f must be a PrimFunc, not {type(f).__name__}")
+    expect(stmt, (n.IfThenElse, str), "stmt", "can_remove_conditional",
+           what="an IfThenElse of f or the name of a block holding one")
     stmt = conditional_of(f, stmt)
     if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
         return Unknown("the conditional holds a T.assume: removing the condition would "

@@ -38,9 +38,11 @@ import islpy as isl
 
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_or
 from polypad.ir.show import show
+from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
@@ -106,6 +108,7 @@ def collect_sites(body: n.Stmt) -> list[Site]:
     sites: list[Site] = []
     counters = [0]
 
+    @guarded
     def visit(stmt, sc: _Scope):
         if is_leaf(stmt) or isinstance(stmt, n.For):
             slot = 2 * counters[-1]
@@ -285,15 +288,19 @@ class Program:
             return out
         return self._memo("writers", make)
 
-    def invalidated(self, src: Site, reads, target: Site) -> isl.Map:
+    def invalidated(self, src: Site, reads, target: Site, *,
+                    skip: dict[int, isl.Set] | None = None) -> isl.Map:
         """``src[y] -> target[x]``: some element read at ``src[y]`` may be written in between.
 
         ``reads`` lists ``(buffer, src[y] -> Buf[e])`` relations.  A write
         counts when it runs strictly after ``src[y]`` and strictly before
-        ``target[x]``.
+        ``target[x]``, and is not among the instances ``skip`` gives for its
+        site (by site index): writes known to leave the value read in place.
         """
         out = isl.Map.empty(self.before(src, target).get_space())
         for w_site, w_buf, w_rel in self.writers():
+            if skip and w_site.index in skip:
+                w_rel = w_rel.subtract_domain(skip[w_site.index])
             for buf, rel in reads:
                 if buf is not w_buf:
                     continue
@@ -326,6 +333,7 @@ def program_of(func: n.PrimFunc) -> Program:
     return program
 
 
+@deep_entry
 @bounded
 def context_at(f: n.PrimFunc, stmt: n.Stmt) -> Context:
     """The context at the point just before ``stmt`` (found by identity in ``f``) runs.
@@ -333,8 +341,8 @@ def context_at(f: n.PrimFunc, stmt: n.Stmt) -> Context:
     >>> ctx = context_at(f, store)
     >>> prove(4 * io + ii < 16, ctx)      # Proved('isl')
     """
-    if not isinstance(f, n.PrimFunc):
-        raise PolypadError(f"context_at needs a PrimFunc, not {type(f).__name__}")
+    from polypad.arguments import expect
+    expect(stmt, n.Stmt, "stmt", "context_at", what="a statement (Stmt) of f")
     program = program_of(f)
     return program.context(program.site_of(stmt))
 
@@ -459,12 +467,34 @@ class Context:
         """
         from .prover import prove
 
-        for fact in self.facts_for(load):
-            if fact.candidate is None or fact.candidate == load:
-                continue
-            if prove(load.equal(fact.candidate), self):
-                return fact.candidate
+        for candidate in self._candidates(load):
+            if prove(load.equal(candidate), self):
+                return candidate
         return None
+
+    def _candidates(self, load: n.BufferLoad):
+        """Values that may equal ``load``: from the facts, then from conditions on data.
+
+        A candidate is only a guess; :meth:`known_value` proves it.  A condition
+        such as ``if A[0] == n:`` offers ``n`` for ``A[0]`` inside its branch
+        (only values that read no buffer: ``if A[0] == B[0]`` would offer each
+        load for the other, and a second simplify would swap them back).
+        """
+        from .facts import has_undef, loads_in
+
+        seen: set = {load}
+        for fact in self.facts_for(load):
+            if fact.candidate is not None and fact.candidate not in seen:
+                seen.add(fact.candidate)
+                yield fact.candidate
+        for cond in (*self._premises, *self.conditions):
+            for node in walk(cond):
+                if not isinstance(node, n.Eq):
+                    continue
+                for a, b in ((node.a, node.b), (node.b, node.a)):
+                    if a == load and b not in seen and not has_undef(b) and not loads_in(b):
+                        seen.add(b)
+                        yield b
 
     def __repr__(self) -> str:
         if self.site is None:

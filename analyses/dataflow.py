@@ -35,6 +35,7 @@ import islpy as isl
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import deep_entry
 from polypad.model import AffineSpace, Model, extract
 
 from . import instances as inst
@@ -81,59 +82,32 @@ class Dependences:
     (``S0[i] -> S1[j]``; ``live_out`` is ``S[i] -> Buf[e]``);
     :meth:`tagged` gives the same with the element
     (``[S0[i] -> A[e]] -> [S1[j] -> A[e]]``).
+
+    The ISL work is shared by every ``Dependences`` of one function (a
+    decider asked about each statement of a function in turn pays once), and
+    the anti and output dependences are computed on first use.
     """
 
     def __init__(self, model: Model, *, assumes: bool = False) -> None:
         self.model = model
         self.func = model.func
-        times = inst.program_times(model)
-        self._scopes = inst.allocation_scopes(model.func.body)
-        kills, kill_times = self._allocation_kills()
-        end_reads, end_time = self._end_reads()
-        writes = [a for s in model.statements if not s.is_assume
-                  for a in s.accesses if a.kind == "write"]
-        reads = [a for s in model.statements if assumes or not s.is_assume
-                 for a in s.accesses if a.kind == "read"]
-        must_w = _tag(_union(a.relation for a in writes if not a.may))
-        may_w = _tag(_union(a.relation for a in writes if a.may))
-        real_r = _tag(_union(a.relation for a in reads))
-        self._must_reads = _tag(_union(a.relation for a in reads if not a.may)).domain()
-        self._must_writes = must_w.domain()
-        all_w, kill_t, end_t = must_w.union(may_w), _tag(kills), _tag(end_reads)
-        every = _union(a.relation for s in model.statements for a in s.accesses)
-        every = every.union(kills).union(end_reads)
-        time = _union(times.values()).union(kill_times).union(end_time)
-        tagged_time = every.domain_map().apply_range(time)
+        self._flows = _flows_of(model, assumes)
+        self._scopes = self._flows.scopes
+        self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
+        self.flow_may = self.flow = self._flows.flow
+        self.flow_must = self._flows.flow_must
+        self.live_out = self._flows.live_out
+        self.live_in = self._flows.live_in
 
-        def flow_of(sink, must, may, kill):
-            info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
-            info = info.set_may_source(may).set_kill(kill).set_schedule_map(tagged_time)
-            return info.compute_flow()
+    @property
+    def anti(self) -> isl.UnionMap:
+        """Write after read, ``S -> S'``."""
+        return _untag(self._flows.tagged("anti"))
 
-        flow = flow_of(real_r.union(end_t), must_w, may_w, kill_t)
-        may_dep, must_dep = flow.get_may_dependence(), flow.get_must_dependence()
-        end_tags = end_t.domain()
-        self._tagged = {
-            "flow": may_dep.subtract_range(end_tags),
-            "flow_must": must_dep.subtract_range(end_tags).intersect_range(self._must_reads),
-            "live_out": may_dep.intersect_range(end_tags),
-        }
-        # Reads of a local buffer before any write see garbage, not an input.
-        self.live_in = _untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
-        for scope in self._scopes:
-            if scope.buffer in model.buffer_names:
-                local = isl.Set.universe(inst.buffer_box(model, scope.buffer).get_space())
-                self.live_in = self.live_in.subtract_range(isl.UnionSet.from_set(local))
-        empty = _empty()
-        self._tagged["output"] = flow_of(all_w, must_w, may_w, kill_t).get_may_dependence()
-        anti = flow_of(all_w, empty, real_r, kill_t.union(must_w)).get_may_dependence()
-        self._tagged["anti"] = anti
-        self.flow = _untag(self._tagged["flow"])
-        self.flow_must = _untag(self._tagged["flow_must"])
-        self.flow_may = self.flow
-        self.anti = _untag(anti)
-        self.output = _untag(self._tagged["output"])
-        self.live_out = self._tagged["live_out"].domain_factor_domain().range_factor_range()
+    @property
+    def output(self) -> isl.UnionMap:
+        """Write after write, ``S -> S'``."""
+        return _untag(self._flows.tagged("output"))
 
     # ------------------------------------------------------------ public views
 
@@ -141,11 +115,10 @@ class Dependences:
         """``[S -> Buf[e]] -> [S' -> Buf[e]]`` for ``kind`` in flow, flow_must, anti,
         output, live_out (whose sink is ``END[]``) or all."""
         if kind == "all":
-            return self._tagged["flow"].union(self._tagged["anti"]).union(
-                self._tagged["output"])
-        if kind not in self._tagged:
+            return self.tagged("flow").union(self.tagged("anti")).union(self.tagged("output"))
+        if kind not in _KINDS:
             raise PolypadError(f"no dependence kind {kind!r}; kinds: {', '.join(_KINDS)}, all")
-        return self._tagged[kind]
+        return self._flows.tagged(kind)
 
     def all(self) -> isl.UnionMap:
         """Flow, anti and output dependences together, ``S -> S'``."""
@@ -169,14 +142,14 @@ class Dependences:
         order = new_schedule.lex_ge_union_map(new_schedule)  # src -> dst not strictly after
         fallback = None
         for kind in ("flow", "output", "anti"):
-            tagged = self._tagged[kind]
+            tagged = self.tagged(kind)
             broken = tagged.zip().intersect_domain(order.wrap()).zip()
             if broken.is_empty():
                 continue
             sure = broken.intersect_domain(self._source_must(kind)).intersect_range(
                 self._must_reads if kind == "flow" else self._must_writes)
             if kind == "flow":
-                sure = sure.intersect(self._tagged["flow_must"])
+                sure = sure.intersect(self.tagged("flow_must"))
             if not sure.is_empty():
                 return Violation(kind, True, self._explain(kind, sure, True))
             if fallback is None:
@@ -225,54 +198,163 @@ class Dependences:
             return Instance("END", {})
         return inst.instance(self.model, self.model.statement(name), values)
 
-    # ------------------------------------------------------------ extra events
 
-    def _allocation_kills(self):
-        """``K<k>[outer loops] -> Buf[every element]`` at the end of each ``Allocate``."""
-        model = self.model
-        depth = inst.depth_of(model)
-        kills, kill_times = _empty(), _empty()
-        for k, scope in enumerate(self._scopes):
-            inside = model.statements[scope.first:scope.stop]
-            exact = [s for s in inside if not s.may]
-            if not exact or scope.buffer not in model.buffer_names:
-                continue  # no kill is the conservative choice
-            d = scope.depth
-            first = exact[0]
-            domain = None
-            for s in exact:
-                part = s.domain.project_out(isl.dim_type.set, d, s.domain.dim(isl.dim_type.set) - d)
-                part = part.set_tuple_name(f"K{k}")
-                domain = part if domain is None else domain.union(part)
-            space = AffineSpace(first.loop_vars[:d], tuple_name=f"K{k}", names=model.names)
-            domain = domain.intersect(space.universe).coalesce()
-            box = inst.buffer_box(model, scope.buffer)
-            kills = kills.union(isl.UnionMap.from_map(
-                isl.Map.from_domain_and_range(domain, box)))
-            last = max(s.position[d] for s in inside)
-            prefix: list = [2 * first.position[0]]
-            for level in range(d):
-                prefix += [first.loop_vars[level], 2 * first.position[level + 1]]
-            prefix[-1] = 2 * last + 1
-            kill_times = kill_times.union(isl.UnionMap.from_map(
-                inst.time_map(space, prefix, depth, domain)))
-        return kills, kill_times
+class _Flows:
+    """The ISL inputs and answers of one function's dataflow, computed once.
 
-    def _end_reads(self):
-        """``END[] -> Buf[every element]`` for every buffer not allocated inside the function."""
-        model = self.model
-        local = {id(scope.buffer) for scope in self._scopes}
-        space = AffineSpace((), tuple_name="END", names=model.names)
-        last = max((s.position[0] for s in model.statements), default=0)
-        reads = _empty()
-        for buffer in model.buffer_names.objects():
-            if id(buffer) in local:
-                continue
-            box = inst.buffer_box(model, buffer)
-            reads = reads.union(isl.UnionMap.from_map(
-                isl.Map.from_domain_and_range(space.universe, box)))
-        time = inst.time_map(space, [2 * last + 2], inst.depth_of(model), space.universe)
-        return reads, isl.UnionMap.from_map(time)
+    The flow dependences are computed at once, the output and anti ones on
+    first use.  Time dimensions that hold one value for every event are
+    dropped before ISL sees them (see :func:`_drop_constant_dims`).
+    """
+
+    def __init__(self, model: Model, assumes: bool) -> None:
+        times = inst.program_times(model)
+        self.scopes = inst.allocation_scopes(model.func.body)
+        kills, kill_times = _allocation_kills(model, self.scopes)
+        end_reads, end_time = _end_reads(model, self.scopes)
+        writes = [a for s in model.statements if not s.is_assume
+                  for a in s.accesses if a.kind == "write"]
+        reads = [a for s in model.statements if assumes or not s.is_assume
+                 for a in s.accesses if a.kind == "read"]
+        self.must_w = _tag(_union(a.relation for a in writes if not a.may))
+        self.may_w = _tag(_union(a.relation for a in writes if a.may))
+        self.real_r = _tag(_union(a.relation for a in reads))
+        self.must_reads = _tag(_union(a.relation for a in reads if not a.may)).domain()
+        self.must_writes = self.must_w.domain()
+        self.kill_t, end_t = _tag(kills), _tag(end_reads)
+        every = _union(a.relation for s in model.statements for a in s.accesses)
+        every = every.union(kills).union(end_reads)
+        time = _drop_constant_dims(_union(times.values()).union(kill_times).union(end_time))
+        self.tagged_time = every.domain_map().apply_range(time)
+
+        flow = self.compute(self.real_r.union(end_t), self.must_w, self.may_w, self.kill_t)
+        may_dep, must_dep = flow.get_may_dependence(), flow.get_must_dependence()
+        end_tags = end_t.domain()
+        self._tagged = {
+            "flow": may_dep.subtract_range(end_tags),
+            "flow_must": must_dep.subtract_range(end_tags).intersect_range(self.must_reads),
+            "live_out": may_dep.intersect_range(end_tags),
+        }
+        # Reads of a local buffer before any write see garbage, not an input.
+        self.live_in = _untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
+        for scope in self.scopes:
+            if scope.buffer in model.buffer_names:
+                local = isl.Set.universe(inst.buffer_box(model, scope.buffer).get_space())
+                self.live_in = self.live_in.subtract_range(isl.UnionSet.from_set(local))
+        self.flow = _untag(self._tagged["flow"])
+        self.flow_must = _untag(self._tagged["flow_must"])
+        self.live_out = self._tagged["live_out"].domain_factor_domain().range_factor_range()
+
+    def compute(self, sink, must, may, kill) -> isl.UnionFlow:
+        """ISL's dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
+        info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
+        info = info.set_may_source(may).set_kill(kill).set_schedule_map(self.tagged_time)
+        return info.compute_flow()
+
+    def tagged(self, kind: str) -> isl.UnionMap:
+        """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
+        if kind not in self._tagged:
+            all_w = self.must_w.union(self.may_w)
+            if kind == "output":
+                flow = self.compute(all_w, self.must_w, self.may_w, self.kill_t)
+            else:  # anti: every certain write kills the reads before it
+                flow = self.compute(all_w, _empty(), self.real_r, self.kill_t.union(self.must_w))
+            self._tagged[kind] = flow.get_may_dependence()
+        return self._tagged[kind]
+
+
+# The flows of the functions asked about most recently, keyed by identity:
+# ``extract`` is a function of the PrimFunc alone, so a new model of the same
+# function has the same statement, buffer and parameter names.
+_FLOWS: dict[tuple[int, bool], tuple[n.PrimFunc, _Flows]] = {}
+_KEEP = 8
+
+
+def _flows_of(model: Model, assumes: bool) -> _Flows:
+    key = (id(model.func), assumes)
+    found = _FLOWS.get(key)
+    if found is not None and found[0] is model.func:
+        return found[1]
+    flows = _Flows(model, assumes)
+    if len(_FLOWS) >= _KEEP:
+        _FLOWS.pop(next(iter(_FLOWS)))
+    _FLOWS[key] = (model.func, flows)
+    return flows
+
+
+def _drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
+    """``time`` without the output dimensions that hold one value for every event.
+
+    Such a dimension orders nothing, so lexicographic order -- program order
+    -- is unchanged; but each one costs ISL's dataflow a level of its
+    search.  In a deep nest, the 2d+1 schedule's sequence positions are
+    mostly such dimensions, and so are the counters of loops of extent 1.
+    """
+    listed = time.get_map_list()
+    maps = [listed.get_at(k) for k in range(listed.n_map())]
+    if not maps:
+        return time
+    ranges = isl.Set.from_union_set(time.range())
+    constant = []
+    for k in range(ranges.dim(isl.dim_type.set)):
+        lo, hi = ranges.dim_min_val(k), ranges.dim_max_val(k)
+        if lo.is_int() and hi.is_int() and lo.eq(hi):
+            constant.append(k)
+    if not constant:
+        return time
+    out = _empty()
+    for m in maps:
+        for k in reversed(constant):
+            m = m.project_out(isl.dim_type.out, k, 1)
+        out = out.union(isl.UnionMap.from_map(m))
+    return out
+
+
+def _allocation_kills(model: Model, scopes) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """``K<k>[outer loops] -> Buf[every element]`` at the end of each ``Allocate``."""
+    depth = inst.depth_of(model)
+    kills, kill_times = _empty(), _empty()
+    for k, scope in enumerate(scopes):
+        inside = model.statements[scope.first:scope.stop]
+        exact = [s for s in inside if not s.may]
+        if not exact or scope.buffer not in model.buffer_names:
+            continue  # no kill is the conservative choice
+        d = scope.depth
+        first = exact[0]
+        domain = None
+        for s in exact:
+            part = s.domain.project_out(isl.dim_type.set, d, s.domain.dim(isl.dim_type.set) - d)
+            part = part.set_tuple_name(f"K{k}")
+            domain = part if domain is None else domain.union(part)
+        space = AffineSpace(first.loop_vars[:d], tuple_name=f"K{k}", names=model.names)
+        domain = domain.intersect(space.universe).coalesce()
+        box = inst.buffer_box(model, scope.buffer)
+        kills = kills.union(isl.UnionMap.from_map(
+            isl.Map.from_domain_and_range(domain, box)))
+        last = max(s.position[d] for s in inside)
+        prefix: list = [2 * first.position[0]]
+        for level in range(d):
+            prefix += [first.loop_vars[level], 2 * first.position[level + 1]]
+        prefix[-1] = 2 * last + 1
+        kill_times = kill_times.union(isl.UnionMap.from_map(
+            inst.time_map(space, prefix, depth, domain)))
+    return kills, kill_times
+
+
+def _end_reads(model: Model, scopes) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """``END[] -> Buf[every element]`` for every buffer not allocated inside the function."""
+    local = {id(scope.buffer) for scope in scopes}
+    space = AffineSpace((), tuple_name="END", names=model.names)
+    last = max((s.position[0] for s in model.statements), default=0)
+    reads = _empty()
+    for buffer in model.buffer_names.objects():
+        if id(buffer) in local:
+            continue
+        box = inst.buffer_box(model, buffer)
+        reads = reads.union(isl.UnionMap.from_map(
+            isl.Map.from_domain_and_range(space.universe, box)))
+    time = inst.time_map(space, [2 * last + 2], inst.depth_of(model), space.universe)
+    return reads, isl.UnionMap.from_map(time)
 
 
 def _untag_domain(tagged_access: isl.UnionMap) -> isl.UnionMap:
@@ -284,6 +366,7 @@ def _as_union(m) -> isl.UnionMap:
     return isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m
 
 
+@deep_entry
 @bounded
 def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
     """The :class:`Dependences` of ``f`` (see the module docstring).

@@ -267,13 +267,15 @@ class Instantiator:
             self._templates[key] = self._make_templates(fact, k)
         return self._templates[key]
 
-    def _make_templates(self, fact: ValueFact, k: int) -> list[_Template]:
+    def _make_templates(self, fact: ValueFact, k: int,
+                        valid: isl.Map | None = None) -> list[_Template]:
         prog, load = self.program, fact.loads[k]
         access, exact = prog.access(fact.site, load.buffer, load.indices)
         if not exact:
             return []
+        valid = self.valid(fact) if valid is None else valid
         # [x, e] -> y: the valid instances y whose k-th load reads element e.
-        match = self.valid(fact).reverse().domain_product(access.reverse()).flatten_domain()
+        match = valid.reverse().domain_product(access.reverse()).flatten_domain()
         # coalesce() also sidesteps an ISL failure ("affine expression involves
         # some of the domain dimensions") in lexmin on some uncoalesced maps.
         match = match.coalesce()
@@ -314,7 +316,10 @@ class Instantiator:
         With the context's ``domain``, instances that cannot apply there are
         left out and the condition of the others is simplified against it.
         """
-        key = (load, id(domain))
+        from .stored_value import proving_kept_constant
+
+        # Inside the proof that a write keeps a constant, kept constants are not used.
+        key = (load, id(domain), proving_kept_constant())
         found = self._instances.get(key)
         if found is None or found[0] is not domain:
             found = (domain, self._facts_for(load, domain))
@@ -329,31 +334,36 @@ class Instantiator:
                 if access.buffer is not load.buffer:
                     continue
                 for t in self.templates(fact, k):
-                    if t is _TOO_COMPLEX:
-                        out.append(FactInstance(fact, n.BoolImm(True), None, True))
-                        continue
-                    at = dict(zip(t.element, load.indices))
-                    where = self._narrow(t, at, graph, domain)
-                    if where is None:
-                        continue
-                    ys = dict(zip(fact.site.loop_vars, (substitute(y, at) for y in t.ys)))
-                    if any(_too_large(y) for y in ys.values()):
-                        # The writer's instance as a formula of the element: a
-                        # chain of writes (A[i % 7] from A[i // 4]) nests these
-                        # ever deeper.  Leaving the fact out keeps proofs sound;
-                        # `partial` stops a counterexample that may break it.
-                        out.append(FactInstance(fact, n.BoolImm(True), None, True))
-                        continue
-                    body = self._canonical.visit(substitute(fact.formula, ys))
-                    premise = any_of(n.Not(where), body)
-                    if isinstance(where, n.BoolImm) and where.value:
-                        premise = body
-                    candidate = _candidate(fact, k, ys)
-                    # Stored values define the element they write; only
-                    # assumptions constrain several inputs at once.
-                    partial = t.partial and fact.kind == "assume" and len(fact.loads) > 1
-                    out.append(FactInstance(fact, premise, candidate, partial))
-        return out
+                    out += self._instantiate(fact, k, t, load, graph, domain)
+        from .stored_value import kept_constant_facts
+
+        return out + kept_constant_facts(self, load, graph, domain)
+
+    def _instantiate(self, fact: ValueFact, k: int, t: _Template, load: n.BufferLoad,
+                     graph: isl.Map | None, domain: isl.Set | None) -> list[FactInstance]:
+        """The instance of ``fact`` that template ``t`` picks for ``load`` (none, or one)."""
+        if t is _TOO_COMPLEX:
+            return [FactInstance(fact, n.BoolImm(True), None, True)]
+        at = dict(zip(t.element, load.indices))
+        where = self._narrow(t, at, graph, domain)
+        if where is None:
+            return []
+        ys = dict(zip(fact.site.loop_vars, (substitute(y, at) for y in t.ys)))
+        if any(_too_large(y) for y in ys.values()):
+            # The writer's instance as a formula of the element: a
+            # chain of writes (A[i % 7] from A[i // 4]) nests these
+            # ever deeper.  Leaving the fact out keeps proofs sound;
+            # `partial` stops a counterexample that may break it.
+            return [FactInstance(fact, n.BoolImm(True), None, True)]
+        body = self._canonical.visit(substitute(fact.formula, ys))
+        premise = any_of(n.Not(where), body)
+        if isinstance(where, n.BoolImm) and where.value:
+            premise = body
+        candidate = _candidate(fact, k, ys)
+        # Stored values define the element they write; only
+        # assumptions constrain several inputs at once.
+        partial = t.partial and fact.kind == "assume" and len(fact.loads) > 1
+        return [FactInstance(fact, premise, candidate, partial)]
 
     def _graph(self, load: n.BufferLoad) -> isl.Map | None:
         """``target[x] -> [x, e]`` with ``e`` the element ``load`` reads; None if not affine."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.arguments import expect
 from polypad.errors import IllegalTransformError, NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops
@@ -76,6 +77,9 @@ def can_merge_loops(f: n.PrimFunc, loop_a, loop_b) -> Proved | Refuted | Unknown
     equal wherever the loops run (else ``Refuted``, with the outer loop
     values where they differ).
     """
+    what = "a loop variable name (str) or a For node"
+    expect(loop_a, (str, n.For), "loop_a", "can_merge_loops", what=what)
+    expect(loop_b, (str, n.For), "loop_b", "can_merge_loops", what=what)
     seq, k = adjacent_loops(f, loop_a, loop_b)
     a, b = seq.stmts[k], seq.stmts[k + 1]
     for loop in (a, b):

@@ -48,6 +48,8 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     the element (rule 3's values).  ``Unknown`` says which rule could not be
     decided, or that the rules fail at different instances.
     """
+    from polypad.arguments import expect
+    expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
     if isinstance(stmt, str):
         stmt = find_block(f, stmt)
     try:

@@ -40,7 +40,8 @@ import islpy as isl
 import z3
 
 from polypad import budget
-from polypad.errors import NotAffineError, PolypadError
+from polypad.arguments import expect
+from polypad.errors import ArgumentTypeError, NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.operators import as_expr
@@ -75,10 +76,15 @@ def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
 
     >>> prove(4 * i + j < 14 or (i == 3 and j >= 2), context_at(f, store))  # Proved('isl')
     """
+    expect(cond, (n.Expr, bool), "cond", "prove", what="a condition (a boolean Expr or a bool)")
+    expect(context, (Context, None), "context", "prove",
+           what="a Context (from analyses.context_at) or None")
+    expect(timeout_ms, int, "timeout_ms", "prove")
     ctx = context if context is not None else Context.empty()
     cond = as_expr(cond)
     if not dtypes.is_bool(cond.dtype):
-        raise PolypadError(f"prove needs a condition, not {show(cond)} of dtype {cond.dtype}")
+        raise ArgumentTypeError(f"prove: parameter cond needs a condition, not {show(cond)} of "
+                                f"dtype {cond.dtype}")
     why_not_isl = ""
     if is_index_question(cond):
         try:
@@ -338,6 +344,12 @@ class _Search:
         def value(e: n.Expr):
             return py_value(model.eval(convert(e), model_completion=True))
 
+        for op, args, _, at_points in self.env.applications:
+            if not any(z3.is_true(model.eval(at, model_completion=True)) for at in at_points):
+                shown = ", ".join(str(py_value(model.eval(a, model_completion=True)))
+                                  for a in args)
+                return Unknown(f"not proved, and the counterexample Z3 found needs {op}({shown}),"
+                               f" a value the prover does not compute ({op} is uninterpreted)")
         lets = {let.var for let in (ctx.site.lets if ctx.site is not None else ())}
         free = [v for v in self.env.vars if v not in lets]
         at_x = {v: value(v) for v in free if dtypes.is_int(v.dtype)}

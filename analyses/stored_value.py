@@ -11,20 +11,34 @@ to, just before it runs.  Two ways to know the content:
   or a condition on data, all through :func:`analyses.prove`.
 
 A store of ``T.undef()`` writes an arbitrary value, not the one already
-there; that such a store may be dropped is a separate rule (DESIGN.md:
-lowering removes it), decided by the no-op analysis itself.
+there; that such a store may be dropped is a separate rule (lowering
+removes it, see docs/semantics.md), decided by the no-op analysis itself.
+
+The same question, asked of a store while an element holds a known
+constant, tells which writes *keep* a stored constant
+(:func:`preserving_writes`): ``B[i] = B[i] + A[i - f] * F[f]`` stores back
+the 0 it reads wherever ``A[i - f]`` is 0, so a ``B[i] = 0`` stored before
+still holds after it there -- TVM's "partially proven buffer values".
 
 >>> stores_existing_value(f, store)    # Proved('z3') for the RFC's sum example
 """
 
 from __future__ import annotations
 
+import contextvars
+
+import islpy as isl
+
 from polypad.errors import PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.ir.visitor import Rewriter
+from polypad.model import set_to_condition
 
-from .context import context_at
+from .context import Program, Site, context_at
 from .evidence import Decision, Proved
+from .facts import FactInstance, Instantiator, ValueFact, _reads, has_undef
 from .prover import DEFAULT_TIMEOUT_MS, prove_same_value
 
 
@@ -49,3 +63,124 @@ def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: b
     ctx = context_at(f, store)
     return prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
                             timeout_ms=timeout_ms)
+
+
+# Set while a write is being proven to keep a constant: that proof does not itself
+# use kept constants, which bounds the work (it would be sound, each proof relying
+# only on writes strictly before the one it is about).
+_PROVING = contextvars.ContextVar("polypad_proving_kept_constant", default=False)
+
+
+def proving_kept_constant() -> bool:
+    """Whether a proof that a write keeps a constant is under way (see above)."""
+    return _PROVING.get()
+
+
+def kept_constant_facts(facts: Instantiator, load: n.BufferLoad, graph: isl.Map | None,
+                        domain: isl.Set | None) -> list[FactInstance]:
+    """Stored constants that still hold at ``load`` because the writes since kept them.
+
+    ``B[i] = 0`` followed by ``B[i] = B[i] + A[i - f] * F[f]`` leaves 0
+    wherever ``A[i - f]`` is 0 (:func:`preserving_writes`).  Only the
+    elements ``load`` reads in ``domain`` (the question's context, at the
+    target of ``facts``) are considered.
+    """
+    if graph is None or domain is None:
+        return []
+    prog, target = facts.program, facts.target
+    reads, exact = prog.access(target, load.buffer, load.indices)
+    if not exact:
+        return []
+    elements = reads.intersect_domain(domain).range()
+    out = []
+    for fact in facts.facts():
+        if (fact.kind != "stored" or fact.guards or fact.loads[0].buffer is not load.buffer
+                or not isinstance(fact.value, (n.IntImm, n.BoolImm))):
+            continue
+        skip = preserving_writes(prog, fact, target, elements)
+        if not skip:
+            continue
+        pairs = prog.before(fact.site, target).intersect_domain(fact.domain)
+        inv = prog.invalidated(fact.site, _reads(prog, fact.site, fact.loads), target, skip=skip)
+        for t in facts._make_templates(fact, 0, pairs.subtract(inv).coalesce()):
+            out += facts._instantiate(fact, 0, t, load, graph, domain)
+    return out
+
+
+def preserving_writes(program: Program, fact: ValueFact, target: Site,
+                      elements: isl.Set) -> dict[int, isl.Set] | None:
+    """The writes after ``fact`` and before ``target`` that keep its constant in ``elements``.
+
+    ``fact`` is a stored integer or boolean constant (``B[w] = c``).  Considered are the
+    instances of every writer of ``B`` that write an element of
+    ``elements`` after some instance of ``fact`` and before some instance of
+    ``target``.  Each must be a store that writes ``c`` back whenever its
+    element holds ``c``: proven with the element's load replaced by ``c``,
+    in the writer's own context.  By induction over those writes in program
+    order, an element that held ``c`` still holds it at ``target``.
+
+    Returns the instances to disregard, by writer site index, or ``None``
+    when a write might change the constant or when no write needed a proof
+    (the stored values already say all there is).
+    """
+    if _PROVING.get() or dtypes.is_float(fact.value.dtype):
+        # Floats: over the reals `0.0 + A[k] * F[f]` keeps 0.0 where A[k] is 0, but
+        # not bit for bit (F[f] may be inf), and strict IEEE questions use these
+        # facts too; proving them in IEEE arithmetic costs seconds per write.
+        return None
+    value = fact.value
+    skip: dict[int, isl.Set] = {}
+    proved = False
+    for w_site, w_buf, w_rel in program.writers():
+        if w_buf is not fact.loads[0].buffer:
+            continue
+        written = w_rel.intersect_range(elements).domain()
+        written = written.intersect(program.before(fact.site, w_site)
+                                    .intersect_domain(fact.domain).range())
+        written = written.intersect(program.before(w_site, target).domain()).coalesce()
+        if written.is_empty():
+            continue
+        store = w_site.stmt
+        if not isinstance(store, n.BufferStore):
+            return None  # an allocation: the element may hold anything
+        if w_site is not fact.site and store.value != value:
+            if not _keeps(program, w_site, written, value):
+                return None
+            proved = True
+        skip[w_site.index] = written
+    # Without a write proven to keep the constant, the stored facts already say it all.
+    return skip if proved else None
+
+
+def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
+    """Whether store ``site`` writes ``value`` back at ``where`` when its element holds it."""
+    key = ("keeps", site.index, str(where), value)
+
+    def decide() -> bool:
+        store = site.stmt
+        if has_undef(store.value):
+            return False
+        current = n.BufferLoad(store.buffer, store.indices)
+        stored = _Replace(current, value).visit(store.value)
+        try:
+            ctx = program.context(site).with_condition(
+                set_to_condition(where, site.loop_vars, program.names))
+        except PolypadError:
+            return False
+        token = _PROVING.set(True)
+        try:
+            return isinstance(prove_same_value(stored, value, ctx), Proved)
+        finally:
+            _PROVING.reset(token)
+
+    return program._memo(key, decide)
+
+
+class _Replace(Rewriter):
+    """Replaces one load (exactly) by a value."""
+
+    def __init__(self, load: n.BufferLoad, value: n.Expr) -> None:
+        self.load, self.value = load, value
+
+    def visit_BufferLoad(self, node: n.BufferLoad) -> n.Expr:
+        return self.value if node == self.load else self.generic_visit(node)

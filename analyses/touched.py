@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polypad.arguments import expect, expect_choice
 from polypad.errors import NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
@@ -135,14 +136,14 @@ def domain_touched(f_or_stmt: n.PrimFunc | n.Stmt, buffer: n.Buffer | str,
     reads.  Raises :class:`NotAffineError` when an index of the buffer is not
     quasi-affine.
     """
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {', '.join(_KINDS)}, not {kind!r}")
+    expect(f_or_stmt, (n.PrimFunc, n.Stmt), "f_or_stmt", "domain_touched")
+    expect(buffer, (n.Buffer, str), "buffer", "domain_touched",
+           what="a Buffer or a buffer name (str)")
+    expect_choice(kind, _KINDS, "kind", "domain_touched")
     if isinstance(f_or_stmt, n.PrimFunc):
         func = f_or_stmt
-    elif isinstance(f_or_stmt, n.Stmt):
-        func = n.PrimFunc("statement", (), f_or_stmt)
     else:
-        raise TypeError(f"domain_touched takes a PrimFunc or a Stmt, not {type(f_or_stmt)}")
+        func = n.PrimFunc("statement", (), f_or_stmt)
     target = _find_buffer(func, buffer)
     model = extract(func)
     space = buffer_box(model, target).get_space() if target in model.buffer_names else None

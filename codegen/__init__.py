@@ -12,14 +12,15 @@ from __future__ import annotations
 from functools import partial
 
 import analyses
-from polypad.errors import BuildError, OutOfBoundsError
+from polypad.arguments import expect
+from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
 from polypad.ir.nodes import PrimFunc
 
 from . import interpreter
 from .checks import kernel_error
 from .emit import emit
 from .kernel import Kernel
-from .lower import CHECKED_PIPELINE, PIPELINE, lower
+from .lower import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 from .numba_kernel import cache_dir, clear_cache, compile_kernel
 
 TARGETS = ("numba", "python")
@@ -47,6 +48,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     speed: parallel loops they check run serially.  An assumption that
     mentions ``T.undef()`` is never checked (any value satisfies it).
     """
+    require_prim_func(func, "codegen.build")
+    expect(target, str, "target", "codegen.build", error=BuildArgumentError)
     if target not in TARGETS:
         raise BuildError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     lowered = lower(func, check_assumptions=check_assumptions or target == "python")

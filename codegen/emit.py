@@ -30,6 +30,15 @@ Loop kinds:
   counter replaced by its value (up to :data:`MAX_UNROLL` iterations; longer
   or symbolic ones stay loops).
 
+Python compiles at most 20 nested loops into one function and reads at most
+100 levels of indentation, so a deeper nest continues in a helper
+``_pp_nest_<k>`` taking the buffers and variables it uses, as a vectorized
+loop does: a loop :data:`MAX_NESTED_LOOPS` deep, or any compound statement
+:data:`MAX_INDENT` levels in.  Inside a parallel loop such a helper runs its
+own parallel loops serially (Numba cannot launch a parallel region from
+within one).  A long expression is cut into temporaries
+(:mod:`.pyexpr`).
+
 ``T.alloc_buffer`` is ``np.zeros``: the reference executor zero-fills too,
 so both targets agree even on a program that reads before writing.
 
@@ -44,16 +53,21 @@ from __future__ import annotations
 
 from polypad.errors import BuildError
 from polypad.ir import nodes as ir
+from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.nodes import Buffer, ForKind, PrimFunc, Var
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
 from .checks import check_lines, checked_assumptions, has_check, is_check
 from .names import Names
-from .pyexpr import ADD, ExprPrinter, numpy_type
+from .pyexpr import ADD, SPLIT, ExprPrinter, numpy_type
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
 MAX_UNROLL = 64
+#: Loops nested in one emitted function before the rest goes to a helper.
+MAX_NESTED_LOOPS = 16
+#: Indentation at which a compound statement goes to a helper.
+MAX_INDENT = 48
 KERNEL_NAME = "kernel"
 _FLAGS = 'cache=True{extra}, error_model="numpy"'
 
@@ -67,11 +81,13 @@ class _Function:
     """One emitted function: its name, parameters, body lines and needs."""
 
     def __init__(self, name: str, params: list[str], vectorized: bool,
-                 boundscheck: bool = False):
+                 boundscheck: bool = False, serial: bool = False):
         self.name, self.params, self.vectorized = name, params, vectorized
         self.boundscheck = boundscheck
         self.lines: list[str] = []
         self.parallel = False
+        self.serial = serial  # called from a parallel loop: no prange of its own
+        self.loops = 0  # for-loops open at the line being written
 
     def text(self) -> str:
         extra = ""
@@ -93,9 +109,11 @@ class _Emitter:
         self.checks = {id(s): k for k, s in enumerate(checked_assumptions(func))}
         self.names = Names()
         self.expr = ExprPrinter(self.names)
+        self.expr.out = self.line
         self.helpers: list[str] = []
         self.helper_names: dict[str, str] = {}
         self.current: _Function | None = None
+        self.in_prange = 0  # parallel loops whose body is being written
 
     def module(self) -> str:
         params = [self.names(p) for p in self.func.params]
@@ -118,7 +136,15 @@ class _Emitter:
 
     # -- statements ---------------------------------------------------------
 
+    @guarded
     def stmt(self, stmt: ir.Stmt, depth: int) -> None:
+        if isinstance(stmt, (ir.For, ir.IfThenElse)) and depth >= MAX_INDENT:
+            self.helper(stmt, depth, "nest")
+            return
+        with self.expr.at(depth):  # where a long expression's temporaries go
+            self._stmt(stmt, depth)
+
+    def _stmt(self, stmt: ir.Stmt, depth: int) -> None:
         match stmt:
             case ir.SeqStmt():
                 for s in stmt.stmts:
@@ -156,7 +182,10 @@ class _Emitter:
         self.line(depth, f"{keyword} {self.expr(stmt.condition)}:")
         self.block(stmt.then_case, depth + 1)
         other = stmt.else_case
-        if isinstance(other, ir.IfThenElse):
+        if isinstance(other, ir.IfThenElse) and self.expr.height(other.condition) >= SPLIT:
+            self.line(depth, "else:")  # its temporaries may not go before an elif
+            self.stmt(other, depth + 1)
+        elif isinstance(other, ir.IfThenElse):
             self.if_(other, depth, "elif")
         elif other is not None:
             self.line(depth, "else:")
@@ -164,7 +193,7 @@ class _Emitter:
 
     def loop(self, loop: ir.For, depth: int) -> None:
         if loop.kind is ForKind.VECTORIZED and not self.current.vectorized:
-            self.vector_helper(loop, depth)
+            self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
         if loop.kind is ForKind.UNROLL and self.unrollable(loop):
@@ -174,10 +203,15 @@ class _Emitter:
                 self.stmt(loop.body, depth)
             self.expr.subst.pop(loop.var, None)
             return
+        if self.current.loops >= MAX_NESTED_LOOPS:
+            self.helper(loop, depth, "nest")
+            return
         var = self.names(loop.var)
         extent = self.expr(loop.extent)
         zero_based = isinstance(loop.min, ir.IntImm) and loop.min.value == 0
-        if loop.kind is ForKind.PARALLEL and not (self.boundscheck or has_check(loop)):
+        prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
+                  and not (self.boundscheck or has_check(loop)))
+        if prange:
             self.current.parallel = True
             if zero_based:
                 self.line(depth, f"for {var} in numba.prange({extent}):")
@@ -190,39 +224,48 @@ class _Emitter:
         else:
             end = self.expr(add(loop.min, loop.extent))
             self.line(depth, f"for {var} in range({self.expr(loop.min)}, {end}):")
+        self.current.loops += 1
+        self.in_prange += prange
         self.block(loop.body, depth + 1)
+        self.in_prange -= prange
+        self.current.loops -= 1
 
     def unrollable(self, loop: ir.For) -> bool:
         return (isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm)
                 and loop.extent.value <= MAX_UNROLL)
 
-    def vector_helper(self, loop: ir.For, depth: int) -> None:
-        """Emit ``loop`` as a fast-math helper function and call it here."""
-        buffers, variables = _free(loop)
+    def helper(self, stmt: ir.Stmt, depth: int, kind: str) -> None:
+        """Emit ``stmt`` as a helper function ``_pp_<kind>_<k>`` and call it here.
+
+        A ``"vector"`` helper is compiled with fast-math; a ``"nest"`` helper
+        holds what is nested too deeply for one function.
+        """
+        buffers, variables = _free(stmt)
         outer, saved = self.current, dict(self.expr.subst)
         args = [self.names(b) for b in buffers] + [self.expr(v) for v in variables]
         params = [self.names(b) for b in buffers] + [self.names(v) for v in variables]
         self.expr.subst.clear()
-        helper = self.current = _Function("{name}", params, vectorized=True,
-                                          boundscheck=self.boundscheck)
-        self.stmt(loop, 1)
+        helper = self.current = _Function("{name}", params, vectorized=kind == "vector",
+                                          boundscheck=self.boundscheck,
+                                          serial=outer.serial or self.in_prange > 0)
+        self.stmt(stmt, 1)
         self.current = outer
         self.expr.subst.update(saved)
         template = helper.text()
         name = self.helper_names.get(template)
         if name is None:  # identical loops (say, unrolled copies) share one helper
-            name = self.helper_names[template] = f"_pp_vector_{len(self.helpers)}"
+            name = self.helper_names[template] = f"_pp_{kind}_{len(self.helpers)}"
             self.helpers.append(template.replace("def {name}(", f"def {name}(", 1))
         self.line(depth, f"{name}({', '.join(args)})")
 
 
-def _free(loop: ir.For) -> tuple[list[Buffer], list[Var]]:
-    """Buffers and variables ``loop`` uses but does not define, in first-use order."""
+def _free(stmt: ir.Stmt) -> tuple[list[Buffer], list[Var]]:
+    """Buffers and variables ``stmt`` uses but does not define, in first-use order."""
     bound: set[Var] = set()
     allocated: set[Buffer] = set()
     buffers: dict[Buffer, None] = {}
     variables: dict[Var, None] = {}
-    for node in walk(loop):
+    for node in walk(stmt):
         match node:
             case ir.For() | ir.LetStmt() | ir.Let():
                 bound.add(node.var)
@@ -248,6 +291,7 @@ def _check_supported(func: PrimFunc) -> None:
                              f"{buffer.name!r}); use target='python' or float32")
 
 
+@deep_entry
 def emit(func: PrimFunc, *, boundscheck: bool = False) -> str:
     """The Python module text for lowered ``func``; its kernel is ``kernel``.
 

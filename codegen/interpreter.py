@@ -26,6 +26,7 @@ import numpy as np
 
 from polypad.errors import AssumptionError, BoundsCheckError, BuildError, PolypadError
 from polypad.ir import nodes as ir
+from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
 from polypad.ir.show import show
@@ -71,6 +72,7 @@ class _Interpreter:
 
     # -- statements ---------------------------------------------------------
 
+    @guarded
     def exec(self, stmt: Stmt) -> None:
         self.stmt = stmt
         match stmt:
@@ -124,6 +126,7 @@ class _Interpreter:
 
     # -- expressions --------------------------------------------------------
 
+    @guarded
     def eval(self, expr: ir.Expr):
         match expr:
             case Var():
@@ -228,6 +231,7 @@ def free_vars(expr: ir.Expr) -> list[Var]:
     """The variables ``expr`` reads from outside, in order of first use (not its own lets)."""
     found: dict[Var, None] = {}
 
+    @guarded
     def visit(e: ir.Expr, bound: frozenset) -> None:
         if isinstance(e, Var):
             if e not in bound:
@@ -244,6 +248,7 @@ def free_vars(expr: ir.Expr) -> list[Var]:
     return list(found)
 
 
+@deep_entry
 def run(func: PrimFunc, *args) -> None:
     """Execute ``func`` (lowered) on checked arguments, updating arrays in place."""
     _Interpreter(func).run(list(args))

@@ -10,7 +10,8 @@ mention ``T.undef()`` go, since they cannot be checked.
 
 from __future__ import annotations
 
-from polypad.errors import BuildError
+from polypad.arguments import got
+from polypad.errors import BuildArgumentError
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.verify import verify
 from polypad.transform import remove_assume, remove_store_undef
@@ -36,10 +37,16 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False) -> PrimFunc:
     Raises :class:`~polypad.errors.VerifyError` for ill-formed input and
     :class:`BuildError` for anything the targets cannot execute.
     """
-    if not isinstance(func, PrimFunc):
-        raise BuildError(f"codegen builds a PrimFunc, not {type(func).__name__}; "
-                         "pick one function out of an IRModule with module['name']")
+    require_prim_func(func, "codegen.lower")
     verify(func)
     for lowering_pass in CHECKED_PIPELINE if check_assumptions else PIPELINE:
         func = lowering_pass(func)
     return func
+
+
+def require_prim_func(func, where: str) -> None:
+    """``func`` must be a PrimFunc: a BuildArgumentError naming ``where`` otherwise."""
+    if not isinstance(func, PrimFunc):
+        raise BuildArgumentError(
+            f"{where}: codegen builds a PrimFunc, not {got(func)} (parameter func); "
+            "pick one function out of an IRModule with module['name']")

@@ -23,6 +23,15 @@
 - Operands are parenthesized by Python precedence, and the right operand of a
   binary operator whenever it is compound: float ``a + (b + c)`` must not
   become ``a + b + c``.
+- An expression nested :data:`SPLIT` levels deep or more, printed for a
+  statement (:meth:`ExprPrinter.at`), is cut into temporaries on lines
+  before it -- ``_t = a + b + ... ``, then ``_t + c + ...`` -- since
+  Python's compiler and tokenizer refuse very deep nesting.  Each
+  temporary holds the value its sub-expression had, computed by the same
+  operations in the same order (so floats round alike); one whose
+  evaluation is conditional (a branch of ``Select``, the right operand of
+  ``and``/``or``) is computed under an ``if`` of that condition, so no
+  guarded load runs unguarded, and a ``Let`` binds a local variable.
 """
 
 from __future__ import annotations
@@ -30,11 +39,15 @@ from __future__ import annotations
 import math
 import operator
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir import nodes as ir
+from polypad.ir.deep import guarded
 from polypad.ir.nodes import Var
+from polypad.ir.visitor import children
 from polypad.model.ranges import Ranges, wrap
 
 from .names import Names
@@ -57,6 +70,9 @@ _INT = re.compile(r"-?[0-9]+")
 # 64-bit arithmetic wraps natively in Numba; narrower types are computed wider.
 _NATIVE = ("int64", "uint64")
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "abs"}
+#: Nesting depth at which a statement's expression is cut into temporaries:
+#: far below Python's limits (200 nested parentheses in the tokenizer).
+SPLIT = 40
 
 
 def numpy_type(dtype: str) -> str:
@@ -94,6 +110,23 @@ class ExprPrinter:
         self.subst: dict[Var, str] = {}
         #: Ranges of the loop counters and lets in scope, for deciding what may wrap.
         self.ranges = Ranges()
+        #: Where temporaries go: ``out(depth, text)`` writes a line (set by the
+        #: emitter); ``depth`` is the indentation of the statement being printed,
+        #: and ``None`` keeps every expression on one line.
+        self.out: Callable[[int, str], None] | None = None
+        self.depth: int | None = None
+        self._heights: dict[int, tuple[ir.Expr, int]] = {}
+        self._pending: dict[int, tuple[ir.Expr, int]] = {}
+
+    @contextmanager
+    def at(self, depth: int) -> Iterator[None]:
+        """Print a statement's expressions at indentation ``depth``: a long one
+        may write temporaries on lines before the statement."""
+        saved, self.depth = self.depth, depth
+        try:
+            yield
+        finally:
+            self.depth = saved
 
     def bound(self, var: Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -114,8 +147,14 @@ class ExprPrinter:
         text, own = self.print(expr)
         return text if own >= level else f"({text})"
 
+    @guarded
     def print(self, expr: ir.Expr) -> tuple[str, int]:
         """Source text of ``expr`` and the precedence of its outermost operator."""
+        if self.depth is not None and self.out is not None and self.height(expr) >= SPLIT:
+            return self._long(expr)
+        return self._print(expr)
+
+    def _print(self, expr: ir.Expr) -> tuple[str, int]:
         match expr:
             case Var():
                 if expr in self.subst:
@@ -147,6 +186,84 @@ class ExprPrinter:
                 body = self(expr.body)
                 return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
         raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
+
+    # -- long expressions -----------------------------------------------------
+
+    def height(self, expr: ir.Expr) -> int:
+        """The nesting depth of ``expr`` (1 for a leaf), computed without recursion."""
+        memo = self._heights
+        stack = [expr]
+        while stack:
+            node = stack[-1]
+            hit = memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                stack.pop()
+                continue
+            kids = [c for c in children(node) if isinstance(c, ir.Expr)]
+            todo = [c for c in kids if memo.get(id(c), (None,))[0] is not c]
+            if todo:
+                stack += todo
+                continue
+            stack.pop()
+            memo[id(node)] = (node, 1 + max((memo[id(c)][1] for c in kids), default=0))
+        return memo[id(expr)][1]
+
+    def _nesting(self, expr: ir.Expr) -> int:
+        """How deeply the text last printed for ``expr`` nests (its height if inline)."""
+        hit = self._pending.get(id(expr))
+        return hit[1] if hit is not None and hit[0] is expr else self.height(expr)
+
+    def _line(self, text: str) -> None:
+        self.out(self.depth, text)
+
+    @contextmanager
+    def _indented(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def _temp(self, text: str) -> str:
+        name = self.names.fresh("_t")
+        self._line(f"{name} = {text}")
+        return name
+
+    def _long(self, expr: ir.Expr) -> tuple[str, int]:
+        """``expr`` (``SPLIT`` deep or more) with temporaries written before the statement."""
+        height = self.height
+        match expr:
+            case ir.Select() if max(height(expr.true_value), height(expr.false_value)) >= SPLIT:
+                name = self.names.fresh("_t")
+                self._line(f"if {self(expr.condition)}:")
+                for keyword, branch in (("if", expr.true_value), ("else", expr.false_value)):
+                    if keyword == "else":
+                        self._line("else:")
+                    with self._indented():
+                        self._line(f"{name} = {self(branch)}")
+                return self._done(expr, name, ATOM, 1)
+            case ir.And() | ir.Or() if height(expr.b) >= SPLIT:
+                name = self._temp(self(expr.a))
+                self._line(f"if {name}:" if isinstance(expr, ir.And) else f"if not {name}:")
+                with self._indented():
+                    self._line(f"{name} = {self(expr.b)}")
+                return self._done(expr, name, ATOM, 1)
+            case ir.Let():
+                self._line(f"{self.names(expr.var)} = {self(expr.value)}")
+                text, level = self.print(expr.body)
+                return self._done(expr, text, level, self._nesting(expr.body))
+        text, level = self._print(expr)
+        nesting = 1 + max((self._nesting(c) for c in children(expr) if isinstance(c, ir.Expr)),
+                          default=0)
+        if nesting >= SPLIT:
+            return self._done(expr, self._temp(text), ATOM, 1)
+        return self._done(expr, text, level, nesting)
+
+    def _done(self, expr: ir.Expr, text: str, level: int, nesting: int) -> tuple[str, int]:
+        self._pending[id(expr)] = (expr, nesting)
+        return text, level
+
+    # -- operators --------------------------------------------------------------
 
     def binary(self, expr: ir.Expr) -> tuple[str, int]:
         op, level = _BINARY[type(expr)]

@@ -16,7 +16,9 @@ from polypad import (
     transform,
 )
 from polypad._version import __version__ as __version__
+from polypad.budget import default_budget, set_default_budget
 from polypad.errors import (
+    BudgetExceeded,
     IllegalTransformError,
     NonInjectiveError,
     NotAffineError,
@@ -35,5 +37,6 @@ __all__ = [
     "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",
     "structural_equal", "assert_structural_equal", "verify", "transform", "errors", "ir",
     "PolypadError", "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
-    "IllegalTransformError", "NotFoundError",
+    "IllegalTransformError", "NotFoundError", "BudgetExceeded", "default_budget",
+    "set_default_budget",
 ]

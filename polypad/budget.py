@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from polypad.arguments import expect, expect_budget
 from polypad.errors import BudgetExceeded
 
 #: Seconds a question may take unless the caller or set_default_budget says otherwise.
@@ -56,15 +57,8 @@ def default_budget() -> float:
 def set_default_budget(seconds: float) -> None:
     """Set the budget of every later call that passes ``budget=None``."""
     global _default
-    _default = _validate(seconds)
-
-
-def _validate(seconds) -> float:
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise TypeError(f"budget must be a number of seconds, not {type(seconds).__name__}")
-    if not seconds > 0:
-        raise ValueError(f"budget must be positive, not {seconds}")
-    return float(seconds)
+    expect(seconds, (int, float), "seconds", "set_default_budget", what="a number of seconds")
+    _default = expect_budget(seconds, "set_default_budget")
 
 
 @contextmanager
@@ -75,7 +69,7 @@ def within(budget: float | None = None) -> Iterator[float]:
     and an explicit budget the earlier of the two.  Yields the deadline (a
     ``time.monotonic()`` value).
     """
-    seconds = _default if budget is None else _validate(budget)
+    seconds = _default if budget is None else expect_budget(budget, "within")
     now = time.monotonic()
     outer = _deadline.get()
     if outer is not None and (budget is None or outer.deadline <= now + seconds):

@@ -8,6 +8,20 @@ class PolypadError(Exception):
     """Base of every error polypad raises for bad input or a refused request."""
 
 
+class ArgumentTypeError(PolypadError, TypeError):
+    """A public function got an argument of a type it does not take, such as
+    ``pp.parse(None)`` or ``pp.transform.simplify("f")``; raised at the front
+    door, before any work.  The message names the function, the parameter,
+    what it takes and what it got.  (A built kernel's own arguments raise
+    :class:`ArgumentError`.)"""
+
+
+class ArgumentValueError(PolypadError, ValueError):
+    """A public function got an argument of the right type whose value it does not
+    accept, such as ``kind="readwrite"`` for ``analyses.domain_touched`` or a
+    budget that is not positive; the message lists what it accepts."""
+
+
 class ParseError(PolypadError, SyntaxError):
     """Script text uses syntax polypad does not support, or is malformed.
 
@@ -83,6 +97,13 @@ class ArgumentError(BuildError, TypeError):
     symbolic extent); the message names the parameter."""
 
 
+class BuildArgumentError(ArgumentTypeError, BuildError):
+    """``codegen.build`` or ``codegen.lower`` got something other than a
+    ``PrimFunc`` (an ``IRModule``: pick one function with ``module["name"]``),
+    or an option of the wrong type; both an :class:`ArgumentTypeError` and a
+    :class:`BuildError`."""
+
+
 class ExecutionError(PolypadError, RuntimeError):
     """The reference executor met a fault at run time, such as an access outside
     a buffer; the message names the buffer, the indices and the statement."""
@@ -132,3 +153,9 @@ class BudgetExceeded(PolypadError, TimeoutError):
         self.seconds = seconds
         super().__init__(f"the time budget of {seconds:g} s ran out "
                          "(pass budget=... or polypad.set_default_budget to allow more)")
+
+
+class TooDeepError(PolypadError):
+    """An expression or statement is nested more deeply than polypad can walk: some
+    40,000 levels (see :mod:`polypad.ir.deep`), or what Python's own parser reads
+    (a script then gets a :class:`ParseError` that says so)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from polypad.errors import DTypeError
+from polypad.errors import DTypeError, NotFoundError
 
 from .operators import ExprOps
 
@@ -39,6 +39,20 @@ class Span:
 
 
 # ---------------------------------------------------------------- expressions
+
+
+def _derived():
+    """A dtype taken from an operand when the node is made: not an argument, not
+    compared, and O(1) to read however long the chain below (``a + b + c + ...``)."""
+    return field(init=False, repr=False, compare=False)
+
+
+def _derive_dtype(node, operand) -> None:
+    # An operand without a dtype (not an Expr) leaves the slot unset, so reading
+    # ``node.dtype`` fails as it would have on the operand.
+    dtype = getattr(operand, "dtype", None)
+    if dtype is not None:
+        object.__setattr__(node, "dtype", dtype)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +115,10 @@ class BinaryOp(Expr):
 
     a: Expr
     b: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return self.a.dtype
+    def __post_init__(self) -> None:
+        _derive_dtype(self, self.a)
 
 
 class Add(BinaryOp):
@@ -223,10 +237,10 @@ class Select(Expr):
     condition: Expr
     true_value: Expr
     false_value: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return self.true_value.dtype
+    def __post_init__(self) -> None:
+        _derive_dtype(self, self.true_value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,10 +275,10 @@ class Let(Expr):
     var: Var
     value: Expr
     body: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return self.body.dtype
+    def __post_init__(self) -> None:
+        _derive_dtype(self, self.body)
 
 
 # ---------------------------------------------------------------- statements
@@ -398,7 +412,8 @@ class IRModule:
         for f in self.funcs:
             if f.name == name:
                 return f
-        raise KeyError(name)
+        names = ", ".join(f.name for f in self.funcs)
+        raise NotFoundError(f"no function {name!r} in module {self.name!r}; functions: {names}")
 
     def __contains__(self, name: str) -> bool:
         return any(f.name == name for f in self.funcs)

@@ -9,6 +9,7 @@ different dtypes are promoted (int -> float, narrow -> wide) with ``Cast``.
 from __future__ import annotations
 
 from . import dtypes
+from .deep import guarded
 
 
 def _nodes():
@@ -249,6 +250,7 @@ class ExprOps:
         return ne(self, other)
 
 
+@guarded
 def negate(cond):
     """``not cond`` with the negation pushed into comparisons (De Morgan).
 

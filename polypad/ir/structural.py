@@ -14,14 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from polypad.arguments import expect
+
+from .deep import guarded
 from .nodes import (
     Allocate,
     Buffer,
+    Expr,
     For,
     IRModule,
     Let,
     LetStmt,
     PrimFunc,
+    Stmt,
     Var,
 )
 from .show import show
@@ -98,6 +103,7 @@ class _Matcher:
 
     # -- trees --------------------------------------------------------------
 
+    @guarded
     def equal(self, a, b, path: str) -> bool:
         # No `a is b` shortcut: a shared subtree may sit under different
         # binders on each side, and must then be compared through the map.
@@ -165,11 +171,13 @@ def structural_equal(a, b, *, map_free_vars: bool = False) -> bool:
     >>> structural_equal(parse(text), parse(text))
     True
     """
+    _check(a, b, "structural_equal")
     return _Matcher(map_free_vars).equal(a, b, _root(a))
 
 
 def first_mismatch(a, b, *, map_free_vars: bool = False) -> Mismatch | None:
     """The first place where ``a`` and ``b`` differ, or None when they are equal."""
+    _check(a, b, "first_mismatch")
     matcher = _Matcher(map_free_vars)
     matcher.equal(a, b, _root(a))
     return matcher.mismatch
@@ -177,6 +185,7 @@ def first_mismatch(a, b, *, map_free_vars: bool = False) -> Mismatch | None:
 
 def assert_structural_equal(a, b, *, map_free_vars: bool = False) -> None:
     """Raise ``AssertionError`` showing both trees and where they first differ."""
+    _check(a, b, "assert_structural_equal")
     mismatch = first_mismatch(a, b, map_free_vars=map_free_vars)
     if mismatch is None:
         return
@@ -185,6 +194,16 @@ def assert_structural_equal(a, b, *, map_free_vars: bool = False) -> None:
         f"  lhs: {show(mismatch.lhs)}\n  rhs: {show(mismatch.rhs)}\n"
         f"--- lhs ---\n{show(a)}\n--- rhs ---\n{show(b)}"
     )
+
+
+# What the comparisons take: IR, a tuple of IR, or None (an absent branch).
+_COMPARABLE = (PrimFunc, IRModule, Stmt, Expr, Buffer, tuple, None)
+_WHAT = "an IR node (PrimFunc, IRModule, Stmt, Expr or Buffer), a tuple of them, or None"
+
+
+def _check(a, b, where: str) -> None:
+    expect(a, _COMPARABLE, "a", where, what=_WHAT)
+    expect(b, _COMPARABLE, "b", where, what=_WHAT)
 
 
 def _root(node) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from polypad.arguments import expect
 from polypad.errors import VerifyError
 
 from . import dtypes
@@ -208,6 +209,7 @@ class _Verifier(Visitor):
 
 def problems(node: PrimFunc | IRModule) -> list[str]:
     """Every well-formedness problem of ``node``, as readable sentences."""
+    expect(node, (PrimFunc, IRModule), "node", "verify")
     verifier = _Verifier()
     verifier.visit(node)
     return verifier.problems

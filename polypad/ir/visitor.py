@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .deep import guarded
 from .nodes import Buffer, Expr, IRModule, PrimFunc, Stmt
 
 _NODE_TYPES = (Expr, Stmt, PrimFunc, IRModule)
@@ -48,6 +49,7 @@ class _Dispatch:
     __slots__ = ()
     _handlers: dict = {}
 
+    @guarded
     def visit(self, node):
         key = (type(self), type(node))
         name = _Dispatch._handlers.get(key)

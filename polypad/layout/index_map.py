@@ -19,7 +19,9 @@ from __future__ import annotations
 import ast
 import inspect
 from collections.abc import Callable, Sequence
+from numbers import Integral
 
+from polypad.arguments import expect, wrong_type
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import Expr, Var, as_expr
 from polypad.ir.show import show
@@ -47,6 +49,9 @@ class IndexMap:
     """
 
     def __init__(self, fn: Callable | str, *, names: Sequence[str] | None = None):
+        if not (isinstance(fn, str) or callable(fn)):
+            raise wrong_type(fn, "fn", "IndexMap", "a callable or the text of a lambda")
+        expect(names, (tuple, list, None), "names", "IndexMap", what="a sequence of str or None")
         if isinstance(fn, str):
             fn, names = _lambda_from_text(fn), names
         self._fn = fn
@@ -71,6 +76,7 @@ class IndexMap:
         Axis separators are positions among the outputs where a new physical
         axis begins, as RFC 0039 and TVM's ``Buffer.axis_separators`` count.
         """
+        expect(ndim, int, "ndim", "IndexMap.trace")
         if ndim not in self._traced:
             self._traced[ndim] = self._do_trace(ndim)
         return self._traced[ndim]
@@ -101,6 +107,8 @@ class IndexMap:
 
     def __call__(self, *indices) -> list[Expr]:
         """The transformed indices of ``indices`` (IR expressions or ints)."""
+        for index in indices:
+            expect(index, (int, Expr), "indices", "IndexMap", what="ints or expressions")
         inputs, outputs, _ = self.trace(len(indices))
         mapping = {v: as_expr(x, "int32") for v, x in zip(inputs, indices)}
         return [substitute(o, mapping) for o in outputs]
@@ -120,22 +128,25 @@ class IndexMap:
 
     def relation(self, shape):
         """The isl map ``{ [logical] -> [transformed] }`` on the logical box."""
+        return self._relation(shape, "relation")
+
+    def _relation(self, shape, where: str):
         from .relation import LayoutRelation
 
-        return LayoutRelation(self, shape)
+        return LayoutRelation(self, _shape(shape, f"IndexMap.{where}"))
 
     def transformed_shape(self, shape) -> tuple:
         """Extents of the transformed axes: ints, or expressions of shape params."""
-        return self.relation(shape).transformed_shape()
+        return self._relation(shape, "transformed_shape").transformed_shape()
 
     def padding_set(self, shape):
         """The ``isl.Set`` of transformed indices no logical index maps to."""
-        return self.relation(shape).padding_set()
+        return self._relation(shape, "padding_set").padding_set()
 
     def padding_predicate(self, shape, indices: Sequence[Var] | None = None) -> Expr:
         """The padding as a condition on ``indices`` (default: fresh ``i0, i1, ...``),
         simplified within the transformed shape."""
-        return self.relation(shape).padding_predicate(indices)
+        return self._relation(shape, "padding_predicate").padding_predicate(indices)
 
     def has_padding(self, shape) -> bool:
         """True when the transformed shape holds indices no logical index maps to."""
@@ -147,44 +158,48 @@ class IndexMap:
         Returns an :class:`~polypad.layout.relation.Inverse` that unpacks as
         ``inverse_map, padding_predicate``.
         """
-        return self.relation(shape).inverse()
+        return self._relation(shape, "inverse").inverse()
 
     def is_injective(self, shape) -> bool:
         """True when no two logical indices of ``shape`` share a transformed index."""
-        return self.relation(shape).collision() is None
+        return self._relation(shape, "is_injective").collision() is None
 
     def is_bijective(self, shape) -> bool:
         """Injective, and every transformed index within the shape is used."""
-        rel = self.relation(shape)
+        rel = self._relation(shape, "is_bijective")
         return rel.collision() is None and rel.padding_set().is_empty()
 
     def check_injective(self, shape) -> None:
         """Raise :class:`NonInjectiveError` naming two colliding logical indices."""
-        self.relation(shape).check_injective()
+        self._relation(shape, "check_injective").check_injective()
 
     def physical_shape(self, shape) -> tuple:
         """The flattened N-d physical shape: row-major within each separator group."""
         from .physical import group_shape
 
-        return group_shape(self.transformed_shape(shape),
-                           self.trace(len(tuple(shape)))[2])
+        shape = _shape(shape, "IndexMap.physical_shape")
+        return group_shape(self.transformed_shape(shape), self.trace(len(shape))[2])
 
     def pack(self, array, pad_value=None):
         """``array`` in the transformed layout, padding filled with ``pad_value``."""
         from .packing import pack
 
+        _array(array, "IndexMap.pack")
         return pack(self, array, pad_value)
 
     def unpack(self, array, shape):
         """The logical array of ``shape`` held by the transformed ``array``."""
         from .packing import unpack
 
-        return unpack(self, array, shape)
+        _array(array, "IndexMap.unpack")
+        return unpack(self, array, _shape(shape, "IndexMap.unpack"))
 
     # -- algebra ----------------------------------------------------------------
 
     def then(self, other: IndexMap) -> IndexMap:
         """The map ``x -> other(self(x))``: first this layout, then ``other``."""
+        expect(other, IndexMap, "other", "IndexMap.then")
+
         def composed(*idx):
             return other(*self(*idx))
 
@@ -192,7 +207,24 @@ class IndexMap:
 
     def compose(self, other: IndexMap) -> IndexMap:
         """Mathematical composition ``self ∘ other``: ``x -> self(other(x))``."""
+        expect(other, IndexMap, "other", "IndexMap.compose")
         return other.then(self)
+
+
+def _shape(shape, where: str) -> tuple:
+    """``shape`` as a tuple of extents (ints or scalar expressions), or ArgumentTypeError."""
+    what = "a tuple of extents (ints or expressions)"
+    expect(shape, (tuple, list), "shape", where, what=what)
+    for extent in shape:
+        expect(extent, (Integral, Expr), "shape", where, what=what)
+    return tuple(shape)
+
+
+def _array(array, where: str) -> None:
+    import numpy as np
+
+    expect(array, (np.ndarray, list, tuple), "array", where,
+           what="an array (numpy, or nested lists)")
 
 
 def _param_names(fn: Callable) -> tuple[str, ...] | None:

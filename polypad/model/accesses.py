@@ -20,6 +20,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.naming import Names
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
@@ -78,6 +79,7 @@ def _resolve_lets(lets: dict) -> dict:
     return resolved
 
 
+@guarded
 def _collect(e: n.Expr, path: _Path, found: list) -> None:
     if isinstance(e, n.Select):
         _collect(e.condition, path, found)

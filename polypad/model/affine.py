@@ -30,6 +30,7 @@ import islpy as isl
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.naming import Names
 from polypad.ir.show import show
 
@@ -127,6 +128,7 @@ class _Converter:
     def __init__(self, space: AffineSpace) -> None:
         self.space = space
 
+    @guarded
     def pw_aff(self, e: n.Expr) -> isl.PwAff:
         if isinstance(e, n.Var) and e in self.space.lets:
             return self.pw_aff(self.space.lets[e])

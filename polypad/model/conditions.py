@@ -17,6 +17,7 @@ import islpy as isl
 
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 
 from .affine import AffineSpace, _Converter, as_space, not_affine
 
@@ -35,6 +36,7 @@ def to_set(cond: n.Expr, space: AffineSpace | Sequence[n.Var] = ()) -> isl.Set:
     return condition_set(cond, as_space(space))
 
 
+@guarded
 def condition_set(cond: n.Expr, space: AffineSpace) -> isl.Set:
     """:func:`to_set` on an :class:`AffineSpace` (the worker both modules share)."""
     if isinstance(cond, n.Var) and cond in space.lets:

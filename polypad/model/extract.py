@@ -10,6 +10,7 @@ from __future__ import annotations
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
 
 from .accesses import statement_accesses
@@ -20,6 +21,7 @@ from .nest import collect
 from .schedule import time_map
 
 
+@deep_entry
 def extract(func: n.PrimFunc) -> Model:
     """The model of ``func``: statements with domains and accesses, and the schedule.
 

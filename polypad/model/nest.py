@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +96,7 @@ class _Walker:
         self.counters[-1] += 1
         return pos
 
+    @guarded
     def visit(self, stmt: n.Stmt, items: list) -> None:
         match stmt:
             case n.SeqStmt(stmts=stmts):

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.visitor import children
 
 Range = tuple[int, int]
@@ -61,6 +62,7 @@ class Ranges:
         self.bounds = dict(bounds or {})
         self._memo: dict[int, tuple[n.Expr, Range]] = {}
 
+    @guarded
     def of(self, e: n.Expr) -> Range | None:
         """The range of integer expression ``e``, or ``None`` when it is not an integer."""
         if not dtypes.is_int(e.dtype):

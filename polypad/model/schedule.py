@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.ir.deep import guarded
+
 from .affine import AffineSpace, to_map
 from .nest import Leaf, LeafItem, LoopItem
 
@@ -39,6 +41,7 @@ def schedule_tree(model) -> isl.Schedule:
     return tree
 
 
+@guarded
 def _items_schedule(items: list, statements) -> isl.Schedule | None:
     parts = []
     for item in items:
@@ -72,6 +75,7 @@ def _loop_band(item: LoopItem, statements) -> isl.MultiUnionPwAff:
     return isl.MultiUnionPwAff.from_union_map(maps)
 
 
+@guarded
 def _leaf_indices(item: LoopItem) -> list[int]:
     out: list[int] = []
     for child in item.items:

@@ -37,6 +37,7 @@ import z3
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.show import show
 
 from .ranges import Range, Ranges, dtype_range
@@ -60,6 +61,8 @@ class Z3Env:
         self.undefs: list[z3.ExprRef] = []
         self._bound: dict[n.Var, z3.ExprRef] = {}
         self._math: dict[tuple, z3.FuncDeclRef] = {}
+        #: Uninterpreted math applications: (op, args, term, the known points' conditions).
+        self.applications: list[tuple] = []
         self._names: set[str] = set()
 
     # ------------------------------------------------------------ symbols
@@ -155,7 +158,12 @@ class Z3Env:
         if f is None:
             f = z3.Function(self.fresh_name(op), *sorts, self.sort(dtype))
             self._math[key] = f
-        return f(*args)
+        app = f(*args)
+        points = known_points(op, args)
+        for at, value in points:
+            self.side.append(z3.Implies(at, app == value))
+        self.applications.append((op, args, app, [at for at, _ in points]))
+        return app
 
     def lookup(self, name: str) -> n.Var | n.Buffer | None:
         """The IR variable or buffer whose Z3 symbol is called ``name``."""
@@ -171,6 +179,29 @@ class Z3Env:
 def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
     """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted)."""
     return _convert(expr, env if env is not None else Z3Env())
+
+
+# Exact values of math functions at a few points (exp(0) = 1, ...): Z3 leaves the
+# functions uninterpreted, so a counterexample is real only where these pin them.
+_POINTS = {"exp": ((0, 1),), "cos": ((0, 1),), "log": ((1, 0),), "sin": ((0, 0),),
+           "tanh": ((0, 0),), "sqrt": ((0, 0), (1, 1)), "sigmoid": ((0, "1/2"),)}
+# With IEEE floats only points where -0.0 and +0.0 give the same value.
+_IEEE_POINTS = ("exp", "cos")
+
+
+def known_points(op: str, args: list[z3.ExprRef]) -> list[tuple[z3.BoolRef, z3.ExprRef]]:
+    """``(argument is the point, value there)`` for the exact values of ``op`` Z3 may use."""
+    if len(args) != 1:
+        return []
+    (x,) = args
+    out = []
+    for at, value in _POINTS.get(op, ()):
+        if z3.is_real(x):
+            out.append((x == z3.RealVal(at), z3.RealVal(value)))
+        elif z3.is_fp(x) and op in _IEEE_POINTS:
+            sort = x.sort()
+            out.append((z3.fpEQ(x, z3.FPVal(float(at), sort)), z3.FPVal(float(value), sort)))
+    return out
 
 
 def wrap_term(t: z3.ArithRef, dtype: str) -> z3.ArithRef:
@@ -224,6 +255,7 @@ def floor_mod(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
     return a - b * floor_div(a, b)
 
 
+@guarded
 def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
     def c(x: n.Expr) -> z3.ExprRef:
         return _convert(x, env)

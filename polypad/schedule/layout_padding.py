@@ -64,6 +64,12 @@ def padding_condition(index_map, shape, indices: Sequence[n.Var]) -> tuple[n.Exp
     return negate(predicate), predicate
 
 
+def has_padding(index_map, shape, names: Sequence[str]) -> bool:
+    """Whether the transformed buffer has an element no logical index maps to."""
+    _, padding = padding_condition(index_map, shape, [n.Var(name) for name in names])
+    return not (isinstance(padding, n.BoolImm) and not padding.value)
+
+
 def axis_names(index_map, ndim: int) -> list[str]:
     """Names for loops over the transformed axes, after the logical ones they
     come from: ``i`` split in two gives ``io, ii``; ``j`` kept gives ``j``."""
@@ -105,7 +111,10 @@ def assume_stage(buffer: n.Buffer, pad: PadValue, names: Sequence[str], index_ma
     inside, _ = padding_condition(index_map, logical_shape, indices)
     value = check_pad_expr(pad.at(indices), buffer, indices, func)
     holds = n.Eq(n.BufferLoad(buffer, tuple(indices)), value)
-    fact = holds if isinstance(inside, n.BoolImm) else logical_or(inside, holds)
+    # `inside` is never the constant True here: transform_layout adds no stage
+    # when there is no padding (a fact about every element would be false).
+    assert not isinstance(inside, n.BoolImm), "assume_stage needs padding"
+    fact = logical_or(inside, holds)
     return _loops(indices, buffer.shape, n.Evaluate(assume(fact)))
 
 

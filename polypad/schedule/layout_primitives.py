@@ -13,6 +13,8 @@ call in the trace.
 
 from __future__ import annotations
 
+from polypad.arguments import expect
+
 from .cache_read import cache_read as _cache_read
 from .cache_write import cache_write as _cache_write
 from .layout_transform import transform_layout as _transform_layout
@@ -53,6 +55,7 @@ class LayoutPrimitives:
 
         >>> sch.cache_read("compute", "A")        # 'A_cache'
         """
+        _check_cache(scope, name, "Schedule.cache_read")
         return _cache_read(self.func, block, buffer, scope, name)
 
     @primitive
@@ -63,4 +66,10 @@ class LayoutPrimitives:
 
         >>> sch.cache_write("compute", "B")       # 'B_cache'
         """
+        _check_cache(scope, name, "Schedule.cache_write")
         return _cache_write(self.func, block, buffer, scope, name)
+
+
+def _check_cache(scope, name, where: str) -> None:
+    expect(scope, str, "scope", where)
+    expect(name, (str, None), "name", where, what="a buffer name (str) or None")

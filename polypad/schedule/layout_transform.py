@@ -39,13 +39,13 @@ statements through the second map, so each padding keeps its own semantics
 
 from __future__ import annotations
 
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import ArgumentTypeError, IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, find_buffer
 from polypad.layout import IndexMap
 
 from .interface import check_interface, is_parameter
-from .layout_padding import assume_stage, axis_names, padding_stage
+from .layout_padding import assume_stage, axis_names, has_padding, padding_stage
 from .layout_rewrite import relayout
 from .layout_stages import fresh_block_name, insert_after, prepend, stage_of, stores_to
 from .pad_value import resolve_pad_value
@@ -57,8 +57,8 @@ def as_index_map(index_map) -> IndexMap:
         return index_map
     if isinstance(index_map, str) or callable(index_map):
         return IndexMap(index_map)
-    raise PolypadError(f"index_map must be an IndexMap, a callable or lambda text, not "
-                       f"{type(index_map).__name__}")
+    raise ArgumentTypeError(f"Schedule.transform_layout: index_map must be an IndexMap, a "
+                            f"callable or lambda text, not {type(index_map).__name__}")
 
 
 def transform_layout(func: n.PrimFunc, block: str | None, buffer, index_map, pad_value=None,
@@ -83,6 +83,8 @@ def transform_layout(func: n.PrimFunc, block: str | None, buffer, index_map, pad
     if pad is None:
         return out
     names = list(pad.names) if pad.names else axis_names(index_map, old.ndim)
+    if not has_padding(index_map, old.shape, names):
+        return out  # no padding: nothing to store, nothing to assume
     writes = stores_to(out, new)
     if writes:
         stage = stage_of(out, writes[-1])

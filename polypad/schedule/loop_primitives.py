@@ -14,11 +14,12 @@ that they can be passed back to a primitive.
 
 from __future__ import annotations
 
+from polypad.arguments import expect, expect_choice
 from polypad.errors import PolypadError
 
 from . import reschedule
 from .sequential import next_step
-from .state import primitive
+from .state import check_references, primitive
 
 
 class LoopPrimitives:
@@ -54,6 +55,11 @@ class LoopPrimitives:
                     for f in T.serial(3):
                         B[i] = B[i] + F[f] * A[i + f]
         """
+        where = "Schedule.distribute"
+        expect(statements, (str, int, tuple, list), "statements", where,
+               what="a statement label (str), an index (int), or a list of them")
+        expect(new_block, (str, None), "new_block", where, what="a block name (str) or None")
+        expect_choice(position, ("before", "after"), "position", where)
         return reschedule.distribute(self.func, block, statements, new_block, position)
 
     @primitive
@@ -83,8 +89,9 @@ class LoopPrimitives:
                     if 4 * io + ii < 14:
                         A[io, ii] = 4 * io + ii
         """
-        if names is not None and not isinstance(names, (tuple, list)):
-            raise PolypadError("reorder_by_map: names must be a tuple of loop names")
+        expect(band, str, "band", "Schedule.reorder_by_map", what="an ISL map (str)")
+        expect(names, (tuple, list, None), "names", "Schedule.reorder_by_map",
+               what="a tuple of loop names or None")
         return reschedule.reorder_by_map(
             self.func, block, band, tuple(names) if names is not None else None)
 
@@ -112,6 +119,7 @@ class LoopPrimitives:
                     if 4 * io + ii < 14:
                         A[io, ii] = 4 * io + ii
         """
+        check_references({"block": block, "buffer": buffer}, "Schedule.sequential_buffer_access")
         # All or nothing: a refusal after a distribute leaves the schedule as it was.
         funcs, steps = dict(self._funcs), list(self.trace.steps)
         try:

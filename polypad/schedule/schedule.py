@@ -15,8 +15,10 @@ from __future__ import annotations
 from .layout_primitives import LayoutPrimitives
 from .loop_primitives import LoopPrimitives
 from .merge_primitives import MergePrimitives
+from .overcompute_primitives import OvercomputePrimitives
 from .state import ScheduleState
 
 
-class Schedule(LayoutPrimitives, LoopPrimitives, MergePrimitives, ScheduleState):
+class Schedule(LayoutPrimitives, LoopPrimitives, MergePrimitives, OvercomputePrimitives,
+               ScheduleState):
     """A function being scheduled; see the module docstring."""

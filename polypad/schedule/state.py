@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 
@@ -24,14 +25,17 @@ def primitive(method):
 
     The wrapped method returns the new ``PrimFunc``, or ``(new_func, result)``
     to hand ``result`` back to the caller.  Its arguments are recorded as
-    :meth:`ScheduleState.printable` makes them.
+    :meth:`ScheduleState.printable` makes them, after :func:`check_references`
+    has checked the ones that name blocks, buffers and loops.
     """
     signature = inspect.signature(method)
+    where = f"Schedule.{method.__name__}"
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
+        check_references(bound.arguments, where)
         outermost = self._depth == 0
         self._depth += 1
         try:
@@ -51,13 +55,31 @@ def primitive(method):
     return wrapper
 
 
+# Parameters that primitives share by name: what each takes.  A name that is
+# not in the function is then a NotFoundError from polypad.ir.locate.
+_REFERENCES = {
+    "block": ((str, n.Block, None), "a block name (str) or None"),
+    "buffer": ((str, n.Buffer), "a buffer name (str) or a Buffer"),
+    "loop": ((str, n.For), "a loop variable name (str) or a For node"),
+    "loop_a": ((str, n.For), "a loop variable name (str) or a For node"),
+    "loop_b": ((str, n.For), "a loop variable name (str) or a For node"),
+}
+
+
+def check_references(arguments: dict, where: str) -> None:
+    """Check the arguments that name blocks, buffers and loops (ArgumentTypeError)."""
+    for param, value in arguments.items():
+        if param in _REFERENCES:
+            types, what = _REFERENCES[param]
+            expect(value, types, param, where, what=what)
+
+
 class ScheduleState:
     """A function (or one function of a module) being scheduled, and its trace."""
 
     def __init__(self, func_or_mod: n.PrimFunc | n.IRModule, *, preserve_interface: bool = False):
-        if not isinstance(func_or_mod, (n.PrimFunc, n.IRModule)):
-            kind = type(func_or_mod).__name__
-            raise TypeError(f"Schedule takes a PrimFunc or an IRModule, not {kind}")
+        expect(func_or_mod, (n.PrimFunc, n.IRModule), "func_or_mod", "Schedule")
+        expect(preserve_interface, bool, "preserve_interface", "Schedule")
         self.original = func_or_mod
         self.preserve_interface = preserve_interface
         self.trace = Trace()
@@ -82,6 +104,7 @@ class ScheduleState:
 
     def work_on(self, name: str) -> None:
         """Schedule the module's function ``name`` from now on (recorded in the trace)."""
+        expect(name, str, "name", "Schedule.work_on")
         if name not in self._funcs:
             raise NotFoundError(f"no function {name!r}; functions: {', '.join(self._funcs)}")
         self._current = name

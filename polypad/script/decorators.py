@@ -13,6 +13,7 @@ import linecache
 import sys
 import textwrap
 
+from ..arguments import wrong_type as _wrong_type
 from ..errors import ParseError
 from ..ir.nodes import IRModule, PrimFunc
 from .parser import Parser, ast_parse
@@ -27,12 +28,16 @@ def prim_func(fn) -> PrimFunc:
     ...     for i in T.serial(4):
     ...         A[i] = 0.0
     """
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        raise _wrong_type(fn, "fn", "prim_func", "a function (def)")
     node, parser = _parse_definition(fn, ast.FunctionDef)
     return parser.function(node, check_decorators=False)
 
 
 def ir_module(cls) -> IRModule:
     """Parse the decorated class's source into an IRModule named after the class."""
+    if not inspect.isclass(cls):
+        raise _wrong_type(cls, "cls", "ir_module", "a class")
     try:
         node, parser = _parse_definition(cls, ast.ClassDef)
     except ParseError:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..ir import dtypes, intrinsics
 from ..ir import operators as ops
+from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
 from .source import Source, bind_args, call_name, check_dtype, describe, dtype_arg, t_attr
 
@@ -73,6 +74,7 @@ class ExprParser:
 
     # ------------------------------------------------------------ entry points
 
+    @guarded
     def value(self, node: ast.expr, env: Env):
         """The IR for ``node``, or a weak literal (see the module docstring)."""
         method = getattr(self, "_" + type(node).__name__, None)

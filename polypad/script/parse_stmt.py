@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 
+from ..errors import TooDeepError
 from ..ir import operators as ops
+from ..ir.deep import guarded
 from ..ir.nodes import (
     Add,
     Allocate,
@@ -73,6 +75,7 @@ class StmtParser:
         self.src = src
         self.exprs = exprs
 
+    @guarded
     def body(self, stmts: list[ast.stmt], env: dict) -> Stmt:
         """The IR of a statement list (a function, loop or branch body)."""
         out: list[Stmt] = []
@@ -87,12 +90,16 @@ class StmtParser:
             out.append(self.stmt(node, env))
         return seq(out)
 
+    @guarded
     def stmt(self, node: ast.stmt, env: dict) -> Stmt:
         """The IR of one statement that binds no name."""
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise self.src.error(node, f"{describe(node)} is not supported in polypad script")
-        return method(node, env)
+        try:
+            return method(node, env)
+        except TooDeepError as err:  # the innermost statement names the place
+            raise self.src.error(node, f"this statement is nested too deeply: {err}") from None
 
     # ------------------------------------------------------------ bindings
 

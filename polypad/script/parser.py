@@ -10,7 +10,11 @@ functions, or a class decorated with ``ir_module``, give an
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
+from ..errors import TooDeepError
+from ..ir.deep import run_deep
 from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
 from .parse_expr import ExprParser, Handle
@@ -30,19 +34,57 @@ def parse(text: str, filename: str = "<string>") -> PrimFunc | IRModule:
     >>> f.name, f.params[0].shape
     ('f', (4,))
     """
+    from ..arguments import expect
+    expect(text, str, "text", "parse")
+    expect(filename, str, "filename", "parse")
     text = text.removeprefix("\ufeff")  # a byte order mark, which Python itself accepts
     src = Source(filename, tuple(text.splitlines()))
     return Parser(src).toplevel(ast_parse(text, src))
 
 
 def ast_parse(text: str, src: Source) -> ast.Module:
-    """``ast.parse``, with Python's SyntaxError turned into a located ParseError."""
+    """``ast.parse``, with Python's SyntaxError turned into a located ParseError.
+
+    An expression of thousands of terms (``a + b + c + ...``) is beyond
+    Python's parser on an ordinary stack: it is parsed again on a deep worker
+    (:mod:`polypad.ir.deep`), and one too deep even there is a ParseError
+    at the statement that holds it.
+    """
     try:
-        return ast.parse(text)
+        try:
+            return ast.parse(text)
+        except RecursionError:
+            return run_deep(ast.parse, text)
     except SyntaxError as e:
         line = (e.lineno or 1) + src.line_offset
         col = (e.offset or 1) + src.col_offset
         raise src.error_at(line, col, f"invalid syntax: {e.msg}") from None
+    except TooDeepError:
+        line, col, tokens = _longest_statement(text)
+        raise src.error_at(line + src.line_offset, col + 1 + src.col_offset,
+                           f"this statement ({tokens} tokens) is nested too deeply for "
+                           "Python's parser; split it with local variables "
+                           "(t = a + b, then t + c ...)") from None
+
+
+def _longest_statement(text: str) -> tuple[int, int, int]:
+    """Line (1-based), column (0-based) and token count of the statement with most tokens."""
+    best, start, count = (1, 0, 0), None, 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if start is not None and count > best[2]:
+                    best = (*start, count)
+                start, count = None, 0
+            elif tok.type not in _LAYOUT:
+                start = start or tok.start
+                count += 1
+    except (tokenize.TokenError, SyntaxError):
+        pass  # the best found so far
+    return best
+
+
+_LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
 
 
 def _decorator_name(node: ast.expr) -> str | None:

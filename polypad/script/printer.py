@@ -14,6 +14,7 @@ import json
 import math
 
 from ..ir import intrinsics
+from ..ir.deep import guarded
 from ..ir.nodes import (
     Add,
     Allocate,
@@ -74,6 +75,8 @@ def script(node) -> str:
     >>> script(parse(text)) == script(parse(script(parse(text))))
     True
     """
+    from ..arguments import expect
+    expect(node, (PrimFunc, IRModule, Stmt, Expr, Buffer), "node", "script")
     p = _Printer()
     if isinstance(node, IRModule):
         p.module(node)
@@ -163,6 +166,7 @@ class _Printer:
 
     # ------------------------------------------------------------ statements
 
+    @guarded
     def stmt(self, s: Stmt, indent: int) -> None:
         method = getattr(self, "_" + type(s).__name__, None)
         if method is None:
@@ -237,6 +241,7 @@ class _Printer:
         """``e`` as text; ``ctx`` is the dtype a bare literal here would take."""
         return self._expr(e, ctx)[0]
 
+    @guarded
     def _expr(self, e: Expr, ctx: str | None = None) -> tuple[str, int]:
         """Text and precedence of ``e``."""
         method = getattr(self, "_e_" + type(e).__name__, None)

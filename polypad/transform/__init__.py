@@ -9,6 +9,14 @@ from .remove_branching_through_overcompute import (
     remove_branching_through_overcompute,
 )
 from .remove_no_op import remove_no_op
+from .remove_overcompute_through_branching import (
+    STEPS,
+    hoist_padding_conditionals,
+    introduce_padding_conditionals,
+    remove_overcompute_through_branching,
+    remove_padding_no_ops,
+    simplify_padding_conditionals,
+)
 from .remove_store_undef import remove_store_undef
 from .simplify import simplify
 
@@ -17,4 +25,7 @@ __all__ = [
     "remove_branching_through_overcompute",
     "HoistedConditionals", "HoistedLetBindings", "hoist_expression", "reduce_loop_extents",
     "remove_assume", "remove_no_op", "remove_store_undef", "simplify",
+    "STEPS", "hoist_padding_conditionals", "introduce_padding_conditionals",
+    "remove_overcompute_through_branching", "remove_padding_no_ops",
+    "simplify_padding_conditionals",
 ]

@@ -1,6 +1,9 @@
-"""The time budget of a pass: ``budget=`` on every pass.
+"""The front door of a pass: the argument check and ``budget=`` of every pass.
 
-A pass that runs out of its budget (seconds; ``None`` for
+A pass's first argument must be a :class:`~polypad.ir.nodes.PrimFunc`
+(else :class:`~polypad.errors.ArgumentTypeError`, naming the pass), checked
+here once for all of them; a pass checks its own options.  A pass that runs
+out of its budget (seconds; ``None`` for
 :func:`polypad.budget.default_budget`) returns its input unchanged: half a
 rewrite is never returned.
 """
@@ -9,14 +12,19 @@ from __future__ import annotations
 
 import functools
 
+from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
+from polypad.ir.nodes import PrimFunc
 
 
 def budgeted_pass(fn):
     """``fn(func, **options)`` with a ``budget=`` keyword; running out returns ``func``."""
+    where = fn.__name__
 
     @functools.wraps(fn)
     def budgeted(func, *args, budget: float | None = None, **kwargs):
+        expect(func, PrimFunc, "func", where)
+        expect_budget(budget, where)
         return run_within(budget, lambda: fn(func, *args, **kwargs), lambda err: func)
 
     return budgeted

@@ -9,16 +9,34 @@ branch), so it is correct for any operand: IR expressions have no side
 effects, and dropping the evaluation of one can only remove a failure.
 An ``if``, loop, let or block left with nothing to do is removed, as in
 :mod:`._removal`.
+
+:func:`fold_constant` evaluates arithmetic on constants as it is executed:
+integers wrap at their width like numpy's (``polypad.model.ranges.wrap``),
+floats are computed in their own dtype (``np.float32``, never in float64).
+A float result is folded only where no rounding happened: the prover reads a
+literal as the real number its text denotes (``0.1`` is 1/10, see
+:mod:`polypad.model.z3conv`), so a folded literal must be both the value
+execution computes and the exact real result of the literals it replaces --
+otherwise a later proof over the reals could decide a comparison that runs
+the other way.  ``1.5 * 2.0 - 0.25`` folds to ``2.75``; ``0.1 + 0.2`` and
+float32 ``16777216.0 + 1.0`` (which rounds to ``16777216.0``) stay.
 """
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Mapping
+from fractions import Fraction
 
+import numpy as np
+
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter
+from polypad.model.ranges import wrap
 
 from ._removal import StatementRemover
 
@@ -147,3 +165,98 @@ def build_if(cond: n.Expr, then: n.Stmt | None, other: n.Stmt | None, *,
     if then is None:
         return n.IfThenElse(n.Not(cond), other, None, span=span)
     return n.IfThenElse(cond, then, other, span=span)
+
+
+# ---------------------------------------------------------------- constants
+
+_INT_OPS = {n.Add: operator.add, n.Sub: operator.sub, n.Mul: operator.mul,
+            n.FloorDiv: operator.floordiv, n.FloorMod: operator.mod, n.Min: min, n.Max: max}
+_FLOAT_OPS = {n.Add: operator.add, n.Sub: operator.sub, n.Mul: operator.mul,
+              n.Div: operator.truediv, n.Min: min, n.Max: max}
+_COMPARE = {n.Eq: operator.eq, n.Ne: operator.ne, n.Lt: operator.lt, n.Le: operator.le,
+            n.Gt: operator.gt, n.Ge: operator.ge}
+
+
+def fold_constant(e: n.Expr) -> n.Expr:
+    """``e`` with its top operation evaluated when its operands are constants, else ``e``.
+
+    Only the top node is looked at (its operands are taken as already
+    folded).  Integer identities that hold for every value, wrap-around
+    included (``x + 0``, ``x - 0``, ``x * 1``, ``x // 1``), drop the constant.
+
+    >>> fold_constant(n.Add(n.IntImm(-2), n.IntImm(9)))   # IntImm(7)
+    """
+    match e:
+        case n.BinaryOp(a=n.IntImm() as a, b=n.IntImm() as b) if type(e) in _INT_OPS:
+            if not (a.dtype == b.dtype and dtypes.is_int(a.dtype)):
+                return e
+            if isinstance(e, (n.FloorDiv, n.FloorMod)) and b.value == 0:
+                return e  # 0 when executed, but a reader would not expect it to vanish
+            return n.IntImm(wrap(_INT_OPS[type(e)](a.value, b.value), e.dtype), e.dtype)
+        case n.BinaryOp(a=n.FloatImm() as a, b=n.FloatImm() as b) if type(e) in _FLOAT_OPS:
+            return _fold_float(e, a, b)
+        case n.Compare(a=n.IntImm() as a, b=n.IntImm() as b) if a.dtype == b.dtype:
+            return n.BoolImm(_COMPARE[type(e)](a.value, b.value))
+        case n.Compare(a=n.FloatImm() as a, b=n.FloatImm() as b) if a.dtype == b.dtype:
+            return _compare_floats(e, a, b)
+        case n.BinaryOp() if dtypes.is_int(e.dtype):
+            return _int_identity(e)
+    return e
+
+
+def _int_identity(e: n.BinaryOp) -> n.Expr:
+    def is_const(x: n.Expr, value: int) -> bool:
+        return isinstance(x, n.IntImm) and x.value == value and x.dtype == e.dtype
+
+    match e:
+        case n.Add() if is_const(e.b, 0):
+            return e.a
+        case n.Add() if is_const(e.a, 0):
+            return e.b
+        case n.Sub() if is_const(e.b, 0):
+            return e.a
+        case n.Mul() if is_const(e.b, 1):
+            return e.a
+        case n.Mul() if is_const(e.a, 1):
+            return e.b
+        case n.FloorDiv() if is_const(e.b, 1):
+            return e.a
+    return e
+
+
+def _executed(value: float, dtype: str):
+    """``value`` as the numpy scalar of ``dtype`` that execution holds."""
+    return np.dtype(dtypes.numpy_name(dtype)).type(value)
+
+
+def _real(value: float) -> Fraction:
+    """The real number a literal denotes for the prover (its shortest text)."""
+    return Fraction(repr(float(value)))
+
+
+def _fold_float(e: n.BinaryOp, a: n.FloatImm, b: n.FloatImm) -> n.Expr:
+    if not (a.dtype == b.dtype == e.dtype and dtypes.is_float(e.dtype)):
+        return e
+    if not (math.isfinite(a.value) and math.isfinite(b.value)):
+        return e
+    op = _FLOAT_OPS[type(e)]
+    if isinstance(e, n.Div) and b.value == 0:
+        return e
+    exact = op(_real(a.value), _real(b.value))
+    with np.errstate(all="ignore"):
+        executed = op(_executed(a.value, e.dtype), _executed(b.value, e.dtype))
+    literal = float(_executed(executed, e.dtype))  # numpy may promote; a store converts back
+    # Folded only when the dtype holds the exact result: then the literal is both what
+    # execution computes and, for the prover, the real the operands denote.
+    if not math.isfinite(literal) or Fraction(literal) != exact or _real(literal) != exact:
+        return e
+    return n.FloatImm(literal, e.dtype)
+
+
+def _compare_floats(e: n.Compare, a: n.FloatImm, b: n.FloatImm) -> n.Expr:
+    if not (math.isfinite(a.value) and math.isfinite(b.value)):
+        return e
+    op = _COMPARE[type(e)]
+    real = op(_real(a.value), _real(b.value))
+    executed = bool(op(_executed(a.value, a.dtype), _executed(b.value, b.dtype)))
+    return n.BoolImm(real) if real == executed else e

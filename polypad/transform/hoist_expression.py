@@ -47,6 +47,7 @@ import enum
 from collections import Counter
 from collections.abc import Iterator
 
+from polypad.arguments import expect
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
@@ -98,6 +99,8 @@ def hoist_expression(
     >>> hoist_expression(f, conditionals=HoistedConditionals.IF_ELSE_STMT,
     ...                  let_bindings=HoistedLetBindings.NONE)
     """
+    expect(conditionals, HoistedConditionals, "conditionals", "hoist_expression")
+    expect(let_bindings, HoistedLetBindings, "let_bindings", "hoist_expression")
     body = _Hoister(conditionals, let_bindings).visit(func.body)
     if body is func.body:
         return func

@@ -29,6 +29,7 @@ dropping them loses no check.  Every other assumption stays where it is.
 
 from __future__ import annotations
 
+from polypad.arguments import expect
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Evaluate, PrimFunc
 from polypad.ir.visitor import walk
@@ -54,6 +55,7 @@ class _RemoveAssume(StatementRemover):
 
 def remove_assume(func: PrimFunc) -> PrimFunc:
     """``func`` without its ``T.assume`` statements (the same object if it had none)."""
+    expect(func, PrimFunc, "func", "remove_assume")
     return _RemoveAssume(keep_checkable=False).visit(func)
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
 from polypad.errors import BudgetExceeded, NotFoundError, PolypadError
 from polypad.ir import nodes as n
@@ -83,8 +84,10 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
     the time budget runs out, the report holds ``func`` unchanged and one
     entry saying so.
     """
-    if not isinstance(func, n.PrimFunc):
-        raise TypeError(f"func must be a PrimFunc, not {type(func).__name__}")
+    where = "explain_branching_through_overcompute"
+    expect(func, n.PrimFunc, "func", where)
+    expect(block, (str, None), "block", where, what="a block name (str) or None")
+    expect_budget(budget, where)
 
     def gave_up(err) -> BranchingReport:
         from analyses.evidence import Unknown
@@ -129,6 +132,8 @@ def remove_branching_through_overcompute(func: n.PrimFunc, *, block: str | None 
 
     >>> remove_branching_through_overcompute(f)   # `if 4*io + ii < 14:` goes (see above)
     """
+    expect(block, (str, None), "block", "remove_branching_through_overcompute",
+           what="a block name (str) or None")
     report = explain_branching_through_overcompute(func, block=block, strict_ieee=strict_ieee)
     return report.func if any(e.removed for e in report.entries) else func
 

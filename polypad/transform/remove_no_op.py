@@ -21,7 +21,7 @@ is read, and a write of the value already there (``B[0] = B[0]``, or a value
 known through ``T.assume``).  Statements are tried outermost first and in
 program order, so a dead loop goes as a whole.  A loop, ``if``, let or
 block that a removal leaves empty goes too, and so does an allocation whose
-last use it removed.
+last use it removed -- or that nothing ever used.
 
 Why it is correct: a statement is removed only on ``Proved``, and every
 question is asked of the function as it is after the removals before it,
@@ -55,6 +55,7 @@ def remove_no_op(func: n.PrimFunc) -> n.PrimFunc:
     from analyses.evidence import Proved
     from analyses.no_op import is_no_op
 
+    func = _DropUnusedAllocations().visit(func)
     # Sweep in program order, asking each statement once about the function as it
     # is then; sweep again while a sweep removed something (a removal can make an
     # earlier statement dead, or keep a later one alive).
@@ -104,6 +105,16 @@ class _Remove(StatementRemover):
         if not _uses(body, node.buffer):
             return body  # the removal took the buffer's last use: drop the allocation
         return n.Allocate(node.buffer, body, span=node.span)
+
+
+class _DropUnusedAllocations(StatementRemover):
+    """Removes the allocations whose body never reads or writes their buffer."""
+
+    def visit_Allocate(self, node: n.Allocate) -> n.Stmt | None:
+        body = self.visit(node.body)
+        if body is None or not _uses(body, node.buffer):
+            return body
+        return node if body is node.body else n.Allocate(node.buffer, body, span=node.span)
 
 
 def _contains(body: n.Stmt, stmt: n.Stmt) -> bool:

@@ -30,6 +30,7 @@ the statement, and one inside a ``T.assume`` means
 
 from __future__ import annotations
 
+from polypad.arguments import expect
 from polypad.errors import BuildError
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import (
@@ -78,6 +79,7 @@ def remove_store_undef(func: PrimFunc) -> PrimFunc:
 
     Raises :class:`BuildError` if a ``T.undef()`` remains anywhere else.
     """
+    expect(func, PrimFunc, "func", "remove_store_undef")
     rewriter = _RemoveStoreUndef()
     result = rewriter.visit(func)
     _check_no_undef(result, rewriter.undef_vars)

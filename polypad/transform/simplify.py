@@ -32,6 +32,14 @@ element may have been written again.  With that:
   conditions are merged, keeping the first condition's form
   (:mod:`.simplify_conditions`); data-dependent ones never are.
 
+Known values are those of the function as it was given, so a store that
+reads what it overwrites (``A[0] = A[0] + 2``) establishes nothing in one
+round.  Once a round has replaced such a load (``A[0] = 7`` after
+``A[0] = 5``), the store establishes a value the next round can use, so
+simplify runs again while a round removed a load from a store, at most
+:data:`MAX_ROUNDS` times: ``A[0] = 5; A[0] = A[0] + 2; if A[0] == 7:``
+becomes ``A[0] = 5; A[0] = 7`` and the ``if``'s body.
+
 Why it is correct: every rewrite replaces an expression by one equal to it
 wherever the facts hold, and the facts hold at that point by construction
 (loop bounds, the branch taken, assumptions, proven values).  Nothing is
@@ -52,6 +60,7 @@ from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
+from polypad.ir.visitor import walk
 from polypad.model.domains import conjuncts, loop_bounds
 
 from ._budget import budgeted_pass
@@ -60,6 +69,9 @@ from ._isl_context import IslFacts
 from ._removal import NO_OP
 from .simplify_conditions import merge_pair, sequence
 from .simplify_exprs import ExprSimplifier
+
+#: Rounds of simplification at most (each after one that removed a load from a store).
+MAX_ROUNDS = 8
 
 
 @budgeted_pass
@@ -70,11 +82,15 @@ def simplify(func: n.PrimFunc) -> n.PrimFunc:
 
     >>> simplify(f)   # `n // 8` -> `0` under T.assume(0 <= n < 8)
     """
-    simplifier = _Simplifier(func)
-    body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
-    if body is func.body:
-        return func
-    return dataclasses.replace(func, body=NO_OP if body is None else body)
+    for _ in range(MAX_ROUNDS):
+        simplifier = _Simplifier(func)
+        body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
+        if body is func.body:
+            return func
+        func = dataclasses.replace(func, body=NO_OP if body is None else body)
+        if not simplifier.learned:
+            break
+    return func
 
 
 class _Simplifier:
@@ -82,6 +98,8 @@ class _Simplifier:
         self.func = func
         self.facts = IslFacts()
         self.exprs = ExprSimplifier(self.facts)
+        #: Whether a store now reads fewer loads: it may establish a value it did not.
+        self.learned = False
 
     def value_context(self, stmt: n.Stmt, original: bool):
         """A callable giving the value context just before ``stmt`` (computed once)."""
@@ -124,6 +142,8 @@ class _Simplifier:
                 indices = tuple(self.exprs.expr(i, ctx, vctx) for i in s.indices)
                 if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
                     return s
+                if _loads(value, *indices) < _loads(s.value, *s.indices):
+                    self.learned = True
                 return dataclasses.replace(s, value=value, indices=indices)
             case n.Block() | n.Allocate():
                 body = self.stmt(s.body, ctx, original=original)
@@ -218,3 +238,7 @@ class _Simplifier:
         if value is s.value and body is s.body:
             return s
         return dataclasses.replace(s, value=value, body=body)
+
+
+def _loads(*exprs: n.Expr) -> int:
+    return sum(isinstance(x, n.BufferLoad) for e in exprs for x in walk(e))

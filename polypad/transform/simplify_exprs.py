@@ -14,6 +14,11 @@
   bigger than the load (a constant, another element); a condition on
   data is decided by :func:`analyses.prove`.  Only ``Proved`` rewrites
   anything; ``Refuted`` and ``Unknown`` leave the expression as it is.
+  The value context follows the operand too: in ``i >= 14 and A[i] == 0``
+  the load is asked about where ``i >= 14`` holds.
+* What a replaced load leaves is folded (:func:`._fold.fold_constant`):
+  ``A[0] + 9`` with ``A[0]`` known to be -2 is ``7``, computed as executed
+  (integers wrap at their width, floats in their own dtype).
 
 ``ctx`` is the ISL parameter set of :mod:`._isl_context`; ``vctx`` is a
 zero-argument callable giving the statement's :class:`analyses.Context` (or
@@ -27,12 +32,13 @@ from collections.abc import Callable
 
 import islpy as isl
 
+from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.visitor import node_fields, walk
 from polypad.model import set_to_condition
 
-from ._fold import FALSE, TRUE, fold_expr
+from ._fold import FALSE, TRUE, fold_constant, fold_expr
 from ._isl_context import IslFacts, size
 
 ValueContext = Callable[[], object] | None
@@ -66,7 +72,8 @@ class ExprSimplifier:
                 where = self.facts.condition(c2, ctx)
                 t_ctx = ctx if where is None else ctx.intersect_params(where)
                 f_ctx = ctx if where is None else ctx.intersect_params(where.complement())
-                t2, f2 = self.expr(t, t_ctx, vctx), self.expr(f, f_ctx, vctx)
+                t2 = self.expr(t, t_ctx, self.knowing(vctx, c2, ctx))
+                f2 = self.expr(f, f_ctx, self.knowing(vctx, n.Not(c2), ctx))
                 if c2 is c and t2 is t and f2 is f:
                     return e
                 return n.Select(c2, t2, f2)
@@ -74,7 +81,7 @@ class ExprSimplifier:
             simpler = self.facts.simpler_int(e, ctx)
             if simpler is not None:
                 return simpler
-        return self.children(e, ctx, vctx)
+        return fold_constant(self.children(e, ctx, vctx))
 
     def children(self, e: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
         """``e`` with each child expression simplified."""
@@ -108,6 +115,30 @@ class ExprSimplifier:
             return None
         return value
 
+    def knowing(self, vctx: ValueContext, cond: n.Expr, ctx: isl.Set) -> ValueContext:
+        """``vctx`` with ``cond`` also known to hold (an operand guarded by another).
+
+        An affine condition whose arithmetic may wrap is left out: the
+        context would read it as an ISL set, whose integers do not wrap.
+        """
+        if vctx is None or isinstance(cond, n.BoolImm):
+            return vctx
+        if self.facts.condition(cond, ctx) is None and not any(
+                isinstance(x, n.BufferLoad) for x in walk(cond)):
+            return vctx
+        cache: list = []
+
+        def get():
+            if not cache:
+                base = vctx()
+                try:
+                    cache.append(None if base is None else base.with_condition(cond))
+                except PolypadError:
+                    cache.append(base)  # a condition the context cannot state: know less
+            return cache[0]
+
+        return get
+
     # ------------------------------------------------------------ conditions
 
     def cond(self, c: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
@@ -119,13 +150,14 @@ class ExprSimplifier:
             case n.And(a=a, b=b):
                 a2 = self.cond(a, ctx, vctx)
                 where = self.facts.condition(a2, ctx)
-                b2 = self.cond(b, ctx if where is None else ctx.intersect_params(where), vctx)
+                b2 = self.cond(b, ctx if where is None else ctx.intersect_params(where),
+                               self.knowing(vctx, a2, ctx))
                 return _rebuilt(c, fold_expr(n.And(a2, b2)), (a, b), (a2, b2))
             case n.Or(a=a, b=b):
                 a2 = self.cond(a, ctx, vctx)
                 where = self.facts.condition(a2, ctx)
                 rest = ctx if where is None else ctx.intersect_params(where.complement())
-                b2 = self.cond(b, rest, vctx)
+                b2 = self.cond(b, rest, self.knowing(vctx, n.Not(a2), ctx))
                 return _rebuilt(c, fold_expr(n.Or(a2, b2)), (a, b), (a2, b2))
             case n.Not(a=a):
                 a2 = self.cond(a, ctx, vctx)
@@ -143,6 +175,9 @@ class ExprSimplifier:
         """A comparison with simplified operands, decided by ISL or the prover if possible."""
         a, b = self.expr(c.a, ctx, vctx), self.expr(c.b, ctx, vctx)
         out = c if (a is c.a and b is c.b) else type(c)(a, b)
+        folded = fold_constant(out)
+        if isinstance(folded, n.BoolImm):
+            return folded
         if out is not c:
             decided = self.facts.decide(out, ctx)
             if decided is not None:

@@ -6,7 +6,7 @@ writes.  :func:`brute_dependences` derives flow, anti and output
 dependences from that record with the same conventions as
 :mod:`analyses.dependences` (an instance reads before it writes; a write
 kills earlier reads and writes).  :func:`random_program` is a hypothesis
-strategy for small affine loop nests.
+strategy for small affine loop nests (built by ``tests/fuzz_programs.py``).
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 import numpy as np
+from fuzz_programs import Draws, structural_program
 from hypothesis import strategies as st
 
 from codegen.interpreter import _Interpreter
 from polypad.ir import nodes as n
 from polypad.model import extract
-
-SIZE = 8  # every buffer of a random program has this many elements
 
 
 @dataclass
@@ -141,72 +140,11 @@ def random_args(func: n.PrimFunc, seed: int, **scalars) -> list:
 
 # ----------------------------------------------------------------- random programs
 
-_BUFFERS = ("A", "B", "C")
-
-
-@st.composite
-def index_exprs(draw, var: str) -> str:
-    """An affine index over ``var``: ``a * var + c``."""
-    scale = draw(st.sampled_from([0, 1, 1, 1, -1, 2]))
-    offset = draw(st.integers(-2, 3))
-    if scale == 0:
-        return str(offset % SIZE)
-    term = var if scale == 1 else f"-{var}" if scale == -1 else f"{scale} * {var}"
-    return f"{term} + {offset}" if offset > 0 else f"{term} - {-offset}" if offset else term
-
-
-@st.composite
-def statements(draw, var: str, buffers=_BUFFERS, param: str | None = None) -> list[str]:
-    """One guarded store ``X[idx] = Y[idx] + ... + c`` over loop variable ``var``."""
-    target = draw(st.sampled_from(buffers))
-    write = draw(index_exprs(var))
-    loads = [(draw(st.sampled_from(buffers)), draw(index_exprs(var)))
-             for _ in range(draw(st.integers(0, 2)))]
-    value = " + ".join([f"{b}[{i}]" for b, i in loads] + [f"{draw(st.integers(1, 3))}.0"])
-    conds = [f"0 <= {i} and {i} < {SIZE}" for i in [write] + [i for _, i in loads]
-             if not i.lstrip("-").isdigit()]
-    extra = draw(st.sampled_from([None, None, f"{var} % 2 == 0", f"{var} > 1", "param"]))
-    if extra == "param" and param is not None:
-        conds.append(f"{var} < {param}")
-    elif extra not in (None, "param"):
-        conds.append(extra)
-    store = f"{target}[{write}] = {value}"
-    if not conds:
-        return [store]
-    return [f"if {' and '.join(conds)}:", f"    {store}"]
-
-
-@st.composite
-def loops(draw, var: str, extent: int, buffers=_BUFFERS, param=None) -> list[str]:
-    """``for var in T.serial(extent):`` with one or two statements."""
-    body: list[str] = []
-    for _ in range(draw(st.integers(1, 2))):
-        body += draw(statements(var, buffers, param))
-    return [f"for {var} in T.serial({extent}):"] + [f"    {line}" for line in body]
-
-
-def program_text(body: list[str], *, local: bool = False, param: str | None = None) -> str:
-    """A function over buffers A, B, C (and a local X, a scalar ``param``) running ``body``."""
-    params = ", ".join(f'{b}: T.Buffer(({SIZE},), "float32")' for b in _BUFFERS)
-    if param is not None:
-        params += f", {param}: T.int32"
-    lines = ["@T.prim_func", f"def f({params}):"]
-    if local:
-        lines.append(f'    X = T.alloc_buffer(({SIZE},), "float32")')
-    lines += [f"    {line}" for line in body]
-    return "\n".join(lines) + "\n"
-
 
 @st.composite
 def random_program(draw, *, same_extent: bool = False, local: bool = False,
                    param: str | None = None, n_loops: int | None = None) -> str:
-    """A function of one to three loops (two adjacent ones over ``i`` when ``same_extent``)."""
-    buffers = _BUFFERS + (("X",) if local else ())
-    count = n_loops if n_loops is not None else draw(st.integers(1, 3))
-    extent = draw(st.integers(1, 6))
-    body: list[str] = []
-    for k in range(count):
-        var = "i" if same_extent else f"i{k}"
-        size = extent if same_extent else draw(st.integers(1, 6))
-        body += draw(loops(var, size, buffers, param))
-    return program_text(body, local=local, param=param)
+    """A function of one to three loops (two adjacent ones over ``i`` when ``same_extent``);
+    see :func:`fuzz_programs.structural_program`."""
+    return structural_program(Draws(draw), same_extent=same_extent, local=local, param=param,
+                              n_loops=n_loops)

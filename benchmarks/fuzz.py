@@ -1,0 +1,176 @@
+"""Fuzz: every pass, schedule primitive and "Proved" on random loop nests, checked by
+execution.
+
+Each case ``K`` of seed ``S`` is generated from ``random.Random`` alone (no
+hypothesis engine, no shrinking): three in four are loop nests of
+``tests/fuzz_programs.py`` with every option on (int32 and float32 buffers,
+integer arithmetic that wraps, assumptions on ``n`` and on buffer elements,
+prover probes), one in four are the structural deciders' programs (adjacent
+loops, a local buffer).  For each case, ``tests/fuzz_support.py`` runs every
+pass and asks ``is_no_op`` of three statements, ``can_remove_conditional``
+of two ifs and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies
+every schedule primitive, and both compare executions on inputs that satisfy
+the assumptions.
+
+Counted: *unsound* (results differ after a pass, a primitive or a
+"Proved"), *crashes* (an exception that is no legal refusal), questions
+that hit polypad's default time budget, and the slowest case.  Every
+finding prints with the flags that reproduce it and the program text.
+
+Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from fuzz_primitives import check_primitives  # noqa: E402
+from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
+from fuzz_support import (  # noqa: E402
+    Report,
+    check_conditionals,
+    check_no_ops,
+    check_passes,
+    check_probes,
+    make_case,
+)
+
+from polypad import budget  # noqa: E402
+
+
+@dataclass
+class Outcome:
+    """One case: its program, what the checks found, and how long they took."""
+
+    index: int
+    text: str
+    report: Report | None  # None: discarded (no input set runs, or not buildable)
+    seconds: float
+    invalid: str | None = None  # the generator wrote a program polypad rejects
+
+
+def generate(seed: int, index: int):
+    """The program text of case ``index``, its chooser (for the checks' own choices), and
+    the values of ``n`` brute force should try."""
+    choose = Seeded(seed * 1_000_003 + index)
+    if choose.integer(0, 3) == 0:
+        text = structural_program(choose, same_extent=choose.boolean(), local=choose.boolean(),
+                                  param="n" if choose.boolean() else None)
+        return text, choose, range(0, 17)
+    nest = nest_program(choose, NestOptions.fuzz())
+    return nest.text, choose, range(*nest.n_range)
+
+
+def run_case(seed: int, index: int) -> Outcome:
+    text, choose, n_values = generate(seed, index)
+    start = time.perf_counter()
+    try:
+        case = make_case(text, seed * 1_000_003 + index, n_values)
+    except Exception as err:
+        return Outcome(index, text, None, time.perf_counter() - start,
+                       invalid=f"{type(err).__name__}: {err}")
+    if case is None:
+        return Outcome(index, text, None, time.perf_counter() - start)
+    report = Report()
+    check_passes(case, report)
+    check_primitives(case, report, choose)
+    check_no_ops(case, report, [choose.integer(0, 99) for _ in range(3)])
+    check_conditionals(case, report, [choose.integer(0, 99) for _ in range(2)])
+    check_probes(case, report)
+    return Outcome(index, text, report, time.perf_counter() - start)
+
+
+def has_findings(outcome: Outcome) -> bool:
+    """An invalid program, or an unsound or crash finding that is no known bug."""
+    return bool(outcome.invalid or (outcome.report and outcome.report.new_findings()))
+
+
+def show_finding(seed: int, outcome: Outcome) -> None:
+    print(f"\n=== case {outcome.index}: python benchmarks/fuzz.py --seed {seed} "
+          f"--case {outcome.index}")
+    if outcome.invalid:
+        print(f"  invalid program: {outcome.invalid}")
+    for f in outcome.report.new_findings() if outcome.report else ():
+        print(f"  {f.kind}: {f.what}\n    {f.detail}")
+    print(outcome.text, flush=True)
+
+
+def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
+    checked = [o for o in outcomes if o.report is not None]
+    reports = [o.report for o in checked]
+    findings = [f for r in reports for f in r.new_findings()]
+    known = [f.known for r in reports for f in r.findings if f.known]
+    hit_cases = [o for o in checked if o.report.budget_hits]
+    slowest = max(outcomes, key=lambda o: o.seconds)
+    rate = len(outcomes) / elapsed if elapsed else 0.0
+    rows = [
+        ("seed", seed),
+        ("cases", len(outcomes)),
+        ("  checked", len(checked)),
+        ("  discarded", sum(o.report is None and not o.invalid for o in outcomes)),
+        ("  invalid programs", sum(bool(o.invalid) for o in outcomes)),
+        ("questions", sum(r.questions for r in reports)),
+        ("  proved (checked)", sum(r.proved for r in reports)),
+        ("  refused", sum(r.refused for r in reports)),
+        ("unsound", sum(f.kind == "unsound" for f in findings)),
+        ("crashes", sum(f.kind == "crash" for f in findings)),
+        ("cases with findings", sum(bool(r.new_findings()) for r in reports)),
+        ("known bugs met", f"{len(known)} times in "
+                           f"{sum(any(f.known for f in r.findings) for r in reports)} cases"),
+        (f"budget hits ({budget.default_budget():g} s)",
+         f"{sum(len(r.budget_hits) for r in reports)} questions in {len(hit_cases)} cases"),
+        ("over 1.5 x budget", f"{sum(len(r.overruns) for r in reports)} questions"),
+        ("slowest case", f"{slowest.seconds:.1f} s: case {slowest.index}" + (
+            f" ({slowest.report.slowest[1]} {slowest.report.slowest[0]:.1f} s)"
+            if slowest.report else "")),
+        ("time", f"{elapsed:.0f} s, {rate:.2f} cases/s; 10,000 cases ~ "
+                 f"{10_000 / rate / 3600:.1f} h" if rate else f"{elapsed:.0f} s"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    print("\n" + "\n".join(f"{k:<{width}}  {v}" for k, v in rows))
+    for name in sorted(set(known)):
+        print(f"known bug ({known.count(name)}x): {name}")
+    for o in hit_cases:
+        print(f"budget hit: case {o.index}: {', '.join(o.report.budget_hits)}")
+    for o in checked:
+        for what, seconds in o.report.overruns:
+            print(f"over budget: case {o.index}: {what} took {seconds:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--first", type=int, default=0, help="index of the first case")
+    parser.add_argument("--case", type=int, help="run only case K and print its program")
+    parser.add_argument("--progress", type=int, default=50, help="a status line every N cases")
+    args = parser.parse_args(argv)
+    indices = [args.case] if args.case is not None else range(args.first,
+                                                              args.first + args.count)
+    outcomes: list[Outcome] = []
+    start = time.perf_counter()
+    for done, index in enumerate(indices, 1):
+        outcome = run_case(args.seed, index)
+        outcomes.append(outcome)
+        if args.case is not None:
+            print(outcome.text)
+            print("\n".join(outcome.report.log if outcome.report else ["discarded"]))
+        if has_findings(outcome):
+            show_finding(args.seed, outcome)
+        if done % args.progress == 0:
+            bad = sum(has_findings(o) for o in outcomes)
+            print(f"[{done} cases, {time.perf_counter() - start:.0f} s, {bad} with findings]",
+                  flush=True)
+    summary(args.seed, outcomes, time.perf_counter() - start)
+    return 1 if any(has_findings(o) for o in outcomes) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
