@@ -28,6 +28,7 @@ _LAZY = {
     "can_merge_loops": "merge",
     "is_no_op": "no_op",
     "prove": "prover",
+    "known_value": "prover",
     "context_at": "context",
     "Context": "context",
     "check_bounds": "bounds",

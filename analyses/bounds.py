@@ -47,10 +47,10 @@ from polypad.model.overflow import wrapping_operation
 from polypad.model.ranges import dtype_range
 
 from .budgeted import decider
-from .context import Program, Site, program_of
 from .evidence import Counterexample, Element, Instance, Proved, Refuted, Unknown
 from .facts import int_assume_facts
 from .instances import dim_names, point_coordinates
+from .program import Program, Site, program_of
 
 # (condition, value it must have) for a load to be evaluated.
 _Path = tuple[tuple[n.Expr, bool], ...]

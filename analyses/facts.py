@@ -40,7 +40,7 @@ from polypad.model import pw_aff_to_expr, set_to_condition, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.overflow import wraps_somewhere
 
-from .context import Program, Site, any_of
+from .program import Program, Site, any_of
 
 
 def loads_in(expr: n.Expr) -> list[n.BufferLoad]:

@@ -17,8 +17,8 @@ import islpy as isl
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 
-from .context import Program, Site
 from .facts import Instantiator, loads_in
+from .program import Program, Site
 
 
 def element_history(facts: Instantiator, load: n.BufferLoad, x_values: dict,

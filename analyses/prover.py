@@ -53,7 +53,7 @@ from polypad.model.overflow import set_ranges, wrapping_operation
 from .budgeted import decider
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Proved, Refuted, Unknown
-from .facts import loads_in
+from .facts import has_undef, loads_in
 from .ieee import IEEEEnv, py_value, same_value, to_z3_ieee
 
 DEFAULT_TIMEOUT_MS = 2000
@@ -453,3 +453,36 @@ def _solver() -> z3.Solver:
     # simplify + smt as a tactic: several times faster than z3.Solver() on the
     # small one-shot queries a prover asks (no incremental machinery to set up).
     return z3.Then("simplify", "smt").solver()
+
+
+def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
+    """A value proven equal to ``load`` at ``context`` (from assumptions or stores), or None.
+
+    Candidates come from the facts about the element, then from equalities in
+    the conditions on data around the point (``if A[0] == n:`` offers ``n``,
+    only values that read no buffer: ``if A[0] == B[0]`` would offer each
+    load for the other, and a second simplify would swap them back).  Each
+    is only a guess until :func:`prove` shows it.
+
+    >>> known_value(B[0], context_at(f, store))     # FloatImm(0.0)
+    """
+    for candidate in _candidates(load, context):
+        if prove(load.equal(candidate), context):
+            return candidate
+    return None
+
+
+def _candidates(load: n.BufferLoad, context: Context):
+    seen: set = {load}
+    for fact in context.facts_for(load):
+        if fact.candidate is not None and fact.candidate not in seen:
+            seen.add(fact.candidate)
+            yield fact.candidate
+    for cond in (*context.premises, *context.conditions):
+        for node in walk(cond):
+            if not isinstance(node, n.Eq):
+                continue
+            for a, b in ((node.a, node.b), (node.b, node.a)):
+                if a == load and b not in seen and not has_undef(b) and not loads_in(b):
+                    seen.add(b)
+                    yield b

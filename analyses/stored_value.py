@@ -36,9 +36,10 @@ from polypad.ir.show import show
 from polypad.ir.visitor import Rewriter
 from polypad.model import set_to_condition
 
-from .context import Program, Site, context_at
+from .context import context_at, context_of
 from .evidence import Decision, Proved
 from .facts import FactInstance, Instantiator, ValueFact, _reads, has_undef
+from .program import Program, Site
 from .prover import DEFAULT_TIMEOUT_MS, prove_same_value
 
 
@@ -163,7 +164,7 @@ def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
         current = n.BufferLoad(store.buffer, store.indices)
         stored = _Replace(current, value).visit(store.value)
         try:
-            ctx = program.context(site).with_condition(
+            ctx = context_of(program, site).with_condition(
                 set_to_condition(where, site.loop_vars, program.names))
         except PolypadError:
             return False

@@ -24,7 +24,7 @@ warm-up call (compilation excluded); every result is checked against numpy.
 Then the proof: ``analyses.can_remove_conditional`` on the conditional of
 each RFC walkthrough step that the overcompute pass is asked about (target:
 20 ms), median of ``PROOF_REPEAT`` runs, ``cold`` with the per-function
-context cache (``analyses.context._PROGRAMS``) cleared before each run,
+context cache (``analyses.program._PROGRAMS``) cleared before each run,
 ``warm`` without; and a summary over every conditional of every RFC example
 file.
 
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import analyses  # noqa: E402
-import analyses.context as context_module  # noqa: E402
+import analyses.program as context_module  # noqa: E402
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
 from polypad.ir import nodes as n  # noqa: E402

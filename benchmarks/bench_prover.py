@@ -33,7 +33,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "analyses")]
 
 from prover_brute_force import violations  # noqa: E402
 
-import analyses.context as context_module  # noqa: E402
+import analyses.program as context_module  # noqa: E402
 import polypad as pp  # noqa: E402
 from analyses import context_at, prove  # noqa: E402
 from analyses.stored_value import stores_existing_value  # noqa: E402

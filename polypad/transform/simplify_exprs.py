@@ -105,7 +105,9 @@ class ExprSimplifier:
         context = vctx() if vctx is not None else None
         if context is None:
             return None
-        value = context.known_value(load)
+        from analyses.prover import known_value
+
+        value = known_value(load, context)
         if value is None or value.dtype != load.dtype:
             return None
         # A value is worth using when it is no bigger than the load: a constant, or

@@ -9,7 +9,7 @@ import pytest
 from prover_brute_force import assert_proved
 
 import polypad as pp
-from analyses import Context, Proved, Refuted, Unknown, context_at, prove
+from analyses import Context, Proved, Refuted, Unknown, context_at, known_value, prove
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
@@ -101,9 +101,9 @@ def f(A: T.Buffer((16,), "float32"), B: T.Buffer((1,), "float32")):
     store = nodes(f, n.BufferStore)[1]
     ctx = context_at(f, store)
     (i,) = ctx.loop_vars
-    assert ctx.known_value(B[0]) is None
-    assert ctx.with_condition(i.equal(0)).known_value(B[0]) == n.FloatImm(0.0)
-    assert context_at(f, nodes(f, n.For)[0]).known_value(B[0]) == n.FloatImm(0.0)
+    assert known_value(B[0], ctx) is None
+    assert known_value(B[0], ctx.with_condition(i.equal(0))) == n.FloatImm(0.0)
+    assert known_value(B[0], context_at(f, nodes(f, n.For)[0])) == n.FloatImm(0.0)
 
 
 def test_stored_value_read_from_another_buffer_is_dropped_when_that_one_changes():
@@ -121,7 +121,7 @@ def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4
     ctx = context_at(f, store)
     (i,) = ctx.loop_vars
     assert_proved(B[i].equal(A[i]), f, store, where=i.not_equal(2))
-    assert ctx.with_condition(i.equal(1)).known_value(B[i]) == A[i]
+    assert known_value(B[i], ctx.with_condition(i.equal(1))) == A[i]
     # B[2] holds the old A[2], which may or may not have been 7.0 already.
     decided = prove(B[i].equal(A[i]), ctx)
     assert isinstance(decided, Unknown)
@@ -195,8 +195,8 @@ def f(A: T.Buffer((16,), "float32"), B: T.Buffer((4,), "float32")):
     ctx = context_at(f, nodes(f, n.BufferStore)[2])
     decided = prove(A[5].equal(0.0), ctx)
     assert isinstance(decided, Unknown) and "not track" in decided.reason
-    assert ctx.known_value(A[5]) is None
-    assert context_at(f, nodes(f, n.For)[1]).known_value(A[5]) == n.FloatImm(0.0)
+    assert known_value(A[5], ctx) is None
+    assert known_value(A[5], context_at(f, nodes(f, n.For)[1])) == n.FloatImm(0.0)
 
 
 def test_errors_name_the_statement():

@@ -14,7 +14,7 @@ from prover_brute_force import assert_proved, holds_at, violations
 
 import analyses
 import polypad as pp
-from analyses import Proved, Refuted, Unknown, context_at, prove
+from analyses import Proved, Refuted, Unknown, context_at, known_value, prove
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import math as math_call
 from polypad.ir.intrinsics import undef
@@ -142,7 +142,7 @@ def test_assumed_buffer_value_at_the_data_dependent_if():
     f = example("simplify_assume_buffer_before")
     A, B = f.params
     branch = nodes(f, n.IfThenElse)[0]
-    assert context_at(f, branch).known_value(B[0]) == n.IntImm(0)
+    assert known_value(B[0], context_at(f, branch)) == n.IntImm(0)
     assert_proved(n.Eq(A[0].equal(B[0]), A[0].equal(0)), f, branch, method="z3")
 
 
@@ -196,8 +196,8 @@ def test_consumer_of_explicit_default_padding():
     branch = nodes(g, n.IfThenElse)[0]
     io, ii = loop_vars(g, branch)
     assert_proved((B[0] + A[io, ii]).equal(B[0]), g, branch, where=n.Not(branch.condition))
-    assert context_at(g, branch).with_condition(n.Not(branch.condition)).known_value(
-        A[io, ii]) == n.IntImm(0)
+    assert known_value(A[io, ii], context_at(g, branch).with_condition(
+        n.Not(branch.condition))) == n.IntImm(0)
 
 
 PADDED_SUM = '''
@@ -247,7 +247,7 @@ def test_storing_undef_resets_the_stored_zero():
     ce = prove(claim, ctx).counterexample
     assert ce.instances[0].indices == {"io": 3, "ii": 2}
     assert ce.values["A[3, 2]"] != 0
-    assert ctx.with_condition(ii.equal(2)).known_value(A[io, ii]) is None
+    assert known_value(A[io, ii], ctx.with_condition(ii.equal(2))) is None
     assert_proved(claim, f, branch, where=n.And(n.Not(branch.condition), ii.equal(3)))
 
 
