@@ -466,6 +466,8 @@ def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
 
     >>> known_value(B[0], context_at(f, store))     # FloatImm(0.0)
     """
+    expect(load, n.BufferLoad, "load", "known_value")
+    expect(context, Context, "context", "known_value")
     for candidate in _candidates(load, context):
         if prove(load.equal(candidate), context):
             return candidate
