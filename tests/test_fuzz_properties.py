@@ -14,7 +14,6 @@ runs the same checks over thousands of seeded cases.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from fuzz_primitives import PRIMITIVES, check_primitives
 from fuzz_programs import Draws, NestOptions, nest_program, structural_program
 from fuzz_support import (
@@ -30,7 +29,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import codegen
-from polypad.errors import AssumptionError
 from polypad.schedule import Schedule
 from polypad.script import parse
 from polypad.transform import simplify
