@@ -38,6 +38,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.show import show
 from polypad.ir.visitor import children, walk
 from polypad.model import AffineSpace, to_set
@@ -248,6 +249,7 @@ def _site_accesses(site: Site) -> list[_Access]:
     return out
 
 
+@guarded
 def _loads(site: Site, e: n.Expr, path: _Path, lets: dict, out: list[_Access]) -> None:
     """The loads of ``e`` in evaluation order, each with the conditions it runs under."""
     match e:

@@ -51,6 +51,8 @@ exception raised in a parallel region as a ``SystemError``.
 
 from __future__ import annotations
 
+import ast
+
 from polypad.errors import BuildError
 from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
@@ -59,7 +61,7 @@ from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
 from .checks import check_lines, checked_assumptions, has_check, is_check
-from .names import Names
+from .names import RESERVED, Names
 from .pyexpr import ADD, SPLIT, ExprPrinter, numpy_type
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
@@ -109,7 +111,7 @@ class _Emitter:
         self.checks = {id(s): k for k, s in enumerate(checked_assumptions(func))}
         self.names = Names()
         self.expr = ExprPrinter(self.names)
-        self.expr.out = self.line
+        self.expr.out, self.expr.part = self.line, self.part
         self.helpers: list[str] = []
         self.helper_names: dict[str, str] = {}
         self.current: _Function | None = None
@@ -234,6 +236,24 @@ class _Emitter:
         return (isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm)
                 and loop.extent.value <= MAX_UNROLL)
 
+    def part(self, text: str) -> str:
+        """A call of a helper ``_pp_part_<k>`` returning ``text``, one piece of a long
+        expression: Numba's and LLVM's time grows faster than a function's length."""
+        args, params, body = _parameterized(text)
+        piece = _Function("{name}", params, vectorized=self.current.vectorized,
+                          boundscheck=self.boundscheck)
+        piece.lines.append(f"    return {body}")
+        return f"{self.register(piece, 'part')}({', '.join(args)})"
+
+    def register(self, function: _Function, kind: str) -> str:
+        """The name of helper ``function`` (named ``{name}``): a new one, or its twin's."""
+        template = function.text()
+        name = self.helper_names.get(template)
+        if name is None:  # identical helpers (say, unrolled copies) are one
+            name = self.helper_names[template] = f"_pp_{kind}_{len(self.helpers)}"
+            self.helpers.append(template.replace("def {name}(", f"def {name}(", 1))
+        return name
+
     def helper(self, stmt: ir.Stmt, depth: int, kind: str) -> None:
         """Emit ``stmt`` as a helper function ``_pp_<kind>_<k>`` and call it here.
 
@@ -251,12 +271,39 @@ class _Emitter:
         self.stmt(stmt, 1)
         self.current = outer
         self.expr.subst.update(saved)
-        template = helper.text()
-        name = self.helper_names.get(template)
-        if name is None:  # identical loops (say, unrolled copies) share one helper
-            name = self.helper_names[template] = f"_pp_{kind}_{len(self.helpers)}"
-            self.helpers.append(template.replace("def {name}(", f"def {name}(", 1))
-        self.line(depth, f"{name}({', '.join(args)})")
+        self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")
+
+
+def _parameterized(text: str) -> tuple[list[str], list[str], str]:
+    """The names ``text`` (a Python expression) reads from outside, in order of first
+    use, their new names ``_a0``, ``_a1``..., and ``text`` with them renamed: the
+    parameters and body of a helper, the same for every piece of the same shape.
+
+    Module-level names (``np``, ``min``, helpers) and a lambda's parameters are not
+    read from outside.
+    """
+    tree = ast.parse(text, mode="eval")
+    free: dict[str, list[ast.Name]] = {}
+    taken: set[str] = set()
+    stack: list[tuple[ast.AST, frozenset]] = [(tree, frozenset())]
+    while stack:
+        node, bound = stack.pop()
+        if isinstance(node, ast.Lambda):
+            bound = bound | {a.arg for a in node.args.args}
+            taken |= {a.arg for a in node.args.args}
+        elif isinstance(node, ast.Name):
+            taken.add(node.id)
+            if (node.id not in bound and node.id not in RESERVED
+                    and not node.id.startswith("_pp_")):
+                free.setdefault(node.id, []).append(node)
+        stack += [(child, bound) for child in reversed(list(ast.iter_child_nodes(node)))]
+    fresh = (f"_a{k}" for k in range(len(taken) + len(free) + 1))
+    params = []
+    for uses in free.values():
+        params.append(next(name for name in fresh if name not in taken))
+        for use in uses:
+            use.id = params[-1]
+    return list(free), params, ast.unparse(tree)
 
 
 def _free(stmt: ir.Stmt) -> tuple[list[Buffer], list[Var]]:

@@ -28,7 +28,9 @@
   before it -- ``_t = a + b + ... ``, then ``_t + c + ...`` -- since
   Python's compiler and tokenizer refuse very deep nesting.  Each
   temporary holds the value its sub-expression had, computed by the same
-  operations in the same order (so floats round alike); one whose
+  operations in the same order (so floats round alike) -- in a helper
+  function of the emitter's, so that no compiled function grows large
+  (LLVM's time grows faster than a function's length); one whose
   evaluation is conditional (a branch of ``Select``, the right operand of
   ``and``/``or``) is computed under an ``if`` of that condition, so no
   guarded load runs unguarded, and a ``Let`` binds a local variable.
@@ -115,6 +117,9 @@ class ExprPrinter:
         #: and ``None`` keeps every expression on one line.
         self.out: Callable[[int, str], None] | None = None
         self.depth: int | None = None
+        #: ``part(text)``: a call of a helper function returning ``text`` (set by
+        #: the emitter, to keep each compiled function small).
+        self.part: Callable[[str], str] | None = None
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -224,9 +229,11 @@ class ExprPrinter:
         finally:
             self.depth -= 1
 
-    def _temp(self, text: str) -> str:
+    def _temp(self, text: str, part: bool = False) -> str:
+        """A new local variable holding ``text`` (computed by a helper when ``part``)."""
         name = self.names.fresh("_t")
-        self._line(f"{name} = {text}")
+        value = self.part(text) if part and self.part is not None else text
+        self._line(f"{name} = {value}")
         return name
 
     def _long(self, expr: ir.Expr) -> tuple[str, int]:
@@ -256,7 +263,7 @@ class ExprPrinter:
         nesting = 1 + max((self._nesting(c) for c in children(expr) if isinstance(c, ir.Expr)),
                           default=0)
         if nesting >= SPLIT:
-            return self._done(expr, self._temp(text), ATOM, 1)
+            return self._done(expr, self._temp(text, part=True), ATOM, 1)
         return self._done(expr, text, level, nesting)
 
     def _done(self, expr: ir.Expr, text: str, level: int, nesting: int) -> tuple[str, int]:

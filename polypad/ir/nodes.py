@@ -421,3 +421,26 @@ class IRModule:
     @property
     def functions(self) -> dict[str, PrimFunc]:
         return {f.name: f for f in self.funcs}
+
+
+def _guard_generated_methods() -> None:
+    """Let the generated ``__eq__``, ``__hash__`` and ``__repr__`` of nested nodes,
+    which recurse through the children, move to a deep worker as every walker does
+    (:mod:`polypad.ir.deep`): hashing a 10,000-term sum must not overflow the stack."""
+    from .deep import guarded
+
+    nested = [Expr, Stmt, PrimFunc, IRModule]
+    while nested:
+        cls = nested.pop()
+        nested += cls.__subclasses__()
+        if cls is Var:
+            continue  # an identity: nothing to recurse into
+        for name in ("__eq__", "__hash__", "__repr__"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "guarded", False):
+                step = guarded(method)
+                step.guarded = True
+                setattr(cls, name, step)
+
+
+_guard_generated_methods()
