@@ -27,21 +27,12 @@ def find_block(root, name: str) -> n.Block:
 
 
 def find_loop(root, ref: n.For | str) -> n.For:
-    """The loop ``ref`` names: a ``For`` node under ``root``, or its variable's name."""
-    loops = [node for node in walk(_body(root)) if isinstance(node, n.For)]
-    if isinstance(ref, n.For):
-        if any(loop is ref for loop in loops):
-            return ref
-        raise NotFoundError(f"the loop over {ref.var.name} is not in {_title(root)}")
-    found = [loop for loop in loops if loop.var.name == ref]
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        names = ", ".join(loop.var.name for loop in loops) or "none"
-        raise NotFoundError(f"no loop over {ref!r} in {_title(root)}; loops over: {names}")
-    raise NotFoundError(
-        f"{len(found)} loops run over a variable called {ref!r} in {_title(root)}; "
-        "pass the For node itself")
+    """The loop ``ref`` names: a ``For`` node under ``root``, or a loop name of
+    :mod:`polypad.ir.loop_names` (its variable's name where unique, else
+    ``"block/var"`` or ``"var#k"``)."""
+    from .loop_names import find_named_loop
+
+    return find_named_loop(root, ref)
 
 
 def find_buffer(func: n.PrimFunc, ref: n.Buffer | str) -> n.Buffer:
