@@ -143,7 +143,9 @@ class _Reducer:
                 if new_range.is_equal(old_range):
                     return None
                 if active.is_subset(new_range) and new_range.is_subset(old_range):
-                    return start, extent, self.condition(bounds, ctx)
+                    where = self.condition(bounds, ctx)
+                    if where is not None:  # None: the new bounds may wrap, so isl can't read them
+                        return start, extent, where
         return None
 
     def exprs(self, pa: isl.PwAff) -> list[n.Expr]:

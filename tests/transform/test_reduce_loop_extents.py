@@ -204,3 +204,16 @@ def test_parallel_loop_is_reduced_and_stays_parallel():
     for i in T.parallel(4, 16):
         A[i] = 1.0
 """))
+
+
+def test_bounds_that_may_wrap_are_not_proposed():
+    # The tight range [1, min(n, 3)) has extent `min(n, 3) - 1`, which wraps at
+    # n = -2**31: isl cannot read it, so the candidate is dropped, not crashed on.
+    f = func("""
+    for i in T.serial(3):
+        if 0 <= 2 * i - 1 and i < n:
+            A[2 * i - 1] = A[i + 3] + 2.0
+""")
+    got = reduce(f)
+    for n_value in (-2**31, -3, 0, 2, 5):
+        assert_same_results(f, got, random_args(f, 0, n=n_value))
