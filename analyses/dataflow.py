@@ -29,6 +29,7 @@ no-op decider must not remove a store an assumption looks at).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import islpy as isl
@@ -86,12 +87,20 @@ class Dependences:
     The ISL work is shared by every ``Dependences`` of one function (a
     decider asked about each statement of a function in turn pays once), and
     the anti and output dependences are computed on first use.
+
+    ``buffers``, when given, limits everything to the accesses of those
+    buffers: the dependences are exactly the unrestricted ones whose element
+    is in one of them (ISL's dataflow is element by element, and every
+    access, kill and ``END`` read is tagged with its buffer), at a fraction
+    of the cost when the question is about one buffer.  ``live_in`` and
+    ``live_out`` are restricted the same way.
     """
 
-    def __init__(self, model: Model, *, assumes: bool = False) -> None:
+    def __init__(self, model: Model, *, assumes: bool = False,
+                 buffers: Iterable[n.Buffer] | None = None) -> None:
         self.model = model
         self.func = model.func
-        self._flows = _flows_of(model, assumes)
+        self._flows = _flows_of(model, assumes, buffers)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
         self.flow_may = self.flow = self._flows.flow
@@ -207,24 +216,32 @@ class _Flows:
     dropped before ISL sees them (see :func:`_drop_constant_dims`).
     """
 
-    def __init__(self, model: Model, assumes: bool) -> None:
-        times = inst.program_times(model)
+    def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None) -> None:
+        def kept(buffer: n.Buffer) -> bool:
+            return buffers is None or id(buffer) in buffers
+
         self.scopes = inst.allocation_scopes(model.func.body)
-        kills, kill_times = _allocation_kills(model, self.scopes)
-        end_reads, end_time = _end_reads(model, self.scopes)
+        kills, kill_times = _allocation_kills(model, self.scopes, kept)
+        end_reads, end_time = _end_reads(model, self.scopes, kept)
         writes = [a for s in model.statements if not s.is_assume
-                  for a in s.accesses if a.kind == "write"]
+                  for a in s.accesses if a.kind == "write" and kept(a.buffer)]
         reads = [a for s in model.statements if assumes or not s.is_assume
-                 for a in s.accesses if a.kind == "read"]
+                 for a in s.accesses if a.kind == "read" and kept(a.buffer)]
+        # The times of the statements with an access here: a time dimension
+        # constant over these events orders none of them.
+        depth = inst.depth_of(model)
+        times = [inst.statement_time(s, depth) for s in model.statements
+                 if any(kept(a.buffer) for a in s.accesses)]
         self.must_w = _tag(_union(a.relation for a in writes if not a.may))
         self.may_w = _tag(_union(a.relation for a in writes if a.may))
         self.real_r = _tag(_union(a.relation for a in reads))
         self.must_reads = _tag(_union(a.relation for a in reads if not a.may)).domain()
         self.must_writes = self.must_w.domain()
         self.kill_t, end_t = _tag(kills), _tag(end_reads)
-        every = _union(a.relation for s in model.statements for a in s.accesses)
+        every = _union(a.relation for s in model.statements for a in s.accesses
+                       if kept(a.buffer))
         every = every.union(kills).union(end_reads)
-        time = _drop_constant_dims(_union(times.values()).union(kill_times).union(end_time))
+        time = _drop_constant_dims(_union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
 
         flow = self.compute(self.real_r.union(end_t), self.must_w, self.may_w, self.kill_t)
@@ -266,16 +283,18 @@ class _Flows:
 # The flows of the functions asked about most recently, keyed by identity:
 # ``extract`` is a function of the PrimFunc alone, so a new model of the same
 # function has the same statement, buffer and parameter names.
-_FLOWS: dict[tuple[int, bool], tuple[n.PrimFunc, _Flows]] = {}
+_FLOWS: dict[tuple, tuple[n.PrimFunc, _Flows]] = {}
 _KEEP = 8
 
 
-def _flows_of(model: Model, assumes: bool) -> _Flows:
-    key = (id(model.func), assumes)
+def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = None) -> _Flows:
+    # Buffer objects are identities, held alive by the function the key checks.
+    ids = None if buffers is None else frozenset(id(b) for b in buffers)
+    key = (id(model.func), assumes, ids)
     found = _FLOWS.get(key)
     if found is not None and found[0] is model.func:
         return found[1]
-    flows = _Flows(model, assumes)
+    flows = _Flows(model, assumes, ids)
     if len(_FLOWS) >= _KEEP:
         _FLOWS.pop(next(iter(_FLOWS)))
     _FLOWS[key] = (model.func, flows)
@@ -310,11 +329,15 @@ def _drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
     return out
 
 
-def _allocation_kills(model: Model, scopes) -> tuple[isl.UnionMap, isl.UnionMap]:
-    """``K<k>[outer loops] -> Buf[every element]`` at the end of each ``Allocate``."""
+def _allocation_kills(model: Model, scopes, kept=lambda buffer: True
+                      ) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """``K<k>[outer loops] -> Buf[every element]`` at the end of each ``Allocate``
+    (of a buffer ``kept`` accepts)."""
     depth = inst.depth_of(model)
     kills, kill_times = _empty(), _empty()
     for k, scope in enumerate(scopes):
+        if not kept(scope.buffer):
+            continue
         inside = model.statements[scope.first:scope.stop]
         exact = [s for s in inside if not s.may]
         if not exact or scope.buffer not in model.buffer_names:
@@ -341,14 +364,16 @@ def _allocation_kills(model: Model, scopes) -> tuple[isl.UnionMap, isl.UnionMap]
     return kills, kill_times
 
 
-def _end_reads(model: Model, scopes) -> tuple[isl.UnionMap, isl.UnionMap]:
-    """``END[] -> Buf[every element]`` for every buffer not allocated inside the function."""
+def _end_reads(model: Model, scopes, kept=lambda buffer: True
+               ) -> tuple[isl.UnionMap, isl.UnionMap]:
+    """``END[] -> Buf[every element]`` for every buffer not allocated inside the function
+    (and that ``kept`` accepts)."""
     local = {id(scope.buffer) for scope in scopes}
     space = AffineSpace((), tuple_name="END", names=model.names)
     last = max((s.position[0] for s in model.statements), default=0)
     reads = _empty()
     for buffer in model.buffer_names.objects():
-        if id(buffer) in local:
+        if id(buffer) in local or not kept(buffer):
             continue
         box = inst.buffer_box(model, buffer)
         reads = reads.union(isl.UnionMap.from_map(

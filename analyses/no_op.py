@@ -60,7 +60,6 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         raise NotFoundError(f"the statement is not in function {f.name}")
     try:
         model = extract(f)
-        deps = Dependences(model, assumes=True)
     except NotAffineError as err:
         return Unknown(f"the function cannot be modelled exactly: {err}")
     inside = model.statements[span[0]:span[1]]
@@ -68,6 +67,10 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         return Unknown("the statement holds a T.assume: removing a fact is not a no-op question")
     if not inside:
         return Proved("isl", "it writes nothing")
+    # Only the buffers the statement writes can carry its values anywhere: the
+    # dataflow of the others is left out (it does not change these flows).
+    written = {id(a.buffer): a.buffer for s in inside for a in s.accesses if a.kind == "write"}
+    deps = Dependences(model, assumes=True, buffers=written.values())
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))

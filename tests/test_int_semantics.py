@@ -122,6 +122,28 @@ def f(A: T.Buffer((4,), "int32")):
     assert list(a) == [0, 1, 1, 1]
 
 
+@pytest.mark.parametrize("n_value", [2, 3])
+def test_simplify_keeps_an_index_whose_let_wrapped(n_value):
+    # Fuzz case 1713 (seed 0): x1's value wraps for n >= 2, so ISL's exact
+    # reading of the index (4 - n) is not the executed one.
+    f = pp.parse('''
+@T.prim_func
+def f(B: T.Buffer((4, 4), "int32"), n: T.int32):
+    T.assume(2 <= n and n < 4)
+    x1 = (1073741824 * n + 3) // 4
+    B[3, ((n + 2 * x1) // 3) % 4] = B[2, 3]
+''')
+    g = simplify(f)
+    pp.assert_structural_equal(g, f)
+    for target in ("python", "numba"):
+        want = np.arange(16, dtype=np.int32).reshape(4, 4)
+        got = want.copy()
+        codegen.build(f, target="python")(want, n_value)
+        codegen.build(g, target=target)(got, n_value)
+        np.testing.assert_array_equal(got, want)
+        assert want[3, 3 if n_value == 2 else 2] == 11
+
+
 def test_prover_refutes_what_only_unbounded_integers_satisfy():
     f = pp.parse('''
 @T.prim_func

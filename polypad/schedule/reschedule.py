@@ -222,8 +222,10 @@ def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.
         if s.name in inside:
             moved = s.name in chosen
             group = int(moved) if position == "after" else int(not moved)
-            # A block moves as a whole; without one, each nest is split where it is.
-            head = [start if scope.block is not None else s.position[0], group]
+            # A block moves as a whole; without one, each nest is split where it
+            # is.  The item, not the first program position: the statements of
+            # one top-level ``if`` have different first positions.
+            head = [start if scope.block is not None else scope.item_of[s.name], group]
         else:
             head = [s.position[0], 0]
         out = out.union(isl.UnionMap.from_map(time_map(s, head + program)))

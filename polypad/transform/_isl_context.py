@@ -56,11 +56,29 @@ class IslFacts:
         return where if self.exact(cond, ctx) else None
 
     def exact(self, e: n.Expr, ctx: isl.Set) -> bool:
-        """Whether no operation of ``e`` may wrap around where ``ctx`` holds."""
+        """Whether no operation of ``e``, nor of the let values it uses, may wrap
+        around where ``ctx`` holds.
+
+        The let values count: ISL reads ``x`` as its value exactly, so a value
+        that wrapped when the let ran (``x = 1073741824 * n`` with ``n = 3``)
+        is not the one ISL computes with.
+        """
+        space = self.space()
         try:
-            return not wraps_somewhere(e, self.space(), ctx)
+            return not any(wraps_somewhere(x, space, ctx) for x in self._with_lets(e))
         except isl.Error:
             return False
+
+    def _with_lets(self, e: n.Expr) -> list[n.Expr]:
+        """``e`` and the values of the let-bound variables it reaches, transitively."""
+        out, seen, todo = [e], set(), [e]
+        while todo:
+            for node in walk(todo.pop()):
+                if isinstance(node, n.Var) and node in self.lets and node not in seen:
+                    seen.add(node)
+                    out.append(self.lets[node])
+                    todo.append(self.lets[node])
+        return out
 
     def decide(self, cond: n.Expr, ctx: isl.Set) -> bool | None:
         """``True``/``False`` when ``ctx`` decides the affine ``cond``, else ``None``."""

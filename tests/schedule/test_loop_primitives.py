@@ -83,6 +83,28 @@ def test_distribute_refuses_to_run_a_use_before_its_definition():
     assert len(sch.trace) == 0
 
 
+@pytest.mark.parametrize("guard", ["n < 4", "n >= 0"])
+def test_distribute_orders_statements_of_one_top_level_if(guard):
+    # Fuzz case 889 (seed 0): the two stores under one top-level ``if`` have
+    # different first program positions; moving the first after the second
+    # must be seen to break the output dependence on B[2, 1].
+    func = parse(f'''
+@T.prim_func
+def f(B: T.Buffer((4, 4), "int32"), n: T.int32):
+    if {guard}:
+        B[2, 1] = 3
+        B[2, 1] = -1
+''')
+    sch = Schedule(func)
+    with pytest.raises(IllegalTransformError) as info:
+        sch.distribute(None, ["S0"], position="after")
+    evidence = info.value.evidence
+    assert evidence.description.startswith("output dependence")
+    assert evidence.instances == (Instance("S0", {}), Instance("S1", {}))
+    assert evidence.element == Element("B", (2, 1))
+    assert len(sch.trace) == 0
+
+
 def test_distribute_keeps_guards_and_else_branches():
     text = '''
 @T.prim_func
