@@ -52,6 +52,7 @@ from .budgeted import decider
 from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
 from .no_op import is_no_op
+from .padding_reads import introduced_padding_read
 from .prover import prove, prove_same_value
 
 
@@ -110,6 +111,9 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool) -> Decis
     leaves = _out_of_bounds(f, stmt, keep)
     if leaves is not None:
         return leaves
+    padding = _reads_padding(f, stmt, keep)
+    if padding is not None:
+        return padding
     if stmt.else_case is None:
         return _overcompute(f, stmt, strict)
     return _branch_for_both(f, stmt, keep, strict)
@@ -136,6 +140,25 @@ def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | N
         return Unknown(f"running the {keep} branch everywhere may leave a buffer: "
                        f"{after.reason}")
     return None  # no worse than before: the accesses were undecided already
+
+
+def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | None:
+    """Why running branch ``keep`` everywhere would (or may) read padding with no known
+    value, or ``None``.
+
+    The RFC 0077 review: without a pad_value no transformation may introduce a
+    read of the padding, whatever the values would make of it
+    (:mod:`analyses.padding_reads`; only buffers that record padding count).
+    """
+    kept = stmt.then_case if keep == "then" else stmt.else_case
+    # Only the kept branch runs where it did not: without a load of padding it reads
+    # none (an if/else's branches store the same elements, so the reads elsewhere
+    # are reached as before).
+    if not any(isinstance(x, n.BufferLoad) and x.buffer.padding is not None
+               for x in walk(kept)):
+        return None
+    return introduced_padding_read(f, replace(f, stmt, kept),
+                                   f"running the {keep} branch everywhere")
 
 
 # ---------------------------------------------------------------- no else: overcompute

@@ -94,13 +94,20 @@ class Dependences:
     access, kill and ``END`` read is tagged with its buffer), at a fraction
     of the cost when the question is about one buffer.  ``live_in`` and
     ``live_out`` are restricted the same way.
+
+    ``about`` (a union set of elements, named as in the model) is for a
+    question about a few elements, such as what one statement's writes may
+    reach: the statements that access none of them are left out, which
+    changes no dependence whose element is in ``about`` (dataflow is element
+    by element) but may change the others -- only those are to be read.
     """
 
     def __init__(self, model: Model, *, assumes: bool = False,
-                 buffers: Iterable[n.Buffer] | None = None) -> None:
+                 buffers: Iterable[n.Buffer] | None = None,
+                 about: isl.UnionSet | None = None) -> None:
         self.model = model
         self.func = model.func
-        self._flows = _flows_of(model, assumes, buffers)
+        self._flows = _flows_of(model, assumes, buffers, about)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
         self.flow_may = self.flow = self._flows.flow
@@ -129,9 +136,26 @@ class Dependences:
             raise PolypadError(f"no dependence kind {kind!r}; kinds: {', '.join(_KINDS)}, all")
         return self._flows.tagged(kind)
 
+    def tagged_output_from(self, statements: Iterable[str]) -> isl.UnionMap:
+        """``tagged("output")`` restricted to the sources of the named statements.
+
+        Which later write overwrites each of a few statements' writes: computed
+        for those writes only when the full relation is not at hand (see
+        :meth:`_Flows.output_from`).
+        """
+        return self._flows.output_from(frozenset(statements))
+
     def all(self) -> isl.UnionMap:
         """Flow, anti and output dependences together, ``S -> S'``."""
         return self.flow.union(self.anti).union(self.output)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the relations and a picture.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import dependences_html
+
+        return dependences_html(self)
 
     def violations(self, new_schedule: isl.UnionMap) -> Counterexample | None:
         """A dependence ``src -> dst`` with ``new_schedule(dst)`` not after
@@ -216,21 +240,30 @@ class _Flows:
     dropped before ISL sees them (see :func:`_drop_constant_dims`).
     """
 
-    def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None) -> None:
+    def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None,
+                 about: isl.UnionSet | None = None) -> None:
         def kept(buffer: n.Buffer) -> bool:
             return buffers is None or id(buffer) in buffers
+
+        def touches(s) -> bool:
+            # Whole statements are left out, never parts of an access relation.
+            return about is None or any(
+                kept(a.buffer) and not about.intersect(
+                    isl.UnionSet.from_set(a.relation.range())).is_empty()
+                for a in s.accesses)
 
         self.scopes = inst.allocation_scopes(model.func.body)
         kills, kill_times = _allocation_kills(model, self.scopes, kept)
         end_reads, end_time = _end_reads(model, self.scopes, kept)
-        writes = [a for s in model.statements if not s.is_assume
+        statements = [s for s in model.statements if touches(s)]
+        writes = [a for s in statements if not s.is_assume
                   for a in s.accesses if a.kind == "write" and kept(a.buffer)]
-        reads = [a for s in model.statements if assumes or not s.is_assume
+        reads = [a for s in statements if assumes or not s.is_assume
                  for a in s.accesses if a.kind == "read" and kept(a.buffer)]
         # The times of the statements with an access here: a time dimension
         # constant over these events orders none of them.
         depth = inst.depth_of(model)
-        times = [inst.statement_time(s, depth) for s in model.statements
+        times = [inst.statement_time(s, depth) for s in statements
                  if any(kept(a.buffer) for a in s.accesses)]
         self.must_w = _tag(_union(a.relation for a in writes if not a.may))
         self.may_w = _tag(_union(a.relation for a in writes if a.may))
@@ -238,8 +271,7 @@ class _Flows:
         self.must_reads = _tag(_union(a.relation for a in reads if not a.may)).domain()
         self.must_writes = self.must_w.domain()
         self.kill_t, end_t = _tag(kills), _tag(end_reads)
-        every = _union(a.relation for s in model.statements for a in s.accesses
-                       if kept(a.buffer))
+        every = _union(a.relation for s in statements for a in s.accesses if kept(a.buffer))
         every = every.union(kills).union(end_reads)
         time = _drop_constant_dims(_union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
@@ -279,6 +311,48 @@ class _Flows:
             self._tagged[kind] = flow.get_may_dependence()
         return self._tagged[kind]
 
+    def output_from(self, names: frozenset[str]) -> isl.UnionMap:
+        """The tagged output dependences whose source is a statement in ``names``.
+
+        Exactly ``tagged("output")`` restricted to those sources, computed
+        with time reversed: the write that overwrites ``y`` first is the
+        *last* write before ``y`` when time runs backwards, and a write (or
+        kill) between the two cuts the pair off in either direction.  So the
+        writes of ``names`` become the sinks, all writes the sources, and
+        ISL looks at a handful of sinks instead of every write.
+        """
+        if "output" in self._tagged:
+            full = self._tagged["output"]
+            return _filter(full, lambda m: _statement(m.get_space().domain()) in names)
+        all_w = self.must_w.union(self.may_w)
+        ours = _filter(all_w, lambda m: _statement(m.get_space().domain()) in names)
+        flipped = _negate_time(self.tagged_time)
+        info = isl.UnionAccessInfo.from_sink(ours).set_must_source(self.must_w)
+        info = info.set_may_source(self.may_w).set_kill(self.kill_t)
+        return info.set_schedule_map(flipped).compute_flow().get_may_dependence().reverse()
+
+
+def _statement(tagged: isl.Space) -> str:
+    """The statement name of a tagged space ``[S -> Buf]``."""
+    return tagged.unwrap().get_tuple_name(isl.dim_type.in_)
+
+
+def _filter(relation: isl.UnionMap, keep) -> isl.UnionMap:
+    """The maps of ``relation`` that ``keep`` accepts."""
+    listed = relation.get_map_list()
+    return _union(m for m in (listed.get_at(k) for k in range(listed.n_map())) if keep(m))
+
+
+def _negate_time(time: isl.UnionMap) -> isl.UnionMap:
+    """``time`` with every output dimension negated: program order, backwards."""
+    listed = time.get_map_list()
+    if listed.n_map() == 0:
+        return time
+    width = listed.get_at(0).dim(isl.dim_type.out)
+    dims = [f"t{k}" for k in range(width)]
+    flip = isl.Map(f"{{ [{', '.join(dims)}] -> [{', '.join('-' + d for d in dims)}] }}")
+    return time.apply_range(isl.UnionMap.from_map(flip))
+
 
 # The flows of the functions asked about most recently, keyed by identity:
 # ``extract`` is a function of the PrimFunc alone, so a new model of the same
@@ -287,18 +361,39 @@ _FLOWS: dict[tuple, tuple[n.PrimFunc, _Flows]] = {}
 _KEEP = 8
 
 
-def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = None) -> _Flows:
-    # Buffer objects are identities, held alive by the function the key checks.
+def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = None,
+              about: isl.UnionSet | None = None) -> _Flows:
+    # Buffer objects are identities, held alive by the function the key checks;
+    # element sets are keyed by their text (names as in the model of that function).
     ids = None if buffers is None else frozenset(id(b) for b in buffers)
-    key = (id(model.func), assumes, ids)
-    found = _FLOWS.get(key)
-    if found is not None and found[0] is model.func:
-        return found[1]
-    flows = _Flows(model, assumes, ids)
-    if len(_FLOWS) >= _KEEP:
-        _FLOWS.pop(next(iter(_FLOWS)))
-    _FLOWS[key] = (model.func, flows)
+    whole = (id(model.func), assumes, ids, None)
+    key = whole if about is None else (*whole[:3], str(about))
+    for k in (whole, key):  # the whole flows answer a question about a few elements too
+        found = _FLOWS.get(k)
+        if found is not None and found[0] is model.func:
+            return found[1]
+    if about is not None:
+        # One question about a few elements is cheaper than the whole; a second
+        # about the same function (a pass asking about each statement) gets the
+        # whole, computed once.
+        asked = _ABOUT.get(whole)
+        if asked is not None and asked is model.func:
+            key, about = whole, None
+        else:
+            _remember(_ABOUT, whole, model.func)
+    flows = _Flows(model, assumes, ids, about)
+    _remember(_FLOWS, key, (model.func, flows))
     return flows
+
+
+# The functions asked a question about a few elements, by their whole key.
+_ABOUT: dict[tuple, n.PrimFunc] = {}
+
+
+def _remember(cache: dict, key, value) -> None:
+    if len(cache) >= _KEEP:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
 
 
 def _drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:

@@ -64,6 +64,14 @@ class Counterexample:
             parts.append("values: " + ", ".join(f"{k}={v}" for k, v in self.values.items()))
         return "; ".join(parts)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: a table, and the element on its buffer.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import counterexample_html
+
+        return counterexample_html(self)
+
 
 @dataclass(frozen=True)
 class Proved:
@@ -78,6 +86,14 @@ class Proved:
     def __str__(self) -> str:
         return f"proved by {self.method}" + (f": {self.detail}" if self.detail else "")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the verdict and how.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import decision_html
+
+        return decision_html(self)
+
 
 @dataclass(frozen=True)
 class Refuted:
@@ -91,6 +107,14 @@ class Refuted:
     def __str__(self) -> str:
         return f"refuted: {self.counterexample}"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the verdict and the counterexample.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import decision_html
+
+        return decision_html(self)
+
 
 @dataclass(frozen=True)
 class Unknown:
@@ -103,6 +127,14 @@ class Unknown:
 
     def __str__(self) -> str:
         return f"unknown: {self.reason}"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the verdict and why.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import decision_html
+
+        return decision_html(self)
 
 
 Decision = Proved | Refuted | Unknown

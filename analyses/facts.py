@@ -172,6 +172,8 @@ def value_facts(program: Program) -> list[ValueFact]:
 def _value_facts(program: Program) -> list[ValueFact]:
     out = []
     for site in program.sites:
+        if not (_is_assume(site) or isinstance(site.stmt, n.BufferStore)):
+            continue  # only these establish facts: no domain to compute for the rest
         domain, dropped = program.domain(site)
         lets = _resolved_lets(site)
         guards = _branches(site, dropped)
@@ -316,17 +318,26 @@ class Instantiator:
         With the context's ``domain``, instances that cannot apply there are
         left out and the condition of the others is simplified against it.
         """
-        from .stored_value import proving_kept_constant
+        from .stored_value import kept_constant_facts, proving_kept_constant
 
-        # Inside the proof that a write keeps a constant, kept constants are not used.
-        key = (load, id(domain), proving_kept_constant())
+        # The facts proper are the same with or without kept constants, so one
+        # entry holds both: a proof tried without kept constants first (see
+        # analyses.stored_value) does not pay for the facts twice.
+        key = (load, id(domain))
         found = self._instances.get(key)
         if found is None or found[0] is not domain:
-            found = (domain, self._facts_for(load, domain))
+            found = (domain, self._facts_for(load, domain), [])
             self._instances[key] = found
-        return found[1]
+        _, plain, with_kept = found
+        # Inside the proof that a write keeps a constant, kept constants are not used.
+        if proving_kept_constant():
+            return plain
+        if not with_kept:
+            with_kept.append(plain + kept_constant_facts(self, load, self._graph(load), domain))
+        return with_kept[0]
 
     def _facts_for(self, load: n.BufferLoad, domain: isl.Set | None) -> list[FactInstance]:
+        """The instances of the assumed and stored facts at ``load`` (no kept constants)."""
         out = []
         graph = self._graph(load)
         for fact in self.facts():
@@ -335,9 +346,7 @@ class Instantiator:
                     continue
                 for t in self.templates(fact, k):
                     out += self._instantiate(fact, k, t, load, graph, domain)
-        from .stored_value import kept_constant_facts
-
-        return out + kept_constant_facts(self, load, graph, domain)
+        return out
 
     def _instantiate(self, fact: ValueFact, k: int, t: _Template, load: n.BufferLoad,
                      graph: isl.Map | None, domain: isl.Set | None) -> list[FactInstance]:

@@ -67,10 +67,15 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         return Unknown("the statement holds a T.assume: removing a fact is not a no-op question")
     if not inside:
         return Proved("isl", "it writes nothing")
-    # Only the buffers the statement writes can carry its values anywhere: the
-    # dataflow of the others is left out (it does not change these flows).
-    written = {id(a.buffer): a.buffer for s in inside for a in s.accesses if a.kind == "write"}
-    deps = Dependences(model, assumes=True, buffers=written.values())
+    # Only the elements the statement writes can carry its values anywhere: the
+    # dataflow of other buffers, and of statements that touch none of these
+    # elements, is left out (it does not change these flows).
+    writes = [a for s in inside for a in s.accesses if a.kind == "write"]
+    written = {id(a.buffer): a.buffer for a in writes}
+    elements = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for a in writes:
+        elements = elements.union(isl.UnionSet.from_set(a.relation.range()))
+    deps = Dependences(model, assumes=True, buffers=written.values(), about=elements)
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
@@ -94,6 +99,9 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         # Each instance might still be covered by one rule or the other.
         return Unknown(f"{seen}; rule 3 fails elsewhere ({cex}), not at an instance whose "
                        "value is read")
+    why_not = _not_decisive(model, inside, point)
+    if why_not:
+        return Unknown(f"{seen}; rule 3 fails ({cex}), but {why_not}")
     return Refuted(Counterexample(
         f"{seen}; rule 3 fails: {cex.description}", instances=(src, dst), element=element,
         params={**params, **cex.params}, values=cex.values))
@@ -129,11 +137,61 @@ def _at(escaping: isl.UnionMap, model, s, cex: Counterexample) -> isl.Point | No
     return inst.first_point(escaping.intersect_domain(source))
 
 
+def _not_decisive(model, inside, point: isl.Point) -> str:
+    """Why rule 3 failing at ``point``'s source does not show that removing ``inside``
+    changes the result, or ``""``.
+
+    The instance ``X`` that stores a new value changes what the reader sees
+    only if everything up to ``X`` runs alike without the statement: no
+    element an earlier instance of the statement wrote may be read before
+    ``X`` or by ``X``, nor be ``X``'s own element (``D[0] += 1`` then
+    ``D[0] += -1`` changes ``D[0]`` at the second instance, yet the two
+    together change nothing).  Then, without the statement, the reader sees
+    what ``X`` found, and with it what ``X`` stored.  The reader must see
+    ``X``'s value for certain: no access of the buffer under a data-dependent
+    guard.
+    """
+    src = point.get_space().unwrap().domain().unwrap()
+    buffer = model.buffer(src.get_tuple_name(isl.dim_type.out))
+    if any(a.may for s in model.statements for a in s.accesses if a.buffer is buffer):
+        return "a data-dependent guard may decide who writes or reads it"
+    ours = {s.name: s for s in inside}
+    src_name = src.get_tuple_name(isl.dim_type.in_)
+    if src_name not in ours:
+        return "its instance is not one of the statement's"
+    coords, _ = inst.point_coordinates(point)
+    n_in = src.dim(isl.dim_type.in_)
+    at = isl.Set.universe(ours[src_name].space.space)
+    for k in range(n_in):
+        at = at.fix_val(isl.dim_type.set, k, isl.Val(str(coords[k])))
+    element = isl.Set.universe(inst.buffer_box(model, buffer).get_space())
+    for k in range(src.dim(isl.dim_type.out)):
+        element = element.fix_val(isl.dim_type.set, k, isl.Val(str(coords[n_in + k])))
+    depth = inst.depth_of(model)
+    when = inst.statement_time(ours[src_name], depth).intersect_domain(at).range()
+    earlier_writes = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
+    for s in model.statements:
+        times = inst.statement_time(s, depth)
+        up_to = times.intersect_range(times.range().lex_le_set(when).domain()).domain()
+        for a in s.accesses:
+            if a.kind == "read":
+                reads = reads.union(isl.UnionSet(a.relation.intersect_domain(up_to).range()))
+            elif s.name in ours:
+                before = times.intersect_range(times.range().lex_lt_set(when).domain()).domain()
+                earlier_writes = earlier_writes.union(
+                    isl.UnionSet(a.relation.intersect_domain(before).range()))
+    if not earlier_writes.intersect(reads).is_empty():
+        return ("an earlier instance of the statement wrote an element read up to it, so "
+                "the value it replaces may itself come from the statement")
+    return ""
+
+
 def _why_dead(model, deps: Dependences, inside) -> str:
     """Which rule makes ``inside``'s writes dead: the overwriting statements, the freed buffers."""
     names = {s.name for s in inside}
     ours = _universe(s for s in inside)
-    output = deps.tagged("output")
+    output = deps.tagged_output_from(names)
     overwritten = output.zip().intersect_domain(
         isl.UnionMap.from_domain_and_range(ours, _universe(model.statements)).wrap()).zip()
     writers: list[str] = []

@@ -240,13 +240,17 @@ class Program:
     def access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
         """``site[y] -> Buf[e]`` for an access at ``indices``; exact, or all of ``buffer``.
 
-        The flag is False when an index is not quasi-affine and the relation
-        had to be widened to the whole buffer.
+        The flag is False when an index is not quasi-affine, or may wrap
+        around its dtype (ISL's exact reading is then not the element
+        executed), and the relation had to be widened to the whole buffer.
         """
         space = self.space(site)
         domain = self.domain(site)[0]
         try:
             pws = [to_pw_aff(i, space) for i in indices]
+            for i in indices:
+                if wraps_somewhere(i, space, domain, modular_root=True):
+                    raise NotAffineError("it may wrap around", i)
         except NotAffineError:
             everything = isl.Set.universe(self.buffer_space(buffer))
             return isl.Map.from_domain_and_range(domain, everything), False

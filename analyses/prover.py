@@ -27,14 +27,18 @@ element it reads holds an input, ``T.undef()``, or a value a stored fact
 gives (:mod:`analyses.history`), and no assumption instance was left out.
 When it needs an element an earlier statement wrote with a value the prover
 does not track (``B[i] = B[i] + A[i, j]``), it still counts if the claim
-fails whatever that element holds (the element shows as ``"any"``);
-otherwise the answer is ``Unknown`` saying why.
+fails whatever that element holds, given the premises (the element shows as
+``"any"``; :mod:`analyses.refutation`); otherwise the answer is ``Unknown``
+saying why.
 
 >>> prove(n // 8 == 0, context_at(f, store))        # Proved('isl') under T.assume(0 <= n < 8)
 >>> prove(x * 0.0 == 0.0, strict_ieee=True)         # Refuted: x = inf
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
 
 import islpy as isl
 import z3
@@ -52,9 +56,10 @@ from polypad.model.overflow import set_ranges, wrapping_operation
 
 from .budgeted import decider
 from .context import Context
-from .evidence import Counterexample, Decision, Element, Instance, Proved, Refuted, Unknown
+from .evidence import Counterexample, Decision, Instance, Proved, Refuted, Unknown
 from .facts import has_undef, loads_in
-from .ieee import IEEEEnv, py_value, same_value, to_z3_ieee
+from .ieee import IEEEEnv, same_value, to_z3_ieee
+from .refutation import CounterexampleSearch
 
 DEFAULT_TIMEOUT_MS = 2000
 _ROUNDS = 3  # instantiation rounds: facts about the loads that facts mention
@@ -62,6 +67,24 @@ _LAZY_ROUNDS = 8  # further rounds, only while Z3 still finds a counterexample
 _MAX_PREMISES = 100  # instantiated facts per question
 _MAX_NODES = 400  # IR nodes per instantiated fact
 _RETRIES = 4  # further counterexamples sought when one needs an untracked value
+
+# Set while the caller uses only a Proved answer (see proofs_only).
+_PROOFS_ONLY = contextvars.ContextVar("polypad_proofs_only", default=False)
+
+
+@contextlib.contextmanager
+def proofs_only():
+    """Within this, a Z3 question that is not proved is ``Unknown``, with no counterexample.
+
+    For callers that act only on ``Proved`` (a first attempt with fewer
+    facts, a lemma): the counterexample search, which checks each model
+    against the history of every element it reads, is skipped.
+    """
+    token = _PROOFS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _PROOFS_ONLY.reset(token)
 
 
 @decider
@@ -200,11 +223,13 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     facts = _Facts(ctx, goal.cond, premises)
     for _ in range(_ROUNDS):
         premises += facts.round()
-    solver = _solver()
+    solver = _solver(strict)
     solver.set("timeout", budget.remaining_ms(timeout_ms))
+    held: list[z3.BoolRef] = []  # the premises in Z3, for the counterexample search
     try:
         for p in premises:
-            solver.add(convert(p))
+            held.append(convert(p))
+        solver.add(*held)
         goal_term = goal.term(convert, strict)
         solver.add(z3.Not(goal_term))
         verdict = _check(solver, env)
@@ -214,8 +239,9 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
             if verdict != z3.sat or not facts.open():
                 break
             budget.check()
-            for p in facts.round():
-                solver.add(convert(p))
+            more = [convert(p) for p in facts.round()]
+            held += more
+            solver.add(*more)
             verdict = _check(solver, env)
     except PolypadError as err:
         return Unknown(f"cannot state the question in Z3: {err}")
@@ -224,11 +250,14 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     if verdict == z3.unknown:
         reason = f"z3 gave up ({solver.reason_unknown()}; timeout {timeout_ms} ms)"
         return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason)
+    if _PROOFS_ONLY.get():
+        return Unknown("not proved (no counterexample sought)")
     if facts.partial or facts.open():
         why = facts.partial or f"instantiation stopped after {_ROUNDS + _LAZY_ROUNDS} rounds"
         return Unknown(f"not proved; Z3 found a counterexample to the facts instantiated, "
                        f"but {why}, so it may break one that was not")
-    search = _Search(goal, goal_term, ctx, env, convert, facts, timeout_ms)
+    search = CounterexampleSearch(goal, goal_term, ctx, env, convert, facts, held,
+                                  timeout_ms)
     decided = search.refutation(solver.model())
     xs = [convert(v) for v in ctx.loop_vars]
     for _ in range(_RETRIES if xs else 0):
@@ -327,107 +356,6 @@ def _small(expr: n.Expr) -> bool:
     return True
 
 
-class _Search:
-    """Turns Z3 models into counterexamples, checking that they need no untracked value."""
-
-    def __init__(self, goal: _Goal, goal_term, ctx: Context, env, convert, facts: _Facts,
-                 timeout_ms: int):
-        self.goal, self.goal_term, self.ctx = goal, goal_term, ctx
-        self.env, self.convert, self.timeout_ms = env, convert, timeout_ms
-        # Loads whose facts are all in the solver, and loads merely mentioned.
-        self.seen, self.frontier = list(facts.seen), facts.frontier
-
-    def refutation(self, model: z3.ModelRef) -> Decision:
-        """``Refuted`` from ``model``, or ``Unknown`` when it may not be a real execution."""
-        ctx, convert = self.ctx, self.convert
-
-        def value(e: n.Expr):
-            return py_value(model.eval(convert(e), model_completion=True))
-
-        for op, args, _, at_points in self.env.applications:
-            if not any(z3.is_true(model.eval(at, model_completion=True)) for at in at_points):
-                shown = ", ".join(str(py_value(model.eval(a, model_completion=True)))
-                                  for a in args)
-                return Unknown(f"not proved, and the counterexample Z3 found needs {op}({shown}),"
-                               f" a value the prover does not compute ({op} is uninterpreted)")
-        lets = {let.var for let in (ctx.site.lets if ctx.site is not None else ())}
-        free = [v for v in self.env.vars if v not in lets]
-        at_x = {v: value(v) for v in free if dtypes.is_int(v.dtype)}
-        fixed, untracked = [], []
-        for load in [*self.seen, *self.frontier]:
-            element = tuple(value(i) for i in load.indices)
-            if not all(isinstance(k, int) for k in element):
-                untracked.append(show(load))
-                continue
-            writers, state = ctx.history(load, at_x, element)
-            instantiated = load in self.seen
-            # Inputs and undef may hold anything; a stored value binds the
-            # model only where its fact was instantiated.
-            if state in ("input", "arbitrary") or (state == "pinned" and instantiated):
-                fixed.append(load)
-            elif state == "untracked" or not instantiated:
-                text = (f"{load.buffer.name}[{', '.join(map(str, element))}] "
-                        f"(last written by `{'` or `'.join(writers)}`)")
-                if text not in untracked:
-                    untracked.append(text)
-        if untracked and not self._fails_anyway(model, fixed):
-            return Unknown("not proved, and the counterexample Z3 found needs the value of "
-                           f"{', '.join(untracked)}, which the prover does not track")
-        # After _fails_anyway, the elements not fixed may hold anything.
-        anything = {ld for ld in [*self.seen, *self.frontier] if ld not in fixed} \
-            if untracked else set()
-        return self._counterexample(value, free, anything)
-
-    def _fails_anyway(self, model: z3.ModelRef, fixed: list[n.BufferLoad]) -> bool:
-        """Whether the goal fails at the model's point whatever the elements not ``fixed`` hold.
-
-        ``fixed`` are the inputs and the elements a stored constant gives.  A
-        condition on data around the point could make it unreachable for the
-        real values, so then nothing is claimed.
-        """
-        if any(loads_in(p) for p in self.ctx.premises):
-            return False
-        env, convert = self.env, self.convert
-        solver = _solver()
-        solver.set("timeout", budget.remaining_ms(self.timeout_ms))
-        terms = [*env.vars.values(), *env.undefs]
-        terms += [convert(ld) for ld in fixed]
-        for t in terms:
-            solver.add(t == model.eval(t, model_completion=True))
-        solver.add(self.goal_term)
-        return solver.check() == z3.unsat
-
-    def _counterexample(self, value, free: list[n.Var], anything: set) -> Refuted:
-        ctx, goal = self.ctx, self.goal
-        indices = {v.name: value(v) for v in ctx.loop_vars}
-        params, scalars = {}, {}
-        for var in free:
-            if var in ctx.loop_vars:
-                continue
-            (params if dtypes.is_int(var.dtype) else scalars)[var.name] = value(var)
-        shown = loads_in(goal.same[1].equal(goal.same[0]) if goal.same else goal.cond)
-        values: dict[str, object] = {}
-        element = None
-        for load in shown:
-            coords = tuple(value(i) for i in load.indices)
-            key = f"{load.buffer.name}[{', '.join(map(str, coords))}]"
-            values[key] = "any" if load in anything else value(load)
-            if element is None and load not in anything and all(
-                    isinstance(k, int) for k in coords):
-                element = Element(load.buffer.name, coords)
-        values.update(scalars)
-        if goal.same is not None:
-            stored, target = goal.same
-            values[f"stored {show(stored)}"] = value(stored)
-            text = f"storing {show(stored)} changes {show(target)}"
-        else:
-            text = f"{show(goal.cond)} does not hold"
-        return Refuted(Counterexample(
-            text,
-            instances=(Instance(ctx.label, indices),) if ctx.site is not None else (),
-            element=element, params=params, values=values))
-
-
 def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
     """``solver.check()``, adding the env's range facts only when a model breaks one.
 
@@ -449,7 +377,14 @@ def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
     return verdict
 
 
-def _solver() -> z3.Solver:
+def _solver(strict: bool = False) -> z3.Solver:
+    if strict:
+        # IEEE floats: "qffp" bit-blasts them up front (fpa2bv, then SAT, or the
+        # SMT core where integers or functions remain).  The SMT core's lazy
+        # float theory takes some ten times as long on a float32 product and
+        # varies as much again from run to run (0.1 s to 1.8 s on one query),
+        # which left strict questions near their timeout on a busy machine.
+        return z3.Tactic("qffp").solver()
     # simplify + smt as a tactic: several times faster than z3.Solver() on the
     # small one-shot queries a prover asks (no incremental machinery to set up).
     return z3.Then("simplify", "smt").solver()

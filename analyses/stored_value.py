@@ -26,6 +26,7 @@ still holds after it there -- TVM's "partially proven buffer values".
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 
 import islpy as isl
 
@@ -36,11 +37,11 @@ from polypad.ir.show import show
 from polypad.ir.visitor import Rewriter
 from polypad.model import set_to_condition
 
-from .context import context_at, context_of
+from .context import Context, context_at, context_of
 from .evidence import Decision, Proved
 from .facts import FactInstance, Instantiator, ValueFact, _reads, has_undef
 from .program import Program, Site
-from .prover import DEFAULT_TIMEOUT_MS, prove_same_value
+from .prover import DEFAULT_TIMEOUT_MS, proofs_only, prove_same_value
 
 
 def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: bool = False,
@@ -62,8 +63,9 @@ def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: b
     if store.value == current:
         return Proved("read-back", f"{show(store).strip()} writes back what it reads")
     ctx = context_at(f, store)
-    return prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
-                            timeout_ms=timeout_ms)
+    return prove_kept_constants_last(
+        ctx, lambda: prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
+                                      timeout_ms=timeout_ms))
 
 
 # Set while a write is being proven to keep a constant: that proof does not itself
@@ -75,6 +77,37 @@ _PROVING = contextvars.ContextVar("polypad_proving_kept_constant", default=False
 def proving_kept_constant() -> bool:
     """Whether a proof that a write keeps a constant is under way (see above)."""
     return _PROVING.get()
+
+
+def prove_kept_constants_last(ctx: Context, decide: Callable[[], Decision]) -> Decision:
+    """``decide()`` (a proof at ``ctx``), tried first without kept constants.
+
+    Kept constants (:func:`preserving_writes`) cost a proof per write, and
+    most questions are settled without them.  A proof from fewer facts is
+    still a proof, so a first ``Proved`` stands; anything else is asked
+    again exactly as before, with every fact, so refutations and their
+    counterexamples are unchanged.  Without a stored integer constant in
+    reach there are no kept constants, and one attempt does.
+    """
+    if _PROVING.get() or not _may_keep_constants(ctx):
+        return decide()
+    token = _PROVING.set(True)
+    try:
+        with proofs_only():
+            first = decide()
+    finally:
+        _PROVING.reset(token)
+    return first if isinstance(first, Proved) else decide()
+
+
+def _may_keep_constants(ctx: Context) -> bool:
+    """Whether some fact at ``ctx`` is a stored constant that :func:`preserving_writes` takes."""
+    instantiator = ctx._instantiator
+    if instantiator is None:
+        return False
+    return any(fact.kind == "stored" and not fact.guards
+               and isinstance(fact.value, (n.IntImm, n.BoolImm))
+               for fact in instantiator.facts())
 
 
 def kept_constant_facts(facts: Instantiator, load: n.BufferLoad, graph: isl.Map | None,
@@ -170,7 +203,8 @@ def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
             return False
         token = _PROVING.set(True)
         try:
-            return isinstance(prove_same_value(stored, value, ctx), Proved)
+            with proofs_only():  # only a proof counts here
+                return isinstance(prove_same_value(stored, value, ctx), Proved)
         finally:
             _PROVING.reset(token)
 

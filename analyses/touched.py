@@ -100,6 +100,14 @@ class Touched:
             text += f" (over-approximated: dropped {guards})"
         return text
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the set, the predicate and the buffer's grid.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import touched_html
+
+        return touched_html(self)
+
     def _show_part(self, part: TouchedPart) -> str:
         region, shown, free = part.region, [], []
         # An index the parameters pin down is shown as its value: B[0], not B[i] for i == 0.

@@ -24,11 +24,18 @@ warm-up call (compilation excluded); every result is checked against numpy.
 Then the proof: ``analyses.can_remove_conditional`` on the conditional of
 each RFC walkthrough step that the overcompute pass is asked about (target:
 20 ms), median of ``PROOF_REPEAT`` runs, ``cold`` with the per-function
-context cache (``analyses.program._PROGRAMS``) cleared before each run,
-``warm`` without; and a summary over every conditional of every RFC example
-file.
+caches (contexts, ``analyses.program._PROGRAMS``; dataflow,
+``analyses.dataflow._FLOWS``) cleared before each run, ``warm`` without; and
+a summary over every conditional of every RFC example file.  Each row is
+checked: a kernel's result against numpy; a decision against the verdict the
+walkthrough expects (removed or kept) and, for a removal, by running the
+function without the guard against the function with it (reference
+executor, inputs honouring the ``T.assume`` facts, two seeds; elements whose
+final value depends on what they held before -- padding stored
+``T.undef()`` -- are not compared).
 
-Run: ``python benchmarks/bench_overcompute.py``
+Run: ``python benchmarks/bench_overcompute.py`` (about 20 s; ``--quick``:
+fewer repetitions).
 """
 
 from __future__ import annotations
@@ -45,7 +52,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "tests"))
+
 import analyses  # noqa: E402
+import analyses.dataflow as dataflow_module  # noqa: E402
 import analyses.program as context_module  # noqa: E402
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
@@ -57,8 +67,9 @@ from polypad.transform import (  # noqa: E402
     remove_branching_through_overcompute,
 )
 
-REPEAT = 15
-PROOF_REPEAT = 7
+QUICK = "--quick" in sys.argv[1:]
+REPEAT = 5 if QUICK else 15
+PROOF_REPEAT = 3 if QUICK else 9
 EXAMPLES = ROOT / "tests" / "examples" / "rfc0077"
 
 
@@ -167,8 +178,9 @@ def row_sum_rows() -> list[tuple]:
     want = a.sum(axis=1, dtype=np.float64)
     b = np.zeros(ROWS, "float32")
 
-    def check(out):
+    def check(out) -> str:
         np.testing.assert_allclose(out, want, rtol=1e-3, atol=1e-2)
+        return f"ok (max err {np.max(np.abs(out - want)):.0e} vs float64 sum)"
 
     slow, fast = codegen.build(guarded), codegen.build(overcomputed)
     rows = []
@@ -181,13 +193,13 @@ def row_sum_rows() -> list[tuple]:
         ("overcomputed, edited: jo, ji fused + local sum + fastmath",
          _edited(fast, ROW_FUSED, FASTMATH)),
     ]:
+        b[:] = np.nan  # a kernel that skips an element fails its check
         fn(packed, b)  # compile / warm up
-        check(b)
+        ok = check(b)
         rows.append(("row sum 4096 x 4094 (x4)", label,
-                     f"{_median_ms(lambda fn=fn: fn(packed, b), REPEAT):.2f}"))
-    check(a.sum(axis=1))
+                     f"{_median_ms(lambda fn=fn: fn(packed, b), REPEAT):.2f}", ok))
     rows.append(("row sum 4096 x 4094 (x4)", "numpy a.sum(axis=1)",
-                 f"{_median_ms(lambda: a.sum(axis=1), REPEAT):.2f}"))
+                 f"{_median_ms(lambda: a.sum(axis=1), REPEAT):.2f}", check(a.sum(axis=1))))
     return rows
 
 
@@ -209,9 +221,11 @@ def conv_rows() -> list[tuple]:
     want = np.correlate(a, f, "valid")
     b = np.full(((N_OUT + 3) // 4, 4), 7.0, "float32")
 
-    def check(out):
-        np.testing.assert_allclose(out.reshape(-1)[:N_OUT], want, rtol=1e-4, atol=1e-4)
+    def check(out) -> str:
+        got = out.reshape(-1)[:N_OUT]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         assert out.reshape(-1)[N_OUT:].tolist() == [0.0]
+        return f"ok (max err {np.max(np.abs(got - want)):.0e}, padding 0.0)"
 
     fast = codegen.build(overcomputed)
     rows = []
@@ -222,34 +236,36 @@ def conv_rows() -> list[tuple]:
         ("overcomputed, edited: local accumulator", _edited(fast, CONV_LOCAL)),
         ("overcomputed, edited: fastmath=True", _edited(fast, FASTMATH)),
     ]:
+        b[:] = 7.0  # the padding must come out 0.0, every output written
         fn(a_packed, f, b)
-        check(b)
+        ok = check(b)
         rows.append((f"conv1d {N_OUT} outputs (x4)", label,
-                     f"{_median_ms(lambda fn=fn: fn(a_packed, f, b), REPEAT):.2f}"))
+                     f"{_median_ms(lambda fn=fn: fn(a_packed, f, b), REPEAT):.2f}", ok))
     rows.append((f"conv1d {N_OUT} outputs (x4)", "numpy np.correlate(a, f, 'valid')",
-                 f"{_median_ms(lambda: np.correlate(a, f, 'valid'), REPEAT):.2f}"))
+                 f"{_median_ms(lambda: np.correlate(a, f, 'valid'), REPEAT):.2f}",
+                 "the reference"))
     return rows
 
 
 # ---------------------------------------------------------------- proofs
 
-# (example, function or None, condition as printed): the conditionals the RFC's
-# walkthroughs remove, or keep.
+# (example, function or None, condition as printed, whether the walkthrough
+# removes it): the conditionals the RFC's walkthroughs remove, or keep.
 WALKTHROUGH = [
-    ("overcompute_conv1d_sequential", None, "0 <= 4 * io + ii < 14"),
-    ("elementwise_sequential", None, "4 * io + ii < 14"),
-    ("multi_semantics_sequential", None, "4 * io + ii < 14"),
-    ("internal_buffer_sequential", None, "4 * io + ii < 14"),
-    ("explicit_default_step4", "consumer", "4 * io + ii < 14"),
-    ("explicit_default_step4", "producer", "4 * io + ii < 14"),
-    ("implicit_default_step10", None, "ii >= 2"),
-    ("implicit_default_step10", None, "ii < 2"),
-    ("implicit_default_step11", None, "io == 2"),
-    ("row_summation_split", None, "4 * j_outer + j_inner < 14"),
-    ("single_func_step1", None, "4 * io + ii < 14"),
-    ("split_module_known_before", "compute_C", "4 * io + ii < 14"),
-    ("split_module_before", "compute_C", "4 * io + ii < 14"),
-    ("split_module_undef_before", "compute_C", "4 * io + ii < 14"),
+    ("overcompute_conv1d_sequential", None, "0 <= 4 * io + ii < 14", False),
+    ("elementwise_sequential", None, "4 * io + ii < 14", True),
+    ("multi_semantics_sequential", None, "4 * io + ii < 14", True),
+    ("internal_buffer_sequential", None, "4 * io + ii < 14", True),
+    ("explicit_default_step4", "consumer", "4 * io + ii < 14", True),
+    ("explicit_default_step4", "producer", "4 * io + ii < 14", False),
+    ("implicit_default_step10", None, "ii >= 2", True),
+    ("implicit_default_step10", None, "ii < 2", False),
+    ("implicit_default_step11", None, "io == 2", True),
+    ("row_summation_split", None, "4 * j_outer + j_inner < 14", False),
+    ("single_func_step1", None, "4 * io + ii < 14", True),
+    ("split_module_known_before", "compute_C", "4 * io + ii < 14", True),
+    ("split_module_before", "compute_C", "4 * io + ii < 14", False),
+    ("split_module_undef_before", "compute_C", "4 * io + ii < 14", False),
 ]
 
 
@@ -271,13 +287,17 @@ def _pick(f, text: str, stem: str):
     return found[-1]
 
 
+def _clear_caches() -> None:
+    """Forget every per-function cache the deciders keep: the next decision is cold."""
+    context_module._PROGRAMS.clear()
+    dataflow_module._FLOWS.clear()
+    dataflow_module._ABOUT.clear()
+
+
 def _time_decision(f, stmt) -> tuple[float, float, object]:
     decided = analyses.can_remove_conditional(f, stmt)
-
-    def clear():
-        context_module._PROGRAMS.clear()
-
-    cold = _median_ms(lambda: analyses.can_remove_conditional(f, stmt), PROOF_REPEAT, clear)
+    cold = _median_ms(lambda: analyses.can_remove_conditional(f, stmt), PROOF_REPEAT,
+                      _clear_caches)
     warm = _median_ms(lambda: analyses.can_remove_conditional(f, stmt), PROOF_REPEAT)
     return cold, warm, decided
 
@@ -287,14 +307,58 @@ def _verdict(decided) -> str:
     return {"Removable": f"removable (keep {getattr(decided, 'keep', '')})"}.get(name, name)
 
 
+def _runs_like(before: n.PrimFunc, after: n.PrimFunc) -> str:
+    """Whether ``after`` leaves every element ``before`` defines as ``before`` does.
+
+    Reference executor, inputs from ``make_inputs`` (they honour the
+    ``T.assume`` facts), two seeds.  An element whose final value under
+    ``before`` changes with what the written buffers held on entry (padding
+    stored ``T.undef()``, which lowering drops) is left out.
+    """
+    from inputs_support import make_inputs
+
+    slow, fast = codegen.build(before, target="python"), codegen.build(after, target="python")
+    written = {id(x.buffer) for x in walk(before.body) if isinstance(x, n.BufferStore)}
+    compared = 0
+    for seed in (0, 1):
+        args = make_inputs(before, np.random.default_rng(seed))
+        shifted = [a + 1 if isinstance(a, np.ndarray) and id(p) in written else a
+                   for p, a in zip(before.params, args, strict=True)]
+        runs = []
+        for kernel, inputs in ((slow, args), (slow, shifted), (fast, args)):
+            copies = [a.copy() if isinstance(a, np.ndarray) else a for a in inputs]
+            kernel(*copies)
+            runs.append(copies)
+        for want, other, got in zip(*runs, strict=True):
+            if not isinstance(want, np.ndarray):
+                continue
+            defined = want == other
+            np.testing.assert_allclose(got[defined], want[defined], rtol=1e-5, atol=1e-5)
+            compared += int(defined.sum())
+    return f"runs like the guarded form ({compared} elements)"
+
+
+def _check(f, stmt, decided, removed: bool) -> str:
+    from analyses.conditional import Removable
+    from polypad.ir.locate import replace
+
+    if isinstance(decided, Removable) is not removed:
+        return f"NO: the walkthrough {'removes' if removed else 'keeps'} it"
+    if not removed:
+        return "kept, as in the walkthrough"
+    kept = stmt.then_case if decided.keep == "then" else stmt.else_case
+    return _runs_like(f, replace(f, stmt, kept))
+
+
 def proof_rows() -> list[tuple]:
     rows = []
-    for stem, name, text in WALKTHROUGH:
+    for stem, name, text, removed in WALKTHROUGH:
         f = _load(stem, name)
-        cold, warm, decided = _time_decision(f, _pick(f, text, stem))
+        stmt = _pick(f, text, stem)
+        cold, warm, decided = _time_decision(f, stmt)
         where = f"{stem}" + (f".{name}" if name else "")
         rows.append((where, f"`if {text}`", _verdict(decided), f"{cold:.1f}", f"{warm:.1f}",
-                     "yes" if cold <= 20 else "no"))
+                     "yes" if cold <= 20 else "no", _check(f, stmt, decided, removed)))
     return rows
 
 
@@ -305,7 +369,7 @@ def all_examples_summary() -> tuple:
         for f in parsed.funcs if isinstance(parsed, n.IRModule) else [parsed]:
             for stmt in _conditionals(f):
                 def once(f=f, stmt=stmt):
-                    context_module._PROGRAMS.clear()
+                    _clear_caches()
                     try:
                         analyses.can_remove_conditional(f, stmt)
                     except pp.PolypadError:
@@ -321,12 +385,13 @@ def all_examples_summary() -> tuple:
 def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"numba {numba.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, "
-          f"load {load:.1f}; medians of {REPEAT} calls\n")
-    _table(("kernel", "variant", "ms"), row_sum_rows() + conv_rows())
+          f"load {load:.1f}; kernels: medians of {REPEAT} calls after a warm-up call, "
+          f"decisions: medians of {PROOF_REPEAT}\n")
+    _table(("kernel", "variant", "ms", "check"), row_sum_rows() + conv_rows())
     # Warm up z3/isl once so that the first row does not pay for imports.
     warm_up = _load("row_summation_split", None)
     analyses.can_remove_conditional(warm_up, _conditionals(warm_up)[0])
-    _table(("example", "conditional", "verdict", "cold ms", "warm ms", "<= 20 ms"),
+    _table(("example", "conditional", "verdict", "cold ms", "warm ms", "<= 20 ms", "check"),
            proof_rows())
     count, median, p90, worst, fast = all_examples_summary()
     _table(("every conditional of every RFC example", "median cold ms", "p90 ms", "max ms",

@@ -13,8 +13,10 @@ variables (:func:`~codegen.interpreter.free_vars`).  The kernel's call
 wrapper hands what the kernel raised to :func:`kernel_error`, which turns it
 into the :class:`~polypad.errors.AssumptionError` the reference executor
 raises for the same failure -- the assumption in script syntax, the
-variables, and the elements it reads, read from the argument arrays.  Under
-``boundscheck=True`` Numba raises a bare ``IndexError``, which becomes a
+variables, and the elements it reads, read from the argument arrays.  A
+failed loop range check (:mod:`.loop_ranges`) becomes a
+:class:`~polypad.errors.LoopRangeError`.  Under ``boundscheck=True`` Numba
+raises a bare ``IndexError``, which becomes a
 :class:`~polypad.errors.BoundsCheckError`.
 
 A parallel loop that holds a check runs serially: Numba does not
@@ -33,6 +35,7 @@ from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.ir.visitor import walk
 
 from .interpreter import assumption_error, convert, free_vars
+from .loop_ranges import kernel_range_error
 from .pyexpr import ExprPrinter
 
 #: The first argument of the ``AssertionError`` a failed check raises.
@@ -79,6 +82,9 @@ def kernel_error(func: PrimFunc, error: BaseException, args: list) -> PolypadErr
         arrays = {p: a for p, a in zip(func.params, args, strict=True)
                   if isinstance(p, Buffer) and isinstance(a, np.ndarray)}
         return assumption_error(func, stmt, env, arrays)
+    ranged = kernel_range_error(func, error)
+    if ranged is not None:
+        return ranged
     if isinstance(error, IndexError):
         return BoundsCheckError(
             f"the kernel of {func.name!r} accessed a buffer outside its shape (Numba "

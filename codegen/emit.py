@@ -44,9 +44,11 @@ so both targets agree even on a program that reads before writing.
 
 A ``T.assume`` still in the lowered function (``check_assumptions=True``) is
 emitted as a check that raises (:mod:`.checks`); a parallel loop holding one
-runs serially.  ``boundscheck=True`` compiles every function with Numba's
-bounds checks, and runs parallel loops serially too, since Numba reports an
-exception raised in a parallel region as a ``SystemError``.
+runs serially.  So is a loop whose range polypad cannot prove fits its
+counter's dtype, at its entry (:mod:`.loop_ranges`).  ``boundscheck=True``
+compiles every function with Numba's bounds checks, and runs parallel loops
+serially too, since Numba reports an exception raised in a parallel region
+as a ``SystemError``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
 from .checks import check_lines, checked_assumptions, has_check, is_check
+from .loop_ranges import check_lines as range_check_lines
+from .loop_ranges import checked_loops, holds_check
 from .names import RESERVED, Names
 from .pyexpr import ADD, SPLIT, ExprPrinter, numpy_type
 
@@ -109,6 +113,7 @@ class _Emitter:
         self.func = func
         self.boundscheck = boundscheck
         self.checks = {id(s): k for k, s in enumerate(checked_assumptions(func))}
+        self.range_checks = checked_loops(func)
         self.names = Names()
         self.expr = ExprPrinter(self.names)
         self.expr.out, self.expr.part = self.line, self.part
@@ -198,21 +203,27 @@ class _Emitter:
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
-        if loop.kind is ForKind.UNROLL and self.unrollable(loop):
+        unroll = loop.kind is ForKind.UNROLL and self.unrollable(loop)
+        if not unroll and self.current.loops >= MAX_NESTED_LOOPS:
+            self.helper(loop, depth, "nest")
+            return
+        if id(loop) in self.range_checks:
+            number, _, low, high = self.range_checks[id(loop)]
+            for text in range_check_lines(loop, number, low, high, self.expr):
+                self.line(depth, text)
+        if unroll:
             start = loop.min.value
             for value in range(start, start + loop.extent.value):
                 self.expr.subst[loop.var] = str(value)
                 self.stmt(loop.body, depth)
             self.expr.subst.pop(loop.var, None)
             return
-        if self.current.loops >= MAX_NESTED_LOOPS:
-            self.helper(loop, depth, "nest")
-            return
         var = self.names(loop.var)
         extent = self.expr(loop.extent)
         zero_based = isinstance(loop.min, ir.IntImm) and loop.min.value == 0
         prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
-                  and not (self.boundscheck or has_check(loop)))
+                  and not (self.boundscheck or has_check(loop)
+                           or holds_check(loop, self.range_checks)))
         if prange:
             self.current.parallel = True
             if zero_based:
@@ -224,7 +235,10 @@ class _Emitter:
         elif zero_based:
             self.line(depth, f"for {var} in range({extent}):")
         else:
-            end = self.expr(add(loop.min, loop.extent))
+            # Not wrapped to the counter's dtype: the end may be one past its range.
+            end = f"{self.expr.operand(loop.min, ADD)} + {self.expr.operand(loop.extent, ADD + 1)}"
+            if isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm):
+                end = str(loop.min.value + loop.extent.value)
             self.line(depth, f"for {var} in range({self.expr(loop.min)}, {end}):")
         self.current.loops += 1
         self.in_prange += prange

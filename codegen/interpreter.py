@@ -12,9 +12,10 @@ vectorized loop means the same.  ``T.alloc_buffer`` memory starts zeroed: an
 arbitrary choice (reading it before writing is the program's bug), made
 identical in the Numba kernels so that the two targets agree exactly.  An
 access outside a buffer is a :class:`~polypad.errors.BoundsCheckError`, never
-numpy's negative-index wrap-around.  Every ``T.assume`` left in the lowered
-function is checked where it stands (the reference executor is always built
-with ``check_assumptions``); a false one is an
+numpy's negative-index wrap-around, and a loop whose counter would leave its
+dtype a :class:`~polypad.errors.LoopRangeError` (:mod:`.loop_ranges`).  Every
+``T.assume`` left in the lowered function is checked where it stands (the
+reference executor is always built with ``check_assumptions``); a false one is an
 :class:`~polypad.errors.AssumptionError` naming it and the values it saw.
 """
 
@@ -33,6 +34,7 @@ from polypad.ir.show import show
 from polypad.ir.visitor import children, walk
 
 from .kernel import numpy_dtype
+from .loop_ranges import check_range
 
 _ARITH = {
     ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
@@ -46,6 +48,11 @@ _COMPARE = {
 _MATH = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "pow": np.power,
+    # numpy's integer operators are the bitwise meaning docs/semantics.md gives:
+    # a shift by an amount outside [0, bits) is 0, or the sign shifting right.
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "bitwise_not": np.invert,
+    "shift_left": np.left_shift, "shift_right": np.right_shift,
 }
 
 
@@ -80,8 +87,9 @@ class _Interpreter:
                 for s in stmt.stmts:
                     self.exec(s)
             case ir.For():
-                lo = int(self.eval(stmt.min))
-                for value in range(lo, lo + int(self.eval(stmt.extent))):
+                lo, extent = int(self.eval(stmt.min)), int(self.eval(stmt.extent))
+                check_range(self.func, stmt, lo, extent)  # never wrap the counter
+                for value in range(lo, lo + extent):
                     self.env[stmt.var] = convert(value, stmt.var.dtype)
                     self.exec(stmt.body)
                 self.env.pop(stmt.var, None)

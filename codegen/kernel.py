@@ -148,6 +148,14 @@ class Kernel:
         """Whether :meth:`compile` has run (explicitly or by a call)."""
         return self._impl is not None
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the target and the highlighted source.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import kernel_html
+
+        return kernel_html(self)
+
     def __call__(self, *args) -> None:
         values = check_arguments(self.func, args, self._written)
         self.compile()

@@ -71,6 +71,8 @@ _FOLD = {
 _INT = re.compile(r"-?[0-9]+")
 # 64-bit arithmetic wraps natively in Numba; narrower types are computed wider.
 _NATIVE = ("int64", "uint64")
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "bitwise_not": "~",
+            "shift_left": "<<", "shift_right": ">>"}
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "abs"}
 #: Nesting depth at which a statement's expression is cut into temporaries:
 #: far below Python's limits (200 nested parentheses in the tokenizer).
@@ -102,6 +104,27 @@ def constant(value, dtype: str) -> tuple[str, int]:
     if dtype in ("int32", "int64"):
         return str(int(value)), (UNARY if value < 0 else ATOM)
     return f"{numpy_type(dtype)}({int(value)})", ATOM
+
+
+def bitwise(op: str, args: list[str], dtype: str) -> str:
+    """A bitwise intrinsic on operand texts, with numpy's meaning (docs/semantics.md).
+
+    Numba computes narrow integers in 64 bits, so the result is cast back to
+    ``dtype`` (a left shift wraps there).  LLVM leaves a shift by ``bits`` or
+    more undefined, so a shift is an applied lambda (each operand evaluated
+    once) that gives numpy's answer there: 0, or the sign shifting right.
+    """
+    cast, symbol = numpy_type(dtype), _BITWISE[op]
+    if op == "bitwise_not":
+        return f"{cast}(~({args[0]}))"
+    if op not in ("shift_left", "shift_right"):
+        return f"{cast}(({args[0]}) {symbol} ({args[1]}))"
+    zero = constant(0, dtype)[0]
+    outside = zero
+    if op == "shift_right" and dtype[0] != "u":
+        outside = f"({constant(-1, dtype)[0]} if _a < 0 else {zero})"
+    return (f"(lambda _a, _b: {cast}(_a {symbol} _b) if 0 <= _b < {dtypes.bits(dtype)} "
+            f"else {outside})({args[0]}, {args[1]})")
 
 
 class ExprPrinter:
@@ -307,4 +330,6 @@ class ExprPrinter:
         if expr.op == "sigmoid":
             one = constant(1.0, expr.dtype)[0]
             return f"{one} / ({one} + np.exp(-{self.operand(expr.args[0], UNARY)}))", MUL
+        if expr.op in _BITWISE:
+            return bitwise(expr.op, args, expr.dtype), ATOM
         raise BuildError(f"T.{expr.op} cannot be emitted; lowering should have removed it")

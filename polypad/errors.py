@@ -141,6 +141,22 @@ class AssumptionError(ExecutionError):
         super().__init__(message)
 
 
+class LoopRangeError(ExecutionError, OverflowError):
+    """A loop's counter would leave its dtype: at loop entry, the first value
+    ``min`` or the last ``min + extent - 1`` of a non-empty loop does not fit
+    the loop variable's dtype (``for i in T.serial(n, n + 10)`` with an
+    ``int32`` ``i`` and ``n = 2147483640``).  The analyses take ``i`` to run
+    exactly over ``[min, min + extent)``, so both executors refuse such a loop
+    rather than wrap its counter; a Numba kernel checks only the loops whose
+    range polypad cannot prove fits.  ``var``, ``dtype``, ``first`` and
+    ``last`` say which loop and which values."""
+
+    def __init__(self, message: str, var: str = "", dtype: str = "",
+                 first: int = 0, last: int = 0):
+        self.var, self.dtype, self.first, self.last = var, dtype, first, last
+        super().__init__(message)
+
+
 class BudgetExceeded(PolypadError, TimeoutError):
     """A question ran out of its time budget (see :mod:`polypad.budget`).
 

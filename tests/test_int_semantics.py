@@ -144,6 +144,73 @@ def f(B: T.Buffer((4, 4), "int32"), n: T.int32):
         assert want[3, 3 if n_value == 2 else 2] == 11
 
 
+def test_simplify_keeps_an_index_isl_would_write_with_a_wide_constant():
+    # Fuzz case 3929 (seed 0): ISL's form of the index has the coefficient
+    # 1073741824 * 2, which int32 cannot hold; simplify keeps the index.
+    f = pp.parse('''
+@T.prim_func
+def f(B: T.Buffer((4, 4), "int32"), n: T.int32):
+    T.assume(1 <= n and n < 3)
+    x1 = n + -3
+    B[(-1 * n + 1073741824 * x1 + 2) % 4, 2] = 7
+''')
+    pp.assert_structural_equal(simplify(f), f)
+
+
+def test_pw_aff_to_expr_refuses_a_constant_its_dtype_cannot_hold():
+    import islpy as isl
+
+    from polypad.errors import NotAffineError
+    from polypad.model import pw_aff_to_expr
+
+    n_var = n.Var("n", "int32")
+    with pytest.raises(NotAffineError, match="2147483648"):
+        pw_aff_to_expr(isl.PwAff("[n] -> { [(2147483648 * n)] }"), [], [n_var])
+
+
+def test_rebuilt_loops_keep_a_let_whose_value_wraps():
+    # Fuzz case 3714 (seed 0): regenerating the nest must not turn the
+    # (unused) let into a form with an int32-overflowing constant.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), n: T.int32):
+    T.assume(1 <= n and n < 4)
+    for i3 in T.serial(0, 2):
+        for i4 in T.serial(n):
+            x5 = 1073741824 * n + i3 + -3
+            A[2 * i3 + x5 - x5] = 2
+''')
+    sch = pp.Schedule(f)
+    sch.sequential_buffer_access(None, "A")
+    for n_value in (1, 3):
+        want, got = np.zeros(8, np.int32), np.zeros(8, np.int32)
+        codegen.build(f, target="python")(want, n_value)
+        codegen.build(sch.func, target="python")(got, n_value)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_store_whose_index_wraps_may_write_any_element():
+    # Fuzz case 9321 (seed 0): for n = 3 the index wraps to 3, not the exact 1,
+    # so the store overwrites A[3] and the assumption about A[3] no longer holds.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), C: T.Buffer((4,), "int32"), n: T.int32):
+    T.assume(3 <= n and n < 5)
+    for p in T.serial(8):
+        T.assume(p < 2 or A[p] == 1)
+    for i1 in T.serial(n):
+        A[((1073741824 * n + 3) // 3) % 8] = 3 * n + -1 * i1 + 3
+    C[1] = T.if_then_else(A[3] * 1073741824 >= 0, 1, 0)
+''')
+    store = f.body.stmts[-1]
+    got = analyses.prove(store.value.condition, analyses.context_at(f, store))
+    assert not isinstance(got, Proved)
+    a, c = np.ones(8, np.int32), np.zeros(4, np.int32)
+    codegen.build(f, target="python")(a, c, 3)
+    assert a[3] == 10 and c[1] == 0
+    pp.assert_structural_equal(simplify(f).body.stmts[-1], store)
+
+
 def test_prover_refutes_what_only_unbounded_integers_satisfy():
     f = pp.parse('''
 @T.prim_func

@@ -159,6 +159,27 @@ def test_schedules_section_prints_what_it_shows():
     pp.assert_structural_equal(ns["sch"].trace.apply_to(ns["f"]).func, expected)
 
 
+def test_loop_schedules_section_prints_what_it_shows():
+    ns: dict = {}
+    printed = run(blocks("Loop schedules", "python")[0], ns, "loop schedules")
+    shown = blocks("Loop schedules", "text")[0]
+    assert printed == shown
+    pp, sch = ns["pp"], ns["sch"]
+    assert [step.primitive for step in sch.trace] == ["split", "compute_at", "vectorize"]
+    pp.assert_structural_equal(sch.trace.apply_to(ns["f"]).func, sch.func)
+    # The schedule computes what the original does.
+    import codegen
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(1026).astype(np.float32)
+    want, got = np.zeros(1024, np.float32), np.zeros(1024, np.float32)
+    codegen.build(ns["f"], target="python")(a, want)
+    codegen.build(sch.func, target="python")(a, got)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    # The refusal names the shared element of B.
+    assert "element: B[64]" in printed.splitlines()[-1]
+
+
 def test_analyses_block_does_what_its_comments_say():
     ns: dict = {}
     code = blocks("Schedules and analyses", "python")
@@ -366,7 +387,7 @@ def test_layout_table_names_real_folders():
 
 def test_docs_exist_and_stand_alone():
     linked = re.findall(r"\]\((docs/[\w.]+)\)", section("Documentation"))
-    assert linked == ["docs/architecture.md", "docs/semantics.md"]
+    assert linked == ["docs/architecture.md", "docs/semantics.md", "docs/tvmscript.md"]
     documents = [README, *sorted(DOCS.glob("*.md"))]
     for path in documents:
         text = path.read_text()
@@ -475,7 +496,8 @@ LAYERS = [
     ("transform", ["polypad.transform"]),
     ("schedule", ["polypad.schedule"]),
     ("codegen", ["codegen"]),
-    ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples"]),
+    ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
+               "polypad.viz"]),
 ]
 
 

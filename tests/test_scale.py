@@ -223,11 +223,13 @@ def test_remove_no_op_computes_the_dataflow_once_per_function(monkeypatch):
     made = []
     real = dataflow._Flows
 
-    def counting(model, assumes):
+    def counting(model, assumes, *restriction):
         made.append(model.func)
-        return real(model, assumes)
+        return real(model, assumes, *restriction)
 
     monkeypatch.setattr(dataflow, "_Flows", counting)
     f = pp.parse(nest_text(12).replace("T.parallel", "T.serial"))
     assert pp.transform.remove_no_op(f) is f  # every store is read later
-    assert len(made) == 1  # not once per candidate statement
+    # Not once per candidate statement: the first question gets the dataflow of
+    # the few statements it is about, every later one the whole function's, once.
+    assert len(made) <= 2

@@ -2,7 +2,10 @@
 
 ``assume(c)`` states a fact; ``undef(dtype)`` is a valid but arbitrary value;
 ``likely(c)`` marks the probable branch.  The math functions take and return
-floats (``abs`` keeps any numeric dtype).
+floats (``abs`` keeps any numeric dtype).  The bitwise functions
+(:data:`BITWISE`) take and return integers of one dtype, with numpy's
+meaning: two's complement, a left shift wraps at the width, and a shift by
+an amount outside ``[0, bits)`` gives 0 (or, shifting right, the sign).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ MATH_BINARY = ("pow",)
 NUMERIC_UNARY = ("abs",)
 SPECIAL = ("assume", "undef", "likely")
 ALL = SPECIAL + MATH_UNARY + MATH_BINARY + NUMERIC_UNARY
+BITWISE_BINARY = ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right")
+BITWISE = BITWISE_BINARY + ("bitwise_not",)
 
 
 def assume(cond) -> Call:
@@ -45,6 +50,20 @@ def math(op: str, *args) -> Call:
         raise TypeError(f"unknown math intrinsic {op}/{len(exprs)}")
     dtype = next((e.dtype for e in exprs if dtypes.is_float(e.dtype)), "float32")
     return Call(op, tuple(cast(dtype, e) for e in exprs), dtype)
+
+
+def bitwise(op: str, *args) -> Call:
+    """A bitwise intrinsic such as ``bitwise("shift_left", x, 2)``: integers of one dtype."""
+    from .operators import promote
+
+    expected = 1 if op == "bitwise_not" else 2
+    if op not in BITWISE or len(args) != expected:
+        raise TypeError(f"unknown bitwise intrinsic {op}/{len(args)}")
+    exprs = [as_expr(args[0], "int32")] if expected == 1 else list(promote(*args))
+    for e in exprs:
+        if not dtypes.is_int(e.dtype):
+            raise TypeError(f"T.{op} takes integers, not {e.dtype}")
+    return Call(op, tuple(exprs), exprs[0].dtype)
 
 
 def is_call(expr: Expr, op: str) -> bool:

@@ -361,12 +361,26 @@ class Allocate(Stmt):
 # ---------------------------------------------------------------- top level
 
 
+@dataclass(frozen=True, slots=True)
+class Padding:
+    """The elements of a buffer that hold no logical data (RFC 0077: "The Buffer object
+    stores a predicate to identify which indices contain padding"): those where
+    ``predicate``, over ``axes`` (one variable per axis), holds.
+    """
+
+    axes: tuple[Var, ...]
+    predicate: Expr
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Buffer:
     """A multi-dimensional array (an identity).
 
     ``shape`` holds ints or scalar-parameter ``Var``s.  ``axis_separators``
     lists the logical axes that start a new physical axis (RFC 0039).
+    ``padding``, recorded by ``transform_layout``, says which elements are
+    padding; it is not part of the script text (printing and parsing drop
+    it) nor of structural equality.
     """
 
     name: str
@@ -374,6 +388,7 @@ class Buffer:
     dtype: str = "float32"
     axis_separators: tuple[int, ...] = ()
     scope: str = "global"
+    padding: Padding | None = None
 
     def __getitem__(self, indices) -> BufferLoad:
         from .operators import as_expr
@@ -399,6 +414,12 @@ class PrimFunc:
     params: tuple[Buffer | Var, ...]
     body: Stmt
     attrs: tuple[tuple[str, object], ...] = ()
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the highlighted script (:mod:`polypad.viz`, imported here)."""
+        from polypad.viz.display import primfunc_html
+
+        return primfunc_html(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -173,6 +173,14 @@ class LayoutRelation:
             raise NonInjectiveError(f"index map {self.index_map!r} is not injective on shape "
                                     f"{list(_shape_names(self.shape))}: {found}", found)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the shapes, the padding and the two grids.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import layout_html
+
+        return layout_html(self)
+
 
 def _size(expr: Expr) -> int:
     return sum(1 for _ in walk(expr))

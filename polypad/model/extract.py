@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
+from polypad.ir.show import show
 
 from .accesses import statement_accesses
 from .affine import AffineSpace
@@ -43,7 +45,16 @@ def extract(func: n.PrimFunc) -> Model:
             for dim in p.shape:
                 if isinstance(dim, n.Var):
                     names.name(dim)
-    leaves, tree = collect(func.body)
+    reread: list = []
+    leaves, tree = collect(func.body, reread)
+    if reread:
+        stmt, expr, store = reread[0]
+        what = ("the condition" if isinstance(stmt, n.IfThenElse)
+                else f"{stmt.var.name}'s value")
+        raise NotAffineError(
+            f"{what} {show(expr)} is read once, before the body, but the body's "
+            f"store to {store.buffer.name} may change it before a later statement of "
+            "the body: the model would read it again there", expr)
     depth = max((len(leaf.loops) for leaf in leaves), default=0)
     statements = []
     for index, leaf in enumerate(leaves):

@@ -111,6 +111,14 @@ class Model:
         """Every statement's write relation, as one union map."""
         return _union(s.writes for s in self.statements)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: a table of the statements and a picture of their instances.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import model_html
+
+        return model_html(self)
+
     def domain(self) -> isl.UnionSet:
         """Every statement's instances, as one union set."""
         out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.visitor import walk
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,11 +74,19 @@ def is_leaf(stmt: n.Stmt) -> bool:
     )
 
 
-def collect(body: n.Stmt) -> tuple[list[Leaf], list]:
-    """The leaves of ``body`` in program order, and the top-level item list."""
+def collect(body: n.Stmt, reread: list | None = None) -> tuple[list[Leaf], list]:
+    """The leaves of ``body`` in program order, and the top-level item list.
+
+    ``reread``, when given, receives ``(stmt, expr, store)`` for each ``if``
+    condition or let value ``expr`` of ``stmt`` that the leaves would read
+    after ``store`` of its body may have changed it (see
+    :meth:`_Walker.check_read_once`).
+    """
     walker = _Walker()
     top: list = []
     walker.visit(body, top)
+    if reread is not None:
+        reread.extend(walker.reread)
     return walker.leaves, top
 
 
@@ -90,6 +99,31 @@ class _Walker:
         self.block: str | None = None
         self.prefix: list[int] = []  # positions of the enclosing loops
         self.counters: list[int] = [0]  # next position at each level
+        # (statement, expression, store) where the model's reading is not exact:
+        # see :meth:`check_read_once`.
+        self.reread: list[tuple[n.Stmt, n.Expr, n.BufferStore]] = []
+
+    def check_read_once(self, stmt: n.Stmt, expr: n.Expr, first: int) -> None:
+        """Record where ``expr`` (an ``if`` condition or a let value, read once when
+        ``stmt`` runs) may read what a store of its body wrote before.
+
+        The model reads such an expression at every leaf under ``stmt``, each
+        at the leaf's own time.  That is the executed value unless a store of
+        the body, to a buffer ``expr`` loads, runs before another leaf of the
+        same execution of ``stmt``: when it is not the last leaf of the body,
+        or sits in a loop inside it.
+        """
+        read = {id(x.buffer) for x in walk(expr) if isinstance(x, n.BufferLoad)}
+        if not read:
+            return
+        inside = self.leaves[first:]
+        for k, leaf in enumerate(inside):
+            store = leaf.stmt
+            if not (isinstance(store, n.BufferStore) and id(store.buffer) in read):
+                continue
+            if k != len(inside) - 1 or len(leaf.loops) > len(self.loops):
+                self.reread.append((stmt, expr, store))
+                return
 
     def take_position(self) -> int:
         pos = self.counters[-1]
@@ -113,17 +147,20 @@ class _Walker:
                 self.loops.pop()
                 self.prefix.pop()
             case n.IfThenElse(condition=c, then_case=then, else_case=other):
-                self.guards.append(Guard(c, True))
-                self.visit(then, items)
-                self.guards.pop()
-                if other is not None:
-                    self.guards.append(Guard(c, False))
-                    self.visit(other, items)
+                for branch, taken in ((then, True), (other, False)):
+                    if branch is None:
+                        continue
+                    first = len(self.leaves)
+                    self.guards.append(Guard(c, taken))
+                    self.visit(branch, items)
                     self.guards.pop()
+                    self.check_read_once(stmt, c, first)
             case n.LetStmt(var=var, value=value, body=body):
+                first = len(self.leaves)
                 self.lets[var] = value
                 self.visit(body, items)
                 del self.lets[var]
+                self.check_read_once(stmt, value, first)
             case n.Block(name=name, body=body):
                 outer, self.block = self.block, name
                 self.visit(body, items)

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import DTypeError, NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_and, logical_or
@@ -75,7 +75,18 @@ def pw_aff_to_expr(
     condition is implied (outside the domain of ``pa`` the expression's value
     is unspecified).  ``vars``/``params``/``context`` are as in
     :func:`set_to_condition`.
+
+    Raises :class:`NotAffineError` when a coefficient or constant of ISL's
+    form does not fit the variables' dtype (``2147483648 * n`` in ``int32``):
+    the caller keeps the expression it had.
     """
+    try:
+        return _pw_aff_to_expr(pa, vars, params, context)
+    except DTypeError as err:
+        raise NotAffineError(f"ISL's form of {pa} cannot be written in IR: {err}") from None
+
+
+def _pw_aff_to_expr(pa, vars, params, context) -> n.Expr:
     pa = isl.PwAff.from_aff(pa) if isinstance(pa, isl.Aff) else pa
     _check_dims(pa.dim(isl.dim_type.in_), vars)
     if context is not None:

@@ -35,7 +35,7 @@ import math
 import z3
 
 from polypad.errors import PolypadError
-from polypad.ir import dtypes
+from polypad.ir import dtypes, intrinsics
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
 from polypad.ir.show import show
@@ -44,6 +44,8 @@ from .ranges import Range, Ranges, dtype_range
 
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
+_BITWISE = {"bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b,
+            "bitwise_xor": lambda a, b: a ^ b, "bitwise_not": lambda a: ~a}
 
 
 class Z3Env:
@@ -145,7 +147,9 @@ class Z3Env:
         return self.in_range(term, dtype)
 
     def math(self, op: str, args: list[z3.ExprRef], dtype: str) -> z3.ExprRef:
-        """A math intrinsic: exact for floor/ceil/abs, uninterpreted otherwise."""
+        """A math intrinsic: exact for floor/ceil/abs and the bitwise ones, else uninterpreted."""
+        if op in intrinsics.BITWISE:
+            return bitwise_term(op, args, dtype)
         if op == "abs":
             (x,) = args
             return z3.If(x >= 0, x, -x)
@@ -202,6 +206,28 @@ def known_points(op: str, args: list[z3.ExprRef]) -> list[tuple[z3.BoolRef, z3.E
             sort = x.sort()
             out.append((z3.fpEQ(x, z3.FPVal(float(at), sort)), z3.FPVal(float(value), sort)))
     return out
+
+
+def bitwise_term(op: str, args: list[z3.ArithRef], dtype: str) -> z3.ArithRef:
+    """A bitwise intrinsic on integer terms, exactly: through bit-vectors of ``dtype``'s width.
+
+    ``Int2BV`` takes its argument modulo ``2**bits`` (two's complement), and
+    SMT-LIB's shifts give 0 (``bvshl``, ``bvlshr``) or the sign (``bvashr``)
+    for an amount of ``bits`` or more, where a negative amount reads as a huge
+    unsigned one: numpy's meaning, which both executors share
+    (docs/semantics.md).  No guess is involved, so no answer can be wrong;
+    a query Z3 cannot finish with them is Unknown, as any other.
+    """
+    bits = dtypes.bits(dtype)
+    signed = dtype[0] != "u"
+    vs = [z3.Int2BV(a, bits) for a in args]
+    if op == "shift_left":
+        t = vs[0] << vs[1]
+    elif op == "shift_right":
+        t = vs[0] >> vs[1] if signed else z3.LShR(vs[0], vs[1])
+    else:
+        t = _BITWISE[op](*vs)
+    return z3.BV2Int(t, is_signed=signed)
 
 
 def wrap_term(t: z3.ArithRef, dtype: str) -> z3.ArithRef:

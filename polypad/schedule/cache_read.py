@@ -40,10 +40,16 @@ from .layout_stages import allocate_from, seq, stage_of, stores_to
 
 
 def cache_read(func: n.PrimFunc, block: str | None, buffer, scope: str = "global",
-               name: str | None = None) -> tuple[n.PrimFunc, str]:
+               name: str | None = None, *,
+               at=None) -> tuple[n.PrimFunc, str]:
     """``func`` with ``block``'s reads of ``buffer`` going through a new cache, and the
     cache's name.  ``block=None`` caches every read (the buffer must then never be
     written in the function)."""
+    if at is not None:
+        # A cache placed at a loop: allocated and filled/flushed in each iteration.
+        from .cache_at import cache_at
+
+        return cache_at(func, block, buffer, scope, name, at, "read")
     region, old = target(func, block, buffer)
     where = describe(block)
     require_access(region, old, "read", where)

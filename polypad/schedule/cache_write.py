@@ -47,10 +47,16 @@ from .layout_stages import allocate_from, loads_of, seq, stage_of, stores_to
 
 
 def cache_write(func: n.PrimFunc, block: str | None, buffer, scope: str = "global",
-                name: str | None = None) -> tuple[n.PrimFunc, str]:
+                name: str | None = None, *,
+                at=None) -> tuple[n.PrimFunc, str]:
     """``func`` with ``block``'s accesses of ``buffer`` going to a new cache that is
     copied out after the block's stage, and the cache's name.  ``block=None`` caches
     every access in the function and copies out at its end."""
+    if at is not None:
+        # A cache placed at a loop: allocated and filled/flushed in each iteration.
+        from .cache_at import cache_at
+
+        return cache_at(func, block, buffer, scope, name, at, "write")
     region, old = target(func, block, buffer)
     where = describe(block)
     require_access(region, old, "write", where)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import assume
 from polypad.ir.operators import as_expr, ge, logical_and, logical_or, lt, negate
-from polypad.ir.substitute import free_vars
+from polypad.ir.substitute import free_vars, substitute
 from polypad.model.affine import AffineSpace
 from polypad.model.conditions import to_set
 
@@ -62,6 +62,26 @@ def padding_condition(index_map, shape, indices: Sequence[n.Var]) -> tuple[n.Exp
     if box.subtract(to_set(inside, space)).is_equal(padding):
         return inside, negate(inside)
     return negate(predicate), predicate
+
+
+def padding_record(index_map, old: n.Buffer) -> n.Padding | None:
+    """The padding of ``old`` transformed by ``index_map``, for the new buffer to record.
+
+    The map's own padding, and the old buffer's padding carried through the
+    map (a second transform keeps the first one's padding: an element that
+    was padding holds no more logical data at its new place).  ``None`` when
+    the result has none.
+    """
+    axes = tuple(n.Var(name) for name in axis_names(index_map, old.ndim))
+    _, padding = padding_condition(index_map, old.shape, axes)
+    if old.padding is not None:
+        inverse, _ = index_map.relation(old.shape).inverse(axes)
+        earlier = substitute(old.padding.predicate,
+                             dict(zip(old.padding.axes, inverse.trace(len(axes))[1])))
+        padding = logical_or(padding, earlier)
+    if isinstance(padding, n.BoolImm) and not padding.value:
+        return None
+    return n.Padding(axes, padding)
 
 
 def has_padding(index_map, shape, names: Sequence[str]) -> bool:

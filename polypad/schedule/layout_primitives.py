@@ -46,28 +46,33 @@ class LayoutPrimitives:
                                  preserve_interface=self.preserve_interface)
 
     @primitive
-    def cache_read(self, block, buffer, scope="global", name=None):
+    def cache_read(self, block, buffer, scope="global", name=None, *, at=None):
         """Make ``block`` read ``buffer`` through a new copy; returns the copy's name.
 
         The cache (``A_cache``, or ``A_<scope>``) is allocated and filled before
         the block's stage, or at the start of the buffer's scope when nothing
-        writes the buffer before.  ``block=None`` redirects every read.
+        writes the buffer before.  ``block=None`` redirects every read.  With
+        ``at=loop`` it is allocated inside that loop, the size of one
+        iteration's region, and filled there (:mod:`.cache_at`).
 
         >>> sch.cache_read("compute", "A")        # 'A_cache'
         """
         _check_cache(scope, name, "Schedule.cache_read")
-        return _cache_read(self.func, block, buffer, scope, name)
+        return _cache_read(self.func, block, buffer, scope, name, at=at)
 
     @primitive
-    def cache_write(self, block, buffer, scope="global", name=None):
+    def cache_write(self, block, buffer, scope="global", name=None, *, at=None):
         """Make ``block`` write ``buffer`` into a new copy, copied out after the block's
         stage; returns the copy's name.  The block must write all of the buffer and
-        read only what it wrote (checked exactly, with a counterexample).
+        read only what it wrote (checked exactly, with a counterexample).  With
+        ``at=loop`` the copy is a tile allocated inside that loop and flushed at the
+        end of each iteration, a register tile (:mod:`.cache_at`).
 
         >>> sch.cache_write("compute", "B")       # 'B_cache'
+        >>> sch.cache_write("C", "C", "local", at="jo")   # 'C_local'
         """
         _check_cache(scope, name, "Schedule.cache_write")
-        return _cache_write(self.func, block, buffer, scope, name)
+        return _cache_write(self.func, block, buffer, scope, name, at=at)
 
 
 def _check_cache(scope, name, where: str) -> None:

@@ -45,7 +45,13 @@ from polypad.ir.locate import find_block, find_buffer
 from polypad.layout import IndexMap
 
 from .interface import check_interface, is_parameter
-from .layout_padding import assume_stage, axis_names, has_padding, padding_stage
+from .layout_padding import (
+    assume_stage,
+    axis_names,
+    has_padding,
+    padding_record,
+    padding_stage,
+)
 from .layout_rewrite import relayout
 from .layout_stages import fresh_block_name, insert_after, prepend, stage_of, stores_to
 from .pad_value import resolve_pad_value
@@ -77,7 +83,7 @@ def transform_layout(func: n.PrimFunc, block: str | None, buffer, index_map, pad
     relation = index_map.relation(old.shape)
     relation.check_injective()
     new = n.Buffer(old.name, _shape(relation.transformed_shape(), old, index_map), old.dtype,
-                   relation.separators, old.scope)
+                   relation.separators, old.scope, padding_record(index_map, old))
     pad = resolve_pad_value(pad_value, func, old, new)
     out = relayout(func, old, new, index_map)
     if pad is None:

@@ -39,6 +39,7 @@ from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
 from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
+from polypad.model.overflow import wraps_somewhere
 
 from .ast_to_ir import AstToIR, user_call
 from .reschedule_plan import Placement, Scope, empty_union_map, entries, layout_length, time_map
@@ -205,11 +206,20 @@ class _Emitter(AstToIR):
         known = {id(v) for v in vars} | {id(v) for v in self.env.values()}
         if not dtypes.is_int(value.dtype) or any(id(v) not in known for v in free_vars(value)):
             return value
+        space = AffineSpace(vars, names=self.model.names)
         try:
-            pa = to_pw_aff(value, AffineSpace(vars, names=self.model.names))
+            pa = to_pw_aff(value, space)
+            tidy = pw_aff_to_expr(pa, vars, self.model.names, context=where)
         except NotAffineError:
             return value
-        return pw_aff_to_expr(pa, vars, self.model.names, context=where)
+        # ISL's form is the exact value: it stands for the executed one only
+        # where neither form wraps around.
+        try:
+            if any(wraps_somewhere(e, space, where) for e in (value, tidy)):
+                return value
+        except isl.Error:
+            return value
+        return tidy
 
     def _indices(self, s: StatementModel) -> dict[int, tuple[n.Expr, ...]]:
         """New indices of each access of ``s``, by node identity, from the access relations."""

@@ -12,13 +12,26 @@ puts them together.
 
 from __future__ import annotations
 
+from .kind_primitives import KindPrimitives
 from .layout_primitives import LayoutPrimitives
+from .location_primitives import LocationPrimitives
 from .loop_primitives import LoopPrimitives
 from .merge_primitives import MergePrimitives
 from .overcompute_primitives import OvercomputePrimitives
 from .state import ScheduleState
+from .tiling_primitives import TilingPrimitives
+from .trace import schedule_class
 
 
-class Schedule(LayoutPrimitives, LoopPrimitives, MergePrimitives, OvercomputePrimitives,
-               ScheduleState):
+@schedule_class
+class Schedule(KindPrimitives, LayoutPrimitives, LocationPrimitives, LoopPrimitives,
+               MergePrimitives, OvercomputePrimitives, TilingPrimitives, ScheduleState):
     """A function being scheduled; see the module docstring."""
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the function and the trace as a table.
+
+        Drawn by :mod:`polypad.viz`, imported here only."""
+        from polypad.viz.display import schedule_html
+
+        return schedule_html(self)

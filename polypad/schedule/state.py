@@ -47,7 +47,16 @@ def primitive(method):
             raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
         self._install(new_func)
         if outermost:
-            recorded = tuple((k, self.printable(v)) for k, v in list(bound.arguments.items())[1:])
+            # A ``*loops`` parameter is recorded as "*loops" so the step prints and
+            # replays its values positionally (``sch.fuse('i', 'j')``).
+            recorded = tuple(
+                ("*" + k if signature.parameters[k].kind is inspect.Parameter.VAR_POSITIONAL
+                 else k, self.printable(v))
+                for k, v in list(bound.arguments.items())[1:]
+                # A keyword-only option left at its default (``at=None``) is not
+                # printed, so adding one keeps the traces of existing calls.
+                if not (signature.parameters[k].kind is inspect.Parameter.KEYWORD_ONLY
+                        and v is signature.parameters[k].default))
             self.trace.append(Step(method.__name__, recorded))
         return result
 

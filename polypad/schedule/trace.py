@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from polypad.errors import NotFoundError
+from polypad.errors import NotFoundError, PolypadError
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,19 @@ class Step:
     args: tuple[tuple[str, object], ...]
 
     def __str__(self) -> str:
-        inside = ", ".join(f"{k}={v!r}" for k, v in self.args)
+        positional, keywords = self._split()
+        inside = ", ".join([*(repr(v) for v in positional),
+                            *(f"{k}={v!r}" for k, v in keywords.items())])
         return f"sch.{self.primitive}({inside})"
+
+    def _split(self) -> tuple[list, dict]:
+        """The arguments as (positional, keywords): a ``*name`` argument (a primitive's
+        ``*loops``) and those before it go positionally."""
+        star = next((k for k, (name, _) in enumerate(self.args) if name.startswith("*")), None)
+        if star is None:
+            return [], dict(self.args)
+        positional = [v for _, v in self.args[:star]] + list(self.args[star][1])
+        return positional, dict(self.args[star + 1:])
 
     def apply(self, schedule) -> object:
         """Call this step's primitive on ``schedule``."""
@@ -31,7 +42,8 @@ class Step:
                                   or self.primitive == "work_on"):
             raise NotFoundError(
                 f"{type(schedule).__name__} has no primitive {self.primitive!r} to replay")
-        return method(**dict(self.args))
+        positional, keywords = self._split()
+        return method(*positional, **keywords)
 
 
 class Trace:
@@ -60,6 +72,20 @@ class Trace:
 
     def apply_to(self, func_or_mod, *, preserve_interface: bool = False):
         """A new :class:`~polypad.schedule.Schedule` of ``func_or_mod``, every step replayed."""
-        from .schedule import Schedule
+        if not _SCHEDULE_CLASS:  # pragma: no cover - polypad.schedule registers it on import
+            raise PolypadError("no schedule class is registered; import polypad.schedule")
+        schedule = _SCHEDULE_CLASS[0](func_or_mod, preserve_interface=preserve_interface)
+        return schedule.replay(self)
 
-        return Schedule(func_or_mod, preserve_interface=preserve_interface).replay(self)
+
+# The class apply_to replays on, registered by polypad.schedule.schedule with
+# :func:`schedule_class`: importing it here would close an import circle
+# (schedule -> state -> trace -> schedule).  Steps find primitives by name on
+# the schedule object (Step.apply), so the trace needs no other part of it.
+_SCHEDULE_CLASS: list[type] = []
+
+
+def schedule_class(cls: type) -> type:
+    """Class decorator: make ``cls`` the schedule that :meth:`Trace.apply_to` builds."""
+    _SCHEDULE_CLASS[:] = [cls]
+    return cls

@@ -15,27 +15,36 @@ import textwrap
 
 from ..arguments import wrong_type as _wrong_type
 from ..errors import ParseError
-from ..ir.nodes import IRModule, PrimFunc
 from .parser import Parser, ast_parse
 from .source import Source
 
 
-def prim_func(fn) -> PrimFunc:
+def prim_func(fn=None, *, private: bool = False, check_well_formed: bool = True):
     """Parse the decorated function's source into a PrimFunc.
+
+    ``@prim_func(private=True)`` and ``check_well_formed=False`` are TVM's
+    arguments: accepted, and ignored (they steer TVM only).
 
     >>> @prim_func
     ... def f(A: T.Buffer((4,), "float32")):
     ...     for i in T.serial(4):
     ...         A[i] = 0.0
     """
+    if fn is None:
+        return prim_func
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
         raise _wrong_type(fn, "fn", "prim_func", "a function (def)")
     node, parser = _parse_definition(fn, ast.FunctionDef)
     return parser.function(node, check_decorators=False)
 
 
-def ir_module(cls) -> IRModule:
-    """Parse the decorated class's source into an IRModule named after the class."""
+def ir_module(cls=None, *, check_well_formed: bool = True):
+    """Parse the decorated class's source into an IRModule named after the class.
+
+    ``@ir_module(check_well_formed=False)`` is accepted and ignored, as in TVM.
+    """
+    if cls is None:
+        return ir_module
     if not inspect.isclass(cls):
         raise _wrong_type(cls, "cls", "ir_module", "a class")
     try:

@@ -79,6 +79,15 @@ def _math(op: str):
     return build
 
 
+def _bitwise(op: str):
+    def build(*args) -> Expr:
+        return intrinsics.bitwise(op, *args)
+
+    build.__name__ = op
+    build.__doc__ = f"``T.{op}(...)``: the {op} intrinsic (numpy's meaning)."
+    return build
+
+
 class TNamespace:
     """The ``T`` object.  Its attributes mirror the names script text may use."""
 
@@ -128,6 +137,8 @@ for _dt in dtypes.ALL_TYPES:
     setattr(TNamespace, _dt, DType(_dt))
 for _op in intrinsics.MATH_UNARY + intrinsics.MATH_BINARY + intrinsics.NUMERIC_UNARY:
     setattr(TNamespace, _op, staticmethod(_math(_op)))
+for _op in intrinsics.BITWISE:
+    setattr(TNamespace, _op, staticmethod(_bitwise(_op)))
 del _dt, _op
 
 T = TNamespace()

@@ -17,9 +17,42 @@ from .source import Source, bind_args, dtype_arg, string_arg, t_attr
 _TAIL = ("dtype", "scope", "axis_separators")
 
 
+# TVM's layout keywords that, at these values, describe what polypad's buffers are
+# anyway (dense, row-major, from element 0): read and dropped.
+_NEUTRAL = {"elem_offset": (0,), "align": None, "offset_factor": None,
+            "buffer_type": ("", "default")}
+
+
+def neutral_keywords(src: Source, node: ast.Call, fname: str) -> ast.Call:
+    """``node`` without ``elem_offset=0``, ``align=64``, ``offset_factor=1`` and the like.
+
+    A value that would change the layout (a nonzero offset, ``strides``) is
+    refused with the construct's name.
+    """
+    kept = []
+    for kw in node.keywords:
+        if kw.arg == "strides" or kw.arg not in _NEUTRAL:
+            if kw.arg == "strides":
+                raise src.error(kw.value, f"{fname} with strides= is not supported: polypad "
+                                          "buffers are dense and row-major")
+            kept.append(kw)
+            continue
+        allowed = _NEUTRAL[kw.arg]
+        value = kw.value.value if isinstance(kw.value, ast.Constant) else None
+        ok = (type(value) is int) if allowed is None else value in allowed
+        if not ok:
+            want = "an integer literal" if allowed is None else " or ".join(map(repr, allowed))
+            raise src.error(kw.value, f"{fname} with {kw.arg}={ast.unparse(kw.value)} is not "
+                                      f"supported: polypad reads {kw.arg}= only as {want}")
+    if len(kept) == len(node.keywords):
+        return node
+    return ast.Call(node.func, node.args, kept, lineno=node.lineno, col_offset=node.col_offset)
+
+
 def annotation_buffer(src: Source, node: ast.expr, name: str, env: dict) -> Buffer:
     """The Buffer of a parameter annotation ``T.Buffer(...)`` or ``T.Buffer[...]``."""
     if isinstance(node, ast.Call):
+        node = neutral_keywords(src, node, "T.Buffer")
         shape, *tail = bind_args(src, node, "T.Buffer", ("shape",) + _TAIL, 1)
         return make_buffer(src, name, shape, *tail, env=env)
     assert isinstance(node, ast.Subscript)
@@ -40,6 +73,7 @@ def is_buffer_annotation(node: ast.expr) -> bool:
 
 def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
     """The Buffer of ``name = T.alloc_buffer(shape, dtype, scope=...)``."""
+    node = neutral_keywords(src, node, "T.alloc_buffer")
     shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
     return make_buffer(src, name, shape, *tail, env=env)
 
@@ -51,6 +85,7 @@ def match_buffer(src: Source, node: ast.Call, name: str,
     The handle may be left out (the RFC does); the caller then takes the
     next unmatched handle parameter.
     """
+    node = neutral_keywords(src, node, "T.match_buffer")
     names = ("param", "shape") + _TAIL
     args = list(node.args)
     keywords = {kw.arg for kw in node.keywords}
@@ -81,7 +116,10 @@ def parse_shape(src: Source, node: ast.expr, env: dict) -> tuple[int | Var, ...]
 
 
 def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
+    if (isinstance(node, ast.Call) and t_attr(node.func) in dtypes.INT_TYPES
+            and len(node.args) == 1 and not node.keywords):
+        node = node.args[0]  # T.int64(16): a shape's extents carry no dtype in polypad
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
         return node.value
     if isinstance(node, ast.Name):
         bound = env.get(node.id)

@@ -18,7 +18,9 @@ from ..ir import dtypes, intrinsics
 from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
+from .parse_alloc import Pointer
 from .source import Source, bind_args, call_name, check_dtype, describe, dtype_arg, t_attr
+from .unsupported import refusal
 
 
 class _WeakUndef:
@@ -53,6 +55,11 @@ _SYMBOLS = {
     ast.RShift: ">>", ast.MatMult: "@", ast.Invert: "~", ast.Is: "is", ast.IsNot: "is not",
     ast.In: "in", ast.NotIn: "not in",
 }
+BITWISE_OPS = {ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
+               ast.LShift: "shift_left", ast.RShift: "shift_right"}
+# On bools TVMScript's `&`, `|`, `^` and `~` are logic, which the IR already has.
+_BOOL_BITWISE = {"bitwise_and": And, "bitwise_or": Or, "bitwise_xor": ops.ne,
+                 "bitwise_not": ops.logical_not}
 _BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
              "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne}
 
@@ -140,6 +147,10 @@ class ExprParser:
         if isinstance(bound, Buffer):
             raise self.src.error(node, f"buffer {node.id!r} is used as a value; "
                                        f"index it, as in {node.id}[i]")
+        if isinstance(bound, Pointer):
+            raise self.src.error(node, f"{node.id!r} is the data of T.allocate; declare a "
+                                       f"buffer on it: T.decl_buffer(shape, dtype, "
+                                       f"data={node.id})")
         if isinstance(bound, Handle):
             raise self.src.error(node, f"{node.id!r} is a T.handle; use the buffer "
                                        "that T.match_buffer makes of it")
@@ -181,6 +192,9 @@ class ExprParser:
 
     def _BinOp(self, node: ast.BinOp, env: Env):
         fn = BINOPS.get(type(node.op))
+        if type(node.op) in BITWISE_OPS:
+            a, b = resolve(self.value(node.left, env), self.value(node.right, env))
+            return self.bitwise(node, BITWISE_OPS[type(node.op)], a, b)
         if fn is None:
             hint = "; use T.pow" if isinstance(node.op, ast.Pow) else ""
             raise self.src.error(node, f"the operator '{_SYMBOLS[type(node.op)]}' "
@@ -191,9 +205,9 @@ class ExprParser:
     def _UnaryOp(self, node: ast.UnaryOp, env: Env):
         if isinstance(node.op, ast.Not):
             return self.build(node, ops.logical_not, self.cond(node.operand, env))
-        if isinstance(node.op, ast.Invert):
-            raise self.src.error(node, "the operator '~' is not supported")
         v = self.value(node.operand, env)
+        if isinstance(node.op, ast.Invert):
+            return self.bitwise(node, "bitwise_not", v)
         if isinstance(node.op, ast.UAdd):
             return v
         if isinstance(v, bool):
@@ -224,10 +238,36 @@ class ExprParser:
             out = cls(out, self.cond(v, env))
         return out
 
+    def bitwise(self, node: ast.AST, op: str, *args):
+        """``&``, ``|``, ``^``, ``~``, ``<<``, ``>>`` or their ``T.`` spelling, on ``args``.
+
+        Integers give the bitwise intrinsic (numpy's meaning, docs/semantics.md);
+        bools give logic; floats are refused.
+        """
+        if args and all(isinstance(a, bool) or (isinstance(a, Expr) and dtypes.is_bool(a.dtype))
+                        for a in args) and op in _BOOL_BITWISE:
+            return self.build(node, _BOOL_BITWISE[op], *(ops.as_expr(a) for a in args))
+        if any(a is UNDEF for a in args):
+            raise self.src.error(node, f"T.{op} of T.undef() is not supported")
+        if any(isinstance(a, (bool, float)) for a in args):
+            bad = next(a for a in args if isinstance(a, (bool, float)))
+            raise self.src.error(node, f"T.{op} takes integers, not {bad!r}")
+        return self.build(node, intrinsics.bitwise, op, *args)
+
     # ------------------------------------------------------------ T.* calls
 
     def _Call(self, node: ast.Call, env: Env):
         name = call_name(node)
+        refused = refusal(name)
+        if refused is not None:
+            raise self.src.error(node, refused)
+        if name is not None and name.startswith("T.axis."):
+            raise self.src.error(node, f"{name} declares a block variable: write it as a "
+                                       f"statement, vi = {name}(...), inside a block")
+        if name is not None and name.count(".") > 1:
+            raise self.src.error(node, f"{name} is not supported in polypad script")
+        if name == "T.evaluate":
+            raise self.src.error(node, "T.evaluate is a statement, not a value")
         if name is None or not name.startswith("T."):
             if name is None:
                 raise self.src.error(node, "only calls of T.<function> are supported")
@@ -241,6 +281,10 @@ class ExprParser:
             vals = [self.value(a, env) for a in args]
             vals = [self.strong(v, a) if v is UNDEF else v for v, a in zip(vals, args, strict=True)]
             return self.build(node, intrinsics.math, fname, *vals)
+        if fname in intrinsics.BITWISE:
+            names = ("x",) if fname == "bitwise_not" else ("a", "b")
+            args = bind_args(self.src, node, name, names, len(names))
+            return self.bitwise(node, fname, *(self.value(a, env) for a in args))
         if fname in _BINARY_T:
             a, b = bind_args(self.src, node, name, ("a", "b"), 2)
             return self.build(node, _BINARY_T[fname],
@@ -265,9 +309,19 @@ class ExprParser:
         return self.strong(v, arg, dtype)
 
     def _t_if_then_else(self, node, name, env):
-        c, a, b = bind_args(self.src, node, name, ("cond", "true_value", "false_value"), 3)
+        c, a, b, d = bind_args(self.src, node, name,
+                               ("cond", "true_value", "false_value", "dtype"), 3)
         cond = self.cond(c, env)
-        a, b = self.build(node, ops.promote, *resolve(self.value(a, env), self.value(b, env)))
+        a_node, b_node = a, b
+        a, b = resolve(self.value(a, env), self.value(b, env))
+        if d is not None:  # TVM's dtype=: literals take it, typed branches must have it
+            dtype = dtype_arg(self.src, d)
+            a, b = self.strong(a, a_node, dtype), self.strong(b, b_node, dtype)
+            for v, where in ((a, a_node), (b, b_node)):
+                if v.dtype != dtype:
+                    raise self.src.error(where, f"T.if_then_else(..., dtype={dtype!r}) has a "
+                                                f"{v.dtype} branch")
+        a, b = self.build(node, ops.promote, a, b)
         if a.dtype != b.dtype:
             raise self.src.error(node, f"T.if_then_else branches differ: {a.dtype}, {b.dtype}")
         return Select(cond, a, b)

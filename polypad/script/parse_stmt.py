@@ -31,14 +31,24 @@ from ..ir.nodes import (
     Stmt,
     Var,
 )
+from .parse_alloc import allocate, decl_buffer
+from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
-from .source import Source, bind_args, call_name, describe, string_arg
+from .source import Source, bind_args, call_name, describe, string_arg, symbolic_declaration
+from .unsupported import refusal, tuple_refusal
 
 _LOOP_KINDS = {
     "T.serial": ForKind.SERIAL, "range": ForKind.SERIAL, "T.parallel": ForKind.PARALLEL,
     "T.vectorized": ForKind.VECTORIZED, "T.unroll": ForKind.UNROLL,
 }
+
+
+# Block-dialect statements that state facts the analyses find for themselves.
+_BLOCK_FACTS = ("T.reads", "T.writes", "T.block_attr")
+
+# Statements that allocate a buffer for the rest of their list.
+_ALLOCATIONS = ("T.alloc_buffer", "T.decl_buffer", "T.Buffer")
 
 
 def seq(stmts: list[Stmt]) -> Stmt:
@@ -74,6 +84,8 @@ class StmtParser:
     def __init__(self, src: Source, exprs: ExprParser):
         self.src = src
         self.exprs = exprs
+        self.blocks: list[BlockScope] = []  # the with T.block(...) statements we are in
+        self.unnamed = 0  # unnamed blocks so far in this function
 
     @guarded
     def body(self, stmts: list[ast.stmt], env: dict) -> Stmt:
@@ -82,10 +94,13 @@ class StmtParser:
         for k, node in enumerate(stmts):
             if is_docstring(node):
                 continue
-            binding = self._binding(node, env)
+            binding = self._binding(node, env, stmts[k + 1:])
             if binding is not None:
-                make, name, bound = binding
-                out.append(make(self.body(stmts[k + 1:], {**env, name: bound})))
+                make, bound = binding
+                if make is None:  # binds names but makes no IR (T.allocate, T.reads)
+                    env = {**env, **bound}
+                    continue
+                out.append(make(self.body(stmts[k + 1:], {**env, **bound})))
                 break
             out.append(self.stmt(node, env))
         return seq(out)
@@ -103,22 +118,76 @@ class StmtParser:
 
     # ------------------------------------------------------------ bindings
 
-    def _binding(self, node: ast.stmt, env: dict):
-        """(make(rest) -> Stmt, name, Var | Buffer) for a binding statement, else None."""
+    def _binding(self, node: ast.stmt, env: dict, after: list[ast.stmt]):
+        """(make(rest) -> Stmt, {name: bound}) for a statement that scopes the rest, else None.
+
+        ``make`` is None for a statement that binds names but makes no IR.
+
+        ``after`` is the rest of the statement list: what a binding's scope is.
+        """
+        found = self._block_statement(node, env)
+        if found is not None:
+            return found
+        found = self._name_binding(node, env, after)
+        if found is not None:
+            make, name, bound = found
+            return make, {name: bound}
+        return None
+
+    def _block_statement(self, node: ast.stmt, env: dict):
+        """The block dialect's axes, ``T.where`` and the dropped ``T.reads``/``T.writes``."""
+        span = self.src.span(node)
+        block = self.blocks[-1] if self.blocks else None
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and (call_name(node.value) or "").startswith("T.axis.")):
+            pairs = axis_bindings(self.src, node, self.exprs, env, block)
+            return lets(pairs, span), {var.name: var for var, _ in pairs}
+        fn = call_name(node.value) if isinstance(node, ast.Expr) else None
+        if fn in _BLOCK_FACTS:
+            if block is None:
+                raise self.src.error(node, f"{fn} must stand inside a with T.block(...) "
+                                           "statement")
+            return None, {}
+        if fn == "T.where":
+            if block is None:
+                raise self.src.error(node, "T.where must stand inside a with T.block(...) "
+                                           "statement")
+            (c,) = bind_args(self.src, node.value, fn, ("predicate",), 1)
+            return where(self.exprs.cond(c, env), span), {}
+        return None
+
+    def _name_binding(self, node: ast.stmt, env: dict, after: list[ast.stmt]):
+        """(make(rest) -> Stmt, name, bound) for a statement that binds one name."""
         span = self.src.span(node)
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)):
             name = node.targets[0].id
             fn = call_name(node.value)
-            if fn == "T.alloc_buffer":
+            if fn in _ALLOCATIONS:
                 if isinstance(env.get(name), Buffer):
                     raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
                                                           "already in use here")
-                buffer = alloc_buffer(self.src, node.value, name, env)
+                if fn == "T.alloc_buffer":
+                    buffer = alloc_buffer(self.src, node.value, name, env)
+                else:
+                    buffer = decl_buffer(self.src, node.value, fn, name, env, node)
                 return (lambda rest: Allocate(buffer, rest, span=span)), name, buffer
+            if fn == "T.allocate":
+                pointer = allocate(self.src, node.value, name, env,
+                                   frozenset(id(s) for s in after))
+                return None, name, pointer
+            if fn == "T.match_buffer" and self.blocks:
+                raise self.src.error(node.value, "T.match_buffer of a region inside a block is "
+                                                 "not supported (block dialect); index the "
+                                                 "buffer itself")
             if fn == "T.match_buffer":
-                raise self.src.error(node.value, "T.match_buffer must be a top-level "
-                                                 "statement of the function body")
+                raise self.src.error(node.value, "T.match_buffer must come before the other "
+                                                 "statements of the function body, at its "
+                                                 "top level")
+            if symbolic_declaration(node.value):
+                raise self.src.error(node.value, f"{fn}() declares a symbolic variable only "
+                                                 "before the other statements of the "
+                                                 "function body")
             value = self.exprs.expr(node.value, env)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             name = node.target.id
@@ -141,6 +210,9 @@ class StmtParser:
         if node.orelse:
             raise self.src.error(node, "for ... else is not supported")
         fn = call_name(node.iter)
+        refused = refusal(fn)
+        if refused is not None:
+            raise self.src.error(node.iter, refused)
         if fn == "T.grid":
             return self._grid(node, env)
         if fn not in _LOOP_KINDS:
@@ -193,19 +265,55 @@ class StmtParser:
     def _With(self, node: ast.With, env: dict) -> Stmt:
         item = node.items[0]
         call = item.context_expr
-        if len(node.items) != 1 or call_name(call) != "T.block":
-            raise self.src.error(call, 'the only supported with statement is '
-                                       'with T.block("name")')
+        fn = call_name(call)
+        refused = refusal(fn)
+        if refused is not None:
+            raise self.src.error(call, refused)
+        if len(node.items) == 1 and fn == "T.decl_buffer":
+            return self._with_buffer(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and fn == "T.init":
+            bind_args(self.src, call, fn, (), 0)
+            cond = init_condition(self.src, call, self.blocks[-1] if self.blocks else None)
+            return IfThenElse(cond, self.body(node.body, env), span=self.src.span(node))
+        if len(node.items) != 1 or fn != "T.block":
+            raise self.src.error(call, 'the only supported with statements are '
+                                       'with T.block("name") and with T.decl_buffer(...) as A')
         if item.optional_vars is not None:
             raise self.src.error(item.optional_vars, "with T.block(...) as ... is not supported")
-        (name,) = bind_args(self.src, call, "T.block", ("name",), 1)
-        label = string_arg(self.src, name, "a block name")
-        return Block(label, self.body(node.body, env), span=self.src.span(node))
+        (name, no_realize) = bind_args(self.src, call, "T.block", ("name", "no_realize"), 0)
+        if no_realize is not None:
+            raise self.src.error(no_realize, "T.block(..., no_realize=...) is not supported")
+        if name is None:
+            # Schedules address blocks by name: an unnamed one gets block_0, block_1, ...
+            label = f"block_{self.unnamed}"
+            self.unnamed += 1
+        else:
+            label = string_arg(self.src, name, "a block name")
+        self.blocks.append(BlockScope(label))
+        try:
+            body = self.body(node.body, env)
+        finally:
+            self.blocks.pop()
+        return Block(label, body, span=self.src.span(node))
+
+    def _with_buffer(self, node: ast.With, call: ast.Call, target, env: dict) -> Stmt:
+        """``with T.decl_buffer(shape, dtype) as A:``: A is allocated for the body."""
+        if not isinstance(target, ast.Name):
+            raise self.src.error(call, "with T.decl_buffer(...) needs 'as <name>'")
+        if isinstance(env.get(target.id), Buffer):
+            raise self.src.error(target, f"the buffer name {target.id!r} is already in use here")
+        buffer = decl_buffer(self.src, call, "T.decl_buffer", target.id, env, None)
+        body = self.body(node.body, {**env, target.id: buffer})
+        return Allocate(buffer, body, span=self.src.span(node))
 
     def _Assign(self, node: ast.Assign, env: dict) -> Stmt:
         if len(node.targets) != 1:
             raise self.src.error(node, "chained assignment is not supported")
         target = node.targets[0]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            refused = tuple_refusal(call_name(node.value))
+            raise self.src.error(node, refused or "tuple assignment is not supported; assign "
+                                                  "one name or buffer element per statement")
         if not isinstance(target, ast.Subscript):
             raise self.src.error(target, "only a name or a buffer element can be assigned")
         return self._store(node, target, self.exprs.value(node.value, env), node.value, env)
@@ -228,7 +336,11 @@ class StmtParser:
         return BufferStore(buffer, value, indices, span=self.src.span(node))
 
     def _Expr(self, node: ast.Expr, env: dict) -> Stmt:
-        return Evaluate(self.exprs.expr(node.value, env), span=self.src.span(node))
+        value = node.value
+        if call_name(value) == "T.evaluate":
+            # T.evaluate(e) is TVM's spelling of the expression statement `e`.
+            (value,) = bind_args(self.src, value, "T.evaluate", ("value",), 1)
+        return Evaluate(self.exprs.expr(value, env), span=self.src.span(node))
 
     def _Pass(self, node: ast.Pass, env: dict) -> Stmt:
         return SeqStmt((), span=self.src.span(node))

@@ -19,7 +19,7 @@ from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
 from .parse_expr import ExprParser, Handle
 from .parse_stmt import StmtParser, is_docstring
-from .source import Source, call_name, check_dtype, describe, t_attr
+from .source import Source, call_name, check_dtype, describe, symbolic_declaration, t_attr
 
 
 def parse(text: str, filename: str = "<string>") -> PrimFunc | IRModule:
@@ -83,6 +83,10 @@ def _longest_statement(text: str) -> tuple[int, int, int]:
         pass  # the best found so far
     return best
 
+
+# Decorator keywords accepted (and ignored: they only steer TVM).
+_DECORATOR_FLAGS = {"prim_func": ("private", "check_well_formed"),
+                    "ir_module": ("check_well_formed",)}
 
 _LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
 
@@ -156,10 +160,30 @@ class Parser:
 
     def _check_decorators(self, node: ast.FunctionDef | ast.ClassDef, expected: str) -> None:
         for dec in node.decorator_list:
-            if _decorator_name(dec) != expected:
+            call = dec if isinstance(dec, ast.Call) else None
+            if _decorator_name(call.func if call else dec) != expected:
                 raise self.src.error(dec, f"unsupported decorator; expected @T.{expected}"
                                      if expected == "prim_func" else
                                      f"unsupported decorator; expected @I.{expected}")
+            if call is not None:
+                self._decorator_arguments(call, expected)
+
+    def _decorator_arguments(self, call: ast.Call, expected: str) -> None:
+        """``@T.prim_func(private=True)``, ``check_well_formed=False``: read and ignored.
+
+        Both only steer TVM (symbol export, its own well-formedness check);
+        polypad's meaning of the function does not depend on them.
+        """
+        allowed = _DECORATOR_FLAGS[expected]
+        if call.args:
+            raise self.src.error(call.args[0], f"@{expected}(...) takes keyword arguments only")
+        for kw in call.keywords:
+            if kw.arg not in allowed:
+                raise self.src.error(kw if kw.arg else call,
+                                     f"@{expected} has no argument {kw.arg!r}; polypad reads "
+                                     f"{', '.join(allowed)}")
+            if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
+                raise self.src.error(kw.value, f"{kw.arg}= must be True or False")
 
     # ------------------------------------------------------------ functions
 
@@ -176,11 +200,19 @@ class Parser:
                 isinstance(node.returns, ast.Constant) and node.returns.value is None):
             raise self.src.error(node.returns, "a prim_func returns nothing (-> None)")
         env = self._params(args.args)
-        body_nodes, attrs, matched = self._header(node.body, args.args, env)
+        body_nodes, attrs, matched, symbolic = self._header(node.body, args.args, env)
+        self.stmts.unnamed = 0
         body = self.stmts.body(body_nodes, env)
+        # After the body, whose statements come first in the file.
+        for a in args.args:
+            if isinstance(env[a.arg], Handle) and a.arg not in matched:
+                raise self.src.error(a, f"handle parameter {a.arg!r} is never matched "
+                                        "by T.match_buffer")
         params = tuple(matched[a.arg] if isinstance(env[a.arg], Handle) else env[a.arg]
                        for a in args.args)
-        return PrimFunc(node.name, params, body, tuple(attrs))
+        # `n = T.int32()` variables become trailing scalar parameters: a kernel takes
+        # each as an argument, checked against the shapes of the arrays passed.
+        return PrimFunc(node.name, params + tuple(symbolic), body, tuple(attrs))
 
     def _params(self, args: list[ast.arg]) -> dict:
         # Scalars first, so that buffer shapes may name any scalar parameter.
@@ -210,12 +242,25 @@ class Parser:
         return env
 
     def _header(self, body: list[ast.stmt], args: list[ast.arg], env: dict):
-        """Take ``T.match_buffer`` and ``T.func_attr`` out of the top-level body."""
-        rest, attrs = [], []
+        """Read the leading ``T.match_buffer``, ``T.func_attr`` and ``n = T.int32()``.
+
+        The header ends at the first other statement, so the statements are
+        read, and their errors found, in source order; a ``T.match_buffer``
+        after the header is refused where it stands.
+        """
+        attrs: list = []
         matched: dict[str, Buffer] = {}
+        symbolic: list[Var] = []
         handles = [a for a in args if isinstance(env[a.arg], Handle)]
-        for node in body:
-            if (isinstance(node, ast.Assign) and call_name(node.value) == "T.match_buffer"):
+        rest: list[ast.stmt] = []
+        for k, node in enumerate(body):
+            dtype = (symbolic_declaration(node.value)
+                     if isinstance(node, ast.Assign) else None)
+            if dtype is not None:
+                symbolic.append(self._symbolic(node, dtype, env))
+            elif is_docstring(node):
+                continue
+            elif (isinstance(node, ast.Assign) and call_name(node.value) == "T.match_buffer"):
                 if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                     raise self.src.error(node, "T.match_buffer must be assigned to one name")
                 name = node.targets[0].id
@@ -226,12 +271,20 @@ class Parser:
             elif isinstance(node, ast.Expr) and call_name(node.value) == "T.func_attr":
                 attrs.extend(self._func_attr(node.value))
             else:
-                rest.append(node)
-        for a in handles:
-            if a.arg not in matched:
-                raise self.src.error(a, f"handle parameter {a.arg!r} is never matched "
-                                        "by T.match_buffer")
-        return rest, attrs, matched
+                rest = body[k:]
+                break
+        return rest, attrs, matched, symbolic
+
+    def _symbolic(self, node: ast.Assign, dtype: str, env: dict) -> Var:
+        """``n = T.int32()``: a symbolic scalar, bound by the shapes that use it."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            raise self.src.error(node, f"T.{dtype}() must be assigned to one name")
+        name = node.targets[0].id
+        if name in env:
+            raise self.src.error(node.targets[0], f"the name {name!r} is already in use here")
+        var = Var(name, dtype)
+        env[name] = var
+        return var
 
     def _handle(self, call: ast.Call, node: ast.expr | None, handles: list[ast.arg],
                 matched: dict, env: dict) -> str:

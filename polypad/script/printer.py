@@ -176,8 +176,12 @@ class _Printer:
     def _SeqStmt(self, s: SeqStmt, indent: int) -> None:
         if not s.stmts:
             self.emit(indent, "pass")
-        for c in s.stmts:
-            self.stmt(c, indent)
+        for k, c in enumerate(s.stmts):
+            if isinstance(c, Allocate) and k < len(s.stmts) - 1:
+                # Its scope ends before the list does: only the with form says so.
+                self._allocate_with(c, indent)
+            else:
+                self.stmt(c, indent)
 
     def _For(self, s: For, indent: int) -> None:
         bounds = self._loop_range(s)
@@ -223,11 +227,19 @@ class _Printer:
         self.namer.unbind(s.var)
 
     def _Evaluate(self, s: Evaluate, indent: int) -> None:
-        self.emit(indent, self.expr(s.value))
+        # A call (T.assume) reads as a statement; anything else keeps TVM's T.evaluate.
+        text = self.expr(s.value)
+        self.emit(indent, text if isinstance(s.value, Call) else f"T.evaluate({text})")
 
     def _Block(self, s: Block, indent: int) -> None:
         self.emit(indent, f"with T.block({json.dumps(s.name)}):")
         self.stmt(s.body, indent + 1)
+
+    def _allocate_with(self, s: Allocate, indent: int) -> None:
+        args = self._buffer_args(s.buffer)
+        self.emit(indent, f"with T.decl_buffer({args}) as {self.namer.bind(s.buffer)}:")
+        self.stmt(s.body, indent + 1)
+        self.namer.unbind(s.buffer)
 
     def _Allocate(self, s: Allocate, indent: int) -> None:
         args = self._buffer_args(s.buffer)
@@ -334,6 +346,10 @@ class _Printer:
             if not e.args and e.dtype == (ctx or "float32"):
                 return "T.undef()", ATOM
             return f'T.undef(dtype="{e.dtype}")', ATOM
+        if e.op in intrinsics.BITWISE_BINARY:
+            # A bare literal takes its dtype from the other operand, as in parsing.
+            a, b = e.args
+            return f"T.{e.op}({self._operand(a, b, 0)}, {self._operand(b, a, 0)})", ATOM
         # Math arguments are read as float32 unless written otherwise.
         arg_ctx = "float32" if e.op in intrinsics.ALL and e.op not in intrinsics.SPECIAL else None
         args = ", ".join(self.expr(a, arg_ctx) for a in e.args)

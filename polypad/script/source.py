@@ -91,8 +91,19 @@ def call_name(node: ast.AST) -> str | None:
     attr = t_attr(node.func)
     if attr is not None:
         return "T." + attr
+    inner = node.func.value if isinstance(node.func, ast.Attribute) else None
+    if inner is not None and t_attr(inner) is not None:
+        return f"T.{inner.attr}.{node.func.attr}"  # T.axis.spatial: named, to refuse clearly
     if isinstance(node.func, ast.Name):
         return node.func.id
+    return None
+
+
+def symbolic_declaration(node: ast.AST) -> str | None:
+    """``"int32"`` for ``T.int32()`` (TVM's declaration of a symbolic variable), else None."""
+    if (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and dtypes.is_int(t_attr(node.func) or "")):
+        return t_attr(node.func)
     return None
 
 

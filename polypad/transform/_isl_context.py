@@ -105,7 +105,14 @@ class IslFacts:
         pa = pa.gist_params(ctx).coalesce()
         if len(pa.get_pieces()) != 1:
             return None
-        out = pw_aff_to_expr(pa, [], self.names)
+        try:
+            out = pw_aff_to_expr(pa, [], self.names)
+        except NotAffineError:
+            return None
+        # ISL's form computes the same exact value; executed, it must not wrap
+        # where ``e`` does not (a ``//`` over a sum that now overflows).
+        if not self.exact(out, ctx):
+            return None
         if out.dtype != e.dtype:
             out = n.IntImm(out.value, e.dtype) if isinstance(out, n.IntImm) else None
         if out is None:

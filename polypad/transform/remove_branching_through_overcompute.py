@@ -98,13 +98,60 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
 
 
 def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool) -> BranchingReport:
+    """Sweeps until one removes nothing: the result is a fixpoint of the pass.
+
+    A removal can make another conditional removable (an ``if/else`` whose
+    ``else`` equals its ``then`` only once a nested guard has gone), so the
+    conditionals left are asked again.  Each sweep that goes on removed at
+    least one, so there are at most as many sweeps as conditionals.  The
+    report keeps one entry per conditional of the input, with its last
+    decision, in the order of the first sweep.
+    """
+    names = _Names()
+    entries: dict[tuple, ConditionalEntry] = {}
+    while True:
+        func, found = _sweep(func, block, strict_ieee, names)
+        for key, entry in found:
+            entries[key] = entry  # a later decision replaces the earlier one
+        if not any(entry.removed for _, entry in found):
+            return BranchingReport(func, tuple(entries.values()))
+
+
+class _Names:
+    """Which conditional of the input each ``if`` of a rewritten function is.
+
+    A removal rebuilds the ``if`` statements around the one it removes
+    (:class:`_Replace` reports them); every other node keeps its identity.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, tuple[n.IfThenElse, int]] = {}
+
+    def of(self, stmt: n.IfThenElse) -> int:
+        found = self._by_id.get(id(stmt))
+        if found is not None and found[0] is stmt:
+            return found[1]
+        number = len(self._by_id)
+        self._by_id[id(stmt)] = (stmt, number)
+        return number
+
+    def rebuilt(self, old: n.IfThenElse, new: n.IfThenElse) -> None:
+        self._by_id[id(new)] = (new, self.of(old))
+
+
+def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names):
+    """One pass over the conditionals, outermost first, each asked of the function as
+    the removals before it left it; returns the result and ``(key, entry)`` pairs."""
     from analyses.conditional import Removable, can_remove_conditional
 
     scope = find_block(func, block) if block is not None else func.body
-    entries: list[ConditionalEntry] = []
+    entries: list[tuple[tuple, ConditionalEntry]] = []
+    seen: dict[int, int] = {}  # a node shared by two places gives two entries
     for stmt in [x for x in walk(scope) if isinstance(x, n.IfThenElse)]:
         if not any(x is stmt for x in walk(func.body)):
             continue  # inside a branch that a removal dropped
+        number = names.of(stmt)
+        seen[number] = seen.get(number, -1) + 1
         line = stmt.span.line if stmt.span is not None else None
         try:
             decision = can_remove_conditional(func, stmt, strict_ieee=strict_ieee)
@@ -119,9 +166,10 @@ def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool) -> Branchin
         removed = isinstance(decision, Removable)
         if removed:
             kept = stmt.then_case if decision.keep == "then" else stmt.else_case
-            func = _Replace(stmt, kept).visit(func)
-        entries.append(ConditionalEntry(show(stmt.condition), line, removed, decision))
-    return BranchingReport(func, tuple(entries))
+            func = _Replace(stmt, kept, names.rebuilt).visit(func)
+        entries.append(((number, seen[number]),
+                        ConditionalEntry(show(stmt.condition), line, removed, decision)))
+    return func, entries
 
 
 @budgeted_pass
@@ -141,13 +189,18 @@ def remove_branching_through_overcompute(func: n.PrimFunc, *, block: str | None 
 class _Replace(StatementRemover):
     """Replaces one statement (by identity) with ``new``, flattening sequences."""
 
-    def __init__(self, target: n.Stmt, new: n.Stmt) -> None:
+    def __init__(self, target: n.Stmt, new: n.Stmt, rebuilt=None) -> None:
         self.target, self.new = target, new
+        self.rebuilt = rebuilt  # called with (old, new) for each `if` rebuilt around it
 
     def visit(self, node):
         if node is self.target:
             return self.new
-        return super().visit(node)
+        out = super().visit(node)
+        if (self.rebuilt is not None and out is not node and isinstance(node, n.IfThenElse)
+                and isinstance(out, n.IfThenElse)):
+            self.rebuilt(node, out)
+        return out
 
     def visit_SeqStmt(self, node: n.SeqStmt) -> n.Stmt | None:
         out = super().visit_SeqStmt(node)

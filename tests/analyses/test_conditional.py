@@ -250,6 +250,59 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     assert cex.element is not None and cex.element.buffer == "A"
 
 
+# ---------------------------------------------------------------- known from an earlier store
+
+STORED = '''
+@T.prim_func
+def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32")):
+    C = T.alloc_buffer(({n},), "float32")
+    for i in T.serial({n}):
+        C[i] = A[i]
+    for i in T.serial({tail}):
+        C[i + {m}] = {v}
+    for i in T.serial({n}):
+        {body}
+'''
+BRANCHES = "if i < {m}:\n            B[i] = C[i] * {k} + 1.0\n        else:\n            B[i] = {w}"
+
+
+def stored(n_: int, m: int, v: float, k: float, w: float, body: str = BRANCHES):
+    return pp.parse(STORED.format(n=n_, m=m, tail=n_ - m, v=v,
+                                  body=body.format(m=m, k=k, w=w)))
+
+
+@pytest.mark.parametrize(("n_", "m", "v", "k"), [(8, 5, 0.0, 2.0), (13, 4, -1.5, 2.0),
+                                                 (21, 20, 3.0, -0.5), (6, 1, 0.25, 4.0)])
+def test_else_branch_is_the_then_branch_with_a_stored_value_substituted(n_, m, v, k):
+    # Where i >= m, C[i] holds v (stored by the second loop, not assumed): the then
+    # branch stores v * k + 1, which is what the else branch stores.
+    f = stored(n_, m, v, k, v * k + 1.0)
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Removable) and decided.keep == "then"
+    g = remove_branching_through_overcompute(f)
+    pp.assert_structural_equal(g, stored(n_, m, v, k, 0.0, body="B[i] = C[i] * {k} + 1.0"))
+    assert_same_results(f, g)
+
+
+@pytest.mark.parametrize(("n_", "m", "v", "k", "off"), [(13, 4, -1.5, 2.0, 0.5),
+                                                        (9, 7, 2.0, 3.0, -1.0)])
+def test_else_branch_that_differs_from_the_stored_value_is_refuted(n_, m, v, k, off):
+    f = stored(n_, m, v, k, v * k + 1.0 + off)
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    (instance,) = cex.instances
+    i = instance.indices["i"]
+    assert m <= i < n_
+    assert cex.element == analyses.Element("C", (i,))
+    assert cex.values == {f"C[{i}]": v, f"stored C[i] * {k} + 1.0": v * k + 1.0}
+    assert remove_branching_through_overcompute(f) is f
+    # Run: the kept branch would store v * k + 1 where the else stores v * k + 1 + off.
+    g = stored(n_, m, v, k, 0.0, body="B[i] = C[i] * {k} + 1.0")
+    args = make_inputs(f, np.random.default_rng(n_))
+    assert run(f, args, "python")[1][i] != run(g, args, "python")[1][i]
+
+
 # ---------------------------------------------------------------- the question's edges
 
 def test_a_conditional_holding_an_assumption_is_not_removed():
@@ -277,3 +330,59 @@ def test_arguments_are_checked():
         analyses.can_remove_conditional(f, ifs(conv(13))[0])  # an if of another function
     with pytest.raises(TypeError):
         analyses.can_remove_conditional(f, f.body)
+
+
+# ---------------------------------------------------------------- padding without a pad value
+
+GUARDED_COPY = '''
+@T.prim_func
+def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({whole},), "float32"),
+      C: T.Buffer((1,), "float32")):
+    for i in T.serial({whole}):
+        if i < {n}:
+            {copy}
+    for i in T.serial({tail}):
+        B[i + {n}] = 0.0
+'''
+
+
+def guarded_copy(n_: int, t: int, pad, copy: str = "B[i] = A[i]"):
+    """A copied into B where i < n; B's tail zeroed after.  A laid out in tiles of t."""
+    whole = -(-n_ // t) * t
+    f = pp.parse(GUARDED_COPY.format(n=n_, whole=whole, tail=whole - n_, copy=copy))
+    sch = pp.Schedule(f)
+    sch.transform_layout(None, "A", lambda i: [i // t, i % t], pad_value=pad)
+    return sch.func
+
+
+@pytest.mark.parametrize(("n_", "t"), [(14, 4), (13, 4), (10, 3), (17, 8)])
+def test_overcompute_may_not_read_padding_without_a_pad_value(n_, t):
+    f = guarded_copy(n_, t, None)
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    assert cex.instances == (analyses.Instance("S0", {"i": n_}),)
+    assert cex.element == analyses.Element("A", (n_ // t, n_ % t))
+    assert "padding of A that holds no known value" in cex.description
+    assert remove_branching_through_overcompute(f) is f
+
+
+@pytest.mark.parametrize(("n_", "t", "pad"), [(14, 4, 0.0), (10, 3, -2.0), (17, 8, "undef")])
+def test_overcompute_may_read_padding_with_a_pad_value(n_, t, pad):
+    # The pad value's T.assume gives the padding a value (T.undef(): any value may be read).
+    f = guarded_copy(n_, t, pp.T.undef() if pad == "undef" else pad)
+    decided = analyses.can_remove_conditional(f, ifs(f)[-1])
+    assert isinstance(decided, Removable) and "rule 1" in decided.detail
+    g = remove_branching_through_overcompute(f)
+    assert len(ifs(g)) == 0
+    if pad != "undef":
+        assert_same_results(f, g)
+
+
+@pytest.mark.parametrize(("n_", "t"), [(14, 4), (10, 3)])
+def test_padding_read_under_a_guard_on_data_is_unknown(n_, t):
+    f = guarded_copy(n_, t, None, copy="if C[0] > 0.0:\n                B[i] = A[i]")
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Unknown)
+    assert f"read A[{n_ // t}, {n_ % t}], padding of A" in decided.reason
+    assert "a guard on data decides" in decided.reason

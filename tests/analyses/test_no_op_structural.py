@@ -200,3 +200,50 @@ def test_random_no_ops_can_be_removed(text):
             for seed in range(3):
                 for want, have in zip(_outputs(f, seed), _outputs(removed, seed), strict=True):
                     np.testing.assert_array_equal(have, want)
+
+
+# ---------------------------------------------------------------- one instance is not all
+
+
+CANCELLING = '''
+@T.prim_func
+def f(A: T.Buffer(({k},), "float32"), D: T.Buffer((1,), "float32")):
+    for j in T.serial({k}):
+        T.assume(A[j] == {step} or j == {k} - 1)
+    T.assume(A[{k} - 1] == -{total})
+    for j in T.serial({k}):
+        D[0] = D[0] + A[j]
+'''
+
+
+@pytest.mark.parametrize(("k", "step"), [(2, 1.0), (3, 0.5), (5, 2.0)])
+def test_instances_that_cancel_are_not_refuted_one_at_a_time(k, step):
+    # Each instance changes D[0], but together they add 0: the last one, whose value the
+    # caller reads, replaces a value earlier instances wrote, so it decides nothing alone.
+    f = parse(CANCELLING.format(k=k, step=step, total=step * (k - 1)))
+    loop = f.body.stmts[2]
+    decided = analyses.is_no_op(f, loop)
+    assert isinstance(decided, Unknown)
+    a = np.array([step] * (k - 1) + [-step * (k - 1)], "float32")
+    d = np.array([3.0], "float32")
+    for g in (f, replace(f, loop, n.SeqStmt(()))):
+        out = d.copy()
+        codegen.build(g, target="python")(a.copy(), out)
+        np.testing.assert_array_equal(out, d)  # removing the loop changes nothing
+
+
+@pytest.mark.parametrize("k", [1, 4, 7])
+def test_instances_on_their_own_elements_are_refuted(k):
+    # Each instance writes its own element; the one refuted is read by the caller, and no
+    # earlier instance touched what it reads.
+    f = parse(f'''
+@T.prim_func
+def f(A: T.Buffer(({k},), "float32"), B: T.Buffer(({k},), "float32")):
+    for j in T.serial({k}):
+        B[j] = B[j] + A[j] * A[j] + 1.0
+''')
+    decided = analyses.is_no_op(f, f.body)
+    assert isinstance(decided, Refuted)
+    src, end = decided.counterexample.instances
+    assert end == Instance("END", {})
+    assert decided.counterexample.element == Element("B", (src.indices["j"],))

@@ -184,17 +184,24 @@ def test_without_a_pad_value_on_b_the_guard_stays():
     assert report.func is sch.func and [e.removed for e in report.entries] == [False]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reads of padding without a pad value are not refused: A is transformed with "
-    "pad_value=None, yet the guard goes and the overcompute reads A[4, 1], A's padding "
-    "(RFC 0077 review: without a pad_value no later transformation may introduce a read "
-    "of the padding; Points of Communication: it may hold uninitialised values)"))
-def test_overcompute_may_not_read_padding_without_a_pad_value():
-    sch = pp.Schedule(pp.parse(CONV.format(n=15, m=17)))
+@pytest.mark.parametrize("n", [7, 11, 15, 23])
+def test_overcompute_may_not_read_padding_without_a_pad_value(n):
+    # RFC 0077 review: without a pad_value no later transformation may introduce a read of
+    # the padding (Points of Communication: it may hold uninitialised values).  B's pad
+    # stage would overwrite what the read computes; the read itself is refused.
+    sch = pp.Schedule(pp.parse(CONV.format(n=n, m=n + 2)))
     sch.transform_layout("compute", "A", lambda i: [i // 4, i % 4])
     sch.transform_layout("compute", "B", lambda i: [i // 4, i % 4], pad_value=0.0)
     sch.sequential_buffer_access("compute", "B")
-    assert not analyses.can_remove_conditional(sch.func, "compute")
+    decided = analyses.can_remove_conditional(sch.func, "compute")
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    # The first overcomputed output, B[n], reads A[n + 2]: the first element of A's padding.
+    assert cex.instances == (Instance("compute_1", {"io": n // 4, "ii": n % 4, "f": 2}),)
+    assert cex.element == Element("A", ((n + 2) // 4, (n + 2) % 4))
+    assert "padding of A that holds no known value" in cex.description
+    report = explain_branching_through_overcompute(sch.func, block="compute")
+    assert report.func is sch.func and [e.removed for e in report.entries] == [False]
 
 
 def test_guarded_and_fast_loops_differ_only_in_the_guard():

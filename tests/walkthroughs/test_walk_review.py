@@ -28,9 +28,12 @@ from walk_support import (
 
 import analyses
 import polypad as pp
-from analyses import Element, Instance, Refuted
+from analyses import Element, Instance, Refuted, Unknown, padding_reads
 from analyses.conditional import Removable
 from polypad import T
+from polypad.errors import IllegalTransformError
+from polypad.ir.locate import replace
+from polypad.model import extract
 from polypad.transform import explain_branching_through_overcompute
 
 # ---------------------------------------------------------------- matmul, 127 wide
@@ -83,14 +86,36 @@ def matmul(w: int, t: int, b_pad, c_pad):
     return before, report
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "no loop split primitive: Schedule.split(j, [None, 32], tail='partition') (and "
-    "get_loops) are in the design but not built, so the partition side of 'partition "
-    "vs pad' -- j.outer in range(3) unguarded plus a 31-wide tail -- cannot be derived"))
-def test_matmul_127_partition():
-    sch = pp.Schedule(pp.parse(MATMUL.format(w=127)))
-    _, j = sch.get_loops("matmul")[:2]
-    sch.split(j, [None, 32], tail="partition")
+PARTITIONED = '''
+@T.prim_func
+def matmul(A: T.Buffer((2, 3), "float32"), B: T.Buffer((3, {w}), "float32"),
+           C: T.Buffer((2, {w}), "float32")):
+    for i in T.serial(2):
+        for j_0, j_1 in T.grid({whole}, {t}):
+            C[i, j_0 * {t} + j_1] = 0.0
+            for k in T.serial(3):
+                C[i, j_0 * {t} + j_1] = C[i, j_0 * {t} + j_1] + A[i, k] * B[k, j_0 * {t} + j_1]
+        for j_1_tail in T.serial({tail}):
+            C[i, j_1_tail + {start}] = 0.0
+            for k in T.serial(3):
+                C[i, j_1_tail + {start}] = (C[i, j_1_tail + {start}]
+                                            + A[i, k] * B[k, j_1_tail + {start}])
+'''
+
+
+@pytest.mark.parametrize(("w", "t"), [(127, 32), (61, 16), (100, 8)])
+def test_matmul_partition(w, t):
+    # The partition side of "partition vs pad": whole tiles without a guard,
+    # then one tail loop over the last w % t columns.
+    original = pp.parse(MATMUL.format(w=w))
+    sch = pp.Schedule(original)
+    assert sch.get_loops(None) == ["i", "j", "k"]
+    assert sch.split("j", [None, t], tail="partition") == ["j_0", "j_1"]
+    whole, tail = divmod(w, t)
+    want = pp.parse(PARTITIONED.format(w=w, t=t, whole=whole, tail=tail, start=whole * t))
+    assert_same_form(sch.func, want)
+    assert_runs_like(sch.func, original)
+    assert str(sch.trace) == f"sch.split(loop='j', factors=[None, {t}], tail='partition')"
 
 
 # (width, tile, B's pad value, C's pad value): the guard goes whatever B's padding holds,
@@ -129,14 +154,57 @@ def test_matmul_without_a_pad_value_on_c_keeps_its_guard():
     assert "C[0, 3, 31] still holds it when matmul returns" in str(guard.decision)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reads of padding without a pad value are not refused: B is transformed with "
-    "pad_value=None, yet the guard goes and the overcompute reads B[k, 3, 31] (RFC 0077 "
-    "review: without a pad_value no later transformation may introduce a read of the "
-    "padding)"))
-def test_matmul_may_not_read_bs_padding_without_a_pad_value():
-    _, report = matmul(127, 32, None, 0.0)
-    assert not report.entries[0].removed
+@pytest.mark.parametrize(("w", "t"), [(127, 32), (61, 16), (100, 8), (9, 4)])
+@pytest.mark.parametrize("c_pad", [0.0, UNDEF, -3.0])
+def test_matmul_may_not_read_bs_padding_without_a_pad_value(w, t, c_pad):
+    # RFC 0077 review: without a pad_value no later transformation may introduce a read
+    # of the padding -- even where C's pad stage overwrites what the read computed.
+    before, report = matmul(w, t, None, c_pad)
+    guard = report.entries[0]
+    assert not guard.removed and report.func is before
+    cex = guard.decision.counterexample
+    jo, ji = w // t, w % t  # the first padding column
+    assert cex.instances == (Instance("S1", {"i": 0, "jo": jo, "ji": ji, "k": 0}),)
+    assert cex.element == Element("B", (0, jo, ji))
+    assert f"read B[0, {jo}, {ji}], padding of B that holds no known value" in str(cex)
+    # The overcompute does read it: B's padding, never touched before, is read after.
+    overcomputed = replace(before, ifs(before)[0], ifs(before)[0].then_case)
+    reads = padding_reads.unknown_padding_reads(extract(overcomputed))[0]
+    assert not reads.is_empty()
+    assert padding_reads.unknown_padding_reads(extract(before))[0].is_empty()
+
+
+@pytest.mark.parametrize(("w", "t"), [(127, 32), (30, 8)])
+def test_the_primitive_refuses_with_the_padding_read_as_evidence(w, t):
+    before, _ = matmul(w, t, None, 0.0)
+    sch = pp.Schedule(before)
+    with pytest.raises(IllegalTransformError) as raised:
+        sch.remove_branching_through_overcompute(None)
+    assert raised.value.evidence.element == Element("B", (0, w // t, w % t))
+    assert sch.func is before and not sch.trace.steps
+
+
+@pytest.mark.parametrize(("w", "t"), [(127, 32), (61, 16)])
+def test_matmul_may_read_bs_padding_it_may_hold_anything_in(w, t):
+    # pad_value=T.undef(): the T.assume grants permission to read the padding.
+    _, report = matmul(w, t, UNDEF, 0.0)
+    assert report.entries[0].removed
+    assert "rule 1" in report.entries[0].decision.detail
+
+
+def test_a_second_layout_keeps_the_first_ones_padding():
+    # B split twice with no pad value: the padding of the first split is still padding
+    # (a read of it still refused), and the second split adds its own.
+    sch = pp.Schedule(pp.parse(MATMUL.format(w=61)))
+    sch.transform_layout(None, "B", lambda k, j: [k, j // 16, j % 16])
+    sch.transform_layout(None, "B", lambda k, jo, ji: [k, jo, ji // 3, ji % 3])
+    (b,) = [p for p in sch.func.params if p.name == "B"]
+    assert b.shape == (3, 4, 6, 3)
+    model = extract(sch.func)
+    padding = padding_reads._padding_set(model, b)
+    assert padding.count_val().to_python() == 3 * (4 * 6 * 3 - 61)
+    report = explain_branching_through_overcompute(sch.func)
+    assert not any(e.removed for e in report.entries)
 
 
 # ---------------------------------------------------------------- grow -> op -> grow
@@ -202,15 +270,49 @@ def test_chains_compute_the_reduction(op, reduction, goes, target):
     assert_matches_original(chain(op, reduction, 15), report.func, layouts, targets=(target,))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the sum's guard after addone is kept only as Unknown ('the counterexample Z3 found "
-    "needs the value of D[0] ... which the prover does not track'), though D + 1.0 != D "
-    "for every real D: the refusal carries no counterexample naming B[3, 3] = 1.0"))
-def test_sum_after_addone_refusal_names_the_padding_value():
-    _, report = grown("A[i] + 1.0", "sum", 15)
+def _overcompute_the_sum(f: pp.ir.nodes.PrimFunc, n: int, a: np.ndarray) -> tuple:
+    """D after the guarded and after the overcomputed reduction of ``f``, run on ``a``."""
+    (guard,) = [x for x in ifs(f) if "D[0]" in pp.script(x.then_case)]
+    overcomputed = replace(f, guard, guard.then_case)
+    d = np.zeros(1, "float32")
+    return run(f, [a, d])[1], run(overcomputed, [a, d])[1]
+
+
+@pytest.mark.parametrize("n", [7, 11, 15, 19])
+def test_sum_after_addone_refusal_names_the_padding_value(n):
+    # One padding element, read by the one overcomputed instance.  D[0] is a running sum
+    # the prover does not track, but D + 1.0 != D whatever D holds: the refusal is a
+    # counterexample naming the padding element read and the 1.0 it holds.
+    _, report = grown("A[i] + 1.0", "sum", n)
     decided = report.entries[1].decision
     assert isinstance(decided, Refuted)
-    assert decided.counterexample.values["B[3, 3]"] == 1.0
+    cex = decided.counterexample
+    pad = (n // 4, 3)
+    assert cex.instances == (Instance("reduce_2", {"io": pad[0], "ii": 3}), Instance("END"))
+    assert cex.element == Element("D", (0,))
+    assert cex.values[f"B[{pad[0]}, 3]"] == 1.0 and cex.values["D[0]"] == "any"
+    # Executed on inputs that hold the counterexample's values (A's padding is 0, as
+    # assumed): the overcomputed sum is off by the 1.0 in B's padding.
+    a = np.random.default_rng(n).uniform(-1, 1, (n // 4 + 1, 4)).astype("float32")
+    a.reshape(-1)[n:] = 0.0
+    want, got = _overcompute_the_sum(report.func, n, a)
+    np.testing.assert_allclose(want, [a.reshape(-1)[:n].sum() + n], rtol=1e-5)
+    np.testing.assert_allclose(got - want, [1.0], rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [13, 14])
+def test_sum_over_several_padding_elements_is_not_refuted_one_at_a_time(n):
+    # Two or three overcomputed instances each add 1.0: no one of them alone decides what
+    # D[0] ends with (the first one's sum is overwritten by the next), and the prover does
+    # not sum them, so the guard stays with Unknown rather than a counterexample.
+    _, report = grown("A[i] + 1.0", "sum", n)
+    kept = report.entries[1]
+    assert not kept.removed and isinstance(kept.decision, Unknown)
+    assert "rule 3 fails" in kept.decision.reason
+    a = np.random.default_rng(n).uniform(-1, 1, (4, 4)).astype("float32")
+    a.reshape(-1)[n:] = 0.0
+    want, got = _overcompute_the_sum(report.func, n, a)
+    np.testing.assert_allclose(got - want, [16.0 - n], rtol=1e-5)
 
 
 def test_product_after_exp_loses_its_guard():

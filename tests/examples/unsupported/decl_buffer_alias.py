@@ -1,7 +1,8 @@
 from polypad import T
 
 # RFC 0077, Unresolved questions: a transformed buffer aliasing a flat backing allocation.
-# T.decl_buffer is not supported: parsing must fail at the T.decl_buffer call.
+# A buffer declared over another one's data is not supported: parsing must fail at
+# the data= argument.
 
 
 @T.prim_func

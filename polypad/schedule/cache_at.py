@@ -1,0 +1,280 @@
+"""``cache_read`` / ``cache_write`` placed at a loop: a tile-local copy of a buffer.
+
+Given ``at=loop``, the cache is allocated inside the loop, shaped as the box
+of the elements the block touches in one iteration of the loop (and the
+loops around it), and filled or flushed inside each iteration over exactly
+that iteration's region (ISL, as :mod:`.compute_at` computes regions).  The
+block's accesses are shifted to the box's corner.  A register tile:
+
+Before (``C`` tiled by ``io``/``jo``)::
+
+    for io, jo in T.grid(2, 2):
+        for ii, ji in T.grid(4, 4):
+            with T.block("C"):
+                C[4 * io + ii, 4 * jo + ji] = T.float32(0)
+                for k in T.serial(8):
+                    C[4 * io + ii, 4 * jo + ji] = C[4 * io + ii, 4 * jo + ji] + A[...] * B[...]
+
+``cache_write("C", "C", "local", at="jo")``::
+
+    for io, jo in T.grid(2, 2):
+        C_local = T.alloc_buffer((4, 4), "float32", scope="local")
+        for ii, ji in T.grid(4, 4):
+            with T.block("C"):
+                C_local[ii, ji] = T.float32(0)
+                for k in T.serial(8):
+                    C_local[ii, ji] = C_local[ii, ji] + A[...] * B[...]
+        with T.block("C_local"):
+            for ax0, ax1 in T.grid(4, 4):
+                C[4 * io + ax0, 4 * jo + ax1] = C_local[ax0, ax1]
+
+``cache_write`` flushes the elements the iteration writes; it fills first
+(block ``C_local_in``) the elements the block reads before writing them in
+the same iteration (flow dependences, :mod:`analyses.dataflow`) -- all it
+touches when a write is data-dependent, so that flushing an unwritten
+element writes back its own value.  ``cache_read`` fills what the iteration
+reads.  This is exact as long as nothing else in the loop accesses the
+buffer, which is checked: another statement that does, or (for
+``cache_read``) a write of the buffer in the loop, is refused with an
+:class:`IllegalTransformError` naming it.  The box must have a constant size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from polypad.errors import IllegalTransformError, NotAffineError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir import operators as op
+from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
+from polypad.ir.visitor import Rewriter
+from polypad.model import AffineSpace, extract, pw_aff_to_expr
+from polypad.model.affine import to_pw_aff
+
+from .ast_to_ir import AstToIR
+from .cache_common import cache_buffer, describe, require_access
+from .compute_at import Placement, at_iteration, context
+from .layout_stages import fresh_block_name, seq
+
+
+def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None, at,
+             kind: str) -> tuple[n.PrimFunc, str]:
+    """``func`` with ``block``'s accesses of ``buffer`` under loop ``at`` going to a
+    cache allocated in that loop, and the cache's name; ``kind`` is read or write."""
+    from analyses.instances import leaf_range
+
+    primitive = f"cache_{kind}"
+    where = f"{primitive} of {buffer if isinstance(buffer, str) else buffer.name} " \
+            f"for {describe(block)} at loop {at if isinstance(at, str) else at.var.name!r}"
+    if block is None:
+        raise PolypadError(f"{where}: name the block whose accesses the cache serves")
+    loop = find_loop(func, at)
+    found = find_block(func, block)
+    old = find_buffer(func, buffer)
+    if not any(a is loop for a in ancestors(func, found)):
+        raise PolypadError(f"{where}: the block is not inside loop {at!r}")
+    require_access(found, old, kind, describe(block))
+    model = extract(func)
+    first, stop = leaf_range(func.body, found)
+    inside = [s for s in model.statements[first:stop] if not s.is_assume]
+    l_first, l_stop = leaf_range(func.body, loop)
+    for s in model.statements[l_first:l_stop]:
+        if s in inside:
+            continue
+        for a in s.accesses:
+            if a.buffer is old:
+                _refuse(model, s, a, f"{where}: {{who}} also {a.kind}s {old.name} in the loop, "
+                        "where the cache would hide it")
+    if kind == "read":
+        for s in inside:
+            for a in s.accesses:
+                if a.buffer is old and a.kind == "write":
+                    _refuse(model, s, a, f"{where}: {{who}} writes {old.name}, so the block's "
+                            "reads would see a stale copy")
+    depth = next(k for k, lp in enumerate(inside[0].loops) if lp is loop) + 1
+    p = Placement(func, model, found, found, [], loop, inside, depth, where)
+    touched = _single(at_iteration(p, [_relation(s, old) for s in inside]))
+    lo, shape = _box(p, touched)
+    cache = cache_buffer(func, old, scope, name)
+    cache = n.Buffer(cache.name, tuple(shape), old.dtype, (), scope)
+    corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
+    body = _Shift(model, old, cache, corner, found).visit(loop.body)
+    ctx = context(p)
+    stages = []
+    if kind == "read":
+        stages.append(_copy(p, touched, lo, old, cache, corner, ctx,
+                            fresh_block_name(func, cache.name), into_cache=True))
+        stages.append(body)
+    else:
+        filled = _exposed(p, old, touched)
+        if filled is not None:
+            stages.append(_copy(p, filled, lo, old, cache, corner, ctx,
+                                fresh_block_name(func, f"{cache.name}_in"), into_cache=True))
+        stages.append(body)
+        written = _single(at_iteration(p, [_relation(s, old, "write") for s in inside]))
+        stages.append(_copy(p, written, lo, old, cache, corner, ctx,
+                            fresh_block_name(func, cache.name), into_cache=False))
+    new_loop = dataclasses.replace(loop, body=n.Allocate(cache, seq(*stages)))
+    return replace(func, loop, new_loop), cache.name
+
+
+def _refuse(model, s, access, message: str):
+    from analyses.evidence import Counterexample, Element
+    from analyses.instances import instance, point_coordinates
+
+    coords, params = point_coordinates(access.relation.wrap().lexmin().sample_point())
+    count = len(s.loop_vars)
+    who = instance(model, s, coords[:count])
+    element = Element(access.buffer.name, tuple(coords[count:]))
+    raise IllegalTransformError(message.format(who=who), Counterexample(
+        message.format(who=who).split(": ", 1)[1], instances=(who,), element=element,
+        params=params))
+
+
+def _relation(s, buffer: n.Buffer, kind: str | None = None) -> isl.UnionMap:
+    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for a in s.accesses:
+        if a.buffer is buffer and (kind is None or a.kind == kind):
+            out = out.union(isl.UnionMap.from_map(a.relation))
+    return out
+
+
+def _single(umap: isl.UnionMap) -> isl.Map:
+    maps: list[isl.Map] = []
+    umap.foreach_map(maps.append)
+    if len(maps) != 1:  # pragma: no cover - one buffer, one _at space
+        raise PolypadError("the cached region is not one map")
+    return maps[0]
+
+
+def _box(p: Placement, touched: isl.Map) -> tuple[list[isl.PwAff], list[int]]:
+    """The corner (a PwAff of the loop variables per dimension) and the constant size of
+    the box around each iteration's region."""
+    lo, shape = [], []
+    for d in range(touched.dim(isl.dim_type.out)):
+        low = touched.dim_min(d)
+        extent = touched.dim_max(d).sub(low).add_constant_val(isl.Val(1))
+        size = extent.max_val()
+        if not size.is_int():
+            raise PolypadError(f"{p.where}: the region's extent in dimension {d} has no "
+                               f"constant bound ({extent})")
+        lo.append(low)
+        shape.append(int(size.to_python()))
+    return lo, shape
+
+
+def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None:
+    """``_at[c] -> Buf[e]``: what the block reads at iteration ``c`` before writing it there
+    (all it touches where a write may not happen); ``None`` for nothing."""
+    from analyses.dataflow import Dependences
+
+    if any(a.may for s in p.under for a in s.accesses if a.buffer is buffer):
+        return touched
+    reads = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in p.under:
+        for a in s.accesses:
+            if a.buffer is buffer and a.kind == "read":
+                reads = reads.union(isl.UnionSet.from_set(a.relation.wrap()))
+    if reads.is_empty():
+        return None
+    iteration = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in p.under:
+        project = isl.Map.from_domain_and_range(s.domain, s.domain)
+        project = isl.Map.identity(project.get_space()).intersect_domain(s.domain)
+        project = project.project_out(isl.dim_type.out, p.depth,
+                                      len(s.loop_vars) - p.depth).set_tuple_name(
+            isl.dim_type.out, "_at")
+        iteration = iteration.union(isl.UnionMap.from_map(project))
+    same = iteration.apply_range(iteration.reverse())
+    flow = Dependences(p.model, buffers=[buffer]).tagged("flow")
+    inner = flow.zip().intersect_domain(same.wrap()).zip()
+    exposed = reads.subtract(inner.range())
+    if exposed.is_empty():
+        return None
+    return _single(at_iteration(p, [exposed.unwrap()]))
+
+
+def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cache: n.Buffer,
+          corner: list[n.Expr], ctx: isl.Set, name: str, *, into_cache: bool) -> n.Stmt:
+    """``with T.block(name): for ax...: cache[ax] = old[corner + ax]`` (or back) over the
+    elements of ``region`` at the current iteration."""
+    tuple_name = region.get_tuple_name(isl.dim_type.out)
+    corner_map = isl.PwMultiAff.from_pw_aff(lo[0])
+    for pa in lo[1:]:
+        corner_map = corner_map.flat_range_product(isl.PwMultiAff.from_pw_aff(pa))
+    shift = isl.Map.from_pw_multi_aff(corner_map).set_tuple_name(isl.dim_type.out, tuple_name)
+    local = region.sum(shift.neg())
+    count = local.dim(isl.dim_type.in_)
+    local = local.move_dims(isl.dim_type.param, local.dim(isl.dim_type.param),
+                            isl.dim_type.in_, 0, count).range().set_tuple_name("copy")
+    schedule = isl.Map.identity(local.get_space().map_from_set()).intersect_domain(local)
+    size = local.dim(isl.dim_type.set)
+    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
+    for k in range(size):
+        ids = ids.add(isl.Id(f"ax{k}"))
+    build = isl.AstBuild.from_context(ctx).set_iterators(ids)
+    node = build.node_from_schedule_map(isl.UnionMap.from_map(schedule))
+
+    def user(_, args):
+        outer = tuple(a if isinstance(c, n.IntImm) and c.value == 0 else op.add(c, a)
+                      for c, a in zip(corner, args, strict=True))
+        inner = tuple(args)
+        if into_cache:
+            return n.BufferStore(cache, n.BufferLoad(old, outer), inner)
+        return n.BufferStore(old, n.BufferLoad(cache, inner), outer)
+
+    env = {p.model.names.name(v): v for v in p.model.names.objects()}
+    loops = AstToIR(env, user).stmt(node)
+    return n.Block(name, loops)
+
+
+class _Shift(Rewriter):
+    """The block's accesses of ``old`` as accesses of ``cache`` at ``index - corner``."""
+
+    def __init__(self, model, old: n.Buffer, cache: n.Buffer, corner, block: n.Block):
+        self.model, self.old, self.cache, self.corner = model, old, cache, corner
+        self.block = block
+        self.loops: list[n.Var] = []
+        self.active = False
+
+    def visit_Block(self, node: n.Block):
+        if node is not self.block:
+            return self.generic_visit(node)
+        self.active = True
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.active = False
+
+    def visit_For(self, node: n.For):
+        self.loops.append(node.var)
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.loops.pop()
+
+    def _indices(self, indices) -> tuple[n.Expr, ...]:
+        out = []
+        for index, corner in zip(indices, self.corner, strict=True):
+            shifted = op.sub(self.visit(index), corner)
+            try:
+                space = AffineSpace(list(self.loops), names=self.model.names)
+                shifted = pw_aff_to_expr(to_pw_aff(shifted, space), list(self.loops),
+                                         self.model.names)
+            except NotAffineError:
+                pass
+            out.append(shifted)
+        return tuple(out)
+
+    def visit_BufferLoad(self, node: n.BufferLoad):
+        if not self.active or node.buffer is not self.old:
+            return self.generic_visit(node)
+        return dataclasses.replace(node, buffer=self.cache, indices=self._indices(node.indices))
+
+    def visit_BufferStore(self, node: n.BufferStore):
+        if not self.active or node.buffer is not self.old:
+            return self.generic_visit(node)
+        return dataclasses.replace(node, buffer=self.cache, value=self.visit(node.value),
+                                   indices=self._indices(node.indices))

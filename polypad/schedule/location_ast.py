@@ -1,0 +1,132 @@
+"""Loops that run some instances of a block's statements, for the compute-location primitives.
+
+``compute_at`` and ``reverse_compute_at`` move a block under a loop of
+another nest and run there only the instances that one iteration of that
+loop needs (or completes).  Those instances form a set whose parameters
+are the loop variables around the new place (``io`` below); this module
+hands ISL the statements' original program order on that set and turns
+the AST it builds back into IR (:class:`.ast_to_ir.AstToIR`): the loops
+keep the statements' loop-variable names, their bounds are simplified by
+ISL in the context of the enclosing loops, and each statement is the
+original one with its counters substituted.
+
+Instances ``{ S0[i] : 4io <= i < 4io + 6 }`` of ``B[i] = A[i] * 2`` become::
+
+    for i in T.serial(4 * io, 4 * io + 6):
+        B[i] = A[i] * T.float32(2)
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.operators import logical_and
+from polypad.ir.substitute import substitute
+from polypad.model import (
+    AffineSpace,
+    Model,
+    StatementModel,
+    pw_aff_to_expr,
+    set_to_condition,
+    to_set,
+)
+from polypad.model.affine import to_pw_aff
+
+from .ast_to_ir import AstToIR, user_call
+
+_ITER = "_t"  # prefix of the AST iterators, one per time dimension
+
+
+def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stmt | None:
+    """The loops running ``instances`` (statement name -> set, parameters the enclosing
+    loop variables) in program order, under ``context`` (what holds of those
+    parameters); ``None`` when no instance runs."""
+    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    size = 0
+    for name, domain in instances.items():
+        time = model.statement(name).time.intersect_domain(domain)
+        size = max(size, time.dim(isl.dim_type.out))
+        schedule = schedule.union(isl.UnionMap.from_map(time))
+    if schedule.is_empty():
+        return None
+    build = isl.AstBuild.from_context(context)
+    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
+    for k in range(size):
+        ids = ids.add(isl.Id(f"{_ITER}{k}"))
+    node = build.set_iterators(ids).node_from_schedule_map(schedule)
+    return _Emitter(model, context).stmt(node)
+
+
+class _Emitter(AstToIR):
+    def __init__(self, model: Model, context: isl.Set) -> None:
+        env = {model.names.name(v): v for v in model.names.objects()}
+        super().__init__(env)
+        self.model = model
+        self.context = context
+
+    def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
+        k = int(iterator[len(_ITER):])
+        s = _first_statement(self.model, node)
+        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loop_vars):
+            var = s.loop_vars[(k - 1) // 2]
+            return n.Var(var.name, var.dtype)
+        return n.Var(f"c{k}")
+
+    def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
+        k = int(iterator[len(_ITER):])
+        s = _first_statement(self.model, node)
+        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loops):
+            return s.loops[(k - 1) // 2].kind
+        return n.ForKind.SERIAL
+
+    def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
+        vars = [var for _, var, _, _ in self.loops]
+        space = AffineSpace(vars, names=self.model.names)
+        where = space.universe
+        # The enclosing loops' own bounds, and what the new place's loops guarantee.
+        for _, var, lo, extent in self.loops:
+            where = where.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
+        for guard in self.guards:
+            where = where.intersect(to_set(guard, space))
+        params = isl.Set.universe(where.get_space()).intersect_params(self.context)
+        return vars, space, where.intersect(params)
+
+    def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
+        lo, extent = super().bounds(lo, hi)
+        vars, space, where = self._space()
+        try:
+            return self._tidy(lo, vars, space, where), self._tidy(extent, vars, space, where)
+        except NotAffineError:  # pragma: no cover - AST bounds are affine
+            return lo, extent
+
+    def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
+        if isinstance(e, n.IntImm):
+            return e
+        return pw_aff_to_expr(to_pw_aff(e, space), vars, self.model.names, context=where)
+
+    def condition(self, cond: n.Expr) -> n.Expr:
+        vars, space, where = self._space()
+        return set_to_condition(to_set(cond, space), vars, self.model.names, context=where)
+
+    def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
+        s = self.model.statement(name)
+        return substitute(s.stmt, dict(zip(s.loop_vars, args, strict=True)))
+
+
+def _first_statement(model: Model, node: isl.AstNode) -> StatementModel | None:
+    """The first statement under ``node``, which names the loop's variable."""
+    kind = node.get_type()
+    if kind == isl.ast_node_type.user:
+        return model.statement(user_call(node)[0])
+    if kind == isl.ast_node_type.for_:
+        return _first_statement(model, node.for_get_body())
+    if kind == isl.ast_node_type.mark:
+        return _first_statement(model, node.mark_get_node())
+    if kind == isl.ast_node_type.if_:
+        return _first_statement(model, node.if_get_then_node())
+    if kind == isl.ast_node_type.block:
+        children = node.block_get_children()
+        return _first_statement(model, children.get_at(0)) if children.n_ast_node() else None
+    raise PolypadError(f"cannot read the ISL AST node of type {kind}")  # pragma: no cover

@@ -1,0 +1,91 @@
+"""Schedule primitives: compute location -- ``compute_at`` and ``reverse_compute_at``.
+
+A block is moved under a loop of another block's nest and computes there,
+at each iteration, only what that iteration needs (``compute_at``, a
+producer moved into its consumer) or what it completed
+(``reverse_compute_at``, a consumer moved into its producer).  Regions are
+exact (ISL) and may overlap: a stencil's producer is computed again where
+neighbouring iterations share inputs.  Loops are named as
+:func:`polypad.ir.loop_names.loop_names` names them.  Each primitive proves
+the move keeps every dependence and refuses otherwise with an
+:class:`~polypad.errors.IllegalTransformError` whose ``evidence`` names the
+instances and the element (:mod:`.compute_at`, :mod:`.reverse_compute_at`).
+
+Caches placed at a loop are the ``at=`` option of ``cache_read`` and
+``cache_write`` (:mod:`.cache_at`): a tile of the buffer allocated in the
+loop, e.g. a register tile of a matmul's ``C`` under its ``io``/``jo`` loops.
+
+Blocks inside loops: ``cache_read``/``cache_write`` (at the root or at a
+loop), ``transform_layout`` and the overcompute primitives accept them, and
+the moved block's target may be any loop.  ``distribute`` and
+``reorder_by_map`` still refuse a block inside a loop (their new times are
+built from the block's whole loop nest, the enclosing loops included), and
+the block moved by ``compute_at``/``reverse_compute_at`` must have its own
+loop nest at the function's top level.
+"""
+
+from __future__ import annotations
+
+from polypad.arguments import expect
+
+from . import compute_at as _compute_at
+from . import reverse_compute_at as _reverse_compute_at
+from .state import primitive
+
+
+class LocationPrimitives:
+    """Mixin of :class:`~polypad.schedule.Schedule`."""
+
+    @primitive
+    def compute_at(self, block: str, loop: str):
+        """Compute producer ``block`` inside consumer ``loop``, each iteration only the
+        region that iteration reads (overlapping where a stencil needs it).
+
+        Before::
+
+            for i in T.serial(18):
+                with T.block("B"):
+                    B[i] = A[i] * T.float32(2)
+            for io, ii in T.grid(4, 4):
+                with T.block("C"):
+                    C[4 * io + ii] = B[4 * io + ii] + B[4 * io + ii + 1] + B[4 * io + ii + 2]
+
+        ``sch.compute_at("B", "io")``::
+
+            for io in T.serial(4):
+                with T.block("B"):
+                    for i in T.serial(4 * io, 4 * io + 6):
+                        B[i] = A[i] * T.float32(2)
+                for ii in T.serial(4):
+                    with T.block("C"):
+                        C[4 * io + ii] = B[4 * io + ii] + ...
+        """
+        expect(block, str, "block", "Schedule.compute_at", what="a block name (str)")
+        return _compute_at.compute_at(self.func, block, loop)
+
+    @primitive
+    def reverse_compute_at(self, block: str, loop: str):
+        """Compute consumer ``block`` inside producer ``loop``: at the end of each
+        iteration, the instances whose inputs that iteration completed.
+
+        Before::
+
+            for io, ii in T.grid(4, 4):
+                with T.block("B"):
+                    B[4 * io + ii] = A[4 * io + ii] * T.float32(2)
+            for i in T.serial(16):
+                with T.block("C"):
+                    C[i] = B[i] * T.float32(3)
+
+        ``sch.reverse_compute_at("C", "io")``::
+
+            for io in T.serial(4):
+                for ii in T.serial(4):
+                    with T.block("B"):
+                        B[4 * io + ii] = A[4 * io + ii] * T.float32(2)
+                with T.block("C"):
+                    for i in T.serial(4 * io, 4 * io + 4):
+                        C[i] = B[i] * T.float32(3)
+        """
+        expect(block, str, "block", "Schedule.reverse_compute_at", what="a block name (str)")
+        return _reverse_compute_at.reverse_compute_at(self.func, block, loop)

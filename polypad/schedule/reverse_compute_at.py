@@ -1,0 +1,91 @@
+"""The rewrite behind ``Schedule.reverse_compute_at``: a consumer computed inside its
+producer's loop, each iteration what that iteration completed.
+
+Before::
+
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            with T.block("B"):
+                B[4 * io + ii] = A[4 * io + ii] * T.float32(2)
+    for i in T.serial(14):
+        with T.block("C"):
+            C[i] = B[i] + B[i + 1] + B[i + 2]
+
+``reverse_compute_at(f, "C", "io")``::
+
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            with T.block("B"):
+                B[4 * io + ii] = A[4 * io + ii] * T.float32(2)
+        with T.block("C"):
+            for i in T.serial(T.max(4 * io - 2, 0), ...):
+                C[i] = B[i] + B[i + 1] + B[i + 2]
+
+A consumer instance runs, at the end of the loop's body, in the first
+iteration after which every element it reads from the statements under the
+loop has its final value there (the iteration of the last write of each
+element, in ISL); each instance runs once, so no recomputation.  The new
+order must keep every dependence of the function
+(:meth:`analyses.Dependences.violations`), else
+:class:`IllegalTransformError` with the two instances and the element.  A
+consumer instance that reads nothing the loop writes has no iteration to go
+to and is refused.  Shapes as for :mod:`.compute_at`: the consumer's block
+holds a loop nest of its own at the function's top level, after the loop.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import IllegalTransformError, PolypadError
+from polypad.ir import nodes as n
+
+from .compute_at import AT, empty_union_map, name_at, new_times, placement, rewrite, union_all
+
+# Where the consumer goes in the loop's body for the dependence check: after every
+# statement position there.
+_LAST = 1 << 20
+
+
+def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
+    """``func`` with consumer ``block`` computed inside ``loop``; see the module docstring."""
+    from analyses.dataflow import Dependences
+    from analyses.instances import instance, point_coordinates
+
+    p = placement(func, block, loop, "reverse_compute_at")
+    if p.moved[0].position < p.under[-1].position:
+        raise PolypadError(f"{p.where}: block {block!r} runs before loop {loop!r}; "
+                           "use compute_at to move a producer")
+    ready = _completed_at(p)
+    places, required = {}, {}
+    for s in p.moved:
+        reads = s.reads.intersect_range(union_all([u.writes for u in p.under]).range())
+        at = reads.apply_range(ready)
+        maps: list[isl.Map] = []
+        at.foreach_map(maps.append)
+        place = maps[0].lexmax() if maps else None
+        missing = s.domain if place is None else s.domain.subtract(place.domain())
+        if not missing.is_empty():
+            coords, _ = point_coordinates(missing.lexmin().sample_point())
+            raise PolypadError(f"{p.where}: {instance(p.model, s, coords)} reads nothing "
+                               f"that loop {loop!r} writes, so no iteration can run it")
+        places[s.name] = place
+        required[s.name] = name_at(p, place.reverse())
+    found = Dependences(p.model).violations(new_times(p, places, _LAST))
+    if found is not None:
+        raise IllegalTransformError(f"{p.where} would break a dependence: {found}", found)
+    return rewrite(p, required, before=False)
+
+
+def _completed_at(p) -> isl.UnionMap:
+    """``Buf[e] -> _at[c]``: the iteration of the loop (and the loops around it) whose
+    statements write each element last."""
+    times = empty_union_map()
+    for s in p.under:
+        times = times.union(isl.UnionMap.from_map(s.time))
+    writers = union_all([s.writes for s in p.under]).reverse()
+    last = writers.apply_range(times).lexmax()
+    size = max(s.time.dim(isl.dim_type.out) for s in p.under)
+    dims = ", ".join(f"t{k}" for k in range(size))
+    picked = ", ".join(f"t{2 * k + 1}" for k in range(p.depth))
+    return last.apply_range(isl.UnionMap(f"{{ [{dims}] -> {AT}[{picked}] }}"))

@@ -1,0 +1,244 @@
+"""The loop rewrite behind ``Schedule.split``: one loop into a nest of loops.
+
+A pure function ``PrimFunc -> PrimFunc``; the legality question that only
+``tail="pad"`` raises is the primitive's (:mod:`.tiling_primitives`).
+
+``split(func, loop, [None, 8], tail)`` replaces ``for i in T.serial(m, m + e)``
+by loops ``i_0, i_1`` over the resolved factors and puts ``i_0 * 8 + i_1 + m``
+for ``i`` in the body.  Where the factors multiply to more than ``e`` the
+extra iterations are handled by ``tail``:
+
+* ``"predicate"``: a guard ``if i_0 * 8 + i_1 < e`` around the body (below
+  the loops perfectly nested in it), as TVM's block predicate;
+* ``"partition"``: a main nest whose outermost loop covers only whole tiles,
+  with no guard, followed by tail nests for the remainder (for three or more
+  factors, one tail nest per level), each without a guard either.  Tail
+  loops are named ``<new loop>_tail``.
+
+The ``"pad"`` strategy is the predicate form with the guard removed; the
+primitive builds it from :func:`split`'s guard once the prover allows it.
+"""
+
+from __future__ import annotations
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, replace
+from polypad.ir.substitute import substitute
+from polypad.ir.visitor import walk
+
+TAILS = ("predicate", "partition", "pad")
+
+
+def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
+          ) -> tuple[n.PrimFunc, list[n.For], n.IfThenElse | None]:
+    """``func`` with ``loop`` split by ``factors``: (new function, the main nest's loops
+    outermost first, the guard of the predicate form or ``None``).
+
+    ``tail`` is "predicate" or "partition" ("pad" is built from the predicate
+    form's guard).  The new loops are serial and start at 0.
+    """
+    if tail not in ("predicate", "partition"):
+        raise PolypadError(f"split: tail must be 'predicate' or 'partition' here, not {tail!r}")
+    if loop.kind is not n.ForKind.SERIAL:
+        raise PolypadError(f"split: the loop over {loop.var.name} is {loop.kind.value}; "
+                           "split it while it is serial, then set its kind")
+    dtype = loop.var.dtype
+    resolved = resolve_factors(loop.extent, factors, loop.var.name)
+    strides = _strides(resolved)
+    taken = var_names(func)
+    new_vars = [n.Var(fresh_name(taken, f"{loop.var.name}_{k}"), dtype)
+                for k in range(len(resolved))]
+    if tail == "predicate":
+        nest, guard = _predicate(loop, resolved, strides, new_vars)
+        return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
+    nests = _partition(loop, resolved, strides, new_vars, taken)
+    return _splice(func, loop, nests), _chain(nests[0], len(new_vars)), None
+
+
+def _splice(func: n.PrimFunc, old: n.Stmt, new: list[n.Stmt]) -> n.PrimFunc:
+    """``func`` with ``old`` replaced by the statements ``new``, flattened into the
+    sequence around ``old`` where there is one (a SeqStmt never holds a SeqStmt)."""
+    if len(new) == 1:
+        return replace(func, old, new[0])
+    path = ancestors(func, old)
+    parent = path[-2] if len(path) > 1 else None
+    if isinstance(parent, n.SeqStmt):
+        stmts = [x for s in parent.stmts for x in (new if s is old else [s])]
+        return replace(func, parent, n.SeqStmt(tuple(stmts), span=parent.span))
+    return replace(func, old, n.SeqStmt(tuple(new)))
+
+
+def resolve_factors(extent: n.Expr, factors, name: str) -> list[n.Expr]:
+    """``factors`` with ``None`` replaced by the rounded-up quotient of ``extent``.
+
+    A constant extent takes any factors whose product covers it; a symbolic one
+    needs ``None`` as the outermost factor (the strides must stay constants, or
+    the index would not be affine).
+    """
+    if not isinstance(factors, (list, tuple)) or len(factors) < 2:
+        raise PolypadError(f"split: factors must be a list of two or more, not {factors!r}")
+    for f in factors:
+        if f is not None and (not isinstance(f, int) or isinstance(f, bool) or f < 1):
+            raise PolypadError(f"split: a factor must be a positive int or None, not {f!r}")
+    unknown = [k for k, f in enumerate(factors) if f is None]
+    if len(unknown) > 1:
+        raise PolypadError("split: at most one factor may be None")
+    known = 1
+    for f in factors:
+        known *= f if f is not None else 1
+    dtype = extent.dtype
+    if isinstance(extent, n.IntImm):
+        e = extent.value
+        if unknown:
+            factors = list(factors)
+            factors[unknown[0]] = -(-e // known)
+        elif known < e:
+            raise PolypadError(f"split: the factors {list(factors)} multiply to {known}, "
+                               f"less than the extent {e} of the loop over {name}")
+        return [n.IntImm(f, dtype) for f in factors]
+    if unknown != [0]:
+        raise PolypadError(f"split: the loop over {name} has the symbolic extent "
+                           f"{_text(extent)}; make the outermost factor None")
+    outer = n.FloorDiv(n.Add(extent, n.IntImm(known - 1, dtype)), n.IntImm(known, dtype))
+    return [outer] + [n.IntImm(f, dtype) for f in factors[1:]]
+
+
+def _strides(resolved: list[n.Expr]) -> list[int]:
+    """The constant step of each new loop in the old index (the inner factors' product)."""
+    strides, step = [], 1
+    for f in reversed(resolved[1:]):
+        strides.append(step)
+        step *= f.value
+    strides.append(step)
+    return strides[::-1]
+
+
+def _index(new_vars: list[n.Var], strides: list[int], base: n.Expr | None) -> n.Expr:
+    """``i_0 * s_0 + i_1 * s_1 + ... + base``, as TVM prints a split index."""
+    out = None
+    for var, stride in zip(new_vars, strides, strict=True):
+        term = var if stride == 1 else n.Mul(var, n.IntImm(stride, var.dtype))
+        out = term if out is None else n.Add(out, term)
+    if base is not None and not _is_zero(base):
+        out = n.Add(out, base) if out is not None else base
+    return out
+
+
+def _predicate(loop, resolved, strides, new_vars):
+    index = _index(new_vars, strides, None)
+    body = substitute(loop.body, {loop.var: _index(new_vars, strides, loop.min)})
+    guard = None
+    exact = (isinstance(loop.extent, n.IntImm)
+             and resolved[0].value * strides[0] == loop.extent.value)
+    if not exact:
+        body, guard = _guarded(body, n.Lt(index, loop.extent))
+    return _nest(new_vars, resolved, body, loop.span), guard
+
+
+def _guarded(body: n.Stmt, condition: n.Expr) -> tuple[n.Stmt, n.IfThenElse]:
+    """``body`` with ``if condition`` around the statements inside its chain of loops.
+
+    The guard goes as deep as the loops are perfectly nested (through blocks
+    that hold just a loop), as TVM's block predicate does, so that a later
+    ``reorder`` or ``fuse`` of those loops still finds a chain.  The
+    condition does not use their counters.
+    """
+    if isinstance(body, n.For):
+        inner, guard = _guarded(body.body, condition)
+        return n.For(body.var, body.min, body.extent, body.kind, inner, span=body.span), guard
+    if isinstance(body, n.Block) and isinstance(body.body, (n.For, n.Block)):
+        inner, guard = _guarded(body.body, condition)
+        return n.Block(body.name, inner, span=body.span), guard
+    guard = n.IfThenElse(condition, body)
+    return guard, guard
+
+
+def _partition(loop, resolved, strides, new_vars, taken) -> list[n.Stmt]:
+    """The main nest (whole tiles of the outermost loop), then the tails, level by level."""
+    dtype = loop.var.dtype
+    tails = [n.Var(fresh_name(taken, f"{v.name}_tail"), dtype) for v in new_vars]
+    nests: list[n.Stmt] = []
+    base: n.Expr = n.IntImm(0, dtype)
+    remaining: n.Expr = loop.extent
+    for level in range(len(new_vars)):
+        whole = _fold(n.FloorDiv, remaining, strides[level])
+        names = new_vars if level == 0 else tails
+        # The main nest is kept even when empty, so that the names split returns exist.
+        if level == 0 or not _is_zero(whole):
+            inner = names[level:]
+            at = _fold_add(base, loop.min)
+            body = substitute(loop.body, {loop.var: _index(inner, strides[level:], at)})
+            extents = [whole] + resolved[level + 1:]
+            nests.append(_nest(inner, extents, body, loop.span if level == 0 else None))
+        base = _fold_add(base, _fold(n.Mul, whole, strides[level]))
+        remaining = _fold(n.FloorMod, remaining, strides[level])
+        if _is_zero(remaining):
+            break
+    return nests
+
+
+def _nest(new_vars, extents, body, span) -> n.Stmt:
+    for var, extent in reversed(list(zip(new_vars, extents, strict=True))):
+        body = n.For(var, n.IntImm(0, var.dtype), extent, n.ForKind.SERIAL, body)
+    if span is not None:
+        body = n.For(body.var, body.min, body.extent, body.kind, body.body, span=span)
+    return body
+
+
+def _chain(top: n.Stmt, count: int) -> list[n.For]:
+    out = [top]
+    while len(out) < count:
+        out.append(out[-1].body)
+    return out
+
+
+def _fold(op, a: n.Expr, b: int) -> n.Expr:
+    """``op(a, b)`` computed when ``a`` is a constant."""
+    if b == 1:
+        return n.IntImm(0, a.dtype) if op is n.FloorMod else a
+    if isinstance(a, n.IntImm):
+        value = {n.FloorDiv: a.value // b, n.FloorMod: a.value % b, n.Mul: a.value * b}[op]
+        return n.IntImm(value, a.dtype)
+    return op(a, n.IntImm(b, a.dtype))
+
+
+def _fold_add(a: n.Expr, b: n.Expr) -> n.Expr:
+    if isinstance(a, n.IntImm) and isinstance(b, n.IntImm):
+        return n.IntImm(a.value + b.value, a.dtype)
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
+    return n.Add(a, b)
+
+
+def _is_zero(e: n.Expr) -> bool:
+    return isinstance(e, n.IntImm) and e.value == 0
+
+
+def _text(e: n.Expr) -> str:
+    from polypad.ir.show import show
+
+    return show(e)
+
+
+def var_names(func: n.PrimFunc) -> set[str]:
+    """The names of every variable of ``func``: parameters, loop counters, lets."""
+    taken = {p.name for p in func.params}
+    for node in walk(func.body):
+        if isinstance(node, (n.For, n.LetStmt, n.Let)):
+            taken.add(node.var.name)
+        elif isinstance(node, n.Var):
+            taken.add(node.name)
+    return taken
+
+
+def fresh_name(taken: set[str], base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``... : the first not in ``taken`` (then taken)."""
+    candidate, k = base, 0
+    while candidate in taken:
+        k += 1
+        candidate = f"{base}_{k}"
+    taken.add(candidate)
+    return candidate

@@ -1,0 +1,141 @@
+"""The block dialect's basics, lowered to the IR as they are read.
+
+TVM's block dialect names a block's iteration variables and states facts
+about the block::
+
+    with T.block("C"):
+        vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+        T.reads(A[vi, vk], B[vk, vj])
+        T.writes(C[vi, vj])
+        with T.init():
+            C[vi, vj] = 0.0
+        C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+
+polypad's IR has no block iteration variables, so each is lowered to a
+``LetStmt`` that keeps its source name (``vi = i``); the analyses substitute
+let-bound values, so the model sees the loop variables.  ``T.init()``'s body
+runs where every reduce variable of the block is at the start of its domain
+(TVM's meaning): an ``if vk == lo:`` before the rest.  ``T.where(c)`` guards
+the rest of the block with ``if c:``.  ``T.reads`` and ``T.writes`` are read
+(their expressions must parse) and dropped: the analyses find what a block
+reads and writes from its body.
+
+What is *not* kept: the axis domains.  TVM requires a binding to lie in its
+domain; polypad does not check it, and a block whose binding leaves the
+domain means what its binding computes.  Printing a lowered function gives
+the lowered text (``vi = i``), which parses back to the same IR.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..ir import operators as ops
+from ..ir.nodes import And, Expr, IfThenElse, IntImm, LetStmt, Var
+from .source import Source, bind_args, call_name, string_arg
+
+_KINDS = {"spatial": "S", "S": "S", "reduce": "R", "R": "R", "scan": "S", "opaque": "O"}
+
+
+@dataclass
+class BlockScope:
+    """What a block has declared so far: its reduce variables and where they start."""
+
+    name: str
+    reduce: list[tuple[Var, Expr]] = field(default_factory=list)
+
+
+def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
+                  block: BlockScope | None) -> list[tuple[Var, Expr]]:
+    """``vi = T.axis.spatial(dom, value)`` or ``vi, vj = T.axis.remap("SS", [i, j])``.
+
+    Returns ``(variable, value)`` pairs in order; reduce variables are
+    recorded on ``block`` for ``T.init()``.
+    """
+    fn = call_name(node.value)
+    if block is None:
+        raise src.error(node.value, f"{fn} must stand inside a with T.block(...) statement")
+    target = node.targets[0]
+    if fn == "T.axis.remap":
+        return _remap(src, node.value, target, exprs, env, block)
+    kind = _KINDS.get(fn.split(".")[-1])
+    if kind is None:
+        raise src.error(node.value, f"{fn} is not supported; the block axes polypad reads are "
+                                    "T.axis.spatial, reduce, scan, opaque and remap")
+    if not isinstance(target, ast.Name):
+        raise src.error(target, f"{fn} binds one name; use T.axis.remap for several")
+    dom, value, dtype = bind_args(src, node.value, fn, ("dom", "binding", "dtype"), 2)
+    if dtype is not None:
+        raise src.error(dtype, f"{fn}(..., dtype=...) is not supported")
+    lo = _domain_start(src, dom, exprs, env)
+    return [_bind(src, target.id, exprs.index(value, env), lo, kind, block)]
+
+
+def _remap(src: Source, call: ast.Call, target: ast.expr, exprs, env: dict,
+           block: BlockScope) -> list[tuple[Var, Expr]]:
+    kinds_node, values_node = bind_args(src, call, "T.axis.remap", ("kinds", "bindings"), 2)
+    kinds = string_arg(src, kinds_node, "the axis kinds of T.axis.remap")
+    names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    if not all(isinstance(t, ast.Name) for t in names):
+        raise src.error(target, "T.axis.remap binds plain names")
+    if not isinstance(values_node, (ast.List, ast.Tuple)):
+        raise src.error(values_node, "the bindings of T.axis.remap must be a list")
+    values = values_node.elts
+    if not len(kinds) == len(values) == len(names):
+        raise src.error(call, f"T.axis.remap has {len(kinds)} kinds and {len(values)} "
+                              f"bindings for {len(names)} names; the three must agree")
+    out = []
+    for name, kind, value in zip(names, kinds, values, strict=True):
+        if kind not in "SR":
+            raise src.error(kinds_node, f"axis kind {kind!r} of T.axis.remap must be S or R")
+        out.append(_bind(src, name.id, exprs.index(value, env), None, kind, block))
+    return out
+
+
+def _bind(src, name: str, value: Expr, lo: Expr | None, kind: str,
+          block: BlockScope) -> tuple[Var, Expr]:
+    var = Var(name, value.dtype)
+    if kind == "R":
+        block.reduce.append((var, IntImm(0, value.dtype) if lo is None else ops.cast(
+            value.dtype, lo)))
+    return var, value
+
+
+def _domain_start(src: Source, dom: ast.expr, exprs, env: dict) -> Expr | None:
+    """The start of ``dom``: None for an extent (start 0), ``lo`` for ``(lo, hi)``."""
+    if isinstance(dom, ast.Tuple):
+        if len(dom.elts) != 2:
+            raise src.error(dom, "an axis domain is an extent or a (start, stop) pair")
+        exprs.index(dom.elts[1], env)
+        return exprs.index(dom.elts[0], env)
+    exprs.index(dom, env)
+    return None
+
+
+def lets(bindings: list[tuple[Var, Expr]], span):
+    """``make(rest)`` that wraps ``rest`` in the bindings' LetStmts, outermost first."""
+    def make(rest):
+        for var, value in reversed(bindings):
+            rest = LetStmt(var, value, rest, span=span)
+        return rest
+    return make
+
+
+def init_condition(src: Source, node: ast.AST, block: BlockScope | None) -> Expr:
+    """When ``T.init()`` runs: every reduce variable of the block at its start."""
+    if block is None:
+        raise src.error(node, "with T.init() must stand inside a with T.block(...) statement")
+    if not block.reduce:
+        raise src.error(node, f"with T.init() in block {block.name!r}, which declares no "
+                              "reduce axis before it")
+    cond = None
+    for var, lo in block.reduce:
+        c = ops.eq(var, lo)
+        cond = c if cond is None else And(cond, c)
+    return cond
+
+
+def where(cond: Expr, span):
+    """``make(rest)`` for ``T.where(cond)``: the rest of the block runs where it holds."""
+    return lambda rest: IfThenElse(cond, rest, span=span)

@@ -1,0 +1,36 @@
+"""TVMScript constructs polypad knows by name but does not read, and why.
+
+A construct from TVM's other dialects should be refused with a message that
+names it and says what to write instead, not with a generic complaint about
+its syntax.  :func:`refusal` gives that message; the parsers raise it at the
+construct's own line and column.
+"""
+
+from __future__ import annotations
+
+_BLOCK = "is not supported (block dialect): polypad reads TVM's lowered dialect; "
+_THREADS = ("is not supported: polypad builds CPU kernels and has no GPU thread axes; "
+            "write the loop as T.serial or T.parallel")
+
+#: Construct -> the rest of the sentence that refuses it.
+REFUSED = {
+    "T.match_buffer_region": _BLOCK + "index the buffer itself",
+    **{f"T.{k}": _THREADS for k in ("thread_binding", "launch_thread", "env_thread")},
+    "T.Broadcast": "is not supported: polypad has no vector dtypes",
+    "T.Ramp": "is not supported: polypad has no vector dtypes",
+    "T.attr": "is not supported: polypad has no attribute statements",
+}
+
+
+def refusal(name: str | None) -> str | None:
+    """The message refusing construct ``name`` (``"T.axis.remap"``), or None if unknown."""
+    rest = REFUSED.get(name) if name else None
+    return None if rest is None else f"{name} {rest}"
+
+
+def tuple_refusal(name: str | None) -> str | None:
+    """The message for ``a, b = <name>(...)``, the way ``T.axis.remap`` is written."""
+    rest = REFUSED.get(name) if name else None
+    if rest is None:
+        return None
+    return f"tuple assignment from {name} {rest}"

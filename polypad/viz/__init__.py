@@ -1,0 +1,28 @@
+"""Pictures of iteration spaces, layouts, dependences and proofs, as SVG text.
+
+Every function returns an :class:`Svg` (``.text`` is the SVG; Jupyter shows it
+through ``_repr_svg_``).  The pictures are plain SVG, with no JavaScript, so
+they survive nbconvert's HTML export and static notebook viewers; nothing
+beyond the core install is needed.
+
+>>> from polypad import viz
+>>> viz.plot_set("{ [i, j] : 0 <= i < 3 and 0 <= j < 4 }")
+>>> viz.plot_layout(pp.IndexMap(lambda i: [i // 4, i % 4]), (14,))
+>>> viz.plot_dependences(analyses.dependences(f))
+>>> viz.plot_counterexample(decision.counterexample, func=f)
+>>> viz.plot_touched(analyses.domain_touched(f, "A"))
+
+Objects show themselves in notebooks (``_repr_html_``) through
+:mod:`polypad.viz.display`, which they import only when asked.
+"""
+
+from .dependences import plot_dependences
+from .evidence import plot_counterexample
+from .highlight import highlight
+from .layout import plot_layout
+from .sets import plot_set
+from .svg import Svg
+from .touched import plot_touched
+
+__all__ = ["Svg", "highlight", "plot_counterexample", "plot_dependences", "plot_layout",
+           "plot_set", "plot_touched"]
