@@ -180,6 +180,69 @@ def _merge(sch, choose, func):
     return f"merge_adjacent_loops({a.var.name!r}, {b.var.name!r})", None
 
 
+def _loop(sch, choose):
+    """A loop of the schedule's function, by the name the primitives take."""
+    loops = sch.get_loops(None)
+    return choose.choice(loops) if loops else None
+
+
+def _split(sch, choose, func):
+    loop = _loop(sch, choose)
+    if loop is None:
+        return None, None
+    factor, tail = choose.choice([2, 3]), choose.choice(["predicate", "partition", "pad"])
+    sch.split(loop, [None, factor], tail=tail)
+    return f"split({loop!r}, [None, {factor}], tail={tail!r})", None
+
+
+def _nested_pair(sch, choose, func):
+    """The names of a leaf's two outermost loops, or None."""
+    from polypad.ir.loop_names import loop_name
+
+    deep = [s for _, s in _leaves(func) if len(s.loops) > 1]
+    if not deep:
+        return None
+    s = choose.choice(deep)
+    return loop_name(func, s.loops[0]), loop_name(func, s.loops[1])
+
+
+def _interchange(sch, choose, func):
+    pair = _nested_pair(sch, choose, func)
+    if pair is None:
+        return None, None
+    sch.reorder(pair[1], pair[0])
+    return f"reorder({pair[1]!r}, {pair[0]!r})", None
+
+
+def _fuse(sch, choose, func):
+    pair = _nested_pair(sch, choose, func)
+    if pair is None:
+        return None, None
+    sch.fuse(*pair)
+    return f"fuse({pair[0]!r}, {pair[1]!r})", None
+
+
+def _one_loop(name: str):
+    """A primitive that takes one loop, applied to a random loop."""
+
+    def apply(sch, choose, func):
+        loop = _loop(sch, choose)
+        if loop is None:
+            return None, None
+        getattr(sch, name)(loop)
+        return f"{name}({loop!r})", None
+
+    return apply
+
+
+def _decompose(sch, choose, func):
+    loop = _loop(sch, choose)
+    if loop is None:
+        return None, None
+    sch.decompose_reduction(None, loop)
+    return f"decompose_reduction(None, {loop!r})", None
+
+
 def _on_the_whole_body(name: str):
     """A primitive that takes only ``block``, applied to the whole function body."""
 
@@ -201,6 +264,14 @@ PRIMITIVES = {
     "distribute": _distribute,
     "reorder_by_map": _reorder,
     "merge_adjacent_loops": _merge,
+    "split": _split,
+    "reorder": _interchange,
+    "fuse": _fuse,
+    "parallel": _one_loop("parallel"),
+    "vectorize": _one_loop("vectorize"),
+    "unroll": _one_loop("unroll"),
+    "rfactor": _one_loop("rfactor"),
+    "decompose_reduction": _decompose,
     "remove_branching_through_overcompute": _on_the_whole_body(
         "remove_branching_through_overcompute"),
     "reduce_overcompute_through_branching": _on_the_whole_body(

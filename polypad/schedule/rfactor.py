@@ -76,8 +76,9 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
     where = f"rfactor: the loop over {name}"
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     if len(stores) != 1 or not isinstance(stores[0], n.BufferStore):
-        raise PolypadError(f"{where} must hold one store, a reduction; it holds {len(stores)} "
-                           "statements")
+        held = ("a T.evaluate" if len(stores) == 1
+                else f"{len(stores)} statements" if stores else "no statement")
+        raise PolypadError(f"{where} must hold one store, a reduction; it holds {held}")
     red = reduction_of(stores[0])
     if red is None:
         raise PolypadError(f"{where} holds no reduction X[idx] = X[idx] + e (or *): "
