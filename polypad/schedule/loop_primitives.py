@@ -1,5 +1,5 @@
-"""Schedule primitives: loop family — ``distribute``, ``reorder_by_map`` and the
-``sequential_buffer_access`` utility built from them.
+"""Schedule primitives: loop family — ``distribute``, ``reorder_by_map`` and
+``sequential_buffer_access``, built from them.
 
 Statements are named as the evidence of every decider names them
 (:func:`analyses.instances.labels`): by their innermost block, ``compute``
@@ -19,7 +19,7 @@ from polypad.errors import PolypadError
 
 from . import reschedule
 from .sequential import next_step
-from .state import check_references, primitive
+from .state import primitive
 
 
 class LoopPrimitives:
@@ -95,13 +95,15 @@ class LoopPrimitives:
         return reschedule.reorder_by_map(
             self.func, block, band, tuple(names) if names is not None else None)
 
-    def sequential_buffer_access(self, block: str | None, buffer: str) -> None:
+    @primitive
+    def sequential_buffer_access(self, block: str | None, buffer: str):
         """Rewrite the loops of ``block`` to walk ``buffer``'s layout in order (RFC 0077).
 
-        A utility, not a primitive: it applies ``distribute`` (to split out
-        statements that cannot follow the buffer's order) and
-        ``reorder_by_map``, and the trace records those.  ``block=None`` works
-        on the whole function body.
+        It applies ``distribute`` (to split out statements that cannot follow
+        the buffer's order) and ``reorder_by_map``, each checked as usual; the
+        trace records the call as ``sequential_buffer_access``, and a replay
+        derives the same steps again.  ``block=None`` works on the whole
+        function body.
         Raises :class:`~polypad.errors.IllegalTransformError` when the
         rewrite would break a dependence (RFC 0077's conv1d_cumsum), and then
         leaves the schedule as it was.
@@ -119,19 +121,20 @@ class LoopPrimitives:
                     if 4 * io + ii < 14:
                         A[io, ii] = 4 * io + ii
         """
-        check_references({"block": block, "buffer": buffer}, "Schedule.sequential_buffer_access")
         # All or nothing: a refusal after a distribute leaves the schedule as it was.
-        funcs, steps = dict(self._funcs), list(self.trace.steps)
+        # The steps inside install their results but, nested in this primitive,
+        # are not recorded.
+        funcs = dict(self._funcs)
         try:
             # At most one distribute before the block, one after it, then the reorder.
             for _ in range(3):
                 step = next_step(self.func, block, buffer)
                 if step is None:
-                    return
+                    return self.func
                 getattr(self, step.primitive)(**step.args)
                 if step.primitive == "reorder_by_map":
-                    return
+                    return self.func
             raise PolypadError("sequential_buffer_access did not settle")  # pragma: no cover
         except BaseException:
-            self._funcs, self.trace.steps = funcs, steps
+            self._funcs = funcs
             raise

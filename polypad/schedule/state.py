@@ -3,9 +3,9 @@
 Primitives live in mixins, one module per family, and are declared with
 :func:`primitive`: the method returns the rewritten ``PrimFunc`` (or a pair
 ``(func, result)``), and the decorator installs it and records the step.  A
-primitive called from inside another primitive is not recorded again, so a
-utility such as ``sequential_buffer_access`` that calls recorded primitives
-leaves exactly those in the trace.
+primitive called from inside another primitive is not recorded again, so
+``sequential_buffer_access``, which applies ``distribute`` and
+``reorder_by_map``, is recorded as the one call the user made.
 """
 
 from __future__ import annotations

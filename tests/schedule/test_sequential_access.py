@@ -37,6 +37,20 @@ def sequential(name: str, block: str | None, buffer: str) -> Schedule:
     return sch
 
 
+def derived(name: str, block: str | None, buffer: str) -> Schedule:
+    """The steps ``sequential_buffer_access`` takes, applied one by one so that the
+    trace records each (the utility itself is recorded as one call)."""
+    sch = Schedule(load(name))
+    for _ in range(3):
+        step = next_step(sch.func, block, buffer)
+        if step is None:
+            break
+        getattr(sch, step.primitive)(**step.args)
+        if step.primitive == "reorder_by_map":
+            break
+    return sch
+
+
 @functools.cache
 def conv1d(option: str) -> ir.PrimFunc:
     """conv1d_transformed, or its loops following B (option 1) or A (option 2)."""
@@ -63,9 +77,12 @@ def random_inputs(func: ir.PrimFunc, seed: int) -> list[np.ndarray]:
 def test_rfc_sequential_access(size):
     sch = sequential(f"sequential_access_{size}_transformed", "compute", "A")
     assert_structural_equal(sch.func, load(f"sequential_access_{size}_after"))
-    assert str(sch.trace) == (
+    assert str(sch.trace) == "sch.sequential_buffer_access(block='compute', buffer='A')"
+    steps = derived(f"sequential_access_{size}_transformed", "compute", "A")
+    assert str(steps.trace) == (
         "sch.reorder_by_map(block='compute', band='{ compute[i] -> [(floor((i)/4)), "
         "((i) mod 4)] }', names=('io', 'ii'))")
+    assert_structural_equal(steps.func, sch.func)
 
 
 @pytest.mark.parametrize("size", [14, 16])
@@ -74,7 +91,8 @@ def test_after_transform_layout_as_the_rfc_calls_it(size):
     sch.transform_layout("compute", "A", lambda i: [i // 4, i % 4])
     sch.sequential_buffer_access("compute", "A")
     assert_structural_equal(sch.func, load(f"sequential_access_{size}_after"))
-    assert [step.primitive for step in sch.trace] == ["transform_layout", "reorder_by_map"]
+    assert [step.primitive for step in sch.trace] == ["transform_layout",
+                                                      "sequential_buffer_access"]
     replayed = sch.trace.apply_to(load(f"sequential_access_{size}_before"))
     assert_structural_equal(replayed.func, sch.func)
 
@@ -105,7 +123,8 @@ def f(X: T.Buffer((2,), "int32")):
 
 def test_conv1d_option2_trace_prints_and_replays():
     sch = sequential("conv1d_transformed", "compute", "A")
-    assert str(sch.trace).splitlines() == [
+    assert str(sch.trace) == "sch.sequential_buffer_access(block='compute', buffer='A')"
+    assert str(derived("conv1d_transformed", "compute", "A").trace).splitlines() == [
         "sch.distribute(block='compute', statements=('compute_0',), "
         "new_block='init_compute', position='before')",
         "sch.reorder_by_map(block='compute', band='{ compute[i, f] -> "
@@ -188,7 +207,8 @@ def test_overcompute_conv1d_leaves_the_padding_loop():
 ])
 def test_sequential_loops_are_left_alone(name, block, buffer):
     sch = sequential(name, block, buffer)
-    assert len(sch.trace) == 0
+    assert [step.primitive for step in sch.trace] == ["sequential_buffer_access"]
+    assert len(derived(name, block, buffer).trace) == 0
     assert_structural_equal(sch.func, load(name))
 
 
@@ -246,7 +266,13 @@ def f(A: T.Buffer((4, 4), "int32"), B: T.Buffer((14,), "int32")):
                 if f >= 4 * io + ii - 13 and 4 * io + ii >= f:
                     B[4 * io + ii - f] = B[4 * io + ii - f] + A[io, ii]
 '''))
-    assert [step.primitive for step in sch.trace] == ["distribute", "reorder_by_map"]
+    assert [step.primitive for step in sch.trace] == ["sequential_buffer_access"]
+    steps = Schedule(parse(text))
+    for _ in range(2):
+        step = next_step(steps.func, None, "A")
+        getattr(steps, step.primitive)(**step.args)
+    assert [step.primitive for step in steps.trace] == ["distribute", "reorder_by_map"]
+    assert_structural_equal(steps.func, sch.func)
     for seed in range(2):
         inputs = random_inputs(parse(text), seed)
         want, got = [a.copy() for a in inputs], [a.copy() for a in inputs]

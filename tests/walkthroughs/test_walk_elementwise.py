@@ -92,7 +92,7 @@ def test_elementwise_steps_are_derived():
     # The primitive does what the pass reports, and the trace replays the whole walk.
     pp.assert_structural_equal(steps["overcompute"], steps["report"].func)
     assert [s.primitive for s in steps["trace"]] == [
-        "transform_layout", "transform_layout", "reorder_by_map",
+        "transform_layout", "transform_layout", "sequential_buffer_access",
         "remove_branching_through_overcompute"]
     replayed = steps["trace"].apply_to(rfc("elementwise_before")).func
     pp.assert_structural_equal(replayed, steps["overcompute"])
