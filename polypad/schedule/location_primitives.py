@@ -16,11 +16,10 @@ Caches placed at a loop are the ``at=`` option of ``cache_read`` and
 loop, e.g. a register tile of a matmul's ``C`` under its ``io``/``jo`` loops.
 
 Blocks inside loops: ``cache_read``/``cache_write`` (at the root or at a
-loop), ``transform_layout`` and the overcompute primitives accept them, and
-the moved block's target may be any loop.  ``distribute`` and
-``reorder_by_map`` still refuse a block inside a loop (their new times are
-built from the block's whole loop nest, the enclosing loops included), and
-the block moved by ``compute_at``/``reverse_compute_at`` must have its own
+loop), ``transform_layout``, the overcompute primitives, ``distribute`` and
+``reorder_by_map`` (which hold the enclosing loops fixed and reorder only
+within the block) accept them, and the moved block's target may be any loop.
+The block moved by ``compute_at``/``reverse_compute_at`` must have its own
 loop nest at the function's top level.
 """
 

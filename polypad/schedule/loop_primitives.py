@@ -5,7 +5,9 @@ Statements are named as the evidence of every decider names them
 (:func:`analyses.instances.labels`): by their innermost block, ``compute``
 when the block holds one statement, else ``compute_0``, ``compute_1``, ...
 in program order; ``S0``, ``S1``, ... (the model's names) outside blocks.
-``block=None`` means the whole function body.  Both primitives prove the
+``block=None`` means the whole function body.  A block may sit inside
+loops: those stay as they are, and the primitives reorder only what runs
+inside the block at each of their iterations.  Both primitives prove the
 new order keeps every dependence (:func:`analyses.dependences`) and
 otherwise raise :class:`~polypad.errors.IllegalTransformError` whose
 ``evidence`` holds the two instances and the element they share, named so
@@ -74,7 +76,9 @@ class LoopPrimitives:
         determine (innermost first: ``i + f`` keeps ``f``), in their original
         order; conditions become guards.  A statement with a shorter band runs
         before or after the deeper loops, as in program order.  Statements
-        sharing a nest with mapped ones must be mapped too.
+        sharing a nest with mapped ones must be mapped too.  In a block inside
+        loops, the band takes every loop counter (the enclosing ones too) but
+        only the block's loops are rebuilt, at each iteration of the others.
 
         Before::
 

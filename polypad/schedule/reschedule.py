@@ -10,7 +10,9 @@ broken one is refused with an :class:`IllegalTransformError` whose
 of the loops and ``if`` s around them, into a new block just before (or
 after) it; ``reorder_by_map`` regenerates loop nests of a block so that its
 statements run in the order of a band of new outer loops
-(:mod:`.reschedule_ast`).
+(:mod:`.reschedule_ast`).  A block inside loops keeps them: both rewrite
+only the block's body, and the new order keeps every instance in its
+iteration of the enclosing loops (:mod:`.reschedule_scope`).
 """
 
 from __future__ import annotations
@@ -28,20 +30,17 @@ from polypad.model.nest import is_leaf
 
 from .reschedule_ast import regenerate
 from .reschedule_plan import (
-    Scope,
     check_legal,
-    check_top_level,
     empty_union_map,
     entries,
     function_schedule,
     item_label,
-    map_items,
     parse_band,
     place,
-    scope_of,
     set_sides,
     time_map,
 )
+from .reschedule_scope import Scope, map_items, scope_of
 
 POSITIONS = ("before", "after")
 
@@ -62,11 +61,10 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     """
     primitive = "reorder_by_map"
     scope = scope_of(func, block)
-    check_top_level(scope, primitive)
     bands = parse_band(scope, band, primitive)
     r = max(len(b) for b in bands.values())
     names = _check_names(tuple(names) if names else tuple(f"b{k}" for k in range(r)), r)
-    placements, todo = {}, {}
+    placements, todo, wrappers = {}, {}, {}
     for index in range(len(scope.items)):
         members = scope.item_statements(index)
         mapped = [s for s in members if s.name in bands]
@@ -82,8 +80,8 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                 dropped = ", ".join(show(g) for g in s.dropped_guards) or "a loop bound"
                 raise PolypadError(f"{primitive}: the loops of {scope.label(s)} depend on data "
                                    f"({dropped}); they cannot be rebuilt")
-        _check_regenerable(scope, scope.items[index], primitive)
-        item = [place(s, bands[s.name]) for s in mapped]
+        wrappers.update(_check_regenerable(scope, scope.items[index], primitive))
+        item = [place(s, bands[s.name], fixed=scope.fixed) for s in mapped]
         set_sides(item, r)
         for p in item:
             clash = {v.name for v, kept in zip(p.statement.loop_vars, p.kept, strict=True)
@@ -93,14 +91,14 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
-    check_legal(func, function_schedule(scope.model, placements, r), primitive)
+    check_legal(func, function_schedule(scope.model, placements, r, scope.fixed), primitive)
 
     def rebuild(item: n.Stmt) -> n.Stmt:
         found = todo.get(id(item))
         if found is None:
             return item
         # A nest whose statements never run is left as written.
-        return regenerate(scope, found, names) or item
+        return regenerate(scope, found, names, wrappers) or item
 
     return _with_body(scope, map_items(scope.body, rebuild))
 
@@ -117,13 +115,25 @@ def _check_names(names: tuple[str, ...], r: int) -> tuple[str, ...]:
     return names
 
 
-def _check_regenerable(scope: Scope, item: n.Stmt, primitive: str) -> None:
-    """Only loops, ifs, lets and leaf statements can be rebuilt from the model."""
+def _check_regenerable(scope: Scope, item: n.Stmt, primitive: str) -> dict[int, n.Block]:
+    """Only loops, ifs, lets and leaf statements can be rebuilt from the model, and a
+    block around a single statement (``cache_read`` wraps each copy in one): the
+    rebuilt statement gets a copy of it.  Returns those blocks by statement id."""
     rebuilt = (n.For, n.IfThenElse, n.LetStmt, n.SeqStmt)
+    wrappers: dict[int, n.Block] = {}
     for node in walk(item):
+        if isinstance(node, n.Block):
+            inside = list(walk(node.body))
+            leaves = [x for x in inside if isinstance(x, n.Stmt) and is_leaf(x)]
+            # A block around loops or several statements would be cut apart.
+            if len(leaves) == 1 and not any(isinstance(x, (n.For, n.Block)) for x in inside):
+                wrappers[id(leaves[0])] = node
+                continue
         if isinstance(node, n.Stmt) and not (isinstance(node, rebuilt) or is_leaf(node)):
             raise PolypadError(f"{primitive}: cannot rebuild a {type(node).__name__} inside "
-                               f"{scope.title}; only loops, ifs, lets and stores are rebuilt")
+                               f"{scope.title}; only loops, ifs, lets, stores and blocks of "
+                               "one store are rebuilt")
+    return wrappers
 
 
 def _with_body(scope: Scope, body: n.Stmt | None) -> n.PrimFunc:
@@ -155,7 +165,6 @@ def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str |
         raise PolypadError(f"{primitive}: position must be 'before' or 'after', not "
                            f"{position!r}")
     scope = scope_of(func, block)
-    check_top_level(scope, primitive)
     if isinstance(statements, (str, int)):
         statements = (statements,)
     chosen = {scope.lookup(ref).name for ref in statements}
@@ -209,13 +218,15 @@ def _check_new_block(func: n.PrimFunc, name: str, primitive: str) -> None:
 
 
 def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.UnionMap:
-    """Times with the moved statements first (or last) among the block's."""
+    """Times with the moved statements first (or last) among the block's, at each
+    iteration of the loops around the block."""
     from analyses.instances import depth_of
 
     model = scope.model
     depth = depth_of(model)
     inside = {s.name for s in scope.statements}
-    start = min(s.position[0] for s in scope.statements)
+    cut = 2 * scope.fixed  # the program order up to the block's loop level
+    start = min(s.position[scope.fixed] for s in scope.statements)
     out = empty_union_map()
     for s in model.statements:
         program = entries(s, None, 0, depth)  # the 2d+1 program order
@@ -227,8 +238,8 @@ def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.
             # one top-level ``if`` have different first positions.
             head = [start if scope.block is not None else scope.item_of[s.name], group]
         else:
-            head = [s.position[0], 0]
-        out = out.union(isl.UnionMap.from_map(time_map(s, head + program)))
+            head = [program[cut], 0]
+        out = out.union(isl.UnionMap.from_map(time_map(s, program[:cut] + head + program[cut:])))
     return out
 
 

@@ -35,6 +35,7 @@ from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and
+from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
 from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
@@ -42,36 +43,48 @@ from polypad.model.affine import to_pw_aff
 from polypad.model.overflow import wraps_somewhere
 
 from .ast_to_ir import AstToIR, user_call
-from .reschedule_plan import Placement, Scope, empty_union_map, entries, layout_length, time_map
+from .reschedule_plan import Placement, empty_union_map, entries, layout_length, time_map
+from .reschedule_scope import Scope, lift
 
 _MARK = "_mark"  # prefix of the marker statements' names
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
 
-def regenerate(scope: Scope, placements: list[Placement],
-               names: tuple[str, ...]) -> n.Stmt | None:
+def regenerate(scope: Scope, placements: list[Placement], names: tuple[str, ...],
+               wrappers: dict[int, n.Block] | None = None) -> n.Stmt | None:
     """The loop nest running ``placements`` (one item's statements) in their new order;
-    ``None`` when none of them ever runs."""
+    ``None`` when none of them ever runs.  A statement whose id is in ``wrappers``
+    is put back in (a copy of) that block.
+
+    Inside a block within loops, only the block's part of each time is built
+    (from the block's level on) and the enclosing counters are parameters
+    (:func:`.reschedule_scope.lift`), known to lie where the enclosing loops and
+    guards put them (:meth:`.reschedule_scope.Scope.context`).
+    """
     r = len(names)
     depth = max(len(p.statement.loop_vars) for p in placements)
-    size = layout_length(r, depth)
+    cut = 2 * scope.fixed  # [p0, t1, p1, ..., te]: the enclosing loops, left as they are
+    size = layout_length(r, depth) - cut
     times, layouts = {}, {}
     schedule = empty_union_map()
     for p in placements:
         s = p.statement
-        layouts[s.name] = entries(s, p, r, depth)
-        times[s.name] = time_map(s, layouts[s.name])
+        layouts[s.name] = entries(s, p, r, depth, scope.fixed)[cut:]
+        times[s.name] = lift(time_map(s, layouts[s.name]), scope.outer_vars, scope.model)
         schedule = schedule.union(isl.UnionMap.from_map(times[s.name]))
     for k, marker in enumerate(_markers(times, layouts, size)):
         identity = isl.Map.identity(marker.get_space().map_from_set()).intersect_domain(marker)
         schedule = schedule.union(isl.UnionMap.from_map(
             identity.set_tuple_name(isl.dim_type.in_, f"{_MARK}{k}")))
-    build = isl.AstBuild.from_context(isl.Set("{ : }"))
+    context, around = scope.context()
+    build = isl.AstBuild.from_context(context)
     ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
     for k in range(size):
         ids = ids.add(isl.Id(f"{_ITER}{k}"))
     node = build.set_iterators(ids).node_from_schedule_map(schedule)
-    return _Emitter(scope, {p.statement.name: p for p in placements}, names, times).stmt(node)
+    emitter = _Emitter(scope, {p.statement.name: p for p in placements}, names, times,
+                       (context, around), wrappers or {})
+    return emitter.stmt(node)
 
 
 def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> list[isl.Set]:
@@ -101,14 +114,23 @@ def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> 
 class _Emitter(AstToIR):
     """AST to IR for :func:`regenerate`: loop names, tidy bounds, rebuilt statements."""
 
-    def __init__(self, scope: Scope, placements: dict[str, Placement], names, times) -> None:
+    def __init__(self, scope: Scope, placements: dict[str, Placement], names, times,
+                 outside: tuple[isl.Set, tuple[n.Expr, ...]],
+                 wrappers: dict[int, n.Block]) -> None:
         model = scope.model
+        # After lift: the enclosing loop counters are among the model's names.
         env = {model.names.name(v): v for v in model.names.objects()}
         super().__init__(env)
         self.model = model
+        self.scope = scope
+        self.fixed = scope.fixed
         self.placements = placements
         self.names = names
         self.times = times
+        # What holds of the loops around the block, and the conditions around it
+        # that the model leaves out: they stay where they are.
+        self.context, self.around = outside
+        self.wrappers = wrappers
 
     # ------------------------------------------------------------ loops
 
@@ -121,7 +143,7 @@ class _Emitter(AstToIR):
         j = (k - 1 - 2 * r) // 2
         name = _first_statement(node)
         if k > 2 * r and (k - 1 - 2 * r) % 2 == 0 and name in self.placements:
-            return None, (self.placements[name].statement, j)
+            return None, (self.placements[name].statement, self.fixed + j)
         return None, None
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
@@ -146,7 +168,9 @@ class _Emitter(AstToIR):
             context = context.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
         for guard in self.guards:
             context = context.intersect(to_set(guard, space))
-        return vars, space, context
+        # What the loops around the block guarantee of their counters.
+        return vars, space, context.intersect(
+            isl.Set.universe(context.get_space()).intersect_params(self.context))
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
@@ -172,10 +196,15 @@ class _Emitter(AstToIR):
         if name.startswith(_MARK):
             return None
         s = self.placements[name].statement
-        sub = dict(zip(s.loop_vars, args, strict=True))
+        # The loops around the block stay, and with them their counters.
+        sub = dict(zip(s.loop_vars[self.fixed:], args, strict=True))
         indices, where = self._indices(s)
         lets, resolved = [], {}
         for var, value in s.lets.items():
+            if var in self.scope.outer_lets:
+                # Bound around the block, and still bound there.
+                resolved[var] = substitute(value, resolved)
+                continue
             fresh = n.Var(var.name, var.dtype)
             lets.append((fresh, self._tidy_value(_Rebuild(sub, indices, resolved).visit(value),
                                                  where)))
@@ -185,7 +214,13 @@ class _Emitter(AstToIR):
         body = rebuild.visit(s.stmt)
         bound = {id(v) for v, _ in lets}
         outer_guards, inner_guards = [], []
+        around = list(self.around)
         for guard in s.dropped_guards:
+            # The conditions around the block come first, and still hold there.
+            same = next((k for k, a in enumerate(around) if structural_equal(guard, a)), None)
+            if same is not None:
+                del around[same]
+                continue
             g = rebuild.visit(guard)
             uses_let = any(id(v) in bound for v in free_vars(g))
             (inner_guards if uses_let else outer_guards).append(g)
@@ -197,7 +232,8 @@ class _Emitter(AstToIR):
                 body = n.LetStmt(var, value, body)
         if outer_guards:
             body = n.IfThenElse(logical_and(*outer_guards), body)
-        return body
+        block = self.wrappers.get(id(s.stmt))
+        return body if block is None else n.Block(block.name, body, span=block.span)
 
     def _tidy_value(self, value: n.Expr, where: isl.Set) -> n.Expr:
         """An affine let value simplified by ISL (``8 * io + ii - 2 - f + 2`` -> ``8 * io +
@@ -238,7 +274,8 @@ class _Emitter(AstToIR):
         where = inverse.domain()
         out: dict = {}
         for access in s.accesses:
-            relation = inverse.apply_range(access.relation)
+            relation = inverse.apply_range(
+                lift(access.relation, self.scope.outer_vars, self.model))
             if relation.is_empty() or not relation.is_single_valued():
                 continue
             pma = isl.PwMultiAff.from_map(relation)

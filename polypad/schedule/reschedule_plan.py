@@ -1,15 +1,10 @@
-"""Where each statement of a rescheduled block runs: the scope, the band, the new times.
+"""Where each statement of a rescheduled block runs: the band, the new times.
 
 The vocabulary shared by :mod:`.reschedule` (the ``distribute`` and
 ``reorder_by_map`` rewrites) and :mod:`.sequential` (the planner of
-``sequential_buffer_access``):
+``sequential_buffer_access``), on a :class:`.reschedule_scope.Scope` (a
+block, its statements and items, and the ``e`` loops around it):
 
-* a :class:`Scope` is a block (or the whole function body) with its leaf
-  statements, labelled as evidence labels them (:func:`analyses.instances.labels`:
-  ``compute`` for the one statement of block ``compute``, ``compute_0``,
-  ``compute_1``, ... for several, ``S<k>`` outside blocks), and its *items*: the
-  top-level statements of its body, looking through ``SeqStmt``,
-  ``Allocate`` and nested ``Block`` s.  An item is the unit a reorder regenerates;
 * a :class:`Placement` puts a statement under a *band* of new outer loops:
   ``m`` quasi-affine functions of its loop counters, outermost first.  A
   statement with fewer band members than the others of its item runs
@@ -17,130 +12,36 @@ The vocabulary shared by :mod:`.reschedule` (the ``distribute`` and
   order.  Its original loops that the band (with the loops kept inside it)
   does not determine stay loops (``kept``), picked innermost first, so that
   ``i + f`` as a band keeps ``f`` and recovers ``i = band - f``, as the RFC
-  does for conv1d;
+  does for conv1d.  The ``e`` loops around the block are always kept: the
+  band orders the block's work at one iteration of them;
 * :func:`time_map` gives every statement its time in one layout for the
-  whole function, ``[p0, b0, q0, ..., b(r-1), q(r-1), t1, p1, ..., tD, pD]``:
-  ``p`` are the model's sequence positions (2d+1 schedule), ``b``/``q`` the
-  band values and their sequence positions (zero outside a band), ``t`` the
-  original loop counters (zero where a band determines them).  Sorting
+  whole function, ``[p0, t1, p1, ..., te, pe, b0, q0, ..., b(r-1), q(r-1),
+  t(e+1), p(e+1), ..., tD, pD]``: ``p`` are the model's sequence positions
+  (2d+1 schedule), ``t`` the original loop counters (zero where a band
+  determines them), ``b``/``q`` the band values and their sequence positions
+  (zero outside a band).  The enclosing counters come first, so an instance
+  never leaves its iteration of the loops around the block.  Sorting
   instances by it is the new program order, which :func:`check_legal` holds
   against every dependence.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polypad.errors import IllegalTransformError, NotFoundError, PolypadError
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import enclosing_loops, find_block
-from polypad.ir.visitor import walk
-from polypad.model import Model, StatementModel, extract
+from polypad.model import Model, StatementModel
 from polypad.model.affine import to_map
+
+from .reschedule_scope import Scope
 
 
 def empty_union_map() -> isl.UnionMap:
     """An empty ``isl.UnionMap`` without parameters, to union maps into."""
     return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
-
-@dataclass(eq=False)
-class Scope:
-    """A block (``block`` None: the function body), its statements and items."""
-
-    func: n.PrimFunc
-    model: Model
-    block: n.Block | None
-    statements: list[StatementModel]  # in program order
-    labels: dict[str, StatementModel]
-    items: list[n.Stmt]
-    item_of: dict[str, int]  # statement name -> index in items
-
-    @property
-    def body(self) -> n.Stmt:
-        return self.func.body if self.block is None else self.block.body
-
-    @property
-    def title(self) -> str:
-        return f"block {self.block.name!r}" if self.block is not None else "the function body"
-
-    def label(self, s: StatementModel) -> str:
-        """The user-facing name of ``s``: ``compute``, ``compute_0``, ``S2``..."""
-        return next(k for k, v in self.labels.items() if v is s)
-
-    def lookup(self, ref: str | int) -> StatementModel:
-        """The statement a caller names by label or by index within the scope."""
-        if isinstance(ref, int) and not isinstance(ref, bool):
-            if 0 <= ref < len(self.statements):
-                return self.statements[ref]
-        elif ref in self.labels:
-            return self.labels[ref]
-        known = ", ".join(self.labels) or "none"
-        raise NotFoundError(f"no statement {ref!r} in {self.title}; statements: {known}")
-
-    def item_statements(self, index: int) -> list[StatementModel]:
-        return [s for s in self.statements if self.item_of[s.name] == index]
-
-
-def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
-    """The :class:`Scope` of ``block`` (a name, a node, or None for the body) in ``func``."""
-    from analyses.instances import labels  # analyses imports polypad: not at import time
-
-    node = None
-    if block is not None:
-        node = find_block(func, block if isinstance(block, str) else block.name)
-    model = extract(func)
-    body = func.body if node is None else node.body
-    inside = {id(x) for x in walk(body)}
-    statements = [s for s in model.statements if id(s.stmt) in inside]
-    named = labels(model)
-    scope_labels = {named[s.name]: s for s in statements}
-    items = flatten_items(body)
-    item_of = {}
-    for index, item in enumerate(items):
-        under = {id(x) for x in walk(item)}
-        for s in statements:
-            if id(s.stmt) in under:
-                item_of[s.name] = index
-    return Scope(func, model, node, statements, scope_labels, items, item_of)
-
-
-def flatten_items(body: n.Stmt) -> list[n.Stmt]:
-    """The top-level statements of ``body``, through ``SeqStmt``, ``Allocate`` and ``Block``."""
-    if isinstance(body, n.SeqStmt):
-        return [x for s in body.stmts for x in flatten_items(s)]
-    if isinstance(body, (n.Allocate, n.Block)):
-        return flatten_items(body.body)
-    return [body]
-
-
-def map_items(body: n.Stmt, fn) -> n.Stmt | None:
-    """``body`` with each item replaced by ``fn(item)`` (a statement or ``None``)."""
-    if isinstance(body, n.SeqStmt):
-        parts = []
-        for s in body.stmts:
-            new = map_items(s, fn)
-            if isinstance(new, n.SeqStmt):
-                parts.extend(new.stmts)
-            elif new is not None:
-                parts.append(new)
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else n.SeqStmt(tuple(parts), span=body.span)
-    if isinstance(body, (n.Allocate, n.Block)):
-        inner = map_items(body.body, fn)
-        return None if inner is None else dataclasses.replace(body, body=inner)
-    return fn(body)
-
-
-def check_top_level(scope: Scope, primitive: str) -> None:
-    """Refuse a block inside a loop: its statements' times would mix with the loop's."""
-    if scope.block is not None and enclosing_loops(scope.func, scope.block):
-        raise PolypadError(f"{primitive}: {scope.title} sits inside a loop; "
-                           "only a block outside every loop can be reordered")
 
 
 # ---------------------------------------------------------------- placements
@@ -170,12 +71,14 @@ def _loop_map(s: StatementModel, dims: list[int]) -> isl.Map:
         s.domain)
 
 
-def kept_loops(s: StatementModel, band: tuple[isl.PwAff, ...]) -> tuple[bool, ...]:
-    """Which loops of ``s`` stay loops under ``band``: innermost first, a loop goes
-    when the band and the loops kept so far determine its counter."""
-    kept: list[int] = []
+def kept_loops(s: StatementModel, band: tuple[isl.PwAff, ...],
+               fixed: int = 0) -> tuple[bool, ...]:
+    """Which loops of ``s`` stay loops under ``band``: the ``fixed`` outer ones, then,
+    innermost first, a loop goes when the band and the loops kept so far determine
+    its counter."""
+    kept: list[int] = list(range(fixed))
     key_band = band_map(s, band)
-    for j in reversed(range(len(s.loop_vars))):
+    for j in reversed(range(fixed, len(s.loop_vars))):
         key = key_band
         if kept:
             key = key.flat_range_product(_loop_map(s, sorted(kept)))
@@ -184,9 +87,11 @@ def kept_loops(s: StatementModel, band: tuple[isl.PwAff, ...]) -> tuple[bool, ..
     return tuple(j in kept for j in range(len(s.loop_vars)))
 
 
-def place(s: StatementModel, band: tuple[isl.PwAff, ...], side: int = 1) -> Placement:
-    """A :class:`Placement` of ``s`` under ``band``, with its kept loops worked out."""
-    return Placement(s, band, side, kept_loops(s, band))
+def place(s: StatementModel, band: tuple[isl.PwAff, ...], side: int = 1,
+          fixed: int = 0) -> Placement:
+    """A :class:`Placement` of ``s`` under ``band``, with its kept loops worked out;
+    ``fixed`` loops around the block stay."""
+    return Placement(s, band, side, kept_loops(s, band, fixed))
 
 
 def set_sides(placements: list[Placement], r: int) -> None:
@@ -206,20 +111,26 @@ def layout_length(r: int, depth: int) -> int:
     return 1 + 2 * r + 2 * depth
 
 
-def entries(s: StatementModel, placement: Placement | None, r: int, depth: int) -> list:
-    """The time of ``s`` as a list of ints (constants), PwAffs (band) and Vars (loops)."""
-    out: list = [s.position[0]]
+def entries(s: StatementModel, placement: Placement | None, r: int, depth: int,
+            fixed: int = 0) -> list:
+    """The time of ``s`` as a list of ints (constants), PwAffs (band) and Vars (loops);
+    the band goes after the first ``fixed`` loop levels (see the module docstring)."""
+    loops: list = []
+    for j, var in enumerate(s.loop_vars):
+        keep = placement is None or placement.kept[j]
+        loops += [var if keep else 0, s.position[j + 1]]
+    # The counters and positions of the loops around the block, zero where
+    # ``s`` (outside the block) has fewer loops: program order decides there.
+    head = loops[:2 * fixed] + [0] * max(0, 2 * fixed - len(loops))
+    band: list = []
     for k in range(r):
         if placement is not None and k < placement.depth:
             last = k == placement.depth - 1
-            out += [placement.band[k], placement.side if last else 1]
+            band += [placement.band[k], placement.side if last else 1]
         else:
-            out += [0, 0]
-    for j, var in enumerate(s.loop_vars):
-        keep = placement is None or placement.kept[j]
-        out += [var if keep else 0, s.position[j + 1]]
-    out += [0] * (layout_length(r, depth) - len(out))
-    return out
+            band += [0, 0]
+    out = [s.position[0], *head, *band, *loops[2 * fixed:]]
+    return out + [0] * (layout_length(r, depth) - len(out))
 
 
 def time_map(s: StatementModel, items: list) -> isl.Map:
@@ -236,15 +147,17 @@ def time_map(s: StatementModel, items: list) -> isl.Map:
     return to_map(sp, pws, None).intersect_domain(s.domain)
 
 
-def function_schedule(model: Model, placements: dict[str, Placement], r: int) -> isl.UnionMap:
-    """Every statement of ``model`` at its new time; unplaced ones keep their order."""
+def function_schedule(model: Model, placements: dict[str, Placement], r: int,
+                      fixed: int = 0) -> isl.UnionMap:
+    """Every statement of ``model`` at its new time, the band after ``fixed`` loop
+    levels; unplaced ones keep their order."""
     from analyses.instances import depth_of
 
     depth = depth_of(model)
     out = empty_union_map()
     for s in model.statements:
         out = out.union(isl.UnionMap.from_map(
-            time_map(s, entries(s, placements.get(s.name), r, depth))))
+            time_map(s, entries(s, placements.get(s.name), r, depth, fixed))))
     return out
 
 
@@ -297,7 +210,7 @@ def item_label(scope: Scope, index: int) -> str:
 
 
 __all__ = [
-    "Placement", "Scope", "band_map", "check_legal", "check_top_level", "empty_union_map",
-    "entries", "flatten_items", "function_schedule", "item_label", "kept_loops",
-    "layout_length", "map_items", "parse_band", "place", "scope_of", "set_sides", "time_map",
+    "Placement", "band_map", "check_legal", "empty_union_map", "entries",
+    "function_schedule", "item_label", "kept_loops", "layout_length", "parse_band", "place",
+    "set_sides", "time_map",
 ]

@@ -43,7 +43,8 @@ from polypad.model import Access, StatementModel
 from polypad.model.affine import to_map, to_pw_aff
 
 from .layout_stages import fresh_block_name
-from .reschedule_plan import Scope, place, scope_of
+from .reschedule_plan import place
+from .reschedule_scope import Scope, scope_of
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,10 @@ def next_step(func: n.PrimFunc, block: str | None, buffer: str | n.Buffer) -> St
         using = [s for s in members if traversed_access(s, buf) is not None]
         if not using:
             continue
-        item_bands = {s.name: list(traversed_access(s, buf).indices) for s in using}
+        item_bands = _inside_block(scope, {
+            s.name: list(traversed_access(s, buf).indices) for s in using})
+        if item_bands is None:
+            continue  # the buffer's order is the enclosing loops' alone
         stuck = []
         for s in members:
             if s.name in item_bands:
@@ -86,13 +90,28 @@ def next_step(func: n.PrimFunc, block: str | None, buffer: str | n.Buffer) -> St
             else:
                 item_bands[s.name] = prefix
         leaving += stuck
-        if not stuck and not _already_sequential(members, item_bands):
+        if not stuck and not _already_sequential(members, item_bands, scope.fixed):
             bands.update(item_bands)
     if leaving:
         return _split(scope, leaving, buf)
     if not bands:
         return None
     return _reorder(scope, bands, buf)
+
+
+def _inside_block(scope: Scope, bands: dict[str, list[n.Expr]]) -> dict | None:
+    """``bands`` without their leading members that only the loops around the block
+    decide (``A[i, j // 4, j % 4]`` in a block inside ``for i`` walks ``[j // 4, j %
+    4]``): those loops stay as they are.  ``None`` when nothing inside is left."""
+    if not scope.fixed:
+        return bands
+    inner = {v for s in scope.statements for v in (*s.loop_vars[scope.fixed:], *s.lets)
+             if v not in scope.outer_lets}
+    skip = min(next((k for k, e in enumerate(exprs) if set(free_vars(e)) & inner),
+                    len(exprs))
+               for exprs in bands.values())
+    out = {name: exprs[skip:] for name, exprs in bands.items()}
+    return out if all(out.values()) else None
 
 
 def _shared_prefix(u: StatementModel, using: list[StatementModel], bands: dict) -> list | None:
@@ -131,13 +150,15 @@ def _common_loops(a: StatementModel, b: StatementModel) -> set[n.Var]:
     return out
 
 
-def _already_sequential(members, bands: dict) -> bool:
-    """Every statement's band is its own outermost loop counters: nothing to reorder."""
+def _already_sequential(members, bands: dict, fixed: int = 0) -> bool:
+    """Every statement's band is its own outermost loop counters (inside the block,
+    past the ``fixed`` loops around it): nothing to reorder."""
     for s in members:
         exprs = bands[s.name]
-        if len(exprs) > len(s.loop_vars):
+        own = s.loop_vars[fixed:fixed + len(exprs)]
+        if len(exprs) > len(own):
             return False
-        own = to_map(s.space, [s.space.var(v) for v in s.loop_vars[:len(exprs)]], None)
+        own = to_map(s.space, [s.space.var(v) for v in own], None)
         band = to_map(s.space, [to_pw_aff(e, s.space) for e in exprs], None)
         if not own.intersect_domain(s.domain).is_equal(band.intersect_domain(s.domain)):
             return False
@@ -182,7 +203,7 @@ def _reorder(scope: Scope, bands: dict[str, list[n.Expr]], buf: n.Buffer) -> Ste
         if s.name not in bands:
             continue
         pws = [to_pw_aff(e, s.space) for e in bands[s.name]]
-        placement = place(s, tuple(pws))
+        placement = place(s, tuple(pws), fixed=scope.fixed)
         kept |= {v.name for v, k in zip(s.loop_vars, placement.kept, strict=True) if k}
         maps.append(to_map(s.space, pws, None).set_tuple_name(isl.dim_type.in_, scope.label(s)))
     longest = max(bands.values(), key=len)

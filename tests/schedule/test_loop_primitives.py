@@ -26,9 +26,11 @@ def f(A: T.Buffer((16,), "int32"), F: T.Buffer((3,), "int32"), B: T.Buffer((14,)
 
 
 def same_results(before, after, seed: int = 0, **scalars) -> None:
-    """Both functions leave every buffer equal, from the same random inputs."""
+    """Both functions leave every buffer equal, from the same random inputs;
+    ``scalars`` are the leading scalar parameters."""
     rng = np.random.default_rng(seed)
-    arrays = [rng.integers(-9, 9, p.shape).astype(p.dtype) for p in before.params]
+    arrays = [rng.integers(-9, 9, p.shape).astype(p.dtype)
+              for p in before.params[len(scalars):]]
     want = [a.copy() for a in arrays]
     got = [a.copy() for a in arrays]
     codegen.build(before, target="python")(*scalars.values(), *want)
@@ -268,13 +270,193 @@ def f(A: T.Buffer((16,), "int32"), B: T.Buffer((4, 4), "int32")):
         Schedule(func).reorder_by_map(None, "{ S0[i] -> [floor(i/4), i mod 4] }", ("o", "p"))
 
 
-def test_reorder_by_map_refuses_a_block_inside_a_loop():
+# ---------------------------------------------------------------- blocks inside loops
+
+NEST = '''
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+      C: T.Buffer((4, 8), "float32")):
+    for i in T.serial(4):
+        with T.block("compute"):
+            for j in T.serial(8):
+                B[i, j] = 0.0
+                C[i, j] = B[i, j] * 2.0 + A[i, j]
+'''
+
+
+def test_distribute_inside_a_loop_keeps_the_enclosing_loop():
+    sch = Schedule(parse(NEST))
+    sch.distribute("compute", ["compute_0"], "init")
+    verify(sch.func)
+    # Both blocks stay inside ``for i``: only the block's own loops are copied.
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+      C: T.Buffer((4, 8), "float32")):
+    for i in T.serial(4):
+        with T.block("init"):
+            for j in T.serial(8):
+                B[i, j] = 0.0
+        with T.block("compute"):
+            for j in T.serial(8):
+                C[i, j] = B[i, j] * 2.0 + A[i, j]
+'''))
+    assert_structural_equal(sch.trace.apply_to(parse(NEST)).func, sch.func)
+    same_results(parse(NEST), sch.func)
+
+
+def test_distribute_inside_a_loop_refuses_to_reverse_the_block_order():
+    sch = Schedule(parse(NEST))
+    with pytest.raises(IllegalTransformError) as info:
+        sch.distribute("compute", ["compute_0"], "init", position="after")
+    # At i = 0, compute_1 at j = 0 reads the B[0, 0] that compute_0 wrote just
+    # before it; moved after the block, compute_0 would run last in that iteration.
+    evidence = info.value.evidence
+    assert evidence.description.startswith("flow dependence")
+    assert evidence.instances == (Instance("compute_0", {"i": 0, "j": 0}),
+                                  Instance("compute_1", {"i": 0, "j": 0}))
+    assert evidence.element == Element("B", (0, 0))
+    assert len(sch.trace) == 0
+
+
+def test_reorder_by_map_inside_a_loop_rebuilds_only_the_block():
+    sch = Schedule(parse(NEST))
+    sch.reorder_by_map("compute", "{ compute_0[i, j] -> [floor(j/4), j mod 4]; "
+                                  "compute_1[i, j] -> [floor(j/4), j mod 4] }", ("jo", "ji"))
+    verify(sch.func)
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32"),
+      C: T.Buffer((4, 8), "float32")):
+    for i in T.serial(4):
+        with T.block("compute"):
+            for jo, ji in T.grid(2, 4):
+                B[i, 4 * jo + ji] = 0.0
+                C[i, 4 * jo + ji] = B[i, 4 * jo + ji] * 2.0 + A[i, 4 * jo + ji]
+'''))
+    assert_structural_equal(sch.trace.apply_to(parse(NEST)).func, sch.func)
+    same_results(parse(NEST), sch.func)
+
+
+TRIANGLE = '''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((6, 6), "int32"), B: T.Buffer((6,), "int32")):
+    for i in T.serial(6):
+        x = B[i]
+        if i >= 1 and i < n and x < 5:
+            with T.block("tri"):
+                for j in T.serial(i):
+                    A[i, j] = A[i - 1, j] + x
+'''
+
+
+def test_reorder_by_map_inside_a_loop_sees_the_enclosing_counter_as_a_parameter():
+    sch = Schedule(parse(TRIANGLE))
+    sch.reorder_by_map("tri", "{ tri[i, j] -> [i - 1 - j] }", ("r",))
+    verify(sch.func)
+    # The inner loop still runs i times; the guard and the let around the block
+    # (``x < 5`` is data: the model leaves it out) stay where they were.
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((6, 6), "int32"), B: T.Buffer((6,), "int32")):
+    for i in T.serial(6):
+        x = B[i]
+        if i >= 1 and i < n and x < 5:
+            with T.block("tri"):
+                for r in T.serial(i):
+                    A[i, i - r - 1] = A[i - 1, i - r - 1] + x
+'''))
+    assert_structural_equal(sch.trace.apply_to(parse(TRIANGLE)).func, sch.func)
+    for n in (0, 4, 6):
+        same_results(parse(TRIANGLE), sch.func, n=n)
+
+
+def test_reorder_by_map_inside_a_loop_refuses_to_reverse_a_recurrence():
+    func = parse('''
+@T.prim_func
+def f(A: T.Buffer((4, 8), "int32")):
+    for i in T.serial(4):
+        with T.block("scan"):
+            for j in T.serial(1, 8):
+                A[i, j] = A[i, j - 1] + 1
+''')
+    sch = Schedule(func)
+    with pytest.raises(IllegalTransformError) as info:
+        sch.reorder_by_map("scan", "{ scan[i, j] -> [-j] }", ("r",))
+    evidence = info.value.evidence
+    assert evidence.instances == (Instance("scan", {"i": 0, "j": 1}),
+                                  Instance("scan", {"i": 0, "j": 2}))
+    assert evidence.element == Element("A", (0, 1))
+    assert len(sch.trace) == 0
+
+
+def test_reorder_by_map_refuses_a_new_loop_named_like_an_enclosing_one():
+    with pytest.raises(PolypadError, match="the new loop 'i' has the name of a loop"):
+        Schedule(parse(NEST)).reorder_by_map(
+            "compute", "{ compute_0[i, j] -> [j]; compute_1[i, j] -> [j] }", ("i",))
+
+
+def test_reorder_by_map_keeps_a_block_around_one_statement():
+    # cache_read wraps each copy in a block inside its loop; the rebuilt copy keeps it.
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    for i in T.serial(14):
+        with T.block("copy"):
+            B[i // 4, i % 4] = A[i]
+'''
+    sch = Schedule(parse(text))
+    sch.reorder_by_map(None, "{ copy[i] -> [floor(i/4), i mod 4] }", ("io", "ii"))
+    verify(sch.func)
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    for io, ii in T.grid(4, 4):
+        if 4 * io + ii < 14:
+            with T.block("copy"):
+                B[io, ii] = A[4 * io + ii]
+'''))
+    same_results(parse(text), sch.func)
+
+
+def test_reorder_by_map_refuses_to_cut_a_block_apart():
     func = parse('''
 @T.prim_func
 def f(B: T.Buffer((4, 4), "int32")):
     for i in T.serial(14):
-        with T.block("inner"):
+        with T.block("two"):
             B[i // 4, i % 4] = 1
+            B[i // 4, i % 4] = B[i // 4, i % 4] + 1
 ''')
-    with pytest.raises(PolypadError, match="block 'inner' sits inside a loop"):
-        Schedule(func).reorder_by_map("inner", "{ inner[i] -> [i] }", ("o",))
+    band = "{ two_0[i] -> [floor(i/4), i mod 4]; two_1[i] -> [floor(i/4), i mod 4] }"
+    with pytest.raises(PolypadError, match="cannot rebuild a Block inside the function body"):
+        Schedule(func).reorder_by_map(None, band, ("o", "p"))
+
+
+def test_sequential_buffer_access_inside_a_loop():
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((2, 4, 4), "int32"), C: T.Buffer((2,), "int32")):
+    for i in T.serial(2):
+        with T.block("compute"):
+            C[i] = 0
+            for j in T.serial(14):
+                A[i, j // 4, j % 4] = i * 14 + j
+'''
+    sch = Schedule(parse(text))
+    sch.sequential_buffer_access("compute", "A")
+    verify(sch.func)
+    # The enclosing ``i`` stays; the block walks A's last two axes in order.
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((2, 4, 4), "int32"), C: T.Buffer((2,), "int32")):
+    for i in T.serial(2):
+        with T.block("compute"):
+            C[i] = 0
+            for jo, ji in T.grid(4, 4):
+                if 4 * jo + ji < 14:
+                    A[i, jo, ji] = i * 14 + (4 * jo + ji)
+'''))
+    assert str(sch.trace) == "sch.sequential_buffer_access(block='compute', buffer='A')"
+    assert_structural_equal(sch.trace.apply_to(parse(text)).func, sch.func)
+    same_results(parse(text), sch.func)

@@ -61,10 +61,6 @@ def test_internal_buffer_cache_and_layout_are_derived():
     assert block_names(steps["transformed"]) == ["A_local", "A_local_padding"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sequential_buffer_access cannot reorder the cache_read copy: cache_read wraps each "
-    "copy in a block inside the loop (`for i: with T.block('A_local')`), and "
-    "reorder_by_map rebuilds neither a block in the function body nor one inside a loop"))
 def test_internal_buffer_sequential_access_is_derived():
     sch = pp.Schedule(internal()["transformed"])
     sch.sequential_buffer_access(None, "A_local")
