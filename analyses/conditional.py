@@ -19,6 +19,8 @@ replaced by one of its branches, run unconditionally:
   stores the same elements, and the values they store are proven the same
   by :func:`analyses.prove` at each store of ``b`` -- so buffer values known
   from assumptions and earlier stores are substituted, as the RFC asks.
+  Two expressions that differ only in integer indices are the same where ISL
+  proves those indices equal (no wrap-around), without Z3.
   Failing that, the reverse: ``b`` where ``c`` holds does what ``a`` does.
 
 ``Proved`` (a :class:`Removable`) says which branch to keep and why;
@@ -45,15 +47,16 @@ from polypad.ir.operators import logical_and, logical_not, logical_or
 from polypad.ir.show import show
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import substitute
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import node_fields, walk
 
 from .bounds import check_bounds
 from .budgeted import decider
 from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
+from .facts import has_undef
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
-from .prover import prove, prove_same_value
+from .prover import is_index_question, prove, prove_same_value, proved_by_isl
 
 
 @dataclass(frozen=True)
@@ -275,10 +278,46 @@ class _Same:
         if structural_equal(x, y):
             return Proved("structural")
         ctx = context_at(self.f, where)
+        # Equal where they differ only in integer indices that ISL proves equal (both
+        # are evaluated at the same point, so equal indices read equal elements);
+        # otherwise the question goes to the prover whole, as it is.
+        pairs: list[tuple[n.Expr, n.Expr]] = []
+        if (not has_undef(x) and not has_undef(y) and _index_pairs(x, y, pairs)
+                and all(proved_by_isl(a.equal(b), ctx) for a, b in pairs)):
+            return Proved("isl")
         if dtypes.is_bool(x.dtype):  # conditions: the same truth value
             same = logical_or(logical_and(x, y), logical_and(logical_not(x), logical_not(y)))
             return prove(same, ctx, strict_ieee=self.strict)
         return prove_same_value(x, y, ctx, strict_ieee=self.strict)
+
+
+def _index_pairs(x: n.Expr, y: n.Expr, out: list) -> bool:
+    """Whether ``x`` and ``y`` are the same expression but for integer index questions
+    (no loads, no floats) of the same dtype; those pairs are appended to ``out``.
+
+    Nodes that bind a variable (``Let``) must be equal as they are.
+    """
+    if x == y:
+        return True
+    if (dtypes.is_int(x.dtype) and x.dtype == y.dtype and is_index_question(x)
+            and is_index_question(y)):
+        out.append((x, y))
+        return True
+    if type(x) is not type(y) or isinstance(x, (n.Var, n.Let)):
+        return False
+    for name in node_fields(x):
+        a, b = getattr(x, name), getattr(y, name)
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+            items = zip(a, b)
+        else:
+            items = ((a, b),)
+        for p, q in items:
+            if isinstance(p, n.Expr) and isinstance(q, n.Expr):
+                if not _index_pairs(p, q, out):
+                    return False
+            elif p is not q and p != q:
+                return False
+    return True
 
 
 def _first_line(stmt: n.Stmt) -> str:

@@ -244,6 +244,15 @@ class Program:
         around its dtype (ISL's exact reading is then not the element
         executed), and the relation had to be widened to the whole buffer.
         """
+        # Memoized by content: the site, the buffer (held by the key) and the indices.
+        try:
+            key = ("access", site.index, buffer, tuple(indices))
+            hash(key)
+        except TypeError:
+            return self._access(site, buffer, indices)
+        return self._memo(key, lambda: self._access(site, buffer, indices))
+
+    def _access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
         space = self.space(site)
         domain = self.domain(site)[0]
         try:

@@ -160,6 +160,25 @@ def is_index_question(cond: n.Expr) -> bool:
 # ---------------------------------------------------------------- ISL
 
 
+def proved_by_isl(cond: n.Expr, ctx: Context) -> bool:
+    """Whether ISL alone proves the index question ``cond`` everywhere in ``ctx``.
+
+    ``False`` says nothing: not an index question, not quasi-affine, an
+    operation that may wrap around its integer range, or a point of the
+    domain where ``cond`` fails (the premises, which ISL cannot read, might
+    exclude it).  For callers that try the cheap proof before :func:`prove`.
+    """
+    if not is_index_question(cond):
+        return False
+    try:
+        holds = to_set(cond, ctx.space)
+        if wrapping_operation(cond, ctx.space, ctx.domain, var_ranges(ctx)) is not None:
+            return False
+        return ctx.domain.intersect(holds.complement()).is_empty()
+    except (PolypadError, isl.Error):
+        return False
+
+
 def _prove_isl(cond: n.Expr, ctx: Context) -> Decision | None:
     holds = to_set(cond, ctx.space)
     wrapping = wrapping_operation(cond, ctx.space, ctx.domain, var_ranges(ctx))

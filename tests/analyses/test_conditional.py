@@ -16,6 +16,7 @@ from analyses import Proved, Refuted, Unknown
 from analyses.conditional import Removable
 from polypad.errors import NotFoundError
 from polypad.ir import nodes as n
+from polypad.ir.locate import replace
 from polypad.ir.visitor import walk
 from polypad.transform import (
     explain_branching_through_overcompute,
@@ -386,3 +387,39 @@ def test_padding_read_under_a_guard_on_data_is_unknown(n_, t):
     assert isinstance(decided, Unknown)
     assert f"read A[{n_ // t}, {n_ % t}], padding of A" in decided.reason
     assert "a guard on data decides" in decided.reason
+
+
+# ---------------------------------------------------------------- branches differing in an index
+
+INDEX = '''
+@T.prim_func
+def f(A: T.Buffer(({n},), "float32"), B: T.Buffer(({n},), "float32")):
+    for i in T.serial({n}):
+        if i == {m}:
+            B[i % {k}] = A[(i + {k}) % {k}] * 2.0
+        else:
+            B[i] = A[i] * 2.0
+'''
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize(("n_", "m", "k"), [(8, 3, 8), (13, 0, 16), (6, 5, 5), (5, 2, 3)])
+def test_branches_that_differ_only_in_an_index_equal_where_it_matters(n_, m, k, strict):
+    # i % k == i wherever i < k: the then branch does what the else branch does for
+    # every i but m when n <= k, else only at i == m when m < k (the else branch goes).
+    f = pp.parse(INDEX.format(n=n_, m=m, k=k))
+    stmt = ifs(f)[0]
+    decided = analyses.can_remove_conditional(f, stmt, strict_ieee=strict)
+    assert isinstance(decided, Removable), decided
+    assert decided.keep == ("then" if n_ <= k or (n_ == k + 1 and m == k) else "else")
+    kept = stmt.then_case if decided.keep == "then" else stmt.else_case
+    assert_same_results(f, replace(f, stmt, kept))
+
+
+@pytest.mark.parametrize(("n_", "m", "k"), [(8, 6, 5), (12, 7, 4), (9, 8, 3)])
+def test_branches_that_differ_in_an_index_somewhere_are_not_removed(n_, m, k):
+    # Some i != m with i % k != i, and m % k != m: neither branch does what the other does.
+    f = pp.parse(INDEX.format(n=n_, m=m, k=k))
+    for strict in (False, True):
+        decided = analyses.can_remove_conditional(f, ifs(f)[0], strict_ieee=strict)
+        assert not isinstance(decided, Proved), decided
