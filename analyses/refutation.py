@@ -14,6 +14,8 @@ premises determine from the fixed ones (``B[3, 3] = A[3, 3] + 1.0`` with
 
 from __future__ import annotations
 
+import time
+
 import z3
 
 from polypad import budget
@@ -37,10 +39,14 @@ class CounterexampleSearch:
         # Loads whose facts are all in the solver, and loads merely mentioned.
         self.seen, self.frontier = list(facts.seen), facts.frontier
         self.held = held  # the premises, in Z3: true of every execution reaching the point
+        # One time slice for all the checks a refutation makes (several elements
+        # may each need one), so that it costs at most one query's timeout.
+        self._until = 0.0
 
     def refutation(self, model: z3.ModelRef) -> Decision:
         """``Refuted`` from ``model``, or ``Unknown`` when it may not be a real execution."""
         ctx, convert = self.ctx, self.convert
+        self._until = time.monotonic() + self.timeout_ms / 1000
 
         def value(e: n.Expr):
             return py_value(model.eval(convert(e), model_completion=True))
@@ -99,7 +105,6 @@ class CounterexampleSearch:
             return None
         env, convert = self.env, self.convert
         solver = _fresh_solver()
-        solver.set("timeout", budget.remaining_ms(self.timeout_ms))
         solver.add(*self.held)
         terms = [*env.vars.values(), *env.undefs]
         terms += [convert(ld) for ld in fixed]
@@ -114,9 +119,18 @@ class CounterexampleSearch:
         satisfies the premises, so "premises and goal" unsatisfiable means
         the goal fails in each of them, and the model's inputs give one.
         """
+        return self._unsat(pinned, self.goal_term)
+
+    def _unsat(self, pinned: z3.Solver, term) -> bool:
+        """Whether ``pinned`` with ``term`` is unsatisfiable, decided within the
+        refutation's time slice (and the budget); ``False`` when it is not decided."""
+        left_ms = int((self._until - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            return False
+        pinned.set("timeout", budget.remaining_ms(left_ms))
         pinned.push()
         try:
-            pinned.add(self.goal_term)
+            pinned.add(term)
             return pinned.check() == z3.unsat
         finally:
             pinned.pop()
@@ -124,12 +138,9 @@ class CounterexampleSearch:
     def _forced(self, pinned: z3.Solver, model: z3.ModelRef, expr: n.Expr) -> bool:
         """Whether the premises leave ``expr`` only the model's value, given the fixed ones."""
         term = self.convert(expr)
-        pinned.push()
-        try:
-            pinned.add(z3.Not(term == model.eval(term, model_completion=True)))
-            return pinned.check() == z3.unsat
-        finally:
-            pinned.pop()
+        # Undecided counts as not forced: the element then shows as "any",
+        # which the goal failing whatever it holds already justifies.
+        return self._unsat(pinned, z3.Not(term == model.eval(term, model_completion=True)))
 
     def _counterexample(self, value, free: list[n.Var], anything: set,
                         free_store: bool = False) -> Refuted:

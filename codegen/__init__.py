@@ -5,6 +5,7 @@ reference executor.
 >>> k(a, b)                       # arrays updated in place
 >>> codegen.build(f, target="python")(a, b)
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
+>>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
 from polypad.ir.nodes import PrimFunc
 
+from . import fastmath as fastmath_flags
 from . import interpreter
 from .checks import kernel_error
 from .emit import emit
@@ -27,7 +29,8 @@ TARGETS = ("numba", "python")
 
 
 def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = False,
-          boundscheck: bool = False) -> Kernel:
+          boundscheck: bool = False, fastmath: bool | str | None = fastmath_flags.DEFAULT
+          ) -> Kernel:
     """Lower ``func`` and build it for ``target`` (``"numba"`` or ``"python"``).
 
     The source is emitted now; Numba compiles on :meth:`Kernel.compile` or on
@@ -47,9 +50,19 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     indices, and raises :class:`~polypad.errors.BoundsCheckError`.  Both cost
     speed: parallel loops they check run serially.  An assumption that
     mentions ``T.undef()`` is never checked (any value satisfies it).
+
+    ``fastmath`` sets the floating-point flags of a Numba kernel
+    (:mod:`codegen.fastmath`; docs/semantics.md says what each may change):
+    ``None`` or ``False`` for strict IEEE, ``"contract"`` (the default) to let
+    ``a * b + c`` round once as a fused multiply-add, ``True`` or ``"full"``
+    to let the loops the schedule vectorized be reassociated too.  A value of
+    another type raises :class:`~polypad.errors.BuildArgumentError` (an
+    :class:`~polypad.errors.ArgumentTypeError`), an unknown string
+    :class:`~polypad.errors.ArgumentValueError`.
     """
     require_prim_func(func, "codegen.build")
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
+    mode = fastmath_flags.mode(fastmath)
     if target not in TARGETS:
         raise BuildError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     lowered = lower(func, check_assumptions=check_assumptions or target == "python")
@@ -61,7 +74,7 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     if target == "python":
         return Kernel(lowered, target=target, source=None, bounds=bounds,
                       load=lambda: partial(interpreter.run, lowered))
-    source = emit(lowered, boundscheck=boundscheck)
+    source = emit(lowered, boundscheck=boundscheck, fastmath=mode)
     return Kernel(lowered, target=target, source=source, bounds=bounds,
                   load=lambda: compile_kernel(lowered, source),
                   explain=partial(kernel_error, lowered))

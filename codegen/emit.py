@@ -1,31 +1,36 @@
 """A lowered function as the text of a Python module that Numba compiles.
 
-The module defines ``kernel(<params>)`` and, for each vectorized loop, a
-helper it calls::
+The module defines ``kernel(<params>)``::
 
-    @numba.njit(cache=True, fastmath=True, boundscheck=False, error_model="numpy")
-    def _pp_vector_0(A, B, i):
-        for j in range(4):
-            B[i, j] = A[i, j] * np.float32(2.0)
-
-    @numba.njit(cache=True, parallel=True, error_model="numpy")
+    @numba.njit(cache=True, parallel=True, fastmath={"contract"}, error_model="numpy")
     def kernel(A, B):
         for i in numba.prange(8):
-            _pp_vector_0(A, B, i)
+            B[i] = np.float32(0.0)
+            B_acc = B[i]
+            for j in range(4):
+                B_acc = B_acc + A[i, j]
+            B[i] = B_acc
+
+Every function gets the floating-point flags of the build's ``fastmath``
+mode (:mod:`.fastmath`).  A buffer element that a loop reduces into, and
+that does not change in the loop, is held in a local across it
+(``B_acc`` above; :mod:`.accumulators`).
 
 Loop kinds:
 
 - ``PARALLEL`` is ``numba.prange``, and the function holding it gets
   ``parallel=True`` (only then: the parallel pipeline costs compile time).
-- ``VECTORIZED`` moves the loop into a helper compiled with ``fastmath=True``
-  and ``boundscheck=False``.  Fast-math flags sit on each LLVM instruction,
-  so they stay on the helper's arithmetic after LLVM inlines it into the
-  kernel and never reach the kernel's own, non-vectorized arithmetic -- which
-  compiling the whole kernel with ``fastmath`` would do.  (``inline="always"``
-  would lose them: it inlines Numba IR, which is then compiled with the
-  caller's flags.)  A loop computes nothing a later statement reads through a
-  variable (IR variables are immutable), so passing the loop's free
-  variables and buffers by argument is exact.
+- ``VECTORIZED`` is written in place, as a plain loop that LLVM vectorizes
+  with the kernel's own facts about the arrays, unless its flags differ from
+  the kernel's (``fastmath="full"``: fast-math on vectorized loops only).
+  Then it moves into a helper ``_pp_vector_<k>`` compiled with
+  ``fastmath=True`` and ``boundscheck=False``: fast-math flags sit on each
+  LLVM instruction and Numba sets them per function, so they stay on the
+  helper's arithmetic and never reach the kernel's own, non-vectorized
+  arithmetic.  (``inline="always"`` would lose them: it inlines Numba IR,
+  which is then compiled with the caller's flags.)  A loop computes nothing
+  a later statement reads through a variable (IR variables are immutable),
+  so passing the loop's free variables and buffers by argument is exact.
 - ``UNROLL`` with constant bounds is written out once per iteration with the
   counter replaced by its value (up to :data:`MAX_UNROLL` iterations; longer
   or symbolic ones stay loops).
@@ -62,11 +67,13 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc, Var
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
+from .accumulators import holds_helper, nesting, promotable, touched
 from .checks import check_lines, checked_assumptions, has_check, is_check
+from .fastmath import DEFAULT, flag, vector_helpers
 from .loop_ranges import check_lines as range_check_lines
 from .loop_ranges import checked_loops, holds_check
 from .names import RESERVED, Names
-from .pyexpr import ADD, SPLIT, ExprPrinter, numpy_type
+from .pyexpr import ADD, COMPARE, SPLIT, ExprPrinter, numpy_type
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
 MAX_UNROLL = 64
@@ -87,9 +94,11 @@ class _Function:
     """One emitted function: its name, parameters, body lines and needs."""
 
     def __init__(self, name: str, params: list[str], vectorized: bool,
-                 boundscheck: bool = False, serial: bool = False):
+                 boundscheck: bool = False, serial: bool = False,
+                 fastmath: str | None = None):
         self.name, self.params, self.vectorized = name, params, vectorized
         self.boundscheck = boundscheck
+        self.fastmath = flag(fastmath, vectorized)  # numba.njit's fastmath argument
         self.lines: list[str] = []
         self.parallel = False
         self.serial = serial  # called from a parallel loop: no prange of its own
@@ -99,8 +108,8 @@ class _Function:
         extra = ""
         if self.parallel:
             extra += ", parallel=True"
-        if self.vectorized:
-            extra += ", fastmath=True"
+        if self.fastmath is not None:
+            extra += f", fastmath={self.fastmath}"
         if self.vectorized or self.boundscheck:
             extra += f", boundscheck={self.boundscheck}"
         body = self.lines if _has_code(self.lines) else [*self.lines, "    pass"]
@@ -109,9 +118,15 @@ class _Function:
 
 
 class _Emitter:
-    def __init__(self, func: PrimFunc, boundscheck: bool):
+    def __init__(self, func: PrimFunc, boundscheck: bool, fastmath: str | None):
         self.func = func
         self.boundscheck = boundscheck
+        self.fastmath = fastmath
+        self.vector_helpers = vector_helpers(fastmath)
+        self.promoted: set[Buffer] = set()  # held in a local by a loop being written
+        #: Per loop in a sequence: the elements the statements before it store to,
+        #: as the sequence's numbered elements and how many of them came before.
+        self.before: dict[int, tuple[dict, int]] = {}
         self.checks = {id(s): k for k, s in enumerate(checked_assumptions(func))}
         self.range_checks = checked_loops(func)
         self.names = Names()
@@ -125,7 +140,7 @@ class _Emitter:
     def module(self) -> str:
         params = [self.names(p) for p in self.func.params]
         kernel = self.current = _Function(KERNEL_NAME, params, vectorized=False,
-                                          boundscheck=self.boundscheck)
+                                          boundscheck=self.boundscheck, fastmath=self.fastmath)
         self.stmt(self.func.body, 1)
         header = '"""Generated by polypad; do not edit."""\n\nimport numba\nimport numpy as np'
         parts = [header, *self.helpers, kernel.text()]
@@ -154,8 +169,15 @@ class _Emitter:
     def _stmt(self, stmt: ir.Stmt, depth: int) -> None:
         match stmt:
             case ir.SeqStmt():
+                # Each element stored to, numbered in order: a loop's snapshot of
+                # the count says which were stored before it, in linear time.
+                seen: dict[tuple[Buffer, tuple], int] = {}
                 for s in stmt.stmts:
+                    if isinstance(s, ir.For):
+                        self.before[id(s)] = (seen, len(seen))
                     self.stmt(s, depth)
+                    for element in touched(s, self.positive):
+                        seen.setdefault(element, len(seen))
             case ir.For():
                 self.loop(stmt, depth)
             case ir.IfThenElse():
@@ -199,7 +221,55 @@ class _Emitter:
             self.block(other, depth + 1)
 
     def loop(self, loop: ir.For, depth: int) -> None:
-        if loop.kind is ForKind.VECTORIZED and not self.current.vectorized:
+        """``loop``, with the buffers it reduces into held in locals (:mod:`.accumulators`)."""
+        # Consumed here: a node shared by two places of the tree is seen again.
+        seen, count = self.before.pop(id(loop), ({}, 0))
+
+
+        def before(element) -> bool:
+            return seen.get(element, count) < count
+
+        promoted = self.accumulators(loop, depth, before)
+        if not promoted:
+            self._loop(loop, depth)
+            return
+        if any(guard for _, _, guard in promoted):
+            # The element must not be touched when the loop runs no iteration.
+            self.line(depth, f"if {self.expr.operand(loop.extent, COMPARE + 1)} > 0:")
+            depth += 1
+        names = {}
+        for buffer, indices, _ in promoted:
+            names[buffer] = self.names.fresh(self.names(buffer) + "_acc")
+            self.line(depth, f"{names[buffer]} = {self.expr.load(buffer, indices)}")
+        self.expr.scalars.update(names)
+        self.promoted.update(names)
+        self._loop(loop, depth)
+        for buffer, indices, _ in promoted:
+            del self.expr.scalars[buffer]
+            self.promoted.discard(buffer)
+            self.line(depth, f"{self.expr.load(buffer, indices)} = {names[buffer]}")
+
+    def accumulators(self, loop: ir.For, depth: int, before
+                     ) -> list[tuple[Buffer, tuple, bool]]:
+        """The buffers ``loop`` reduces into that can be held in locals; ``before``:
+        the elements the statements before it surely store to."""
+        if loop.kind in (ForKind.PARALLEL, ForKind.VECTORIZED) or id(loop) in self.range_checks:
+            return []
+        loops, compound = nesting(loop)
+        helpers = (holds_helper(loop, self.vector_helpers or self.current.vectorized)
+                   or self.current.loops + loops >= MAX_NESTED_LOOPS
+                   or depth + compound + 1 >= MAX_INDENT
+                   or holds_check(loop, self.range_checks))
+        return promotable(loop, self.positive, self.promoted, helpers, before)
+
+    def positive(self, loop: ir.For) -> bool:
+        """Whether ``loop`` surely runs at least once."""
+        extent = self.expr.ranges.of(loop.extent)
+        return extent is not None and extent[0] >= 1
+
+    def _loop(self, loop: ir.For, depth: int) -> None:
+        if (loop.kind is ForKind.VECTORIZED and self.vector_helpers
+                and not self.current.vectorized):
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
@@ -255,7 +325,7 @@ class _Emitter:
         expression: Numba's and LLVM's time grows faster than a function's length."""
         args, params, body = _parameterized(text)
         piece = _Function("{name}", params, vectorized=self.current.vectorized,
-                          boundscheck=self.boundscheck)
+                          boundscheck=self.boundscheck, fastmath=self.fastmath)
         piece.lines.append(f"    return {body}")
         return f"{self.register(piece, 'part')}({', '.join(args)})"
 
@@ -279,9 +349,11 @@ class _Emitter:
         args = [self.names(b) for b in buffers] + [self.expr(v) for v in variables]
         params = [self.names(b) for b in buffers] + [self.names(v) for v in variables]
         self.expr.subst.clear()
-        helper = self.current = _Function("{name}", params, vectorized=kind == "vector",
+        helper = self.current = _Function("{name}", params,
+                                          vectorized=kind == "vector" or outer.vectorized,
                                           boundscheck=self.boundscheck,
-                                          serial=outer.serial or self.in_prange > 0)
+                                          serial=outer.serial or self.in_prange > 0,
+                                          fastmath=self.fastmath)
         self.stmt(stmt, 1)
         self.current = outer
         self.expr.subst.update(saved)
@@ -353,10 +425,13 @@ def _check_supported(func: PrimFunc) -> None:
 
 
 @deep_entry
-def emit(func: PrimFunc, *, boundscheck: bool = False) -> str:
+def emit(func: PrimFunc, *, boundscheck: bool = False,
+         fastmath: str | None = DEFAULT) -> str:
     """The Python module text for lowered ``func``; its kernel is ``kernel``.
 
-    ``boundscheck=True`` turns on Numba's bounds checks in every function.
+    ``boundscheck=True`` turns on Numba's bounds checks in every function;
+    ``fastmath`` is a mode of :mod:`.fastmath` (``None``, ``"contract"`` or
+    ``"full"``).
     """
     _check_supported(func)
-    return _Emitter(func, boundscheck).module()
+    return _Emitter(func, boundscheck, fastmath).module()

@@ -3,7 +3,8 @@
 Both targets share one calling convention: ``kernel(*args)`` with the
 arguments in ``func.params`` order -- a C-contiguous numpy array of the
 buffer's shape and dtype for each buffer, a Python number for each scalar.
-Buffers are updated in place and the call returns None.  Checking here,
+Buffers are updated in place and the call returns None; an array the
+kernel writes may not overlap another argument.  Checking here,
 before any compiled code runs, turns a mismatch into an
 :class:`~polypad.errors.ArgumentError` naming the parameter instead of a
 Numba typing error or a silent out-of-bounds write.  What the compiled code
@@ -110,7 +111,25 @@ def check_arguments(func: PrimFunc, args: tuple, written: set[Buffer]) -> list:
     for k, (param, value) in enumerate(zip(func.params, args, strict=True)):
         if isinstance(param, Buffer):
             values[k] = _array(param, value, extents, param in written)
+    _check_overlap(func, values, written)
     return values
+
+
+def _check_overlap(func: PrimFunc, values: list, written: set[Buffer]) -> None:
+    """An array the kernel writes must not share memory with another argument.
+
+    Distinct buffers are distinct memory to the analyses, and to the emitted
+    code, which may hold an element in a local across a loop
+    (:mod:`.accumulators`).  The arrays are C-contiguous, so overlapping
+    bounds mean shared memory.
+    """
+    arrays = [(p, v) for p, v in zip(func.params, values, strict=True) if isinstance(p, Buffer)]
+    for k, (first, a) in enumerate(arrays):
+        for second, b in arrays[k + 1:]:
+            if (first in written or second in written) and np.may_share_memory(a, b):
+                raise ArgumentError(f"arguments {first.name!r} and {second.name!r} share "
+                                    "memory, and the kernel writes one of them; pass "
+                                    "distinct arrays (a copy)")
 
 
 class Kernel:

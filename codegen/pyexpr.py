@@ -143,6 +143,9 @@ class ExprPrinter:
         #: ``part(text)``: a call of a helper function returning ``text`` (set by
         #: the emitter, to keep each compiled function small).
         self.part: Callable[[str], str] | None = None
+        #: Buffers held in a local across the loop being printed, with the local's
+        #: name: every access to one is to that element (:mod:`.accumulators`).
+        self.scalars: dict[ir.Buffer, str] = {}
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -315,7 +318,9 @@ class ExprPrinter:
         return f"{a} {op} {b}", level
 
     def load(self, buffer: ir.Buffer, indices) -> str:
-        """``A[i, j]``: the text of an element of ``buffer``."""
+        """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
+        if buffer in self.scalars:
+            return self.scalars[buffer]
         inner = ", ".join(self(i) for i in indices) if indices else "()"
         return f"{self.names(buffer)}[{inner}]"
 

@@ -63,9 +63,10 @@ class KindPrimitives:
     def vectorize(self, loop: str | n.For):
         """Run the iterations of ``loop`` in vector lanes (``T.vectorized``).
 
-        Like ``parallel``, refused where ``loop`` carries a dependence.  The
-        Numba target compiles the loop in a helper with fast-math, so LLVM may
-        reassociate the floating-point arithmetic of the loops inside it too:
+        Like ``parallel``, refused where ``loop`` carries a dependence.  Under
+        ``codegen.build(f, fastmath="full")`` the Numba target compiles the
+        loop in a helper with fast-math, so LLVM may reassociate the
+        floating-point arithmetic of the loops inside it too:
         vectorizing a loop around a floating-point reduction (a sum over ``k``
         inside ``i``) is refused as well.  A reduction is vectorized through
         :meth:`rfactor` first.

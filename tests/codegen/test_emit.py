@@ -14,8 +14,8 @@ from codegen.lower import lower
 from polypad.script import parse
 
 
-def source(text: str) -> str:
-    out = emit(lower(parse(text)))
+def source(text: str, fastmath: str | None = "contract") -> str:
+    out = emit(lower(parse(text)), fastmath=fastmath)
     ast.parse(out)  # valid Python
     return out
 
@@ -48,7 +48,7 @@ def f(A: T.Buffer((3, {MAX_UNROLL + 1}), "float32")):
     for i2 in T.unroll(1, 3):
         for j2 in T.unroll({MAX_UNROLL + 1}):
             A[i2, j2] = 0.0
-''')
+''', fastmath="full")
     # Three unrolled copies call one helper with a literal row.
     assert out.count("def _pp_vector_") == 1
     assert [f"_pp_vector_0(A, {i})" in out for i in range(3)] == [True] * 3
@@ -87,7 +87,7 @@ def f(np: T.Buffer((4, 3), "float32"), range: T.Buffer((4,), "float32"), lambda_
     for i in T.serial(4):
         range[i] = range[i] + 1.0
 ''')
-    kernel = codegen.build(f)
+    kernel = codegen.build(f, fastmath=None)  # bitwise: no a * b + c contracted
     assert "def kernel(np_1, range_1, lambda_):" in kernel.source
     # Two loop variables named i: distinct identities, distinct names.
     assert "for i in range(4):" in kernel.source and "for i_2 in range(4):" in kernel.source

@@ -274,9 +274,14 @@ def v(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "int32")):
         for j in T.vectorized(4):
             A[i, B[j]] = 1.0
 ''')
-    flags = decorators(codegen.build(f, boundscheck=True).source)
+    flags = decorators(codegen.build(f, boundscheck=True, fastmath="full").source)
     assert "boundscheck=True" in flags["_pp_vector_0"]
-    assert "boundscheck=False" in decorators(codegen.build(f).source)["_pp_vector_0"]
+    flags = decorators(codegen.build(f, fastmath="full").source)
+    assert "boundscheck=False" in flags["_pp_vector_0"]
+    # Written in place under the other modes: the kernel's own flag covers it.
+    assert decorators(codegen.build(f, boundscheck=True).source) == {
+        "kernel": "numba.njit(cache=True, fastmath={'contract'}, boundscheck=True, "
+                  "error_model='numpy')"}
 
 
 def test_the_decider_is_exported():
