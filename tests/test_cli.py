@@ -83,6 +83,7 @@ def test_demo_runs_end_to_end_at_a_small_size():
     assert "round trip structurally equal: True" in out
     assert "(ok)" in out
     assert "numpy a.sum(axis=1)" in out
+    assert "kernel / numpy time:" in out
 
 
 def test_check_names_the_data_dependent_guard(tmp_path, capsys):

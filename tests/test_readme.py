@@ -174,6 +174,15 @@ def test_loop_schedules_section_prints_what_it_shows():
     assert "element: B[64]" in printed.splitlines()[-1]
 
 
+def test_the_fuzz_command_and_its_last_result_are_stated():
+    text = section("How it is checked")
+    command = re.search(r"`python (benchmarks/fuzz\.py) --count (\d+) --seed (\d+)`", text)
+    assert command is not None
+    script = (ROOT / command.group(1)).read_text()
+    assert '"--count"' in script and '"--seed"' in script
+    assert "10,000 cases" in text and "unsound 0, crashes 0" in text
+
+
 def test_analyses_block_does_what_its_comments_say():
     ns: dict = {}
     code = blocks("Schedules and analyses", "python")
