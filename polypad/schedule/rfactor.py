@@ -33,6 +33,8 @@ from polypad.ir.locate import ancestors, replace
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 
+from .split import fresh_name
+
 _OPS = {n.Add: 0, n.Mul: 1}  # reduction operator -> its identity
 
 
@@ -107,7 +109,7 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
         if dropped & set(free_vars(x.min)):
             raise PolypadError(f"rfactor: the start of the loop over {x.var.name} depends "
                                "on a reduction loop")
-    rf = n.Buffer(_fresh(f"{store.buffer.name}_rf", _buffer_names(func)),
+    rf = n.Buffer(fresh_name(_buffer_names(func), f"{store.buffer.name}_rf"),
                   tuple(x.extent if isinstance(x.extent, n.Var) else x.extent.value
                         for x in axes), store.buffer.dtype)
 
@@ -206,7 +208,7 @@ def _copy_nest(nest, dropped: set, suffix: str, taken: set, leaf, fixed=None):
         if isinstance(x, n.For):
             if x.var in dropped:
                 continue
-            var = n.Var(_fresh(x.var.name + suffix, taken), x.var.dtype)
+            var = n.Var(fresh_name(taken, x.var.name + suffix), x.var.dtype)
             layers.append(("for", x, var))
             mapping[x.var] = var
         elif isinstance(x, n.IfThenElse):
@@ -268,15 +270,6 @@ def _offset(var: n.Expr, start: n.Expr) -> n.Expr:
 def _buffer_names(func: n.PrimFunc) -> set:
     names = {p.name for p in func.params if isinstance(p, n.Buffer)}
     return names | {x.buffer.name for x in walk(func.body) if isinstance(x, n.Allocate)}
-
-
-def _fresh(base: str, taken: set) -> str:
-    name, k = base, 0
-    while name in taken:
-        k += 1
-        name = f"{base}_{k}"
-    taken.add(name)
-    return name
 
 
 def _check_bounds(func: n.PrimFunc, where: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, ArgumentValueError
 
+from .grid import draw_ticks
 from .svg import COLORS, Canvas, Svg
 
 CELL = 26.0
@@ -76,13 +77,7 @@ def plot_counterexample(counterexample, *, func=None,
     caption = f"{element}" + (f" in {element.buffer}{list(grid)}" if known else "")
     canvas.text(0, 12, caption, size=12, weight="bold", cls="caption")
     left, top = 24.0, 34.0
-    for col in range(cols):
-        canvas.text(left + (col + 0.5) * CELL, top - 4, str(col), size=9, anchor="middle",
-                    cls="tick")
-    if len(index) == 2:
-        for row in range(rows):
-            canvas.text(left - 4, top + (row + 0.6) * CELL, str(row), size=9, anchor="end",
-                        cls="tick")
+    draw_ticks(canvas, left, top, cols, rows if len(index) == 2 else 0, cell=CELL)
     for row in range(rows):
         for col in range(cols):
             inside = row < inside_rows and col < inside_cols

@@ -112,3 +112,15 @@ def draw_panel(canvas: Canvas, points: Points, left: float, top: float, *,
         else:
             canvas.circle(x, y, 4.5, cls="point", fill=COLORS["point"], title=label)
     return panel
+
+
+def draw_ticks(canvas: Canvas, left: float, top: float, cols: int, rows: int = 0, *,
+               cell: float) -> None:
+    """Column numbers above a grid of ``cell``-sized cells whose corner is at
+    (``left``, ``top``), and row numbers left of it when ``rows`` is given."""
+    for col in range(cols):
+        canvas.text(left + (col + 0.5) * cell, top - 4, str(col), size=9, anchor="middle",
+                    cls="tick")
+    for row in range(rows):
+        canvas.text(left - 4, top + (row + 0.6) * cell, str(row), size=9, anchor="end",
+                    cls="tick")

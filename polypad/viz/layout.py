@@ -18,6 +18,7 @@ import numpy as np
 from polypad.arguments import expect
 from polypad.errors import ArgumentValueError, PolypadError
 
+from .grid import draw_ticks
 from .points import set_points
 from .svg import COLORS, Canvas, Svg
 
@@ -44,14 +45,8 @@ def _grid(canvas: Canvas, left: float, top: float, title: str, rows: int, cols: 
           cells, *, cls: str) -> None:
     """A titled grid; ``cells`` yields (row, col, fill, label, extra_class, tooltip)."""
     canvas.text(left, top + 12, title, size=12, weight="bold", cls="caption")
-    top += 22
-    for col in range(cols):
-        canvas.text(left + (col + 0.5) * CELL, top + 8, str(col), size=9, anchor="middle",
-                    cls="tick")
-    top += 12
-    for row in range(rows):
-        canvas.text(left - 4, top + (row + 0.6) * CELL, str(row), size=9, anchor="end",
-                    cls="tick")
+    top += 34
+    draw_ticks(canvas, left, top, cols, rows, cell=CELL)
     for row, col, fill, label, extra, tooltip in cells:
         x, y = left + col * CELL, top + row * CELL
         canvas.rect(x, y, CELL, CELL, cls=f"{cls}{extra}", fill=fill, title=tooltip)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, ArgumentValueError
 
+from .grid import draw_ticks
 from .points import set_points
 from .svg import COLORS, Canvas, Svg
 
@@ -49,13 +50,7 @@ def plot_touched(touched, params: Mapping[str, int] | None = None) -> Svg:
     canvas.text(0, 12, f"{buffer.name}{shape}: {touched.kind} {len(hit)} of {rows * cols} "
                 f"elements{exact}", size=12, weight="bold", cls="caption")
     left, top = 24.0, 34.0
-    for col in range(cols):
-        canvas.text(left + (col + 0.5) * CELL, top - 4, str(col), size=9, anchor="middle",
-                    cls="tick")
-    if len(shape) == 2:
-        for row in range(rows):
-            canvas.text(left - 4, top + (row + 0.6) * CELL, str(row), size=9, anchor="end",
-                        cls="tick")
+    draw_ticks(canvas, left, top, cols, rows if len(shape) == 2 else 0, cell=CELL)
     for row in range(rows):
         for col in range(cols):
             name = f"{buffer.name}[{col if len(shape) == 1 else f'{row}, {col}'}]"
