@@ -4,12 +4,19 @@ One run prints a table (and, with ``--json PATH``, writes it as JSON):
 
 - the machine's peak: numpy's float32 matmul (BLAS sgemm) at 2048^3
   (1024^3 with ``--quick``), in GFLOP/s;
+- the seed-004 conv layer (Halide's apps/conv_layer sizes: 5 x 80 x 100,
+  128 -> 128 channels, 3 x 3; one image with ``--quick``) as the plain nest
+  and through ``polypad.examples.conv_layer.schedule``, at the default vector
+  width and at 256 bits, against numpy's im2col (the copy included) + BLAS
+  sgemm + bias + relu, in GFLOP/s and as a fraction of the sgemm peak;
 - the row sum of a 4096 x 4094 float32 array through
-  ``polypad.examples.row_summation`` -- unscheduled, and scheduled (the outer
-  loop ``parallel``; the accumulator is the emitter's own,
-  codegen/accumulators.py) -- against ``A.sum(axis=1)``; and the unscheduled
-  source with the accumulator edited back out (by hand, never polypad
-  output), to show what the accumulator is worth;
+  ``polypad.examples.row_summation`` -- unscheduled; with the outer loop
+  ``parallel`` (the accumulator is the emitter's own,
+  codegen/accumulators.py); and through ``row_summation.schedule`` (rows in
+  parallel, each summed in 16 vector lanes by ``rfactor``) -- against
+  ``A.sum(axis=1)``; and the unscheduled source with the accumulator edited
+  back out (by hand, never polypad output), to show what the accumulator is
+  worth;
 - the RFC 0077 padded row sum (A laid out as ``[i, j // 4, j % 4]`` with pad
   value 0.0, then ``sequential_buffer_access``), guarded and overcomputed
   (``remove_branching_through_overcompute``);
@@ -26,7 +33,8 @@ a row sum: these kernels are bound by memory or by the add chain, never by
 the FPU's peak), the build time
 (``codegen.build``: lowering, the bounds proof and emission), the cold compile
 (an empty kernel cache) and the cached load (Numba's on-disk cache, with the
-in-process caches dropped), and a correctness check against a float64 sum.
+in-process caches dropped), and a correctness check against float64.  Last,
+issue 12's targets, each met or missed by how much, from the same run.
 
 Run: ``python benchmarks/bench_kernels.py [--quick] [--json PATH]``.
 """
@@ -57,8 +65,11 @@ atexit.register(shutil.rmtree, os.environ["POLYPAD_CACHE_DIR"], ignore_errors=Tr
 
 import codegen  # noqa: E402
 import codegen.numba_kernel as numba_kernel  # noqa: E402
+import codegen.vector_width  # noqa: E402
 import polypad as pp  # noqa: E402
+from polypad.examples import conv_layer  # noqa: E402
 from polypad.examples.row_summation import row_summation  # noqa: E402
+from polypad.examples.row_summation import schedule as row_summation_schedule  # noqa: E402
 from polypad.transform import remove_branching_through_overcompute  # noqa: E402
 
 ROWS, COLS = 4096, 4094
@@ -83,7 +94,8 @@ def build_times(func, **options) -> tuple[codegen.Kernel, dict]:
     kernel.compile()
     cold = time.perf_counter() - start
     # Drop the in-process caches: the next compile loads Numba's on-disk cache.
-    name = numba_kernel.module_name(kernel.source)
+    width = codegen.vector_width.resolve(options.get("vector_width"))
+    name = numba_kernel.module_name(kernel.source, width)
     numba_kernel._loaded.pop(name, None)
     sys.modules.pop(name, None)
     kernel = codegen.build(func, **options)
@@ -139,6 +151,7 @@ def row_sum_rows(repeat: int) -> list[dict]:
     sch.parallel("i")
     unscheduled, t_unscheduled = build_times(row_summation)
     scheduled, t_scheduled = build_times(sch.func)
+    lanes, t_lanes = build_times(row_summation_schedule().func)
     # The emission before the accumulator: B[i] loaded and stored every iteration.
     before = unscheduled.source.replace(
         """        B_acc = B[i]
@@ -153,6 +166,8 @@ def row_sum_rows(repeat: int) -> list[dict]:
         ("polypad unscheduled", unscheduled, t_unscheduled),
         ("polypad unscheduled, accumulator edited out", namespace["kernel"], None),
         ("polypad parallel(i) + accumulator", scheduled, t_scheduled),
+        ("polypad.examples.row_summation.schedule (parallel rows, rfactor "
+         "into 16 lanes)", lanes, t_lanes),
     ]:
         b[:] = np.nan
         seconds = median_s(lambda fn=fn: fn(a, b, ROWS, COLS), repeat)
@@ -196,6 +211,60 @@ def padded_rows(repeat: int) -> list[dict]:
                         peer="guarded" if guarded_s else None, peer_s=guarded_s,
                         times=times, check=check_sum(b, want)))
         guarded_s = guarded_s or seconds
+    return rows
+
+
+def im2col_conv(input: np.ndarray, filter: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """relu(conv + bias) as numpy writes it: im2col (a copy), one BLAS sgemm, bias, relu."""
+    n, hp, wp, ci = input.shape
+    windows = np.lib.stride_tricks.sliding_window_view(input, (3, 3), axis=(1, 2))
+    cols = windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * (hp - 2) * (wp - 2), 9 * ci)
+    weights = filter.transpose(1, 2, 0, 3).reshape(9 * ci, -1)
+    out = cols @ weights
+    out += bias
+    np.maximum(out, 0, out=out)
+    return out.reshape(n, hp - 2, wp - 2, -1)
+
+
+def conv_rows(repeat: int, quick: bool) -> list[dict]:
+    sizes = dict(conv_layer.HALIDE_SIZES)
+    if quick:
+        sizes["n"] = 1
+    n, ci, co, w, h = (sizes[k] for k in ("n", "ci", "co", "w", "h"))
+    rng = np.random.default_rng(0)
+    inp = rng.standard_normal((n, h + 2, w + 2, ci), dtype=np.float32)
+    filt = rng.standard_normal((ci, 3, 3, co), dtype=np.float32)
+    bias = rng.standard_normal(co, dtype=np.float32)
+    want = im2col_conv(inp.astype(np.float64), filt.astype(np.float64), bias)
+    out = np.empty((n, h, w, co), np.float32)
+    gflop = 2.0 * n * h * w * co * ci * 9 / 1e9
+    label = f"conv {n}x{h}x{w}, {ci}->{co}, 3x3"
+
+    def check(got: np.ndarray) -> str:
+        error = float(np.max(np.abs(got - want)))
+        assert error < 1e-3 * max(1.0, float(np.max(np.abs(want)))), error
+        return f"ok (max err {error:.0e} vs float64)"
+
+    peer_s = median_s(lambda: im2col_conv(inp, filt, bias), repeat)
+    rows = [row(f"{label}: numpy im2col + BLAS + bias + relu", peer_s, gflop=gflop,
+                check=check(im2col_conv(inp, filt, bias)))]
+    plain = conv_layer.conv_layer(n, ci, co, w, h)
+    start = time.perf_counter()
+    scheduled = conv_layer.schedule(plain).func
+    schedule_s = time.perf_counter() - start
+    versions = [("plain nest", plain, {}, 1),
+                ("polypad.examples.conv_layer.schedule", scheduled, {}, repeat),
+                ("the same schedule, vector_width=256", scheduled, {"vector_width": 256},
+                 repeat)]
+    for name, func, options, runs in versions:
+        kernel, times = build_times(func, **options)
+        if name != "plain nest":
+            times["schedule_s"] = schedule_s
+        out[:] = np.nan
+        seconds = median_s(lambda k=kernel: k(inp, filt, bias, out), runs)
+        rows.append(row(f"{label}: {name}", seconds, gflop=gflop,
+                        peer="numpy im2col + BLAS", peer_s=peer_s, times=times,
+                        check=check(out)))
     return rows
 
 
@@ -251,6 +320,30 @@ def table(rows: list[dict], peak: float) -> str:
     return "\n".join(lines)
 
 
+def targets(rows: list[dict], peak: float) -> list[str]:
+    """Issue 12's targets, each met or missed by how much, from this run's rows."""
+    def find(prefix: str, part: str) -> dict:
+        return next(r for r in rows if r["name"].startswith(prefix) and part in r["name"])
+
+    def verdict(what: str, value: float, goal: float, unit: str, higher: bool = True) -> str:
+        met = value >= goal if higher else value <= goal
+        gap = "" if met else f" (missed by {abs(goal - value):.2f}{unit})"
+        return f"{what}: {value:.2f}{unit}, target {'>=' if higher else '<='} " \
+               f"{goal:g}{unit}: {'met' if met else 'NOT met'}{gap}"
+
+    conv = find("conv", "conv_layer.schedule")
+    rsum = find("row sum", "row_summation.schedule")
+    lines = [verdict("conv vs numpy im2col + BLAS", conv["ratio"], 1.0, "x"),
+             verdict("conv fraction of the sgemm peak", conv["GFLOP/s"] / peak * 100, 60, "%"),
+             verdict("row sum vs numpy A.sum(axis=1)", rsum["ratio"], 1.0, "x")]
+    scheduled = [r for r in rows if "schedule" in r["name"] and r.get("compile_cold_s")]
+    lines.append(verdict("slowest compile of a scheduled kernel",
+                         max(r["compile_cold_s"] for r in scheduled), 5, " s", higher=False))
+    lines.append(verdict("slowest cached load", max(r["load_cached_s"] for r in scheduled),
+                         0.5, " s", higher=False))
+    return lines
+
+
 def machine() -> dict:
     model = platform.processor()
     try:
@@ -272,12 +365,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeat = 5 if args.quick else 15
     rows = sgemm_rows(1024 if args.quick else 2048, repeat)
+    rows += conv_rows(repeat, args.quick)
     rows += row_sum_rows(repeat)
     rows += padded_rows(repeat)
     rows += vector_rows(repeat)
     info = machine()
     print(f"machine: {info}")
     print(table(rows, rows[0]["GFLOP/s"]))
+    print("\ntargets (issue 12), from this run:")
+    for line in targets(rows, rows[0]["GFLOP/s"]):
+        print("- " + line)
     if args.json:
         args.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
     return 0

@@ -6,6 +6,7 @@ reference executor.
 >>> codegen.build(f, target="python")(a, b)
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
+>>> codegen.build(f, vector_width=256) # LLVM's vectors at most 256 bits wide
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from polypad.ir.nodes import PrimFunc
 
 from . import fastmath as fastmath_flags
 from . import interpreter
+from . import vector_width as widths
 from .checks import kernel_error
 from .emit import emit
 from .kernel import Kernel
@@ -29,8 +31,8 @@ TARGETS = ("numba", "python")
 
 
 def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = False,
-          boundscheck: bool = False, fastmath: bool | str | None = fastmath_flags.DEFAULT
-          ) -> Kernel:
+          boundscheck: bool = False, fastmath: bool | str | None = fastmath_flags.DEFAULT,
+          vector_width: int | None = None) -> Kernel:
     """Lower ``func`` and build it for ``target`` (``"numba"`` or ``"python"``).
 
     The source is emitted now; Numba compiles on :meth:`Kernel.compile` or on
@@ -59,10 +61,22 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     another type raises :class:`~polypad.errors.BuildArgumentError` (an
     :class:`~polypad.errors.ArgumentTypeError`), an unknown string
     :class:`~polypad.errors.ArgumentValueError`.
+
+    ``vector_width`` caps the SIMD vectors LLVM vectorizes a Numba kernel with,
+    in bits: ``256`` or ``512`` (:mod:`codegen.vector_width`).  ``None``, the
+    default, takes the width measured fastest: 512 on a CPU with AVX-512 (on
+    the 2-core AVX-512 Xeon a register-tiled conv ran about 2x as fast as at
+    256 bits, memory-bound kernels alike; benchmarks/bench_vector_width.py),
+    LLVM's own choice elsewhere.  LLVM's tuning would otherwise cap every
+    AVX-512 Xeon at 256.  Results are the same at every width except where
+    ``fastmath="full"`` lets a reduction be reordered.  A value that is no int
+    raises :class:`~polypad.errors.BuildArgumentError`, another width
+    :class:`~polypad.errors.ArgumentValueError`.
     """
     require_prim_func(func, "codegen.build")
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
     mode = fastmath_flags.mode(fastmath)
+    width = widths.resolve(vector_width)
     if target not in TARGETS:
         raise BuildError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     lowered = lower(func, check_assumptions=check_assumptions or target == "python")
@@ -76,7 +90,7 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
                       load=lambda: partial(interpreter.run, lowered))
     source = emit(lowered, boundscheck=boundscheck, fastmath=mode)
     return Kernel(lowered, target=target, source=source, bounds=bounds,
-                  load=lambda: compile_kernel(lowered, source),
+                  load=lambda: compile_kernel(lowered, source, width),
                   explain=partial(kernel_error, lowered))
 
 

@@ -16,6 +16,7 @@ polypad's error by the ``explain`` function the build supplies (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from polypad.errors import ArgumentError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, BufferStore, PrimFunc, Var
 from polypad.ir.visitor import walk
+
+if TYPE_CHECKING:  # codegen.timing imports this module
+    from .timing import Timing
 
 
 def numpy_dtype(dtype: str) -> np.dtype:
@@ -155,6 +159,8 @@ class Kernel:
         self._explain = explain
         self._impl: Callable[..., None] | None = None
         self._written = written_buffers(func)
+        #: The :class:`~codegen.timing.Timing` of the last :meth:`time`, shown by the display.
+        self.last_timing: Timing | None = None
 
     def compile(self) -> Kernel:
         """Compile (or load from the cache) now; returns ``self``."""
@@ -166,6 +172,20 @@ class Kernel:
     def compiled(self) -> bool:
         """Whether :meth:`compile` has run (explicitly or by a call)."""
         return self._impl is not None
+
+    def time(self, *args, repeat: int = 7, against: Callable[..., object] | None = None,
+             against_name: str | None = None) -> Timing:
+        """Time calls on ``args``, compile time apart, each run on fresh copies of the
+        arrays the kernel writes (:func:`codegen.timing.measure` says how); returns
+        the :class:`~codegen.timing.Timing`, which this kernel's display then shows.
+
+        >>> kernel.time(a, b, repeat=20, against=lambda a, b: a.sum(), against_name="numpy")
+        """
+        from .timing import measure
+
+        self.last_timing = measure(self, *args, repeat=repeat, against=against,
+                                   against_name=against_name)
+        return self.last_timing
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the target and the highlighted source.

@@ -7,6 +7,10 @@ time; since the name is a hash of the text, a file is written only when it
 is missing, so a kernel compiled once is loaded in any later process without
 compiling.  Within a process, kernels with the same source share one
 compiled function.
+
+A kernel built for a vector width (:mod:`.vector_width`) is compiled by
+another Numba pipeline, which Numba's cache does not see, so the width is
+part of the hash: each width has a file, and compiled code, of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
 
+from . import vector_width as widths
 from .emit import KERNEL_NAME
 from .kernel import numpy_dtype
 
@@ -52,9 +57,13 @@ def clear_cache() -> None:
     _loaded.clear()
 
 
-def module_name(source: str) -> str:
-    """The module (and file) name of ``source``: a hash of its text."""
-    return _PREFIX + hashlib.sha256(source.encode()).hexdigest()[:24]
+def module_name(source: str, vector_width: int | None = None) -> str:
+    """The module (and file) name of ``source`` built with the ``vector_width``
+    option of ``codegen.build``: a hash of the text and of the width it
+    resolves to, if any."""
+    width = widths.resolve(vector_width)
+    key = source if width is None else f"{source}\0prefer-vector-width={width}"
+    return _PREFIX + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _write(path: Path, source: str) -> None:
@@ -68,9 +77,11 @@ def _write(path: Path, source: str) -> None:
     os.replace(tmp, path)
 
 
-def load(source: str):
-    """The Numba dispatcher of ``kernel`` in ``source`` (not compiled yet)."""
-    name = module_name(source)
+def load(source: str, vector_width: int | None = None):
+    """The Numba dispatcher of ``kernel`` in ``source`` (not compiled yet), for the
+    ``vector_width`` option of ``codegen.build``."""
+    width = widths.resolve(vector_width)
+    name = module_name(source, width)
     if name not in _loaded:
         path = cache_dir() / f"{name}.py"
         try:
@@ -82,6 +93,7 @@ def load(source: str):
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
+        widths.retarget(vars(module), width)
         _loaded[name] = getattr(module, KERNEL_NAME)
     return _loaded[name]
 
@@ -102,9 +114,10 @@ def signature(func: PrimFunc) -> tuple:
     return tuple(sig)
 
 
-def compile_kernel(func: PrimFunc, source: str):
-    """Load ``source`` and compile its kernel for ``func``'s parameter types."""
-    dispatcher = load(source)
+def compile_kernel(func: PrimFunc, source: str, vector_width: int | None = None):
+    """Load ``source`` and compile its kernel for ``func``'s parameter types, for
+    the ``vector_width`` option of ``codegen.build``."""
+    dispatcher = load(source, vector_width)
     try:
         dispatcher.compile(signature(func))
     except Exception as error:  # Numba's errors are many classes; report them as one

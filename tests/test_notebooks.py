@@ -45,7 +45,7 @@ def monkeypatch_module():
 def test_the_notebooks_the_issue_asks_for_are_there():
     names = {p.name for p in NOTEBOOKS}
     assert {"quickstart.ipynb", "padding_and_layouts.ipynb", "conditional_removal.ipynb",
-            "dependences_and_merging.ipynb"} <= names
+            "dependences_and_merging.ipynb", "conv_layer_schedule.ipynb"} <= names
 
 
 def kernel_manager(name: str, folder: Path) -> KernelManager:

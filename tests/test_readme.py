@@ -172,6 +172,13 @@ def test_loop_schedules_section_prints_what_it_shows():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     # The refusal names the shared element of B.
     assert "element: B[64]" in printed.splitlines()[-1]
+    # store_at gives each tile its own B, and then the tiles run in parallel.
+    printed = run(blocks("Loop schedules", "python")[1], ns, "store_at")
+    assert printed.rstrip() == blocks("Loop schedules", "text")[1].rstrip()
+    assert [step.primitive for step in sch.trace][-2:] == ["store_at", "parallel"]
+    got[:] = 0
+    codegen.build(sch.func)(a, got)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_the_fuzz_command_and_its_last_result_are_stated():

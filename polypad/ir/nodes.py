@@ -285,10 +285,24 @@ class Let(Expr):
 
 
 class ForKind(enum.Enum):
+    """How a loop runs.  The thread kinds are TVM's GPU thread axes
+    (``T.thread_binding(n, thread="threadIdx.x")``; the value is the thread
+    tag): kept for the printer, run as serial loops on the CPU."""
+
     SERIAL = "serial"
     PARALLEL = "parallel"
     VECTORIZED = "vectorized"
     UNROLL = "unroll"
+    BLOCK_IDX_X = "blockIdx.x"
+    BLOCK_IDX_Y = "blockIdx.y"
+    BLOCK_IDX_Z = "blockIdx.z"
+    THREAD_IDX_X = "threadIdx.x"
+    THREAD_IDX_Y = "threadIdx.y"
+    THREAD_IDX_Z = "threadIdx.z"
+    VTHREAD = "vthread"
+    VTHREAD_X = "vthread.x"
+    VTHREAD_Y = "vthread.y"
+    VTHREAD_Z = "vthread.z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from polypad.arguments import expect
 
 from . import compute_at as _compute_at
 from . import reverse_compute_at as _reverse_compute_at
+from . import store_at as _store_at
 from .state import primitive
 
 
@@ -88,3 +89,37 @@ class LocationPrimitives:
         """
         expect(block, str, "block", "Schedule.reverse_compute_at", what="a block name (str)")
         return _reverse_compute_at.reverse_compute_at(self.func, block, loop)
+
+    @primitive
+    def store_at(self, buffer: str, loop: str):
+        """Allocate intermediate ``buffer`` inside ``loop``, shaped as the box one
+        iteration touches (Halide's ``store_at``); returns the new shape.
+
+        Legal where ``buffer`` is allocated by the function, every access to it
+        is inside ``loop``, and no value flows through it from one iteration of
+        the loop to another (:mod:`.store_at`).  After ``compute_at`` this
+        turns a producer's full-size buffer into a tile, which the Numba
+        target keeps on the stack.
+
+        Before::
+
+            B = T.alloc_buffer((16,), "float32")
+            for io in T.serial(4):
+                for i in T.serial(4 * io, 4 * io + 4):
+                    B[i] = A[i] * T.float32(2)
+                for ii in T.serial(4):
+                    C[4 * io + ii] = B[4 * io + ii] + T.float32(1)
+
+        ``sch.store_at("B", "io")`` returns ``(4,)``::
+
+            for io in T.serial(4):
+                B = T.alloc_buffer((4,), "float32")
+                for i in T.serial(4 * io, 4 * io + 4):
+                    B[i - 4 * io] = A[i] * T.float32(2)
+                for ii in T.serial(4):
+                    C[4 * io + ii] = B[ii] + T.float32(1)
+
+        A read of an element written in an earlier iteration is refused with an
+        :class:`~polypad.errors.IllegalTransformError` naming both instances.
+        """
+        return _store_at.store_at(self.func, buffer, loop)

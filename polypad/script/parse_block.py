@@ -17,13 +17,16 @@ let-bound values, so the model sees the loop variables.  ``T.init()``'s body
 runs where every reduce variable of the block is at the start of its domain
 (TVM's meaning): an ``if vk == lo:`` before the rest.  ``T.where(c)`` guards
 the rest of the block with ``if c:``.  ``T.reads`` and ``T.writes`` are read
-(their expressions must parse) and dropped: the analyses find what a block
-reads and writes from its body.
+as regions (:mod:`.parse_region`), checked against the body once the
+function is read (:mod:`.block_regions`), and dropped: the analyses find
+what a block reads and writes from its body.
 
-What is *not* kept: the axis domains.  TVM requires a binding to lie in its
-domain; polypad does not check it, and a block whose binding leaves the
-domain means what its binding computes.  Printing a lowered function gives
-the lowered text (``vi = i``), which parses back to the same IR.
+The axis domains are checked, then dropped: TVM requires a binding to lie
+in its domain for every instance of the loops around the block where its
+``T.where`` holds, and once the function is read :mod:`.block_axes` proves
+it with the polyhedral model, or refuses the binding with an instance that
+leaves the domain.  Printing a lowered function gives the lowered text
+(``vi = i``), which parses back to the same IR.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from dataclasses import dataclass, field
 
 from ..ir import operators as ops
 from ..ir.nodes import And, Expr, IfThenElse, IntImm, LetStmt, Var
+from .block_axes import AxisDomain
+from .block_regions import Declared
+from .parse_region import parse_regions
 from .source import Source, bind_args, call_name, string_arg
 
 _KINDS = {"spatial": "S", "S": "S", "reduce": "R", "R": "R", "scan": "S", "opaque": "O"}
@@ -40,10 +46,39 @@ _KINDS = {"spatial": "S", "S": "S", "reduce": "R", "R": "R", "scan": "S", "opaqu
 
 @dataclass
 class BlockScope:
-    """What a block has declared so far: its reduce variables and where they start."""
+    """What a block has declared so far.
+
+    Its reduce variables and where they start (for ``T.init()``), the lets
+    at its top level in order (the scope of its ``T.reads``), its
+    ``T.reads``/``T.writes`` (:class:`~.block_regions.Declared`), and its
+    axis domains with its ``T.where`` predicate (checked by :mod:`.block_axes`).
+    """
 
     name: str
+    top: frozenset[int] = frozenset()  # ids of the statements directly in the block
     reduce: list[tuple[Var, Expr]] = field(default_factory=list)
+    bindings: list[tuple[Var, Expr]] = field(default_factory=list)
+    reads: Declared | None = None
+    writes: Declared | None = None
+    axes: list[AxisDomain] = field(default_factory=list)
+    where: Expr | None = None  # the last T.where predicate
+    guarded: int = 0  # how many of the axes come before that T.where
+
+    def predicate(self, cond: Expr) -> None:
+        """Record ``T.where(cond)``: the axes declared so far are checked under it."""
+        self.where = cond
+        self.guarded = len(self.axes)
+
+    def declare(self, src: Source, node: ast.Expr, fn: str, exprs, env: dict) -> None:
+        """Read ``T.reads(...)`` or ``T.writes(...)``, a statement of this block's body."""
+        if id(node) not in self.top:
+            raise src.error(node, f"{fn} must stand directly in the body of a "
+                                  "with T.block(...) statement")
+        kind = "reads" if fn == "T.reads" else "writes"
+        if getattr(self, kind) is not None:
+            raise src.error(node, f"block {self.name!r} has a second {fn}")
+        regions = tuple(parse_regions(src, node.value, fn, exprs, env))
+        setattr(self, kind, Declared(regions, tuple(self.bindings), node))
 
 
 def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
@@ -68,8 +103,13 @@ def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
     dom, value, dtype = bind_args(src, node.value, fn, ("dom", "binding", "dtype"), 2)
     if dtype is not None:
         raise src.error(dtype, f"{fn}(..., dtype=...) is not supported")
-    lo = _domain_start(src, dom, exprs, env)
-    return [_bind(src, target.id, exprs.index(value, env), lo, kind, block)]
+    lo, hi = _domain(src, dom, exprs, env)
+    var, bound = _bind(src, target.id, exprs.index(value, env), lo, kind, block)
+    text = f"[{'0' if lo is None else ast.unparse(dom.elts[0])}, "
+    text += f"{ast.unparse(dom.elts[1] if lo is not None else dom)})"
+    start = IntImm(0, hi.dtype) if lo is None else lo
+    block.axes.append(AxisDomain(var, start, hi, node.value, text))
+    return [(var, bound)]
 
 
 def _remap(src: Source, call: ast.Call, target: ast.expr, exprs, env: dict,
@@ -102,15 +142,14 @@ def _bind(src, name: str, value: Expr, lo: Expr | None, kind: str,
     return var, value
 
 
-def _domain_start(src: Source, dom: ast.expr, exprs, env: dict) -> Expr | None:
-    """The start of ``dom``: None for an extent (start 0), ``lo`` for ``(lo, hi)``."""
+def _domain(src: Source, dom: ast.expr, exprs, env: dict) -> tuple[Expr | None, Expr]:
+    """``(lo, hi)`` of ``dom``: lo is None for an extent (start 0), as ``T.init()`` reads it."""
     if isinstance(dom, ast.Tuple):
         if len(dom.elts) != 2:
             raise src.error(dom, "an axis domain is an extent or a (start, stop) pair")
-        exprs.index(dom.elts[1], env)
-        return exprs.index(dom.elts[0], env)
-    exprs.index(dom, env)
-    return None
+        hi = exprs.index(dom.elts[1], env)
+        return exprs.index(dom.elts[0], env), hi
+    return None, exprs.index(dom, env)
 
 
 def lets(bindings: list[tuple[Var, Expr]], span):

@@ -19,6 +19,8 @@ from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
 from .parse_alloc import Pointer
+from .parse_region import View
+from .parse_thread import EnvThread
 from .source import Source, bind_args, call_name, check_dtype, describe, dtype_arg, t_attr
 from .unsupported import refusal
 
@@ -60,6 +62,11 @@ BITWISE_OPS = {ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "
 # On bools TVMScript's `&`, `|`, `^` and `~` are logic, which the IR already has.
 _BOOL_BITWISE = {"bitwise_and": And, "bitwise_or": Or, "bitwise_xor": ops.ne,
                  "bitwise_not": ops.logical_not}
+_THREAD_STATEMENTS = {
+    "T.thread_binding": 'it makes a loop, for i in T.thread_binding(n, thread="threadIdx.x")',
+    "T.env_thread": 'it declares a thread axis, tx = T.env_thread("threadIdx.x")',
+    "T.launch_thread": "it runs the rest of its statement list, T.launch_thread(tx, n)",
+}
 _BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
              "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne}
 
@@ -144,13 +151,16 @@ class ExprParser:
         bound = env.get(node.id)
         if bound is None:
             raise self.src.error(node, f"undefined name {node.id!r}")
-        if isinstance(bound, Buffer):
+        if isinstance(bound, (Buffer, View)):
             raise self.src.error(node, f"buffer {node.id!r} is used as a value; "
                                        f"index it, as in {node.id}[i]")
         if isinstance(bound, Pointer):
             raise self.src.error(node, f"{node.id!r} is the data of T.allocate; declare a "
                                        f"buffer on it: T.decl_buffer(shape, dtype, "
                                        f"data={node.id})")
+        if isinstance(bound, EnvThread):
+            raise self.src.error(node, f"{node.id!r} is a thread axis of T.env_thread; launch "
+                                       f"it first: T.launch_thread({node.id}, extent)")
         if isinstance(bound, Handle):
             raise self.src.error(node, f"{node.id!r} is a T.handle; use the buffer "
                                        "that T.match_buffer makes of it")
@@ -163,21 +173,33 @@ class ExprParser:
         raise self.src.error(node, "attribute access is not supported (only T.<name>)")
 
     def _Subscript(self, node: ast.Subscript, env: Env):
-        buffer = self.buffer(node.value, env)
-        return BufferLoad(buffer, self.indices(node, buffer, env))
+        return BufferLoad(*self.access(node, env))
 
-    def buffer(self, node: ast.expr, env: Env) -> Buffer:
-        """The buffer a subscript's base names."""
+    def _Slice(self, node: ast.Slice, env: Env):
+        raise self.src.error(node, "a slice is not supported as a value: a slice is a "
+                                   "buffer region, which polypad reads in T.reads, "
+                                   "T.writes and T.match_buffer only")
+
+    def access(self, node: ast.Subscript, env: Env) -> tuple[Buffer, tuple[Expr, ...]]:
+        """The buffer and indices of ``A[i, j]``; through a view, those of the viewed buffer."""
+        base = self.buffer(node.value, env)
+        indices = self.indices(node, base, env)
+        if isinstance(base, View):
+            return base.buffer, base.indices(indices)
+        return base, indices
+
+    def buffer(self, node: ast.expr, env: Env) -> Buffer | View:
+        """The buffer (or view of a region, T.match_buffer in a block) a subscript's base names."""
         if isinstance(node, ast.Name):
             bound = env.get(node.id)
-            if isinstance(bound, Buffer):
+            if isinstance(bound, (Buffer, View)):
                 return bound
             if bound is None:
                 raise self.src.error(node, f"undefined name {node.id!r}")
             raise self.src.error(node, f"{node.id!r} is not a buffer and cannot be indexed")
         raise self.src.error(node, "only buffers can be indexed")
 
-    def indices(self, node: ast.Subscript, buffer: Buffer, env: Env) -> tuple[Expr, ...]:
+    def indices(self, node: ast.Subscript, buffer: Buffer | View, env: Env) -> tuple[Expr, ...]:
         """The indices of ``buffer[...]``, checked against its rank."""
         key = node.slice
         parts = key.elts if isinstance(key, ast.Tuple) else [key]
@@ -268,6 +290,8 @@ class ExprParser:
             raise self.src.error(node, f"{name} is not supported in polypad script")
         if name == "T.evaluate":
             raise self.src.error(node, "T.evaluate is a statement, not a value")
+        if name in _THREAD_STATEMENTS:
+            raise self.src.error(node, f"{name} is not a value: {_THREAD_STATEMENTS[name]}")
         if name is None or not name.startswith("T."):
             if name is None:
                 raise self.src.error(node, "only calls of T.<function> are supported")

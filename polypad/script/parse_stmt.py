@@ -35,6 +35,8 @@ from .parse_alloc import allocate, decl_buffer
 from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
+from .parse_region import View, match_region
+from .parse_thread import env_thread, launch_thread, thread_binding
 from .source import Source, bind_args, call_name, describe, string_arg, symbolic_declaration
 from .unsupported import refusal, tuple_refusal
 
@@ -44,7 +46,8 @@ _LOOP_KINDS = {
 }
 
 
-# Block-dialect statements that state facts the analyses find for themselves.
+# Block-dialect statements: the regions a block declares (checked against its body),
+# and attributes, which steer only TVM's own schedules (dropped).
 _BLOCK_FACTS = ("T.reads", "T.writes", "T.block_attr")
 
 # Statements that allocate a buffer for the rest of their list.
@@ -85,6 +88,9 @@ class StmtParser:
         self.src = src
         self.exprs = exprs
         self.blocks: list[BlockScope] = []  # the with T.block(...) statements we are in
+        # (block, T.reads, T.writes) of each block that declares regions, checked once the
+        # whole function is read (block_regions.check_declared).
+        self.declared: list = []
         self.unnamed = 0  # unnamed blocks so far in this function
 
     @guarded
@@ -128,6 +134,10 @@ class StmtParser:
         found = self._block_statement(node, env)
         if found is not None:
             return found
+        if isinstance(node, ast.Expr) and call_name(node.value) == "T.launch_thread":
+            # T.launch_thread(tx, n): the rest of the list runs for each tx.
+            var, make = launch_thread(self.src, node.value, None, self.exprs, env)
+            return make, {var.name: var}
         found = self._name_binding(node, env, after)
         if found is not None:
             make, name, bound = found
@@ -141,12 +151,16 @@ class StmtParser:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and (call_name(node.value) or "").startswith("T.axis.")):
             pairs = axis_bindings(self.src, node, self.exprs, env, block)
+            if id(node) in block.top:
+                block.bindings += pairs
             return lets(pairs, span), {var.name: var for var, _ in pairs}
         fn = call_name(node.value) if isinstance(node, ast.Expr) else None
         if fn in _BLOCK_FACTS:
             if block is None:
                 raise self.src.error(node, f"{fn} must stand inside a with T.block(...) "
                                            "statement")
+            if fn != "T.block_attr":
+                block.declare(self.src, node, fn, self.exprs, env)
             return None, {}
         if fn == "T.where":
             if block is None:
@@ -164,7 +178,7 @@ class StmtParser:
             name = node.targets[0].id
             fn = call_name(node.value)
             if fn in _ALLOCATIONS:
-                if isinstance(env.get(name), Buffer):
+                if isinstance(env.get(name), (Buffer, View)):
                     raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
                                                           "already in use here")
                 if fn == "T.alloc_buffer":
@@ -172,14 +186,20 @@ class StmtParser:
                 else:
                     buffer = decl_buffer(self.src, node.value, fn, name, env, node)
                 return (lambda rest: Allocate(buffer, rest, span=span)), name, buffer
+            if fn == "T.env_thread":
+                return None, name, env_thread(self.src, node.value, name)
+            if fn == "T.launch_thread":
+                var, make = launch_thread(self.src, node.value, name, self.exprs, env)
+                return make, name, var
             if fn == "T.allocate":
                 pointer = allocate(self.src, node.value, name, env,
                                    frozenset(id(s) for s in after))
                 return None, name, pointer
             if fn == "T.match_buffer" and self.blocks:
-                raise self.src.error(node.value, "T.match_buffer of a region inside a block is "
-                                                 "not supported (block dialect); index the "
-                                                 "buffer itself")
+                if isinstance(env.get(name), (Buffer, View)):
+                    raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
+                                                          "already in use here")
+                return None, name, match_region(self.src, node.value, name, self.exprs, env)
             if fn == "T.match_buffer":
                 raise self.src.error(node.value, "T.match_buffer must come before the other "
                                                  "statements of the function body, at its "
@@ -195,6 +215,8 @@ class StmtParser:
         else:
             return None
         var = Var(name, value.dtype)
+        if self.blocks and id(node) in self.blocks[-1].top:
+            self.blocks[-1].bindings.append((var, value))  # in scope of a later T.reads
         return (lambda rest: LetStmt(var, value, rest, span=span)), name, var
 
     def _augmented(self, node: ast.AugAssign, old, env: dict) -> Expr:
@@ -215,12 +237,17 @@ class StmtParser:
             raise self.src.error(node.iter, refused)
         if fn == "T.grid":
             return self._grid(node, env)
-        if fn not in _LOOP_KINDS:
+        if fn not in _LOOP_KINDS and fn != "T.thread_binding":
             raise self.src.error(node.iter, "a loop must iterate over T.serial, T.parallel, "
-                                            "T.vectorized, T.unroll, T.grid or range")
+                                            "T.vectorized, T.unroll, T.thread_binding, "
+                                            "T.grid or range")
         if not isinstance(node.target, ast.Name):
             raise self.src.error(node.target, f"{fn} binds one loop variable")
-        start, stop = bind_args(self.src, node.iter, fn, ("start", "stop"), 1)
+        if fn == "T.thread_binding":
+            start, stop, kind = thread_binding(self.src, node.iter)
+        else:
+            start, stop = bind_args(self.src, node.iter, fn, ("start", "stop"), 1)
+            kind = _LOOP_KINDS[fn]
         if stop is None:
             extent = self.exprs.index(start, env)
             lo = IntImm(0, extent.dtype)
@@ -230,7 +257,7 @@ class StmtParser:
             lo = ops.cast(extent.dtype, lo)
         var = Var(node.target.id, extent.dtype)
         body = self.body(node.body, {**env, var.name: var})
-        return For(var, lo, extent, _LOOP_KINDS[fn], body, span=self.src.span(node))
+        return For(var, lo, extent, kind, body, span=self.src.span(node))
 
     def _grid(self, node: ast.For, env: dict) -> Stmt:
         call = node.iter
@@ -271,13 +298,21 @@ class StmtParser:
             raise self.src.error(call, refused)
         if len(node.items) == 1 and fn == "T.decl_buffer":
             return self._with_buffer(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and fn == "T.launch_thread":
+            target = item.optional_vars
+            if target is not None and not isinstance(target, ast.Name):
+                raise self.src.error(target, "with T.launch_thread(...) as binds one name")
+            var, make = launch_thread(self.src, call, target.id if target else None,
+                                      self.exprs, env)
+            return make(self.body(node.body, {**env, var.name: var}))
         if len(node.items) == 1 and fn == "T.init":
             bind_args(self.src, call, fn, (), 0)
             cond = init_condition(self.src, call, self.blocks[-1] if self.blocks else None)
             return IfThenElse(cond, self.body(node.body, env), span=self.src.span(node))
         if len(node.items) != 1 or fn != "T.block":
             raise self.src.error(call, 'the only supported with statements are '
-                                       'with T.block("name") and with T.decl_buffer(...) as A')
+                                       'with T.block("name"), with T.init(), with '
+                                       'T.launch_thread(...) and with T.decl_buffer(...) as A')
         if item.optional_vars is not None:
             raise self.src.error(item.optional_vars, "with T.block(...) as ... is not supported")
         (name, no_realize) = bind_args(self.src, call, "T.block", ("name", "no_realize"), 0)
@@ -289,18 +324,22 @@ class StmtParser:
             self.unnamed += 1
         else:
             label = string_arg(self.src, name, "a block name")
-        self.blocks.append(BlockScope(label))
+        scope = BlockScope(label, frozenset(id(s) for s in node.body))
+        self.blocks.append(scope)
         try:
             body = self.body(node.body, env)
         finally:
             self.blocks.pop()
-        return Block(label, body, span=self.src.span(node))
+        block = Block(label, body, span=self.src.span(node))
+        if scope.reads is not None or scope.writes is not None:
+            self.declared.append((block, scope.reads, scope.writes))
+        return block
 
     def _with_buffer(self, node: ast.With, call: ast.Call, target, env: dict) -> Stmt:
         """``with T.decl_buffer(shape, dtype) as A:``: A is allocated for the body."""
         if not isinstance(target, ast.Name):
             raise self.src.error(call, "with T.decl_buffer(...) needs 'as <name>'")
-        if isinstance(env.get(target.id), Buffer):
+        if isinstance(env.get(target.id), (Buffer, View)):
             raise self.src.error(target, f"the buffer name {target.id!r} is already in use here")
         buffer = decl_buffer(self.src, call, "T.decl_buffer", target.id, env, None)
         body = self.body(node.body, {**env, target.id: buffer})
@@ -326,8 +365,7 @@ class StmtParser:
 
     def _store(self, node: ast.stmt, target: ast.Subscript, value, value_node: ast.expr,
                env: dict) -> Stmt:
-        buffer: Buffer = self.exprs.buffer(target.value, env)
-        indices = self.exprs.indices(target, buffer, env)
+        buffer, indices = self.exprs.access(target, env)
         # Constants take the buffer's dtype: the RFC stores `0.0` into int32 buffers.
         value = self.exprs.strong(value, value_node, buffer.dtype)
         if value.dtype != buffer.dtype:

@@ -16,6 +16,7 @@ import tokenize
 from ..errors import TooDeepError
 from ..ir.deep import run_deep
 from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
+from .block_regions import check_declared
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
 from .parse_expr import ExprParser, Handle
 from .parse_stmt import StmtParser, is_docstring
@@ -202,7 +203,9 @@ class Parser:
         env = self._params(args.args)
         body_nodes, attrs, matched, symbolic = self._header(node.body, args.args, env)
         self.stmts.unnamed = 0
+        self.stmts.declared = []
         body = self.stmts.body(body_nodes, env)
+        check_declared(self.src, body, self.stmts.declared)
         # After the body, whose statements come first in the file.
         for a in args.args:
             if isinstance(env[a.arg], Handle) and a.arg not in matched:

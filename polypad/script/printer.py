@@ -59,6 +59,7 @@ from ..ir.nodes import (
     Var,
 )
 from .names import Namer, free_symbols, sanitize
+from .parse_thread import THREAD_KINDS
 
 # Python precedence, loosest first.
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
@@ -186,7 +187,11 @@ class _Printer:
     def _For(self, s: For, indent: int) -> None:
         bounds = self._loop_range(s)
         name = self.namer.bind(s.var)
-        self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}):")
+        if s.kind.value in THREAD_KINDS:
+            self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
+                              f'thread="{s.kind.value}"):')
+        else:
+            self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}):")
         self.stmt(s.body, indent + 1)
         self.namer.unbind(s.var)
 

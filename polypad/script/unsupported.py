@@ -9,13 +9,10 @@ construct's own line and column.
 from __future__ import annotations
 
 _BLOCK = "is not supported (block dialect): polypad reads TVM's lowered dialect; "
-_THREADS = ("is not supported: polypad builds CPU kernels and has no GPU thread axes; "
-            "write the loop as T.serial or T.parallel")
 
 #: Construct -> the rest of the sentence that refuses it.
 REFUSED = {
     "T.match_buffer_region": _BLOCK + "index the buffer itself",
-    **{f"T.{k}": _THREADS for k in ("thread_binding", "launch_thread", "env_thread")},
     "T.Broadcast": "is not supported: polypad has no vector dtypes",
     "T.Ramp": "is not supported: polypad has no vector dtypes",
     "T.attr": "is not supported: polypad has no attribute statements",

@@ -11,6 +11,8 @@ beyond the core install is needed.
 >>> viz.plot_dependences(analyses.dependences(f))
 >>> viz.plot_counterexample(decision.counterexample, func=f)
 >>> viz.plot_touched(analyses.domain_touched(f, "A"))
+>>> viz.plot_timing(kernel.time(a, b, against=lambda a, b: a.sum()))
+>>> viz.interact_set("[n] -> { [i] : 0 <= i < n }", params={"n": range(1, 9)})  # ipywidgets
 
 Objects show themselves in notebooks (``_repr_html_``) through
 :mod:`polypad.viz.display`, which they import only when asked.
@@ -19,10 +21,12 @@ Objects show themselves in notebooks (``_repr_html_``) through
 from .dependences import plot_dependences
 from .evidence import plot_counterexample
 from .highlight import highlight
+from .interact import interact_set
 from .layout import plot_layout
 from .sets import plot_set
 from .svg import Svg
+from .timing import plot_timing
 from .touched import plot_touched
 
-__all__ = ["Svg", "highlight", "plot_counterexample", "plot_dependences", "plot_layout",
-           "plot_set", "plot_touched"]
+__all__ = ["Svg", "highlight", "interact_set", "plot_counterexample", "plot_dependences",
+           "plot_layout", "plot_set", "plot_timing", "plot_touched"]

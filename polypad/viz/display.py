@@ -157,11 +157,16 @@ def model_html(model) -> str:
 
 
 def kernel_html(kernel) -> str:
-    """A built kernel: its target, the bounds verdict and the generated source."""
+    """A built kernel: its target, the bounds verdict, the generated source and,
+    once :meth:`~codegen.Kernel.time` has run, its last timing."""
     from polypad.script import script
+
+    from .timing import timing_html
 
     source = kernel.source if kernel.source is not None else script(kernel.func)
     what = "generated source" if kernel.source is not None else "the function it interprets"
     bounds = f"<p>bounds: {escape(str(kernel.bounds))}</p>" if kernel.bounds is not None else ""
+    timing = getattr(kernel, "last_timing", None)
+    timed = timing_html(timing, heading="last timing") if timing is not None else ""
     return (f'<div style="{_BOX}"><b>Kernel</b> <code>{escape(kernel.func.name)}</code> '
-            f"for {escape(kernel.target)} ({what}){bounds}{highlight(source)}</div>")
+            f"for {escape(kernel.target)} ({what}){bounds}{highlight(source)}{timed}</div>")

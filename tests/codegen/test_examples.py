@@ -15,6 +15,7 @@ from inputs_support import make_inputs
 
 import codegen
 from analyses import Element
+from codegen.stack import python_stack_zeros
 from polypad.errors import OutOfBoundsError
 from polypad.ir.nodes import Buffer, IRModule
 from polypad.script import parse
@@ -22,7 +23,9 @@ from polypad.script import parse
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rfc0077"
 # These read A[4, _] of a (4, 4) buffer, as the RFC wrote them: build refuses them.
 OUT_OF_BOUNDS = {"branching_conv1d_before.py", "overcompute_conv1d_after.py"}
-FAKE_NUMBA = types.SimpleNamespace(njit=lambda **flags: (lambda f: f), prange=range)
+FAKE_NUMBA = types.SimpleNamespace(njit=lambda **flags: (lambda f: f), prange=range,
+                                   carray=lambda data, shape: data.reshape(shape))
+STACK_IMPORT = "from codegen.stack import stack_zeros as _pp_stack_zeros\n"
 
 
 def functions():
@@ -33,8 +36,9 @@ def functions():
 
 
 def as_python(source: str):
-    namespace = {"numba": FAKE_NUMBA}
-    exec(compile(source.replace("import numba\n", ""), "<kernel>", "exec"), namespace)
+    namespace = {"numba": FAKE_NUMBA, "_pp_stack_zeros": python_stack_zeros}
+    source = source.replace("import numba\n", "").replace(STACK_IMPORT, "")
+    exec(compile(source, "<kernel>", "exec"), namespace)
     return namespace["kernel"]
 
 

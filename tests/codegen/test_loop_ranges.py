@@ -96,7 +96,7 @@ def f(A: T.Buffer((16,), "float32"), m: T.int32):
     shifted = codegen.build(SHIFTED).source
     assert "if n > 2147483647 - (10 - 1):\n" in shifted
     assert "raise AssertionError('polypad.loop_range', 0, n, 10)" in shifted
-    assert "for i in range(n, n + 10):" in shifted
+    assert "for i_offset in range(10):\n        i = n + i_offset\n" in shifted
 
 
 @numba

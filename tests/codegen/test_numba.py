@@ -117,8 +117,10 @@ def test_negative_floor_division_and_zero_divisor(kernels):
     np.testing.assert_array_equal(b[:, 3], (i - 7) % -3)
 
 
-def test_temporary_is_zero_filled_allocation(kernels):
-    assert "T_ = np.zeros((9,), dtype=np.float64)" in kernels["temporary"].source
+def test_temporary_is_zero_filled_stack_allocation(kernels):
+    # Small and of constant shape: on the stack, zero-filled (codegen/stack.py).
+    assert ("T_ = numba.carray(_pp_stack_zeros(9, np.float64), (9,))"
+            in kernels["temporary"].source)
 
 
 def test_assume_and_undef_are_lowered_away(kernels):

@@ -2,9 +2,9 @@
 
 ``T.axis.*`` variables become lets that keep their source names, ``with
 T.init():`` an ``if`` on the reduce variables, ``T.where`` an ``if`` around
-the rest of the block, and ``T.reads``/``T.writes`` are dropped.  Each
-kernel is parsed, round-tripped, run on both executors against numpy and
-analysed.
+the rest of the block, and ``T.reads``/``T.writes`` are checked against the
+body, then dropped (test_tvmscript_regions.py).  Each kernel is parsed,
+round-tripped, run on both executors against numpy and analysed.
 """
 
 from __future__ import annotations

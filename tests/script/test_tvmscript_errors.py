@@ -48,13 +48,13 @@ CASES = {
         def f(A: T.Buffer((4, 4), "float32")):
             for i in T.serial(4):
                 with T.block("B"):
-                    Ai = T.match_buffer(A[i, 0:4], (4,), "float32")
+                    Ai = T.match_buffer(A[i, 0:3], (4,), "float32")
                     Ai[0] = 0.0
 """,
-        5, 18,
+        5, 33,
         (
-            'T.match_buffer of a region inside a block is not supported (block '
-            'dialect); index the buffer itself'
+            'T.match_buffer region A[i, 0:3] has extent 3 on axis 1, where the '
+            'buffer shape needs 4'
         ),
     ),
     'elem_offset': (
@@ -74,26 +74,27 @@ CASES = {
         """\
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            for i in T.thread_binding(4, thread="threadIdx.x"):
+            for i in T.thread_binding(4, thread="warp.x"):
                 A[i] = 0.0
 """,
-        3, 14,
+        3, 41,
         (
-            'T.thread_binding is not supported: polypad builds CPU kernels and has '
-            'no GPU thread axes; write the loop as T.serial or T.parallel'
+            "unknown thread tag 'warp.x'; polypad reads blockIdx.x, blockIdx.y, "
+            "blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, vthread, vthread.x, "
+            "vthread.y, vthread.z"
         ),
     ),
     'launch_thread': (
         """\
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            tx = T.launch_thread("threadIdx.x", 4)
-            A[tx] = 0.0
+            T.launch_thread("threadIdx.x", 4)
+            A[0] = 0.0
 """,
-        3, 10,
+        3, 5,
         (
-            'T.launch_thread is not supported: polypad builds CPU kernels and has '
-            'no GPU thread axes; write the loop as T.serial or T.parallel'
+            "T.launch_thread of a thread tag binds a name: write "
+            "tx = T.launch_thread('threadIdx.x', n)"
         ),
     ),
     'env_thread': (
@@ -101,13 +102,12 @@ CASES = {
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
             tx = T.env_thread("threadIdx.x")
-            with T.launch_thread(tx, 4):
-                A[tx] = 0.0
+            A[tx] = 0.0
 """,
-        3, 10,
+        4, 7,
         (
-            'T.env_thread is not supported: polypad builds CPU kernels and has no '
-            'GPU thread axes; write the loop as T.serial or T.parallel'
+            "'tx' is a thread axis of T.env_thread; launch it first: "
+            "T.launch_thread(tx, extent)"
         ),
     ),
     'broadcast': (
@@ -360,7 +360,8 @@ CASES = {
 """,
         6, 18,
         (
-            'a slice is not supported in polypad script'
+            'a slice is not supported as a value: a slice is a buffer region, which '
+            'polypad reads in T.reads, T.writes and T.match_buffer only'
         ),
     ),
     'tuple_assign': (

@@ -1,0 +1,178 @@
+"""The rewrite behind ``Schedule.store_at``: an intermediate buffer allocated inside a loop.
+
+Halide's ``store_at``, and what TVM's buffer compaction does when it lowers:
+a buffer the function allocates, whose elements live only within one
+iteration of a loop, is allocated in that loop, shaped as the box of what
+one iteration touches.  After ``compute_at`` has moved a producer into its
+consumer's tile, this is what turns the producer's full-size buffer into a
+tile that fits in registers (and that the Numba target allocates on the
+stack, :mod:`codegen.emit`).
+
+Before (``conv`` computed at ``c_0``, tiles of 5 x 8)::
+
+    conv = T.alloc_buffer((4, 10, 16), "float32")
+    for y, x_0, c_0 in T.grid(4, 2, 2):
+        with T.block("conv"):
+            for x in T.serial(5 * x_0, 5 * x_0 + 5):
+                for c in T.serial(8 * c_0, 8 * c_0 + 8):
+                    conv[y, x, c] = bias[c]
+                    ...
+        for x_1, c_1 in T.grid(5, 8):
+            relu[y, x_0 * 5 + x_1, c_0 * 8 + c_1] = T.max(
+                conv[y, x_0 * 5 + x_1, c_0 * 8 + c_1], 0.0)
+
+``store_at(f, "conv", "c_0")``::
+
+    for y, x_0, c_0 in T.grid(4, 2, 2):
+        conv = T.alloc_buffer((1, 5, 8), "float32")
+        with T.block("conv"):
+            for x in T.serial(5 * x_0, 5 * x_0 + 5):
+                for c in T.serial(8 * c_0, 8 * c_0 + 8):
+                    conv[0, x - 5 * x_0, c - 8 * c_0] = bias[c]
+        ...
+
+Legal when (each refusal an :class:`IllegalTransformError` with evidence):
+
+* the buffer is allocated by the function (``T.alloc_buffer``) around the
+  loop, not a parameter, whose contents the caller sees;
+* every access to it lies inside the loop;
+* no value flows through it from one iteration of the loop (or of a loop
+  around it) to another: every read sees a write of its own iteration, or
+  none at all (then it reads the allocation's zeros, as before).  The
+  dependences are ISL's value-based dataflow (:mod:`analyses.dataflow`), with
+  data-dependent writes as may-sources.
+
+The box has the constant size of the largest iteration's region; the
+accesses are shifted to its corner (:mod:`.cache_at`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from polypad.errors import IllegalTransformError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, find_buffer, find_loop, replace
+from polypad.model import extract, pw_aff_to_expr
+
+from .cache_at import _box, _refuse, _relation, _Shift, _single
+from .compute_at import Placement, at_iteration
+
+
+def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...]]:
+    """``func`` with ``buffer`` allocated inside ``loop``, and the buffer's new shape."""
+    from analyses.instances import leaf_range
+
+    old = find_buffer(func, buffer)
+    target = find_loop(func, loop)
+    where = f"store_at({old.name!r}, {target.var.name!r})"
+    allocation = _allocation(func, old, target, where)
+    model = extract(func)
+    first, stop = leaf_range(func.body, target)
+    under = [s for s in model.statements[first:stop] if not s.is_assume]
+    for s in model.statements[:first] + model.statements[stop:]:
+        for a in s.accesses:
+            if a.buffer is old:
+                _refuse(model, s, a, f"{where}: {{who}} {a.kind}s {old.name} outside the "
+                        "loop")
+    users = [s for s in under if any(a.buffer is old for a in s.accesses)]
+    if not users:
+        raise PolypadError(f"{where}: nothing in the loop accesses {old.name}")
+    depth = next(k for k, lp in enumerate(users[0].loops) if lp is target) + 1
+    p = Placement(func, model, None, None, [], target, users, depth, where)
+    _check_private(p, old, where)
+    touched = _single(at_iteration(p, [_relation(s, old) for s in users]))
+    lo, shape = _box(p, touched)
+    local = n.Buffer(old.name, tuple(shape), old.dtype, (), old.scope)
+    corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
+    shift = _Everywhere(model, old, local, corner)
+    body = n.Allocate(local, shift.visit(target.body))
+    new = replace(func, target, dataclasses.replace(target, body=body))
+    outer = _find_same(new, allocation)
+    return replace(new, outer, outer.body), tuple(shape)
+
+
+def _allocation(func: n.PrimFunc, buffer: n.Buffer, loop: n.For, where: str) -> n.Allocate:
+    """The ``Allocate`` of ``buffer``, which must be around ``loop``."""
+    if any(p is buffer for p in func.params):
+        raise IllegalTransformError(f"{where}: {buffer.name} is a parameter, whose contents "
+                                    "the caller sees; only a buffer the function allocates "
+                                    "can move", evidence=buffer.name)
+    for node in ancestors(func, loop):
+        if isinstance(node, n.Allocate) and node.buffer is buffer:
+            return node
+    raise IllegalTransformError(f"{where}: {buffer.name} is not allocated around the loop",
+                                evidence=buffer.name)
+
+
+def _find_same(func: n.PrimFunc, allocation: n.Allocate) -> n.Allocate:
+    """The outer ``Allocate`` of the buffer in the rewritten ``func`` (its body changed)."""
+    from polypad.ir.visitor import walk
+
+    for node in walk(func.body):
+        if isinstance(node, n.Allocate) and node.buffer is allocation.buffer:
+            return node
+    raise PolypadError("the allocation went missing")  # pragma: no cover
+
+
+def _check_private(p: Placement, buffer: n.Buffer, where: str) -> None:
+    """Refuse a value of ``buffer`` that flows between two iterations of the loop (or of
+    the loops around it)."""
+    from analyses.dataflow import Dependences
+    from analyses.evidence import Counterexample, Element
+    from analyses.instances import instance, point_coordinates
+
+    flow = Dependences(p.model, buffers=[buffer]).tagged("flow")
+    same = _same_iteration(p)
+    crossing = flow.zip().subtract_domain(same.wrap()).zip()
+    if crossing.is_empty():
+        return
+    pair = _some_map(crossing)
+    point = pair.wrap().lexmin().sample_point()
+    source, sink = pair.domain().unwrap(), pair.range().unwrap()
+    coords, params = point_coordinates(point)
+    count_src = source.dim(isl.dim_type.in_) + source.dim(isl.dim_type.out)
+    src_coords, sink_coords = coords[:count_src], coords[count_src:]
+    by_name = {s.name: s for s in p.model.statements}
+    writer = by_name[source.get_tuple_name(isl.dim_type.in_)]
+    reader = by_name[sink.get_tuple_name(isl.dim_type.in_)]
+    count_w = len(writer.loop_vars)
+    first = instance(p.model, writer, src_coords[:count_w])
+    second = instance(p.model, reader, sink_coords[:len(reader.loop_vars)])
+    element = Element(buffer.name, tuple(src_coords[count_w:]))
+    message = (f"{where}: {second} reads {element}, which {first} wrote in another "
+               f"iteration of the loop; a buffer stored in the loop would not keep it")
+    raise IllegalTransformError(message, Counterexample(
+        message.split(": ", 1)[1], instances=(first, second), element=element, params=params))
+
+
+def _some_map(umap: isl.UnionMap) -> isl.Map:
+    maps: list[isl.Map] = []
+    umap.foreach_map(maps.append)
+    return maps[0]
+
+
+def _same_iteration(p: Placement) -> isl.UnionMap:
+    """``S[i] -> S'[j]`` for the statements under the loop whose first ``depth`` loop
+    values agree: the same iteration of the loop and of the loops around it."""
+    at = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    for s in p.under:
+        project = isl.Map.identity(isl.Map.from_domain_and_range(s.domain, s.domain)
+                                   .get_space()).intersect_domain(s.domain)
+        project = project.project_out(isl.dim_type.out, p.depth,
+                                      len(s.loop_vars) - p.depth)
+        at = at.union(isl.UnionMap.from_map(project.set_tuple_name(isl.dim_type.out, "_at")))
+    return at.apply_range(at.reverse())
+
+
+class _Everywhere(_Shift):
+    """Every access of ``old`` under the loop, shifted to the local buffer."""
+
+    def __init__(self, model, old: n.Buffer, local: n.Buffer, corner):
+        super().__init__(model, old, local, corner, block=None)
+        self.active = True
+
+    def visit_Block(self, node: n.Block):
+        return self.generic_visit(node)
