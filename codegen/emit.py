@@ -69,11 +69,12 @@ from polypad.ir.visitor import walk
 
 from .accumulators import holds_helper, nesting, promotable, touched
 from .checks import check_lines, checked_assumptions, has_check, is_check
+from .collapse import collapsible
 from .fastmath import DEFAULT, flag, vector_helpers
 from .loop_ranges import check_lines as range_check_lines
 from .loop_ranges import checked_loops, holds_check
 from .names import RESERVED, Names
-from .pyexpr import ADD, ATOM, COMPARE, SPLIT, ExprPrinter, numpy_type
+from .pyexpr import ADD, ATOM, COMPARE, MUL, SPLIT, ExprPrinter, numpy_type
 from .stack import stack_elements
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
@@ -287,6 +288,10 @@ class _Emitter:
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
+        lanes = None if self.vector_helpers else collapsible(loop, self.range_checks)
+        if lanes is not None and self.current.loops < MAX_NESTED_LOOPS:
+            self.fused(loop, lanes, depth)
+            return
         unroll = loop.kind is ForKind.UNROLL and self.unrollable(loop)
         if not unroll and self.current.loops >= MAX_NESTED_LOOPS:
             self.helper(loop, depth, "nest")
@@ -341,6 +346,21 @@ class _Emitter:
         self.in_prange += prange
         self.block(loop.body, depth + 1)
         self.in_prange -= prange
+        self.current.loops -= 1
+
+    def fused(self, loop: ir.For, lanes: ir.For, depth: int) -> None:
+        """``loop`` and the vectorized loop ``lanes`` that is its body, as one loop
+        (:mod:`.collapse`)."""
+        self.expr.bound(lanes.var, lanes.min, add(lanes.min, lanes.extent) - 1)
+        outer, inner, count = self.names(loop.var), self.names(lanes.var), lanes.extent.value
+        flat = self.names.fresh(f"{outer}_{inner}")
+        self.line(depth, f"for {flat} in range({self.expr.operand(loop.extent, MUL)} * {count}):")
+        start = "" if isinstance(loop.min, ir.IntImm) and loop.min.value == 0 else \
+            f"{self.expr.operand(loop.min, ADD)} + "
+        self.line(depth + 1, f"{outer} = {start}{flat} // {count}")
+        self.line(depth + 1, f"{inner} = {flat} % {count}")
+        self.current.loops += 1
+        self.block(lanes.body, depth + 1)
         self.current.loops -= 1
 
     def unrollable(self, loop: ir.For) -> bool:

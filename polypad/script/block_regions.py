@@ -135,13 +135,30 @@ def block_contexts(body: Stmt) -> list[tuple[Block, Wrap, tuple[Var, ...]]]:
     allocations and ``if`` conditions, with each enclosing loop turned into
     the condition ``lo <= i < lo + extent`` on its (then free) counter.
     """
-    out: list[tuple[Block, Wrap, tuple[Var, ...]]] = []
+    return stmt_contexts(body, lambda s: isinstance(s, Block))
+
+
+def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool = True
+                  ) -> list[tuple[Stmt, Wrap, tuple[Var, ...]]]:
+    """Each statement under ``body`` that ``pick`` accepts, with its context.
+
+    As :func:`block_contexts`: ``wrap(s)`` puts ``s`` where the statement
+    stands; the statement itself is not part of its context.  With
+    ``free_loops=False`` the enclosing loops stay loops (serial ones), so
+    that their counters are the statement's instance dimensions rather
+    than free parameters.
+    """
+    out: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = []
     stack: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = [(body, lambda s: s, ())]
     while stack:
         s, wrap, loops = stack.pop()
-        if isinstance(s, Block):
+        if pick(s):
             out.append((s, wrap, loops))
+        if isinstance(s, Block):
             stack.append((s.body, wrap, loops))
+        elif isinstance(s, For) and not free_loops:
+            stack.append((s.body, _under(wrap, lambda x, s=s: For(
+                s.var, s.min, s.extent, ForKind.SERIAL, x)), (*loops, s.var)))
         elif isinstance(s, For):
             cond = ops.logical_and(ops.ge(s.var, s.min), ops.lt(s.var, ops.add(s.min, s.extent)))
             stack.append((s.body, _under(wrap, lambda x, c=cond: IfThenElse(c, x)),

@@ -25,18 +25,29 @@ from ..ir.nodes import (
 )
 from ..ir.visitor import walk
 
-# Names the script syntax itself reads: a variable must not take them.
-_RESERVED = frozenset(keyword.kwlist) | {"T", "I"}
+# Names the script syntax itself reads, which a printed name must not take.  Inside
+# a function only ``T.`` is read: ``I.`` stands in ``@I.ir_module`` alone, outside
+# every function, so a variable or buffer may keep the name ``I`` (and round-trip,
+# since buffer names are compared); a module class may not.
+_LOCAL_RESERVED = frozenset(keyword.kwlist) | {"T"}
+_RESERVED = _LOCAL_RESERVED | {"I"}
 
 
-def sanitize(name: str) -> str:
-    """``name`` as a Python identifier that is not a keyword."""
-    if name.isidentifier() and name not in _RESERVED:
+def sanitize(name: str, *, local: bool = False) -> str:
+    """``name`` as a Python identifier that is not a keyword or a namespace.
+
+    ``local`` is for names bound inside a function, which may be ``I``:
+
+    >>> sanitize("I"), sanitize("I", local=True), sanitize("T", local=True)
+    ('I_', 'I', 'T_')
+    """
+    reserved = _LOCAL_RESERVED if local else _RESERVED
+    if name.isidentifier() and name not in reserved:
         return name
     out = re.sub(r"\W", "_", name) or "v"
     if out[0].isdigit():
         out = "v_" + out
-    return out + "_" if out in _RESERVED else out
+    return out + "_" if out in reserved else out
 
 
 class Namer:
@@ -48,7 +59,7 @@ class Namer:
 
     def bind(self, obj: Var | Buffer) -> str:
         """Name ``obj`` for a new scope, avoiding every name now in scope."""
-        base = sanitize(obj.name)
+        base = sanitize(obj.name, local=True)
         name, k = base, 0
         while self._active.get(name):
             k += 1

@@ -105,9 +105,11 @@ def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
         raise src.error(dtype, f"{fn}(..., dtype=...) is not supported")
     lo, hi = _domain(src, dom, exprs, env)
     var, bound = _bind(src, target.id, exprs.index(value, env), lo, kind, block)
-    text = f"[{'0' if lo is None else ast.unparse(dom.elts[0])}, "
-    text += f"{ast.unparse(dom.elts[1] if lo is not None else dom)})"
-    start = IntImm(0, hi.dtype) if lo is None else lo
+    # Checked once the function is read (block_axes.check_axes).
+    if lo is None:
+        start, text = IntImm(0, hi.dtype), f"[0, {ast.unparse(dom)})"
+    else:
+        start, text = lo, f"[{ast.unparse(dom.elts[0])}, {ast.unparse(dom.elts[1])})"
     block.axes.append(AxisDomain(var, start, hi, node.value, text))
     return [(var, bound)]
 
@@ -147,8 +149,8 @@ def _domain(src: Source, dom: ast.expr, exprs, env: dict) -> tuple[Expr | None, 
     if isinstance(dom, ast.Tuple):
         if len(dom.elts) != 2:
             raise src.error(dom, "an axis domain is an extent or a (start, stop) pair")
-        hi = exprs.index(dom.elts[1], env)
-        return exprs.index(dom.elts[0], env), hi
+        lo = exprs.index(dom.elts[0], env)
+        return lo, exprs.index(dom.elts[1], env)
     return None, exprs.index(dom, env)
 
 

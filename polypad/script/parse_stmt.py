@@ -31,6 +31,7 @@ from ..ir.nodes import (
     Stmt,
     Var,
 )
+from .block_axes import BlockAxes
 from .parse_alloc import allocate, decl_buffer
 from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
 from .parse_buffer import alloc_buffer
@@ -91,6 +92,9 @@ class StmtParser:
         # (block, T.reads, T.writes) of each block that declares regions, checked once the
         # whole function is read (block_regions.check_declared).
         self.declared: list = []
+        # The axis domains of each block, checked once the whole function is read
+        # (block_axes.check_axes).
+        self.axes: list[BlockAxes] = []
         self.unnamed = 0  # unnamed blocks so far in this function
 
     @guarded
@@ -167,7 +171,9 @@ class StmtParser:
                 raise self.src.error(node, "T.where must stand inside a with T.block(...) "
                                            "statement")
             (c,) = bind_args(self.src, node.value, fn, ("predicate",), 1)
-            return where(self.exprs.cond(c, env), span), {}
+            cond = self.exprs.cond(c, env)
+            block.predicate(cond)
+            return where(cond, span), {}
         return None
 
     def _name_binding(self, node: ast.stmt, env: dict, after: list[ast.stmt]):
@@ -333,6 +339,8 @@ class StmtParser:
         block = Block(label, body, span=self.src.span(node))
         if scope.reads is not None or scope.writes is not None:
             self.declared.append((block, scope.reads, scope.writes))
+        if scope.axes:
+            self.axes.append(BlockAxes(tuple(scope.axes), scope.where, scope.guarded))
         return block
 
     def _with_buffer(self, node: ast.With, call: ast.Call, target, env: dict) -> Stmt:

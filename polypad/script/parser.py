@@ -16,6 +16,7 @@ import tokenize
 from ..errors import TooDeepError
 from ..ir.deep import run_deep
 from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
+from .block_axes import check_axes
 from .block_regions import check_declared
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
 from .parse_expr import ExprParser, Handle
@@ -204,7 +205,10 @@ class Parser:
         body_nodes, attrs, matched, symbolic = self._header(node.body, args.args, env)
         self.stmts.unnamed = 0
         self.stmts.declared = []
+        self.stmts.axes = []
         body = self.stmts.body(body_nodes, env)
+        # After the body, axes before regions: a block's axes come before its T.reads.
+        check_axes(self.src, body, self.stmts.axes)
         check_declared(self.src, body, self.stmts.declared)
         # After the body, whose statements come first in the file.
         for a in args.args:
