@@ -77,8 +77,13 @@ def _offset(start: Expr, x: Expr) -> Expr:
     return ops.add(start, x)
 
 
-def _extent(lo: Expr, hi: Expr) -> Expr:
-    """``hi - lo``, folded where the text makes it plain (``v * 4:v * 4 + 4`` is 4)."""
+def span_extent(lo: Expr, hi: Expr) -> Expr:
+    """``hi - lo``, folded where the text makes it plain (``v * 4:v * 4 + 4`` is 4): the
+    extent of a slice ``lo:hi`` and of a loop ``range(lo, hi)``.
+
+    The printer writes a loop from ``m`` with extent ``e`` as ``T.serial(m,
+    m + e)``; undoing that addition here is what lets it round trip.
+    """
     lo, hi = ops.promote(lo, hi)
     if isinstance(lo, IntImm) and lo.value == 0:
         return hi
@@ -127,7 +132,7 @@ def region(src: Source, node: ast.expr, fn: str, exprs, env: dict) -> Region:
             hi = (ops.as_expr(base.shape[k], "int32") if part.upper is None
                   else exprs.index(part.upper, env))
             starts.append(ops.promote(lo, hi)[0])
-            extents.append(_extent(lo, hi))
+            extents.append(span_extent(lo, hi))
         else:
             index = exprs.index(part, env)
             starts.append(index)

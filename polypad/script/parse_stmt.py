@@ -15,7 +15,6 @@ from ..errors import TooDeepError
 from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import (
-    Add,
     Allocate,
     Block,
     Buffer,
@@ -36,7 +35,7 @@ from .parse_alloc import allocate, decl_buffer
 from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
-from .parse_region import View, match_region
+from .parse_region import View, match_region, span_extent
 from .parse_thread import env_thread, launch_thread, thread_binding
 from .source import Source, bind_args, call_name, describe, string_arg, symbolic_declaration
 from .unsupported import refusal, tuple_refusal
@@ -64,22 +63,6 @@ def is_docstring(node: ast.stmt) -> bool:
     """A bare string statement: documentation, not code."""
     return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str))
-
-
-def loop_extent(lo: Expr, hi: Expr) -> Expr:
-    """The extent of ``range(lo, hi)``: ``hi`` from 0, folded for constants, ``e`` for ``lo + e``.
-
-    The printer writes a loop from ``m`` with extent ``e`` as ``T.serial(m,
-    m + e)``; undoing that addition here is what lets it round trip.
-    """
-    lo, hi = ops.promote(lo, hi)
-    if isinstance(lo, IntImm) and lo.value == 0:
-        return hi
-    if isinstance(lo, IntImm) and isinstance(hi, IntImm):
-        return IntImm(hi.value - lo.value, lo.dtype)
-    if isinstance(hi, Add) and hi.a == lo:
-        return hi.b
-    return ops.sub(hi, lo)
 
 
 class StmtParser:
@@ -259,7 +242,7 @@ class StmtParser:
             lo = IntImm(0, extent.dtype)
         else:
             lo = self.exprs.index(start, env)
-            extent = loop_extent(lo, self.exprs.index(stop, env))
+            extent = span_extent(lo, self.exprs.index(stop, env))
             lo = ops.cast(extent.dtype, lo)
         var = Var(node.target.id, extent.dtype)
         body = self.body(node.body, {**env, var.name: var})

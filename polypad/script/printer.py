@@ -196,7 +196,7 @@ class _Printer:
         self.namer.unbind(s.var)
 
     def _loop_range(self, s: For) -> str:
-        # Each form is one that parse_stmt.loop_extent reads back to the same extent.
+        # Each form is one that parse_region.span_extent reads back to the same extent.
         m, e = s.min, s.extent
         if isinstance(m, IntImm) and m.value == 0 and m.dtype == e.dtype:
             return self.expr(e)
