@@ -29,7 +29,8 @@ element may have been written again.  With that:
   whose branches are equal is replaced by one copy, a loop that never runs
   or whose body is empty is removed, a let nothing uses is removed;
 * adjacent ``if`` statements with identical or complementary affine
-  conditions are merged, keeping the first condition's form
+  conditions are merged, keeping the first condition's form, also when one
+  of them is alone in a block, which then moves into its branch
   (:mod:`.simplify_conditions`); data-dependent ones never are.
 
 Known values are those of the function as it was given, so a store that
@@ -171,7 +172,7 @@ class _Simplifier:
         """Merge adjacent conditionals (identical or complementary conditions)."""
         out: list[tuple[n.Stmt, isl.Set]] = []
         for stmt, ctx in items:
-            if out and isinstance(stmt, n.IfThenElse) and isinstance(out[-1][0], n.IfThenElse):
+            if out:
                 prev, prev_ctx = out[-1]
                 merged = merge_pair(self.facts, prev, stmt, prev_ctx)
                 if merged is not None:

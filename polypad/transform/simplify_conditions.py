@@ -15,9 +15,28 @@ merged, even with an identical one: the first body may write what the second
 condition reads (RFC 0077's ``if A[i] < 0.0`` example).  Affine conditions
 read only variables, which no statement can change, so evaluating the second
 condition before the first body runs gives the same value.
+
+A block that holds only an ``if`` without ``else`` takes part as that
+``if``, with the block moved into its branch (:func:`as_conditional`):
+``transform_layout`` puts its pad-value store in such a block, and RFC
+0077's "explicit default" walkthrough merges it with the producer's guard::
+
+    if 4 * io + ii < 14:                    if 4 * io + ii < 14:
+        A[io, ii] = 1000 + (4 * io + ii)        A[io, ii] = 1000 + (4 * io + ii)
+    with T.block("A_padding"):        ->    else:
+        if 4 * io + ii >= 14:                   with T.block("A_padding"):
+            A[io, ii] = 0                           A[io, ii] = 0
+
+A block has no effect of its own (it runs its body), so ``with
+T.block(B): if c: S`` and ``if c: with T.block(B): S`` run the same
+statements at the same points, and the block keeps its name and all it
+held.  A block around an ``if`` with ``else`` does not take part: its name
+would have to go to both branches.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import islpy as isl
 
@@ -39,9 +58,32 @@ def relation(facts: IslFacts, a: n.Expr, b: n.Expr, ctx: isl.Set) -> str | None:
     return None
 
 
-def merge_pair(facts: IslFacts, first: n.IfThenElse, second: n.IfThenElse,
+def as_conditional(stmt: n.Stmt) -> n.IfThenElse | None:
+    """``stmt`` as an ``if``: itself, or, for a block that holds only an ``if`` without
+    ``else`` (possibly through further such blocks), that ``if`` with the block moved
+    into its ``then`` branch.  ``None`` for anything else.
+
+    >>> as_conditional(block)   # with T.block("P"): if c: S  ->  if c: with T.block("P"): S
+    """
+    match stmt:
+        case n.IfThenElse():
+            return stmt
+        case n.Block(body=body):
+            inner = as_conditional(body)
+            if inner is None or inner.else_case is not None:
+                return None
+            block = dataclasses.replace(stmt, body=inner.then_case)
+            return dataclasses.replace(inner, then_case=block)
+    return None
+
+
+def merge_pair(facts: IslFacts, first: n.Stmt, second: n.Stmt,
                ctx: isl.Set) -> n.IfThenElse | None:
-    """The two conditionals as one, or ``None`` when they may not be merged."""
+    """The two conditionals (an ``if``, or a block :func:`as_conditional` sees as one)
+    as one ``if``, or ``None`` when they may not be merged."""
+    first, second = as_conditional(first), as_conditional(second)
+    if first is None or second is None:
+        return None
     kind = relation(facts, first.condition, second.condition, ctx)
     if kind is None:
         return None
