@@ -14,8 +14,10 @@ order, so each is refused where the loop carries a dependence
 ``evidence`` holds the two instances (with their iteration values) and the
 element.  A reduction ``B[i] = B[i] + A[i, k]`` carries one over ``k``: it
 runs in parallel or in lanes over ``k`` only after an explicit ``rfactor``,
-which is where the user accepts reassociating the sum.  ``unroll`` keeps
-the order and is always legal.
+which is where the user accepts reassociating the sum; ``reorder_by_map``
+and ``sequential_buffer_access`` accept it with ``reassociate=True``
+(:mod:`analyses.reductions`).  ``unroll`` keeps the order and is always
+legal.
 """
 
 from __future__ import annotations

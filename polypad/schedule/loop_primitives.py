@@ -65,7 +65,8 @@ class LoopPrimitives:
         return reschedule.distribute(self.func, block, statements, new_block, position)
 
     @primitive
-    def reorder_by_map(self, block: str | None, band: str, names=None):
+    def reorder_by_map(self, block: str | None, band: str, names=None, *,
+                       reassociate: bool = False):
         """Regenerate the loop nests of ``block`` so they run in ``band``'s order.
 
         ``band`` is an ISL map from labelled statements to new outer loops,
@@ -92,15 +93,50 @@ class LoopPrimitives:
                 for ii in T.serial(4):
                     if 4 * io + ii < 14:
                         A[io, ii] = 4 * io + ii
+
+        **Reassociation.**  By default every dependence keeps its order, so a
+        reduction ``B[i] = B[i] + v`` adds its terms in program order and
+        the result is bitwise the original's.  With ``reassociate=True`` two
+        instances of one reduction update (``X[e] = X[e] op v``, ``op`` one of
+        ``+ * min max``, ``v`` not reading ``X``) on one element may swap;
+        everything else -- the initialisation before the chain, the readers
+        after it, any other access of those elements -- keeps its order with
+        *every* update (:mod:`analyses.reductions`).  For integers the result
+        is bit-exact (``+`` and ``*`` wrap modulo ``2**n``, associatively),
+        as for ``min`` and ``max`` without NaN; a float sum or product may
+        differ by rounding (a sum of ``n`` terms by up to ``γ(n-1)·Σ|xᵢ|``
+        from the exact value either way), and a NaN makes ``min``/``max``
+        order-dependent.  Before::
+
+            for i in T.serial(4):
+                B[i] = 0
+                for k in T.serial(8):
+                    B[i] = B[i] + A[i, k]
+
+        ``sch.reorder_by_map(None, "{ S0[i] -> [i]; S1[i, k] -> [i, 7 - k] }",
+        ("i", "kr"), reassociate=True)``::
+
+            for i in T.serial(4):
+                B[i] = 0
+                for kr in T.serial(8):
+                    B[i] = B[i] + A[i, 7 - kr]
+
+        Without ``reassociate`` it is refused (``S1(i=0, k=0)`` writes
+        ``B[0]``, which ``S1(i=0, k=1)`` reads); a band that puts ``S0``
+        after some ``S1`` is refused with or without it.
         """
-        expect(band, str, "band", "Schedule.reorder_by_map", what="an ISL map (str)")
-        expect(names, (tuple, list, None), "names", "Schedule.reorder_by_map",
+        where = "Schedule.reorder_by_map"
+        expect(band, str, "band", where, what="an ISL map (str)")
+        expect(names, (tuple, list, None), "names", where,
                what="a tuple of loop names or None")
+        expect(reassociate, bool, "reassociate", where)
         return reschedule.reorder_by_map(
-            self.func, block, band, tuple(names) if names is not None else None)
+            self.func, block, band, tuple(names) if names is not None else None,
+            reassociate=reassociate)
 
     @primitive
-    def sequential_buffer_access(self, block: str | None, buffer: str):
+    def sequential_buffer_access(self, block: str | None, buffer: str, *,
+                                 reassociate: bool = False):
         """Rewrite the loops of ``block`` to walk ``buffer``'s layout in order (RFC 0077).
 
         It applies ``distribute`` (to split out statements that cannot follow
@@ -110,7 +146,12 @@ class LoopPrimitives:
         function body.
         Raises :class:`~polypad.errors.IllegalTransformError` when the
         rewrite would break a dependence (RFC 0077's conv1d_cumsum), and then
-        leaves the schedule as it was.
+        leaves the schedule as it was.  ``reassociate=True`` is passed to
+        ``reorder_by_map``: a reduction may then combine its terms in the
+        buffer's order (RFC 0077's conv1d following its input ``A`` adds each
+        ``B[i]``'s terms backwards); for floats the result may differ by
+        rounding (see ``reorder_by_map``).  The trace records the option, and
+        a replay passes it on again.
 
         Before (``A`` transformed by ``lambda i: [i // 4, i % 4]``)::
 
@@ -128,6 +169,7 @@ class LoopPrimitives:
         # All or nothing: a refusal after a distribute leaves the schedule as it was.
         # The steps inside install their results but, nested in this primitive,
         # are not recorded.
+        expect(reassociate, bool, "reassociate", "Schedule.sequential_buffer_access")
         funcs = dict(self._funcs)
         try:
             # At most one distribute before the block, one after it, then the reorder.
@@ -135,7 +177,8 @@ class LoopPrimitives:
                 step = next_step(self.func, block, buffer)
                 if step is None:
                     return self.func
-                getattr(self, step.primitive)(**step.args)
+                options = {"reassociate": reassociate} if step.primitive == "reorder_by_map" else {}
+                getattr(self, step.primitive)(**step.args, **options)
                 if step.primitive == "reorder_by_map":
                     return self.func
             raise PolypadError("sequential_buffer_access did not settle")  # pragma: no cover

@@ -49,7 +49,8 @@ POSITIONS = ("before", "after")
 
 
 def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
-                   names: tuple[str, ...] | None = None) -> n.PrimFunc:
+                   names: tuple[str, ...] | None = None, *,
+                   reassociate: bool = False) -> n.PrimFunc:
     """``func`` with the loop nests of ``block`` regenerated under ``band``.
 
     ``band`` is an ISL map from statements, named by their labels
@@ -57,7 +58,9 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     outer loops: ``{ compute[i] -> [floor(i/4), i mod 4] }``.  Each item of
     the block holding a mapped statement is rebuilt; every statement of such
     an item must be mapped.  ``names`` names the new loops (default ``b0, b1,
-    ...``).
+    ...``).  With ``reassociate``, the instances of a reduction
+    ``X[e] = X[e] op v`` may combine their terms in another order
+    (:mod:`analyses.reductions`); everything else keeps its order.
     """
     primitive = "reorder_by_map"
     scope = scope_of(func, block)
@@ -91,7 +94,8 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
-    check_legal(func, function_schedule(scope.model, placements, r, scope.fixed), primitive)
+    check_legal(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
+                reassociate=reassociate)
 
     def rebuild(item: n.Stmt) -> n.Stmt:
         found = todo.get(id(item))

@@ -161,11 +161,21 @@ def function_schedule(model: Model, placements: dict[str, Placement], r: int,
     return out
 
 
-def check_legal(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str) -> None:
-    """Raise :class:`IllegalTransformError` when ``schedule`` breaks a dependence of ``func``."""
+def check_legal(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
+                reassociate: bool = False) -> None:
+    """Raise :class:`IllegalTransformError` when ``schedule`` breaks a dependence of ``func``.
+
+    With ``reassociate``, two updates of one element by one reduction
+    (``B[i] = B[i] + v``) may swap (:mod:`analyses.reductions`).
+    """
     import analyses
 
-    found = analyses.dependences(func).violations(schedule)
+    if reassociate:
+        from analyses.reductions import reduction_dependences
+
+        found = reduction_dependences(func).violations(schedule)
+    else:
+        found = analyses.dependences(func).violations(schedule)
     if found is not None:
         raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
 

@@ -13,7 +13,9 @@ compared with each other, not with steps 0-2.
   agrees with polypad).
 * Step 3, ``sequential_buffer_access(A)``, reorders the float sum into each ``B[Bi]``
   (``fi`` runs backwards); polypad keeps every reduction in order and refuses with the two
-  iterations as evidence (xfail for the RFC's step).
+  iterations as evidence, unless asked to reassociate (``reassociate=True``), as the RFC
+  does silently: then it derives the step (with B's index as the step before implies),
+  and the result agrees with the original to rounding, at every size tried.
 * Following B's layout instead is legal, and overcompute then removes both guards on B;
   the one guard left keeps the reads of A in bounds -- the reason the RFC rewrites
   indices ``% 3`` in step 11.
@@ -106,15 +108,48 @@ def test_step_3_following_a_is_refused_it_would_reorder_the_sum():
     assert sch.func is front_steps()[2]  # all or nothing
 
 
-@pytest.mark.xfail(strict=True, raises=IllegalTransformError, reason=(
-    "sequential_buffer_access(A) must reorder the float reduction into B[Bi] (fi runs "
-    "backwards in A's order); polypad keeps accumulations in program order and has no "
-    "reassociation of sums"))
-def test_step_3_is_derived():
+FOLLOW_A = '''
+@T.prim_func
+def func(A: T.Buffer((3, 8), "float32"), F: T.Buffer((3,), "float32"),
+         B: T.Buffer((3, 8), "float32")):
+    for io, ii in T.grid(3, 8):
+        T.assume(8 * io + ii >= 2 and 8 * io + ii < 18 or A[io, ii] == 0.0)
+    for Bi in T.serial(18):
+        B[(Bi + 2) // 8, (Bi + 2) % 8] = 0.0
+    for Bio, Bii in T.grid(3, 8):
+        if 8 * Bio + Bii >= 2 and 8 * Bio + Bii < 18:
+            for fi in T.serial(3):
+                if 8 * Bio + Bii + fi >= 4:
+                    B[Bio + (Bii + fi - 2) // 8, (Bii + fi - 2) % 8] = (
+                        B[Bio + (Bii + fi - 2) // 8, (Bii + fi - 2) % 8]
+                        + F[fi] * A[Bio, Bii])
+    for io, ii in T.grid(3, 8):
+        if 8 * io + ii < 2 or 8 * io + ii >= 20:
+            B[io, ii] = 0.0
+'''
+
+
+@functools.cache
+def step_3() -> pp.Schedule:
     sch = pp.Schedule(front_steps()[2])
-    sch.sequential_buffer_access(None, "A")
-    assert_matches_original(rfc("implicit_default_step0"), sch.func,
-                            {"A": Layout(offset, 0.0), "B": Layout(offset, 0.0)})
+    sch.sequential_buffer_access(None, "A", reassociate=True)
+    return sch
+
+
+def test_step_3_is_derived_when_the_sum_may_reassociate():
+    sch = step_3()
+    # The RFC's loops over A (its step 3 writes B two elements off; see the docstring).
+    assert_same_form(sch.func, pp.parse(FOLLOW_A))
+    assert str(sch.trace) == ("sch.sequential_buffer_access(block=None, buffer='A', "
+                              "reassociate=True)")
+    pp.assert_structural_equal(sch.trace.apply_to(front_steps()[2]).func, sch.func)
+
+
+@pytest.mark.parametrize("target", ["python", pytest.param("numba", marks=pytest.mark.numba)])
+def test_step_3_computes_the_convolution_to_rounding(target):
+    assert_matches_original(rfc("implicit_default_step0"), step_3().func,
+                            {"A": Layout(offset, 0.0), "B": Layout(offset, 0.0)},
+                            seeds=(0, 1, 2), targets=(target,))
 
 
 # ---------------------------------------------------------------- following B instead
@@ -198,6 +233,21 @@ def test_following_b_computes_the_convolution(n, p, c, target):
     layout = Layout(lambda i: [(i + p) // c, (i + p) % c], 0.0)
     for f in (before, report.func):
         assert_matches_original(conv(n, p), f, {"A": layout, "B": layout}, targets=(target,))
+
+
+@pytest.mark.parametrize(("n", "p", "c"), CONFIGS)
+def test_following_a_reassociates_at_every_size(n, p, c):
+    layout = Layout(lambda i: [(i + p) // c, (i + p) % c], 0.0)
+    sch = pp.Schedule(conv(n, p))
+    for buffer in ("A", "B"):
+        sch.transform_layout(None, buffer, layout.index_map, pad_value=0.0)
+    before = sch.func
+    with pytest.raises(IllegalTransformError, match="would break a dependence"):
+        sch.sequential_buffer_access(None, "A")
+    assert sch.func is before
+    sch.sequential_buffer_access(None, "A", reassociate=True)
+    pp.verify(sch.func)
+    assert_matches_original(conv(n, p), sch.func, {"A": layout, "B": layout}, seeds=(0, 1))
 
 
 # ---------------------------------------------------------------- the RFC's later steps
