@@ -117,6 +117,9 @@ class _Checker:
         self.program = program
         self._domains: dict[int, tuple[isl.Set, tuple]] = {}
         self._boxes: dict[n.Buffer, isl.Set] = {}
+        # Accesses proved inside, by what decides it: `B[i] = B[i] + 1` loads and
+        # stores one element at the same instances, and the second costs nothing.
+        self._inside: set = set()
         self.extents = self._extents()
 
     def _extents(self) -> isl.Set:
@@ -159,6 +162,10 @@ class _Checker:
     def decide(self, access: _Access, label: str) -> Proved | Refuted | Unknown:
         """Whether ``access`` stays inside its buffer; ``label`` names its statement."""
         site, node = access.site, access.node
+        key = (site.index, node.buffer, tuple(node.indices), access.path,
+               tuple(access.lets.items()))
+        if key in self._inside:
+            return Proved("isl")
         space = self.program.space(site)
         if access.lets:
             space = space.with_lets(access.lets)
@@ -187,6 +194,7 @@ class _Checker:
         relation = to_map(space, pws, self.program.buffer_names.name(node.buffer))
         bad = relation.intersect_domain(where).subtract_range(self.box(node.buffer))
         if bad.is_empty():
+            self._inside.add(key)
             return Proved("isl")
         # Where the exact index leaves the index's dtype, the executed one wrapped.
         sure = bad.intersect_range(_dtype_box(self.box(node.buffer), node.indices))

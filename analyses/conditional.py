@@ -53,6 +53,7 @@ from .bounds import check_bounds
 from .budgeted import decider
 from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
+from .execution_refutation import refute_by_execution
 from .facts import has_undef
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
@@ -177,6 +178,11 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool) -> Decision:
         detail = f"{where}, the body is a no-op: {decided.detail or decided.method}"
         return Removable(decided.method, detail, keep="then")
     if isinstance(decided, Unknown):
+        # The rules refute one harmful instance; several together are found by a run.
+        found = refute_by_execution(f, replace(f, stmt, stmt.then_case),
+                                    f"running the body {where}")
+        if found is not None:
+            return Refuted(found)
         return Unknown(f"running the body {where} is not known to be a no-op: "
                        f"{decided.reason}")
     cex = decided.counterexample

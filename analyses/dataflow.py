@@ -22,6 +22,12 @@ its element:
 are left out, unless ``assumes=True`` asks for their reads as sinks (a
 no-op decider must not remove a store an assumption looks at).
 
+A question about a few statements -- where do the values they write go,
+what overwrites them -- is answered for those statements only, with time
+reversed where that is cheaper (:meth:`Dependences.tagged_flow_out_of`,
+:meth:`Dependences.tagged_output_from`).  The inputs ISL is given are built
+by :mod:`.flow_inputs`.
+
 >>> d = dependences(f)
 >>> d.flow            # { S0[i] -> S1[i + 1] : 0 <= i <= 14 }
 >>> d.violations(new_schedule)   # a Counterexample, or None
@@ -37,34 +43,14 @@ import islpy as isl
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
-from polypad.model import AffineSpace, Model, extract
+from polypad.model import Model, extract
 
+from . import flow_inputs as fi
 from . import instances as inst
 from .budgeted import bounded
 from .evidence import Counterexample, Element, Instance
 
 _KINDS = ("flow", "flow_must", "anti", "output", "live_out")
-
-
-def _empty() -> isl.UnionMap:
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
-
-def _union(maps) -> isl.UnionMap:
-    out = _empty()
-    for m in maps:
-        out = out.union(isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m)
-    return out
-
-
-def _tag(relation: isl.UnionMap) -> isl.UnionMap:
-    """``S[i] -> A[e]`` as ``[S[i] -> A[e]] -> A[e]``: the instance tagged by its element."""
-    return relation.range_map()
-
-
-def _untag(tagged: isl.UnionMap) -> isl.UnionMap:
-    """``[S -> A] -> [S' -> A]`` as ``S -> S'``."""
-    return tagged.domain_factor_domain().range_factor_domain()
 
 
 @dataclass(frozen=True)
@@ -110,20 +96,38 @@ class Dependences:
         self._flows = _flows_of(model, assumes, buffers, about)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
-        self.flow_may = self.flow = self._flows.flow
-        self.flow_must = self._flows.flow_must
-        self.live_out = self._flows.live_out
-        self.live_in = self._flows.live_in
+
+    @property
+    def flow(self) -> isl.UnionMap:
+        """Read after write (value based, may), ``S -> S'``."""
+        return self._flows.forward()["flow"]
+
+    flow_may = flow
+
+    @property
+    def flow_must(self) -> isl.UnionMap:
+        """The flow dependences whose source certainly wrote the value read."""
+        return self._flows.forward()["flow_must_untagged"]
+
+    @property
+    def live_out(self) -> isl.UnionMap:
+        """``S[i] -> Buf[e]``: writes whose value may still be there when the function returns."""
+        return self._flows.forward()["live_out_untagged"]
+
+    @property
+    def live_in(self) -> isl.UnionMap:
+        """``S[i] -> Buf[e]``: reads that may see a value from before the function."""
+        return self._flows.forward()["live_in"]
 
     @property
     def anti(self) -> isl.UnionMap:
         """Write after read, ``S -> S'``."""
-        return _untag(self._flows.tagged("anti"))
+        return fi.untag(self._flows.tagged("anti"))
 
     @property
     def output(self) -> isl.UnionMap:
         """Write after write, ``S -> S'``."""
-        return _untag(self._flows.tagged("output"))
+        return fi.untag(self._flows.tagged("output"))
 
     # ------------------------------------------------------------ public views
 
@@ -135,6 +139,16 @@ class Dependences:
         if kind not in _KINDS:
             raise PolypadError(f"no dependence kind {kind!r}; kinds: {', '.join(_KINDS)}, all")
         return self._flows.tagged(kind)
+
+    def tagged_flow_out_of(self, statements: Iterable[str]) -> isl.UnionMap:
+        """Where the values the named statements write may be read outside them:
+        ``tagged("flow")`` and ``tagged("live_out")`` with a source among those
+        statements and a sink that is not (``END`` included).
+
+        Computed for those writes only when the full relations are not at hand
+        (see :meth:`_Flows.flow_out_of`).
+        """
+        return self._flows.flow_out_of(frozenset(statements))
 
     def tagged_output_from(self, statements: Iterable[str]) -> isl.UnionMap:
         """``tagged("output")`` restricted to the sources of the named statements.
@@ -168,7 +182,7 @@ class Dependences:
 
     def violation(self, new_schedule: isl.UnionMap) -> Violation | None:
         """Like :meth:`violations`, with the kind and certainty of the broken dependence."""
-        new_schedule = _as_union(new_schedule)
+        new_schedule = fi.as_union(new_schedule)
         missing = self.all().domain().union(self.all().range()).subtract(new_schedule.domain())
         if not missing.is_empty():
             raise PolypadError(f"the new schedule does not place the instances {missing}")
@@ -235,9 +249,14 @@ class Dependences:
 class _Flows:
     """The ISL inputs and answers of one function's dataflow, computed once.
 
-    The flow dependences are computed at once, the output and anti ones on
-    first use.  Time dimensions that hold one value for every event are
-    dropped before ISL sees them (see :func:`_drop_constant_dims`).
+    Every answer is computed on first use: the forward flow dependences
+    (with ``live_in`` and ``live_out``) by :meth:`forward`, the output and
+    anti ones by :meth:`tagged`, and the questions about a few sources
+    (:meth:`flow_out_of`, :meth:`output_from`) with time reversed unless the
+    full answer is at hand (or, for :meth:`flow_out_of`, these are the whole
+    function's flows, which serve one question after another).  Time
+    dimensions that hold one value for every event are dropped before ISL
+    sees them (see :func:`analyses.flow_inputs.drop_constant_dims`).
     """
 
     def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None,
@@ -252,9 +271,10 @@ class _Flows:
                     isl.UnionSet.from_set(a.relation.range())).is_empty()
                 for a in s.accesses)
 
+        self.model = model
         self.scopes = inst.allocation_scopes(model.func.body)
-        kills, kill_times = _allocation_kills(model, self.scopes, kept)
-        end_reads, end_time = _end_reads(model, self.scopes, kept)
+        kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
+        end_reads, end_time = fi.end_reads(model, self.scopes, kept)
         statements = [s for s in model.statements if touches(s)]
         writes = [a for s in statements if not s.is_assume
                   for a in s.accesses if a.kind == "write" and kept(a.buffer)]
@@ -265,34 +285,51 @@ class _Flows:
         depth = inst.depth_of(model)
         times = [inst.statement_time(s, depth) for s in statements
                  if any(kept(a.buffer) for a in s.accesses)]
-        self.must_w = _tag(_union(a.relation for a in writes if not a.may))
-        self.may_w = _tag(_union(a.relation for a in writes if a.may))
-        self.real_r = _tag(_union(a.relation for a in reads))
-        self.must_reads = _tag(_union(a.relation for a in reads if not a.may)).domain()
+        self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may))
+        self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may))
+        self.real_r = fi.tag(fi.union(a.relation for a in reads))
+        self.must_reads = fi.tag(fi.union(a.relation for a in reads if not a.may)).domain()
         self.must_writes = self.must_w.domain()
-        self.kill_t, end_t = _tag(kills), _tag(end_reads)
-        every = _union(a.relation for s in statements for a in s.accesses if kept(a.buffer))
+        self.kill_t, self.end_t = fi.tag(kills), fi.tag(end_reads)
+        every = fi.union(a.relation for s in statements for a in s.accesses if kept(a.buffer))
         every = every.union(kills).union(end_reads)
-        time = _drop_constant_dims(_union(times).union(kill_times).union(end_time))
+        time = fi.drop_constant_dims(fi.union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
+        self._tagged: dict[str, isl.UnionMap] = {}
+        self._forward: dict[str, isl.UnionMap] | None = None
+        self._out_of: dict[frozenset[str], isl.UnionMap] = {}
+        # The whole function's flows serve one question after another (a pass
+        # asking about each statement): the forward answer, once, pays for all.
+        self.whole = about is None
 
-        flow = self.compute(self.real_r.union(end_t), self.must_w, self.may_w, self.kill_t)
+    def forward(self) -> dict[str, isl.UnionMap]:
+        """The flow dependences, tagged and not, with ``live_in`` and ``live_out``."""
+        if self._forward is not None:
+            return self._forward
+        flow = self.compute(self.real_r.union(self.end_t), self.must_w, self.may_w,
+                            self.kill_t)
         may_dep, must_dep = flow.get_may_dependence(), flow.get_must_dependence()
-        end_tags = end_t.domain()
-        self._tagged = {
+        end_tags = self.end_t.domain()
+        self._tagged.update({
             "flow": may_dep.subtract_range(end_tags),
             "flow_must": must_dep.subtract_range(end_tags).intersect_range(self.must_reads),
             "live_out": may_dep.intersect_range(end_tags),
-        }
+        })
         # Reads of a local buffer before any write see garbage, not an input.
-        self.live_in = _untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
+        live_in = fi.untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
         for scope in self.scopes:
-            if scope.buffer in model.buffer_names:
-                local = isl.Set.universe(inst.buffer_box(model, scope.buffer).get_space())
-                self.live_in = self.live_in.subtract_range(isl.UnionSet.from_set(local))
-        self.flow = _untag(self._tagged["flow"])
-        self.flow_must = _untag(self._tagged["flow_must"])
-        self.live_out = self._tagged["live_out"].domain_factor_domain().range_factor_range()
+            if scope.buffer in self.model.buffer_names:
+                box = inst.buffer_box(self.model, scope.buffer)
+                live_in = live_in.subtract_range(
+                    isl.UnionSet.from_set(isl.Set.universe(box.get_space())))
+        self._forward = {
+            "flow": fi.untag(self._tagged["flow"]),
+            "flow_must_untagged": fi.untag(self._tagged["flow_must"]),
+            "live_out_untagged":
+                self._tagged["live_out"].domain_factor_domain().range_factor_range(),
+            "live_in": live_in,
+        }
+        return self._forward
 
     def compute(self, sink, must, may, kill) -> isl.UnionFlow:
         """ISL's dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
@@ -302,14 +339,59 @@ class _Flows:
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
+        if kind in ("flow", "flow_must", "live_out"):
+            self.forward()
         if kind not in self._tagged:
             all_w = self.must_w.union(self.may_w)
             if kind == "output":
                 flow = self.compute(all_w, self.must_w, self.may_w, self.kill_t)
             else:  # anti: every certain write kills the reads before it
-                flow = self.compute(all_w, _empty(), self.real_r, self.kill_t.union(self.must_w))
+                flow = self.compute(all_w, fi.empty(), self.real_r, self.kill_t.union(self.must_w))
             self._tagged[kind] = flow.get_may_dependence()
         return self._tagged[kind]
+
+    def flow_out_of(self, names: frozenset[str]) -> isl.UnionMap:
+        """The tagged flow and live-out dependences from a statement in ``names`` to a read
+        outside them (or ``END``).
+
+        Exactly ``tagged("flow")`` and ``tagged("live_out")`` restricted to
+        those pairs.  Unless the forward answer is at hand (or these are the
+        whole function's flows, see ``whole``, or they have no more reads than
+        ``names`` has writes), it is computed with time reversed, as
+        :meth:`output_from` does: the reads that see the value
+        ``y`` wrote are those after ``y`` with no certain write (or kill) of
+        the element in between, which is what ISL gives for the sink ``y``
+        when time runs backwards, the reads are may-sources and the certain
+        writes and kills are kills.  A kill only cuts a pair it falls
+        strictly between, in either direction (a read and a write of one
+        instance, ``B[i] = B[i] + 1``, share a time), and may-sources do not
+        kill one another, so the reads of ``names`` themselves are left out.
+        """
+        if names in self._out_of:
+            return self._out_of[names]
+        ours = fi.from_statements(self.must_w.union(self.may_w), names)
+        sinks = self.real_r.union(self.end_t)
+        # ISL's work grows with the sinks: backwards they are the writes of `names`,
+        # forwards every read.  Either way the answer is the same.
+        if self._forward is not None or self.whole or sinks.n_map() <= ours.n_map():
+            self.forward()
+            flows = self._tagged["flow"].union(self._tagged["live_out"])
+            out = fi.keep_maps(flows, lambda m: fi.statement_of(m.get_space().domain()) in names
+                               and fi.statement_of(m.get_space().range()) not in names)
+        else:
+            out = self.flow_out_of_backwards(names)
+        self._out_of[names] = out
+        return out
+
+    def flow_out_of_backwards(self, names: frozenset[str]) -> isl.UnionMap:
+        """:meth:`flow_out_of`, computed with time reversed (not memoized)."""
+        ours = fi.from_statements(self.must_w.union(self.may_w), names)
+        reads = fi.keep_maps(self.real_r.union(self.end_t),
+                             lambda m: fi.statement_of(m.get_space().domain()) not in names)
+        info = isl.UnionAccessInfo.from_sink(ours).set_must_source(fi.empty())
+        info = info.set_may_source(reads).set_kill(self.kill_t.union(self.must_w))
+        info = info.set_schedule_map(fi.negate_time(self.tagged_time))
+        return info.compute_flow().get_may_dependence().reverse()
 
     def output_from(self, names: frozenset[str]) -> isl.UnionMap:
         """The tagged output dependences whose source is a statement in ``names``.
@@ -322,36 +404,12 @@ class _Flows:
         ISL looks at a handful of sinks instead of every write.
         """
         if "output" in self._tagged:
-            full = self._tagged["output"]
-            return _filter(full, lambda m: _statement(m.get_space().domain()) in names)
-        all_w = self.must_w.union(self.may_w)
-        ours = _filter(all_w, lambda m: _statement(m.get_space().domain()) in names)
-        flipped = _negate_time(self.tagged_time)
+            return fi.from_statements(self._tagged["output"], names)
+        ours = fi.from_statements(self.must_w.union(self.may_w), names)
+        flipped = fi.negate_time(self.tagged_time)
         info = isl.UnionAccessInfo.from_sink(ours).set_must_source(self.must_w)
         info = info.set_may_source(self.may_w).set_kill(self.kill_t)
         return info.set_schedule_map(flipped).compute_flow().get_may_dependence().reverse()
-
-
-def _statement(tagged: isl.Space) -> str:
-    """The statement name of a tagged space ``[S -> Buf]``."""
-    return tagged.unwrap().get_tuple_name(isl.dim_type.in_)
-
-
-def _filter(relation: isl.UnionMap, keep) -> isl.UnionMap:
-    """The maps of ``relation`` that ``keep`` accepts."""
-    listed = relation.get_map_list()
-    return _union(m for m in (listed.get_at(k) for k in range(listed.n_map())) if keep(m))
-
-
-def _negate_time(time: isl.UnionMap) -> isl.UnionMap:
-    """``time`` with every output dimension negated: program order, backwards."""
-    listed = time.get_map_list()
-    if listed.n_map() == 0:
-        return time
-    width = listed.get_at(0).dim(isl.dim_type.out)
-    dims = [f"t{k}" for k in range(width)]
-    flip = isl.Map(f"{{ [{', '.join(dims)}] -> [{', '.join('-' + d for d in dims)}] }}")
-    return time.apply_range(isl.UnionMap.from_map(flip))
 
 
 # The flows of the functions asked about most recently, keyed by identity:
@@ -394,96 +452,6 @@ def _remember(cache: dict, key, value) -> None:
     if len(cache) >= _KEEP:
         cache.pop(next(iter(cache)))
     cache[key] = value
-
-
-def _drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
-    """``time`` without the output dimensions that hold one value for every event.
-
-    Such a dimension orders nothing, so lexicographic order -- program order
-    -- is unchanged; but each one costs ISL's dataflow a level of its
-    search.  In a deep nest, the 2d+1 schedule's sequence positions are
-    mostly such dimensions, and so are the counters of loops of extent 1.
-    """
-    listed = time.get_map_list()
-    maps = [listed.get_at(k) for k in range(listed.n_map())]
-    if not maps:
-        return time
-    ranges = isl.Set.from_union_set(time.range())
-    constant = []
-    for k in range(ranges.dim(isl.dim_type.set)):
-        lo, hi = ranges.dim_min_val(k), ranges.dim_max_val(k)
-        if lo.is_int() and hi.is_int() and lo.eq(hi):
-            constant.append(k)
-    if not constant:
-        return time
-    out = _empty()
-    for m in maps:
-        for k in reversed(constant):
-            m = m.project_out(isl.dim_type.out, k, 1)
-        out = out.union(isl.UnionMap.from_map(m))
-    return out
-
-
-def _allocation_kills(model: Model, scopes, kept=lambda buffer: True
-                      ) -> tuple[isl.UnionMap, isl.UnionMap]:
-    """``K<k>[outer loops] -> Buf[every element]`` at the end of each ``Allocate``
-    (of a buffer ``kept`` accepts)."""
-    depth = inst.depth_of(model)
-    kills, kill_times = _empty(), _empty()
-    for k, scope in enumerate(scopes):
-        if not kept(scope.buffer):
-            continue
-        inside = model.statements[scope.first:scope.stop]
-        exact = [s for s in inside if not s.may]
-        if not exact or scope.buffer not in model.buffer_names:
-            continue  # no kill is the conservative choice
-        d = scope.depth
-        first = exact[0]
-        domain = None
-        for s in exact:
-            part = s.domain.project_out(isl.dim_type.set, d, s.domain.dim(isl.dim_type.set) - d)
-            part = part.set_tuple_name(f"K{k}")
-            domain = part if domain is None else domain.union(part)
-        space = AffineSpace(first.loop_vars[:d], tuple_name=f"K{k}", names=model.names)
-        domain = domain.intersect(space.universe).coalesce()
-        box = inst.buffer_box(model, scope.buffer)
-        kills = kills.union(isl.UnionMap.from_map(
-            isl.Map.from_domain_and_range(domain, box)))
-        last = max(s.position[d] for s in inside)
-        prefix: list = [2 * first.position[0]]
-        for level in range(d):
-            prefix += [first.loop_vars[level], 2 * first.position[level + 1]]
-        prefix[-1] = 2 * last + 1
-        kill_times = kill_times.union(isl.UnionMap.from_map(
-            inst.time_map(space, prefix, depth, domain)))
-    return kills, kill_times
-
-
-def _end_reads(model: Model, scopes, kept=lambda buffer: True
-               ) -> tuple[isl.UnionMap, isl.UnionMap]:
-    """``END[] -> Buf[every element]`` for every buffer not allocated inside the function
-    (and that ``kept`` accepts)."""
-    local = {id(scope.buffer) for scope in scopes}
-    space = AffineSpace((), tuple_name="END", names=model.names)
-    last = max((s.position[0] for s in model.statements), default=0)
-    reads = _empty()
-    for buffer in model.buffer_names.objects():
-        if id(buffer) in local or not kept(buffer):
-            continue
-        box = inst.buffer_box(model, buffer)
-        reads = reads.union(isl.UnionMap.from_map(
-            isl.Map.from_domain_and_range(space.universe, box)))
-    time = inst.time_map(space, [2 * last + 2], inst.depth_of(model), space.universe)
-    return reads, isl.UnionMap.from_map(time)
-
-
-def _untag_domain(tagged_access: isl.UnionMap) -> isl.UnionMap:
-    """``[S -> A] -> A`` as ``S -> A``."""
-    return tagged_access.domain_factor_domain()
-
-
-def _as_union(m) -> isl.UnionMap:
-    return isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m
 
 
 @deep_entry

@@ -166,44 +166,43 @@ class ValueFact:
 
 def value_facts(program: Program) -> list[ValueFact]:
     """Every assumption that reads buffers and every store that establishes a value."""
-    return program._memo("value_facts", lambda: _value_facts(program))
+    return [f for site in program.sites for f in site_facts(program, site)]
 
 
-def _value_facts(program: Program) -> list[ValueFact]:
-    out = []
-    for site in program.sites:
-        if not (_is_assume(site) or isinstance(site.stmt, n.BufferStore)):
-            continue  # only these establish facts: no domain to compute for the rest
-        domain, dropped = program.domain(site)
-        lets = _resolved_lets(site)
-        guards = _branches(site, dropped)
-        if guards is None or lets is None:
-            continue  # a statement that may not have run establishes nothing
-        if _is_assume(site):
-            formula = substitute(site.stmt.value.args[0], lets)
-            loads = loads_in(formula)
-            if loads:
-                out.append(ValueFact("assume", site, formula, tuple(loads), domain,
-                                     guards=guards))
-        elif isinstance(site.stmt, n.BufferStore):
-            store = site.stmt
-            value = substitute(store.value, lets)
-            if has_undef(value):
-                continue
-            target = n.BufferLoad(store.buffer, tuple(substitute(i, lets) for i in store.indices))
-            written, exact = program.access(site, store.buffer, target.indices)
-            if not exact:
-                continue
-            for load in loads_in(value):
-                if load.buffer is store.buffer:
-                    read, _ = program.access(site, load.buffer, load.indices)
-                    domain = domain.subtract(written.intersect(read).domain())
-            if domain.is_empty():
-                continue
-            formula = n.Eq(target, value)
-            out.append(ValueFact("stored", site, formula, (target, *loads_in(value)),
-                                 domain, value, guards))
-    return out
+def site_facts(program: Program, site: Site) -> list[ValueFact]:
+    """The fact ``site`` establishes, if any (memoized)."""
+    return program._memo(("value_facts", site.index), lambda: _site_facts(program, site))
+
+
+def _site_facts(program: Program, site: Site) -> list[ValueFact]:
+    if not (_is_assume(site) or isinstance(site.stmt, n.BufferStore)):
+        return []  # only these establish facts: no domain to compute for the rest
+    domain, dropped = program.domain(site)
+    lets = _resolved_lets(site)
+    guards = _branches(site, dropped)
+    if guards is None or lets is None:
+        return []  # a statement that may not have run establishes nothing
+    if _is_assume(site):
+        formula = substitute(site.stmt.value.args[0], lets)
+        loads = loads_in(formula)
+        return [ValueFact("assume", site, formula, tuple(loads), domain, guards=guards)
+                ] if loads else []
+    store = site.stmt
+    value = substitute(store.value, lets)
+    if has_undef(value):
+        return []
+    target = n.BufferLoad(store.buffer, tuple(substitute(i, lets) for i in store.indices))
+    written, exact = program.access(site, store.buffer, target.indices)
+    if not exact:
+        return []
+    for load in loads_in(value):
+        if load.buffer is store.buffer:
+            read, _ = program.access(site, load.buffer, load.indices)
+            domain = domain.subtract(written.intersect(read).domain())
+    if domain.is_empty():
+        return []
+    return [ValueFact("stored", site, n.Eq(target, value), (target, *loads_in(value)),
+                      domain, value, guards)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -237,12 +236,19 @@ class Instantiator:
         self._templates: dict = {}
         self._valid: dict = {}
         self._instances: dict = {}
+        self._graphs: dict[n.BufferLoad, isl.Map | None] = {}
+        self._facts: list[ValueFact] | None = None
         self._canonical = _Canonical(program, target)
 
     def facts(self) -> list[ValueFact]:
         """The facts of the function whose statements may run before the target."""
-        return [f for f in value_facts(self.program)
-                if not self.program.before(f.site, self.target).is_empty()]
+        if self._facts is None:
+            prog = self.program  # sites that never run before the target: no fact to make
+            self._facts = [f for site in prog.sites
+                           if (_is_assume(site) or isinstance(site.stmt, n.BufferStore))
+                           and not prog.before(site, self.target).is_empty()
+                           for f in site_facts(prog, site)]
+        return self._facts
 
     def valid(self, fact: ValueFact) -> isl.Map:
         """``site[y] -> target[x]``: instance ``y`` of ``fact`` still holds at ``x``."""
@@ -376,13 +382,15 @@ class Instantiator:
 
     def _graph(self, load: n.BufferLoad) -> isl.Map | None:
         """``target[x] -> [x, e]`` with ``e`` the element ``load`` reads; None if not affine."""
-        space = self.program.space(self.target)
-        try:
-            pws = [space.var(v) for v in self.target.loop_vars]
-            pws += [to_pw_aff(i, space) for i in load.indices]
-        except NotAffineError:
-            return None
-        return to_map(space, pws, None)
+        if load not in self._graphs:
+            space = self.program.space(self.target)
+            try:
+                pws = [space.var(v) for v in self.target.loop_vars]
+                pws += [to_pw_aff(i, space) for i in load.indices]
+                self._graphs[load] = to_map(space, pws, None)
+            except NotAffineError:
+                self._graphs[load] = None
+        return self._graphs[load]
 
     def _narrow(self, t: _Template, at: dict, graph: isl.Map | None,
                 domain: isl.Set | None) -> n.Expr | None:

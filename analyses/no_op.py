@@ -11,7 +11,9 @@ Rules 1 and 2 are one dataflow question, answered with
 :mod:`.dataflow`: no value the statement writes may reach a read outside
 it -- neither a later statement (``T.assume`` included: removing a store
 must not falsify a fact) nor the caller, who reads every buffer the
-function does not allocate (the ``END`` instance).  Rule 3 is decided by
+function does not allocate (the ``END`` instance); those flows are computed
+for the statement's writes alone (:meth:`.Dependences.tagged_flow_out_of`).
+Rule 3 is decided by
 ``analyses.stored_value.stores_existing_value`` for a single store.
 
 >>> is_no_op(f, store)    # Proved("isl", "rule 1: ... overwritten by S2 ...")
@@ -109,13 +111,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
 
 def _escaping(model, deps: Dependences, inside) -> isl.UnionMap:
     """Flows from a write of ``inside`` to a read outside it (or to ``END``), tagged."""
-    names = {s.name for s in inside}
-    ours = _universe(s for s in inside)
-    others = _universe(s for s in model.statements if s.name not in names)
-    end = isl.UnionSet(isl.Set("{ END[] }"))
-    pairs = isl.UnionMap.from_domain_and_range(ours, others.union(end))
-    flows = deps.tagged("flow").union(deps.tagged("live_out"))
-    return flows.zip().intersect_domain(pairs.wrap()).zip()
+    return deps.tagged_flow_out_of(s.name for s in inside)
 
 
 def _at(escaping: isl.UnionMap, model, s, cex: Counterexample) -> isl.Point | None:

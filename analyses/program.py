@@ -214,13 +214,30 @@ class Program:
         return self._memo(("time", site.index), make)
 
     def before(self, a: Site, b: Site) -> isl.Map:
-        """``a[y] -> b[x]``: instance ``y`` of ``a`` runs strictly before ``x`` of ``b``."""
+        """``a[y] -> b[x]``: instance ``y`` of ``a`` runs strictly before ``x`` of ``b``.
+
+        The lexicographic order of the two sites' times, built from program
+        structure: with ``k`` enclosing loops shared, either the counters of
+        the first ``j < k`` agree and the ``j``-th is smaller, or all ``k``
+        agree and ``a`` comes earlier in the sequence at level ``k`` (its slot
+        is smaller; an equal slot there is a point both end at, as a
+        compound statement and the first loop inside it do).
+        """
         def make():
-            ta, tb = self.time(a), self.time(b)
-            common = min(len(a.slots), len(b.slots)) * 2 - 1
-            ta = ta.project_out(isl.dim_type.out, common, ta.dim(isl.dim_type.out) - common)
-            tb = tb.project_out(isl.dim_type.out, common, tb.dim(isl.dim_type.out) - common)
-            return ta.lex_lt_map(tb)
+            dom_a, dom_b = self.domain(a)[0], self.domain(b)[0]
+            pairs = isl.Map.from_domain_and_range(dom_a, dom_b)
+            shared = 0
+            while (shared < min(len(a.loop_sites), len(b.loop_sites))
+                   and a.loop_sites[shared] is b.loop_sites[shared]):
+                shared += 1
+            out = isl.Map.empty(pairs.get_space())
+            same = pairs  # the first j counters agree
+            for j in range(shared):
+                out = out.union(same.order_lt(isl.dim_type.in_, j, isl.dim_type.out, j))
+                same = same.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
+            if a.slots[shared] < b.slots[shared]:
+                out = out.union(same)
+            return out.coalesce()
         return self._memo(("before", a.index, b.index), make)
 
     def prefix_map(self, outer: Site, site: Site) -> isl.Map:

@@ -8,7 +8,9 @@ to, just before it runs.  Two ways to know the content:
   read-then-write-back that RFC 0077 lists among RemoveNoOp's rules);
 * the context at the store knows it: an assumption (``T.assume(B[0] == 0.0)``
   before ``B[0] = 0.0``), a value stored earlier and not overwritten since,
-  or a condition on data, all through :func:`analyses.prove`.
+  or a condition on data, all through :func:`analyses.prove`.  An update
+  ``B[i] = B[i] + d`` is first asked whether ``d`` is 0 there, a question
+  that needs no fact about ``B[i]`` (the RFC's sums over padding).
 
 A store of ``T.undef()`` writes an arbitrary value, not the one already
 there; that such a store may be dropped is a separate rule (lowering
@@ -63,9 +65,43 @@ def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: b
     if store.value == current:
         return Proved("read-back", f"{show(store).strip()} writes back what it reads")
     ctx = context_at(f, store)
-    return prove_kept_constants_last(
-        ctx, lambda: prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
-                                      timeout_ms=timeout_ms))
+
+    def decide() -> Decision:
+        return prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
+                                timeout_ms=timeout_ms)
+
+    change = None if strict_ieee else _change(store.value, current)
+    if change is None:
+        return prove_kept_constants_last(ctx, decide)
+    # `B[i] = B[i] + d` stores what is there exactly where d is 0 (reals, and
+    # integers that wrap: x + 0 is x).  That question reads no B[i], whose facts
+    # are often the dearest, so it is the first attempt, without kept constants
+    # (see prove_kept_constants_last): a proof stands; otherwise the question is
+    # asked as it stands, with every fact, so refutations are unchanged.
+    zero = n.FloatImm(0.0, change.dtype) if dtypes.is_float(change.dtype) else \
+        n.IntImm(0, change.dtype)
+    token = _PROVING.set(True)
+    try:
+        with proofs_only():
+            first = prove_same_value(change, zero, ctx, timeout_ms=timeout_ms)
+    finally:
+        _PROVING.reset(token)
+    return first if isinstance(first, Proved) else decide()
+
+
+def _change(value: n.Expr, current: n.BufferLoad) -> n.Expr | None:
+    """``d`` when ``value`` is ``current + d``, ``d + current`` or ``current - d``
+    (integers or floats); else ``None``."""
+    if not (dtypes.is_int(value.dtype) or dtypes.is_float(value.dtype)):
+        return None
+    match value:
+        case n.Add(a=a, b=b) if a == current and b.dtype == value.dtype:
+            return b
+        case n.Add(a=a, b=b) if b == current and a.dtype == value.dtype:
+            return a
+        case n.Sub(a=a, b=b) if a == current and b.dtype == value.dtype:
+            return b
+    return None
 
 
 # Set while a write is being proven to keep a constant: that proof does not itself

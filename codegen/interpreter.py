@@ -21,6 +21,7 @@ reference executor is always built with ``check_assumptions``); a false one is a
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -58,12 +59,21 @@ _MATH = {
 
 def convert(value, dtype: str):
     """``value`` as a numpy scalar of ``dtype``, wrapping like a C cast."""
-    return np.asarray(value).astype(numpy_dtype(dtype))[()]
+    target = _numpy_dtype(dtype)
+    if isinstance(value, np.generic) and value.dtype == target:
+        return value  # already one: most results of numpy arithmetic on scalars
+    return np.asarray(value).astype(target)[()]
+
+
+@functools.cache
+def _numpy_dtype(dtype: str) -> np.dtype:
+    return numpy_dtype(dtype)
 
 
 class _Interpreter:
-    def __init__(self, func: PrimFunc):
+    def __init__(self, func: PrimFunc, alloc_fill: float = 0):
         self.func = func
+        self.alloc_fill = alloc_fill
         self.env: dict[Var, object] = {}
         self.arrays: dict[Buffer, np.ndarray] = {}
         self.stmt: Stmt | None = None
@@ -115,7 +125,8 @@ class _Interpreter:
             case ir.Allocate():
                 shape = tuple(int(self.eval(e)) if isinstance(e, Var) else e
                               for e in stmt.buffer.shape)
-                self.arrays[stmt.buffer] = np.zeros(shape, numpy_dtype(stmt.buffer.dtype))
+                self.arrays[stmt.buffer] = np.full(shape, self.alloc_fill,
+                                                   numpy_dtype(stmt.buffer.dtype))
                 self.exec(stmt.body)
                 del self.arrays[stmt.buffer]
             case _:
@@ -257,6 +268,10 @@ def free_vars(expr: ir.Expr) -> list[Var]:
 
 
 @deep_entry
-def run(func: PrimFunc, *args) -> None:
-    """Execute ``func`` (lowered) on checked arguments, updating arrays in place."""
-    _Interpreter(func).run(list(args))
+def run(func: PrimFunc, *args, alloc_fill: float = 0) -> None:
+    """Execute ``func`` (lowered) on checked arguments, updating arrays in place.
+
+    ``alloc_fill`` is what ``T.alloc_buffer`` memory starts as (0, as in the Numba
+    kernels); running twice with different fills tells whether a result depends on
+    memory read before it is written."""
+    _Interpreter(func, alloc_fill).run(list(args))

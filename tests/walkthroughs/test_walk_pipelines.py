@@ -295,14 +295,16 @@ def test_row_summation_guard_stays_with_more_padding():
     assert not entry.removed and not isinstance(entry.decision, Removable)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with two or more padding elements per row the overcompute is refused only as "
-    "Unknown ('rule 3 fails elsewhere ... not at an instance whose value is read'): "
-    "is_no_op does not compose the effect of several overcomputed instances into one "
-    "counterexample, though B[0] = 0 + 1 + 1 is plainly changed"))
 def test_row_summation_guard_stays_with_more_padding_refuted():
+    # Two padding elements of 1.0 per row change B[i] only together (0 + 1 + 1): no
+    # single instance is refuted, a run on inputs that honour the assumptions is.
     _, report = rows(16, 14, 4, 1.0)
-    assert isinstance(report.entries[0].decision, Refuted)
+    decision = report.entries[0].decision
+    assert isinstance(decision, Refuted)
+    cex = decision.counterexample
+    row = cex.element.indices[0]
+    assert cex.element.buffer == "B"
+    assert cex.values[f"B[{row}] after"] == cex.values[f"B[{row}] before"] + 2.0
 
 
 def test_row_summation_strict_ieee_keeps_the_guard():

@@ -28,7 +28,7 @@ from walk_support import (
 
 import analyses
 import polypad as pp
-from analyses import Element, Instance, Refuted, Unknown, padding_reads
+from analyses import Element, Instance, Refuted, padding_reads
 from analyses.conditional import Removable
 from polypad import T
 from polypad.errors import IllegalTransformError
@@ -151,7 +151,12 @@ def test_matmul_without_a_pad_value_on_c_keeps_its_guard():
     before, report = matmul(127, 32, 0.0, None)
     (guard,) = report.entries
     assert not guard.removed and report.func is before
-    assert "C[0, 3, 31] still holds it when matmul returns" in str(guard.decision)
+    # Unknown to the rules (C[0, 3, 31] may already hold the product); a run on small
+    # inputs finds a padding element of C the overcompute changes.
+    cex = guard.decision.counterexample
+    assert isinstance(guard.decision, Refuted) and cex.element.buffer == "C"
+    _, jo, ji = cex.element.indices
+    assert 32 * jo + ji >= 127
 
 
 @pytest.mark.parametrize(("w", "t"), [(127, 32), (61, 16), (100, 8), (9, 4)])
@@ -301,14 +306,16 @@ def test_sum_after_addone_refusal_names_the_padding_value(n):
 
 
 @pytest.mark.parametrize("n", [13, 14])
-def test_sum_over_several_padding_elements_is_not_refuted_one_at_a_time(n):
+def test_sum_over_several_padding_elements_is_refuted_by_a_run(n):
     # Two or three overcomputed instances each add 1.0: no one of them alone decides what
-    # D[0] ends with (the first one's sum is overwritten by the next), and the prover does
-    # not sum them, so the guard stays with Unknown rather than a counterexample.
+    # D[0] ends with (the first one's sum is overwritten by the next), and the rules do
+    # not sum them; running both programs on small inputs shows the sum off by 16 - n.
     _, report = grown("A[i] + 1.0", "sum", n)
     kept = report.entries[1]
-    assert not kept.removed and isinstance(kept.decision, Unknown)
-    assert "rule 3 fails" in kept.decision.reason
+    assert not kept.removed and isinstance(kept.decision, Refuted)
+    cex = kept.decision.counterexample
+    assert cex.element == Element("D", (0,))
+    assert cex.values["D[0] after"] - cex.values["D[0] before"] == 16.0 - n
     a = np.random.default_rng(n).uniform(-1, 1, (4, 4)).astype("float32")
     a.reshape(-1)[n:] = 0.0
     want, got = _overcompute_the_sum(report.func, n, a)
