@@ -15,6 +15,7 @@ from inputs_support import make_inputs
 
 import codegen
 from analyses import Element
+from codegen.aligned import python_aligned_zeros
 from codegen.stack import python_stack_zeros
 from polypad.errors import OutOfBoundsError
 from polypad.ir.nodes import Buffer, IRModule
@@ -26,6 +27,7 @@ OUT_OF_BOUNDS = {"branching_conv1d_before.py", "overcompute_conv1d_after.py"}
 FAKE_NUMBA = types.SimpleNamespace(njit=lambda **flags: (lambda f: f), prange=range,
                                    carray=lambda data, shape: data.reshape(shape))
 STACK_IMPORT = "from codegen.stack import stack_zeros as _pp_stack_zeros\n"
+HEAP_IMPORT = "from codegen.aligned import aligned_zeros as _pp_aligned_zeros\n"
 
 
 def functions():
@@ -36,8 +38,9 @@ def functions():
 
 
 def as_python(source: str):
-    namespace = {"numba": FAKE_NUMBA, "_pp_stack_zeros": python_stack_zeros}
-    source = source.replace("import numba\n", "").replace(STACK_IMPORT, "")
+    namespace = {"numba": FAKE_NUMBA, "_pp_stack_zeros": python_stack_zeros,
+                 "_pp_aligned_zeros": python_aligned_zeros}
+    source = source.replace("import numba\n", "").replace(STACK_IMPORT, "").replace(HEAP_IMPORT, "")
     exec(compile(source, "<kernel>", "exec"), namespace)
     return namespace["kernel"]
 

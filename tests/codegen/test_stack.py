@@ -48,8 +48,8 @@ def big(A: T.Buffer((4,), "float32"), n: T.int32):
     A[1] = sized[0]
 ''')
     source = codegen.build(func).source
-    assert "huge = np.zeros((4097,), dtype=np.float32)" in source
-    assert "sized = np.zeros((n,), dtype=np.float32)" in source
+    assert "huge = _pp_aligned_zeros((4097), np.float32).reshape((4097,))" in source
+    assert "sized = _pp_aligned_zeros((n), np.float32).reshape((n,))" in source
     assert "_pp_stack_zeros" not in source
 
 
