@@ -12,7 +12,12 @@ replaced by one of its branches, run unconditionally:
   is harmless".  Every no-op rule counts: the padding is overwritten later
   before anyone reads it (a pad-value block), the buffer is freed unread,
   or the body stores what is already there (``T.assume`` facts about the
-  padding, values stored earlier).
+  padding, values stored earlier).  When the body, run everywhere, would
+  leave a buffer, the same question is asked once more of the body with
+  the leaving indices wrapped modulo their extents (RFC 0077's
+  ``(io + (ii + fi) // 8) % 3``), after a proof that the wrap changes
+  nothing where ``c`` holds (:mod:`analyses.wrap_indices`); the
+  ``Removable`` then carries the wrapped body as its ``replacement``.
 * **An else branch** (``if c: a else: b``): the RFC's rule, generalised.
   ``a`` may replace the whole statement when, where ``c`` is false, ``a``
   does what ``b`` does: the two have the same shape, loops the same ranges,
@@ -34,7 +39,8 @@ when ``F`` may be ``inf``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
@@ -58,14 +64,23 @@ from .facts import has_undef
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
 from .prover import is_index_question, prove, prove_same_value, proved_by_isl
+from .wrap_indices import wrap_leaving_indices
 
 
 @dataclass(frozen=True)
 class Removable(Proved):
     """``Proved`` for a conditional: ``keep`` is the branch that replaces it (``"then"`` or
-    ``"else"``)."""
+    ``"else"``).
+
+    ``replacement``, when set, is what replaces it instead of the branch as
+    it stands: the then branch with its leaving indices wrapped
+    (:mod:`analyses.wrap_indices`); ``rebuilt`` pairs each ``if`` nested in
+    the branch with its counterpart in ``replacement``.
+    """
 
     keep: str = "then"
+    replacement: n.Stmt | None = field(default=None, compare=False, repr=False)
+    rebuilt: tuple = field(default=(), compare=False, repr=False)
 
 
 @decider
@@ -110,10 +125,17 @@ def conditional_of(f: n.PrimFunc, stmt: n.IfThenElse | str) -> n.IfThenElse:
     return stmt
 
 
-def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool) -> Decision:
-    """Whether branch ``keep`` may replace ``stmt``: in bounds first, then the same effect."""
+def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
+            wrap: bool = True) -> Decision:
+    """Whether branch ``keep`` may replace ``stmt``: in bounds first, then the same effect.
+
+    An ``if`` without else whose body would leave a buffer gets a second
+    chance with the leaving indices wrapped (``wrap``; see :func:`_wrapped`).
+    """
     leaves = _out_of_bounds(f, stmt, keep)
     if leaves is not None:
+        if wrap and stmt.else_case is None:
+            return _wrapped(f, stmt, strict, leaves)
         return leaves
     padding = _reads_padding(f, stmt, keep)
     if padding is not None:
@@ -144,6 +166,38 @@ def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | N
         return Unknown(f"running the {keep} branch everywhere may leave a buffer: "
                        f"{after.reason}")
     return None  # no worse than before: the accesses were undecided already
+
+
+def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision) -> Decision:
+    """``leaves`` (the bounds refusal of ``if c: body``), unless the body with its leaving
+    indices wrapped modulo their extents (:mod:`analyses.wrap_indices`, which proves the
+    wrapped ``if`` does what ``stmt`` does) may replace ``stmt``: then ``Removable``
+    with that body as ``replacement``.
+
+    The wrapped conditional is decided by the same rules (bounds, padding
+    reads, no-op where ``c`` is false).  Where there is nothing to wrap the
+    refusal is returned as it was; where a wrap was tried and is not
+    proved removable, the refusal keeps its counterexample and its
+    description adds why the wrap did not help.
+    """
+    if isinstance(leaves, Refuted) and leaves.counterexample.element is not None:
+        # The access found outside must itself be wrapped, and only the buffers the
+        # body stores to are: a read past another buffer ends the attempt at once.
+        stored = {x.buffer.name for x in walk(stmt.then_case) if isinstance(x, n.BufferStore)}
+        if leaves.counterexample.element.buffer not in stored:
+            return leaves
+    attempt = wrap_leaving_indices(f, stmt)
+    if isinstance(attempt, Unknown):
+        return leaves  # nothing to wrap: today's answer, unchanged
+    decided = _decide(attempt.func, attempt.conditional, "then", strict, wrap=False)
+    if isinstance(decided, Proved):
+        return Removable(decided.method, f"{attempt.describe()}; {decided.detail}",
+                         keep="then", replacement=attempt.then_case, rebuilt=attempt.rebuilt)
+    note = f"; with {attempt.describe()}, still not removable: {decided}"
+    if isinstance(leaves, Refuted):
+        cex = leaves.counterexample
+        return Refuted(dataclasses.replace(cex, description=cex.description + note))
+    return Unknown(leaves.reason + note)
 
 
 def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | None:

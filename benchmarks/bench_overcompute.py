@@ -243,7 +243,7 @@ WALKTHROUGH = [
     ("explicit_default_step4", "consumer", "4 * io + ii < 14", True),
     ("explicit_default_step4", "producer", "4 * io + ii < 14", False),
     ("implicit_default_step10", None, "ii >= 2", True),
-    ("implicit_default_step10", None, "ii < 2", False),
+    ("implicit_default_step10", None, "ii < 2", True),  # with B's row index wrapped % 3
     ("implicit_default_step11", None, "io == 2", True),
     ("row_summation_split", None, "4 * j_outer + j_inner < 14", False),
     ("single_func_step1", None, "4 * io + ii < 14", True),
@@ -331,6 +331,8 @@ def _check(f, stmt, decided, removed: bool) -> str:
     if not removed:
         return "kept, as in the walkthrough"
     kept = stmt.then_case if decided.keep == "then" else stmt.else_case
+    if decided.replacement is not None:  # the then branch with its indices wrapped
+        kept = decided.replacement
     return _runs_like(f, replace(f, stmt, kept))
 
 

@@ -23,7 +23,9 @@ After (the padding is computed too, and overwritten by the pad values)::
 
 Each ``if`` is offered, outermost first and in program order, to
 :func:`analyses.can_remove_conditional`, and replaced by the branch it names
-when the answer is ``Proved``.  Why it is correct: each question is asked of
+when the answer is ``Proved`` (or by the ``replacement`` it carries: the
+then branch with the indices that would leave their buffer wrapped modulo
+its extent, :mod:`analyses.wrap_indices`).  Why it is correct: each question is asked of
 the function as it is after the removals before it (two conditionals may
 each be removable only while the other stays), and a removal happens only
 on a proof that the kept branch does, where the condition fails, exactly
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 
 from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
-from polypad.errors import BudgetExceeded, NotFoundError, PolypadError
+from polypad.errors import ArgumentValueError, BudgetExceeded, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block
 from polypad.ir.show import show
@@ -77,16 +79,20 @@ class BranchingReport:
 
 def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
                                           strict_ieee: bool = False,
+                                          sweeps: int | None = None,
                                           budget: float | None = None) -> BranchingReport:
     """:func:`remove_branching_through_overcompute`, with the evidence for each conditional.
 
-    ``block`` limits the pass to the conditionals inside that block.  When
-    the time budget runs out, the report holds ``func`` unchanged and one
-    entry saying so.
+    ``block`` limits the pass to the conditionals inside that block.
+    ``sweeps`` stops after that many sweeps over the conditionals (``1``:
+    each asked once, as the RFC's "part 1" does; ``None``: until a sweep
+    removes nothing).  When the time budget runs out, the report holds
+    ``func`` unchanged and one entry saying so.
     """
     where = "explain_branching_through_overcompute"
     expect(func, n.PrimFunc, "func", where)
     expect(block, (str, None), "block", where, what="a block name (str) or None")
+    _expect_sweeps(sweeps, where)
     expect_budget(budget, where)
 
     def gave_up(err) -> BranchingReport:
@@ -94,10 +100,17 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
 
         return BranchingReport(func, (ConditionalEntry("...", None, False, Unknown(str(err))),))
 
-    return run_within(budget, lambda: _explain(func, block, strict_ieee), gave_up)
+    return run_within(budget, lambda: _explain(func, block, strict_ieee, sweeps), gave_up)
 
 
-def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool) -> BranchingReport:
+def _expect_sweeps(sweeps, where: str) -> None:
+    expect(sweeps, (int, None), "sweeps", where, what="a positive int or None")
+    if sweeps is not None and sweeps < 1:
+        raise ArgumentValueError(f"{where}: sweeps must be at least 1, not {sweeps}")
+
+
+def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool,
+             sweeps: int | None = None) -> BranchingReport:
     """Sweeps until one removes nothing: the result is a fixpoint of the pass.
 
     A removal can make another conditional removable (an ``if/else`` whose
@@ -109,11 +122,13 @@ def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool) -> Branchin
     """
     names = _Names()
     entries: dict[tuple, ConditionalEntry] = {}
+    done = 0
     while True:
         func, found = _sweep(func, block, strict_ieee, names)
+        done += 1
         for key, entry in found:
             entries[key] = entry  # a later decision replaces the earlier one
-        if not any(entry.removed for _, entry in found):
+        if not any(entry.removed for _, entry in found) or done == sweeps:
             return BranchingReport(func, tuple(entries.values()))
 
 
@@ -166,6 +181,10 @@ def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names
         removed = isinstance(decision, Removable)
         if removed:
             kept = stmt.then_case if decision.keep == "then" else stmt.else_case
+            if decision.replacement is not None:  # the branch with its indices wrapped
+                kept = decision.replacement
+                for old, new in decision.rebuilt:
+                    names.rebuilt(old, new)
             func = _Replace(stmt, kept, names.rebuilt).visit(func)
         entries.append(((number, seen[number]),
                         ConditionalEntry(show(stmt.condition), line, removed, decision)))
@@ -174,15 +193,20 @@ def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names
 
 @budgeted_pass
 def remove_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
-                                         strict_ieee: bool = False) -> n.PrimFunc:
+                                         strict_ieee: bool = False,
+                                         sweeps: int | None = None) -> n.PrimFunc:
     """``func`` with every conditional that :func:`analyses.can_remove_conditional` proves
-    removable replaced by the branch it keeps.  Returns ``func`` itself when none is.
+    removable replaced by the branch it keeps (or by its then branch with the leaving
+    indices wrapped, when that is what was proved).  Returns ``func`` itself when none is.
+    ``sweeps`` as in :func:`explain_branching_through_overcompute`.
 
     >>> remove_branching_through_overcompute(f)   # `if 4*io + ii < 14:` goes (see above)
     """
     expect(block, (str, None), "block", "remove_branching_through_overcompute",
            what="a block name (str) or None")
-    report = explain_branching_through_overcompute(func, block=block, strict_ieee=strict_ieee)
+    _expect_sweeps(sweeps, "remove_branching_through_overcompute")
+    report = explain_branching_through_overcompute(func, block=block, strict_ieee=strict_ieee,
+                                                   sweeps=sweeps)
     return report.func if any(e.removed for e in report.entries) else func
 
 

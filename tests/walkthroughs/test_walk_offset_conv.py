@@ -20,8 +20,10 @@ compared with each other, not with steps 0-2.
   the one guard left keeps the reads of A in bounds -- the reason the RFC rewrites
   indices ``% 3`` in step 11.
 * From the RFC's step 6, ``hoist_expression`` does parts 1 and 3 of the RFC's hoisting in
-  one pass; ``remove_branching_through_overcompute`` takes step 10 as far as bounds allow
-  and step 11 to the RFC's fast loop, step 12 (in two runs of the pass).
+  one pass; one sweep of ``remove_branching_through_overcompute`` takes step 10 to step 11,
+  wrapping B's row index ``% 3`` under ``io == 2`` (analyses/wrap_indices.py; more in
+  test_walk_wrap_indices.py), and the pass run to its fixpoint goes on to the RFC's fast
+  loop, step 12, as it does from step 11.
 """
 
 from __future__ import annotations
@@ -307,25 +309,36 @@ def fast_loop():
 
 
 def test_step_10_overcompute_goes_as_far_as_bounds_allow():
-    report = explain_branching_through_overcompute(rfc("implicit_default_step10"))
+    report = explain_branching_through_overcompute(rfc("implicit_default_step10"), sweeps=1)
     assert [(e.condition, e.removed) for e in report.entries] == [
-        ("io == 0", False), ("ii >= 2", True), ("io == 2", False), ("ii < 2", False)]
+        ("io == 0", False), ("ii >= 2", True), ("io == 2", False), ("ii < 2", True)]
     # Under io == 0 the skipped A[0, ii < 2] is padding, assumed 0: rule 3.
     assert "rule 3" in report.entries[1].decision.detail
-    # Under io == 2 the same argument holds for the values, but B[2 + 1, 0] is outside B.
-    kept = report.entries[3].decision
+    # Under io == 2 the same argument holds for the values, but B[2 + 1, 0] is outside B:
+    # the row index is wrapped modulo 3 (the overcompute lands on B[0, 0..1]).
+    assert report.entries[3].decision.detail.startswith(
+        "B's row index wrapped modulo 3: io + (ii + fi) // 8 -> (io + (ii + fi) // 8) % 3")
+    assert "rule 3" in report.entries[3].decision.detail
+    # Bit for bit (F may be inf, and inf * 0 is NaN) the wrap does not help: the refusal
+    # is the bounds one, with its counterexample.
+    strict = explain_branching_through_overcompute(rfc("implicit_default_step10"),
+                                                   strict_ieee=True)
+    kept = strict.entries[3].decision
+    assert not strict.entries[3].removed
     assert isinstance(kept, Refuted) and "leaves a buffer" in kept.counterexample.description
     assert kept.counterexample.instances == (Instance("S3", {"io": 2, "ii": 6, "fi": 2}),)
     assert kept.counterexample.element == Element("B", (3, 0))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the RFC's step 11 rewrites B's row index as (io + (ii + fi) // 8) % 3 so that the "
-    "overcompute stays in bounds; polypad has no primitive that introduces that floormod "
-    "and refuses the unguarded form (it would touch B[3, 0])"))
 def test_step_11_is_derived():
-    got = remove_branching_through_overcompute(rfc("implicit_default_step10"))
+    # One sweep: each conditional asked once, as the RFC's "part 1" does.
+    got = remove_branching_through_overcompute(rfc("implicit_default_step10"), sweeps=1)
     assert_same_form(got, rfc("implicit_default_step11"))
+
+
+def test_step_12_is_derived_from_step_10_in_one_run():
+    assert_same_form(remove_branching_through_overcompute(rfc("implicit_default_step10")),
+                     rfc("implicit_default_step12"))
 
 
 def test_step_12_is_derived_from_step_11_in_two_runs():
