@@ -132,12 +132,14 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     An ``if`` without else whose body would leave a buffer gets a second
     chance with the leaving indices wrapped (``wrap``; see :func:`_wrapped`).
     """
-    leaves = _out_of_bounds(f, stmt, keep)
+    kept = stmt.then_case if keep == "then" else stmt.else_case
+    everywhere = replace(f, stmt, kept)  # the kept branch run everywhere
+    leaves = _out_of_bounds(f, everywhere, keep)
     if leaves is not None:
         if wrap and stmt.else_case is None:
-            return _wrapped(f, stmt, strict, leaves)
+            return _wrapped(f, stmt, strict, leaves, everywhere)
         return leaves
-    padding = _reads_padding(f, stmt, keep)
+    padding = _reads_padding(f, stmt, keep, everywhere)
     if padding is not None:
         return padding
     if stmt.else_case is None:
@@ -145,15 +147,14 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     return _branch_for_both(f, stmt, keep, strict)
 
 
-def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | None:
+def _out_of_bounds(f: n.PrimFunc, everywhere: n.PrimFunc, keep: str) -> Decision | None:
     """Why running branch ``keep`` everywhere would (or may) leave a buffer, or ``None``.
 
     Overcompute runs a branch where its condition used to keep it from
     reading ``B[i - 1]`` at ``i = 0``: every access must stay inside its
     buffer, or the removal is refused before any value is compared.
     """
-    kept = stmt.then_case if keep == "then" else stmt.else_case
-    after = check_bounds(replace(f, stmt, kept))
+    after = check_bounds(everywhere)
     if isinstance(after, Proved):
         return None
     if isinstance(after, Refuted):
@@ -168,7 +169,8 @@ def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | N
     return None  # no worse than before: the accesses were undecided already
 
 
-def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision) -> Decision:
+def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,
+             everywhere: n.PrimFunc) -> Decision:
     """``leaves`` (the bounds refusal of ``if c: body``), unless the body with its leaving
     indices wrapped modulo their extents (:mod:`analyses.wrap_indices`, which proves the
     wrapped ``if`` does what ``stmt`` does) may replace ``stmt``: then ``Removable``
@@ -186,7 +188,7 @@ def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision) 
         stored = {x.buffer.name for x in walk(stmt.then_case) if isinstance(x, n.BufferStore)}
         if leaves.counterexample.element.buffer not in stored:
             return leaves
-    attempt = wrap_leaving_indices(f, stmt)
+    attempt = wrap_leaving_indices(f, stmt, everywhere=everywhere)
     if isinstance(attempt, Unknown):
         return leaves  # nothing to wrap: today's answer, unchanged
     decided = _decide(attempt.func, attempt.conditional, "then", strict, wrap=False)
@@ -200,7 +202,8 @@ def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision) 
     return Unknown(leaves.reason + note)
 
 
-def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | None:
+def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str,
+                   everywhere: n.PrimFunc) -> Decision | None:
     """Why running branch ``keep`` everywhere would (or may) read padding with no known
     value, or ``None``.
 
@@ -215,7 +218,7 @@ def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str) -> Decision | N
     if not any(isinstance(x, n.BufferLoad) and x.buffer.padding is not None
                for x in walk(kept)):
         return None
-    return introduced_padding_read(f, replace(f, stmt, kept),
+    return introduced_padding_read(f, everywhere,
                                    f"running the {keep} branch everywhere")
 
 

@@ -130,7 +130,8 @@ class Wrapped:
                 f"buffer there, proved by {self.method})")
 
 
-def wrap_leaving_indices(f: n.PrimFunc, stmt: n.IfThenElse) -> Wrapped | Unknown:
+def wrap_leaving_indices(f: n.PrimFunc, stmt: n.IfThenElse, *,
+                         everywhere: n.PrimFunc | None = None) -> Wrapped | Unknown:
     """The conditional ``stmt`` of ``f`` (an ``if`` without else) with every index of its
     then branch that would leave its buffer, were the branch run everywhere, wrapped
     modulo the buffer's extent; ``Unknown`` says why there is none.
@@ -140,6 +141,10 @@ def wrap_leaving_indices(f: n.PrimFunc, stmt: n.IfThenElse) -> Wrapped | Unknown
     wherever the branch runs in ``f`` (``Unknown`` otherwise), so
     ``Wrapped.func`` does what ``f`` does; whether the conditional may then
     go is :func:`analyses.can_remove_conditional`'s question.
+
+    ``everywhere``, if given, is ``f`` with ``stmt`` replaced by its then
+    branch (a caller that has checked its bounds passes it, so that its
+    model is built once).
     """
     if stmt.else_case is not None:
         return Unknown("indices are wrapped only for an if without an else branch")
@@ -147,12 +152,14 @@ def wrap_leaving_indices(f: n.PrimFunc, stmt: n.IfThenElse) -> Wrapped | Unknown
                       "its buffer: there is nothing to wrap")
     try:
         occurrences = _occurrences(stmt.then_case)
-        everywhere = program_of(replace(f, stmt, stmt.then_case))
+        if everywhere is None:
+            everywhere = replace(f, stmt, stmt.then_case)
+        unguarded = program_of(everywhere)
         # Only where a store leaves: the overcompute's writes are redirected, and with
         # them the loads of the same buffer and dimension (the read of `B[e] = B[e] + d`).
         stores = [(node, key, extent) for site_stmt, node, key, extent in occurrences
                   if isinstance(node, n.BufferStore)
-                  and _may_leave(everywhere, site_stmt, node.indices[key[1]], extent)]
+                  and _may_leave(unguarded, site_stmt, node.indices[key[1]], extent)]
         stored = {(id(node.buffer), key[1]) for node, key, _ in stores}
         if not stored:
             return nothing
@@ -160,7 +167,7 @@ def wrap_leaving_indices(f: n.PrimFunc, stmt: n.IfThenElse) -> Wrapped | Unknown
         targets.update({key: extent for site_stmt, node, key, extent in occurrences
                         if isinstance(node, n.BufferLoad)
                         and (id(node.buffer), key[1]) in stored
-                        and _may_leave(everywhere, site_stmt, node.indices[key[1]], extent)})
+                        and _may_leave(unguarded, site_stmt, node.indices[key[1]], extent)})
     except PolypadError as err:
         return Unknown(f"cannot tell which indices leave their buffers: {err}")
     methods: set[str] = set()
