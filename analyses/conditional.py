@@ -82,6 +82,19 @@ class Removable(Proved):
     replacement: n.Stmt | None = field(default=None, compare=False, repr=False)
     rebuilt: tuple = field(default=(), compare=False, repr=False)
 
+    def kept(self, stmt: n.IfThenElse) -> n.Stmt:
+        """What replaces the conditional ``stmt`` this decision is about: the
+        ``replacement`` when there is one, else the branch ``keep`` names."""
+        if self.replacement is not None:
+            return self.replacement
+        return stmt.then_case if self.keep == "then" else stmt.else_case
+
+    def kept_what(self) -> str:
+        """``"the then branch"``, ``"the else branch"``, or ``"the then branch with its
+        indices wrapped"``: for messages."""
+        wrapped = " with its indices wrapped" if self.replacement is not None else ""
+        return f"the {self.keep} branch{wrapped}"
+
 
 @decider
 def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,

@@ -120,6 +120,14 @@ class Dependences:
         return self._flows.forward()["live_in"]
 
     @property
+    def unwritten_reads(self) -> isl.UnionMap:
+        """``S[i] -> Buf[e]``: reads of a buffer the function allocates that may see no
+        write of it, so whatever the memory held.  An allocation inside a loop whose
+        end is not modelled exactly gets no kill, so a read there may seem to see the
+        previous iteration's write: exact for allocations outside every loop."""
+        return self._flows.forward()["unwritten"]
+
+    @property
     def anti(self) -> isl.UnionMap:
         """Write after read, ``S -> S'``."""
         return fi.untag(self._flows.tagged("anti"))
@@ -316,18 +324,21 @@ class _Flows:
             "live_out": may_dep.intersect_range(end_tags),
         })
         # Reads of a local buffer before any write see garbage, not an input.
-        live_in = fi.untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
+        no_source = fi.untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
+        live_in, unwritten = no_source, fi.empty()
         for scope in self.scopes:
             if scope.buffer in self.model.buffer_names:
                 box = inst.buffer_box(self.model, scope.buffer)
-                live_in = live_in.subtract_range(
-                    isl.UnionSet.from_set(isl.Set.universe(box.get_space())))
+                local = isl.UnionSet.from_set(isl.Set.universe(box.get_space()))
+                live_in = live_in.subtract_range(local)
+                unwritten = unwritten.union(no_source.intersect_range(local))
         self._forward = {
             "flow": fi.untag(self._tagged["flow"]),
             "flow_must_untagged": fi.untag(self._tagged["flow_must"]),
             "live_out_untagged":
                 self._tagged["live_out"].domain_factor_domain().range_factor_range(),
             "live_in": live_in,
+            "unwritten": unwritten,
         }
         return self._forward
 

@@ -17,13 +17,17 @@ semantics, so it is tried only when:
 * neither program computes with ``T.undef()``: an undefined value may
   legitimately differ between the two, and the executor fills it with one
   arbitrary choice (inside a ``T.assume`` it pins nothing, and is allowed);
-* float inputs are small integers and the float operations are ``+``,
-  ``-``, ``*``, ``min``, ``max``, comparisons and selects, and every value
-  that ends in a buffer stays below 2**20 in magnitude: float32 arithmetic
-  is then exact, so the real-number view of the prover and IEEE agree;
-* the function's result does not depend on memory it reads before writing it
-  (it is run twice, its allocations starting as 0 and as 7): where it does,
-  its result is not one value and a rewrite may pick another;
+* the function reads no ``T.alloc_buffer`` element before writing it, which
+  would hold any value (the executor's zeros are one choice of many): ISL's
+  dataflow shows that no read of an allocation goes without a write, for
+  allocations outside every loop (inside one, the run is not tried);
+* floats are float32 or float64, constants among them are integers, and the
+  float operations are ``+``, ``-``, ``*``, ``min``, ``max``, comparisons
+  and selects.  The inputs are small integers, and the executor checks that
+  every float result is an integer below 2**24 (float32) or 2**53 (float64)
+  in magnitude (``exact_floats``; a run that breaks this is given up): each
+  operation is then exact, and the run computes what the program computes
+  over the reals, and in IEEE arithmetic alike;
 * the programs are small (at most :data:`MAX_ELEMENTS` buffer elements), so
   that the Python executor stays within a decision's time.
 
@@ -39,21 +43,19 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 
+from .dataflow import dependences
 from .evidence import Counterexample, Element
 from .witness_inputs import make_inputs
 
-#: Largest total of buffer elements (arguments and allocations) the executor runs.
+#: Largest total of argument buffer elements the executor runs.
 MAX_ELEMENTS = 4096
-#: Below this magnitude float32 holds every integer exactly, with room for sums.
-EXACT_LIMIT = 2.0 ** 20
-#: The float-valued expressions that are exact on small integers.
+#: The float-valued expressions that are exact on integers (checked as the run goes).
 _EXACT_FLOAT = (n.FloatImm, n.BufferLoad, n.Var, n.Let, n.Add, n.Sub, n.Mul, n.Min, n.Max,
                 n.Select)
+_EXACT_DTYPES = ("float32", "float64")
 TRIALS = 6
 #: Input arrays up to this many elements are shown in the counterexample's values.
 SHOWN_INPUT = 64
-#: A second start value for T.alloc_buffer memory (the executor's default is 0).
-_OTHER_FILL = 7
 
 
 def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
@@ -62,7 +64,7 @@ def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
     on inputs that honour the assumptions; ``None`` when none is found or the run would
     not be exact (see the module docstring).  ``what`` names the rewrite in the
     description."""
-    if not (_runnable(original) and _runnable(rewritten)):
+    if not (_runnable(original) and _runnable(rewritten) and _reads_only_written(original)):
         return None
     # The reference executor, a layer above: imported here, where it is needed.  It is
     # run without codegen.build's bounds proof; it checks every access as it runs.
@@ -79,37 +81,39 @@ def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
             args = make_inputs(original, np.random.default_rng(trial), exact=True)
         except (ValueError, PolypadError):
             return None
-        runs = {}
+        want, got = _copy(args), _copy(args)
         try:
-            for name, program, fill in (("want", before, 0), ("want again", before, _OTHER_FILL),
-                                        ("got", after, 0), ("got again", after, _OTHER_FILL)):
-                if fill != 0 and not _allocates(program):
-                    runs[name] = runs[name.split()[0]]  # no memory it may read unwritten
-                    continue
-                runs[name] = _copy(args)
-                run(program, *runs[name], alloc_fill=fill)
+            run(before, *want, exact_floats=True)
+            run(after, *got, exact_floats=True)
         except AssumptionError:
             continue  # the draw broke an assumption: not a valid input
         except (PolypadError, ArithmeticError):
-            return None
-        if not all(np.array_equal(a, b) for a, b in zip(runs["want"], runs["want again"],
-                                                        strict=True)):
-            # The function reads memory it never wrote: its result is not one value,
-            # and a rewrite may legitimately pick another.
-            return None
-        for got in (runs["got"], runs["got again"]):  # the same list when nothing allocates
-            found = _difference(original, args, runs["want"], got, what)
-            if found is not None:
-                return found
+            return None  # an access outside a buffer, or a float that may have rounded
+        found = _difference(original, args, want, got, what)
+        if found is not None:
+            return found
     return None
 
 
+def _reads_only_written(f: n.PrimFunc) -> bool:
+    """Whether ``f`` provably reads no element of its allocations before writing it: its
+    result is then one value, not one of many the executor's zero-filling picks from."""
+    if not any(isinstance(x, n.Allocate) for x in walk(f.body)):
+        return True
+    if any(isinstance(x, n.Allocate) for loop in walk(f.body) if isinstance(loop, n.For)
+           for x in walk(loop.body)):
+        return False  # the dataflow is exact about allocations outside every loop only
+    try:
+        return dependences(f).unwritten_reads.is_empty()
+    except PolypadError:
+        return False
+
+
 def _runnable(f: n.PrimFunc) -> bool:
-    """No ``T.undef()``, only exact float operations, and small buffers."""
+    """No ``T.undef()``, only exact float operations on float32 or float64, integer float
+    constants, and small buffers."""
     total = 0
-    buffers = [p for p in f.params if isinstance(p, n.Buffer)]
-    buffers += [x.buffer for x in walk(f.body) if isinstance(x, n.Allocate)]
-    for buffer in buffers:
+    for buffer in (p for p in f.params if isinstance(p, n.Buffer)):
         size = 1
         for extent in buffer.shape:
             if not isinstance(extent, int):
@@ -127,14 +131,12 @@ def _runnable(f: n.PrimFunc) -> bool:
             continue
         if isinstance(node, n.Call):
             return False  # T.undef(), or a math function, which rounds
-        if isinstance(node, n.Expr) and not isinstance(node, _EXACT_FLOAT) and \
-                dtypes.is_float(getattr(node, "dtype", "")):
-            return False  # a division or a cast may round
+        dtype = getattr(node, "dtype", "")
+        if isinstance(node, n.Expr) and dtypes.is_float(dtype) and (
+                dtype not in _EXACT_DTYPES or not isinstance(node, _EXACT_FLOAT)
+                or isinstance(node, n.FloatImm) and not float(node.value).is_integer()):
+            return False  # a division, a cast, a narrow float or a fraction may round
     return True
-
-
-def _allocates(f: n.PrimFunc) -> bool:
-    return any(isinstance(x, n.Allocate) for x in walk(f.body))
 
 
 def _copy(args: list) -> list:
@@ -148,9 +150,6 @@ def _difference(f: n.PrimFunc, args: list, want: list, got: list, what: str
     for param, a, b in zip(f.params, want, got, strict=True):
         if not isinstance(param, n.Buffer):
             continue
-        if dtypes.is_float(param.dtype) and (np.max(np.abs(a), initial=0) >= EXACT_LIMIT
-                                             or np.max(np.abs(b), initial=0) >= EXACT_LIMIT):
-            return None  # large values may have rounded
         differs = np.argwhere(a != b)
         if len(differs):
             index = tuple(int(k) for k in differs[0])

@@ -204,5 +204,18 @@ def first_point(umap: isl.UnionMap) -> isl.Point | None:
     for m in maps:
         if m.is_empty():
             continue
-        return m.wrap().lexmin().sample_point()
+        return safe_lexmin(m.wrap()).sample_point()
     return None
+
+
+def safe_lexmin(s: isl.Set) -> isl.Set:
+    """``s.lexmin()``, working around an isl error ("affine expression involves some
+    of the domain dimensions") that some wrapped tagged relations raise: the same set,
+    with its equalities made explicit or read back from its text, does not."""
+    try:
+        return s.lexmin()
+    except isl.Error:
+        try:
+            return s.detect_equalities().lexmin()
+        except isl.Error:
+            return isl.Set(str(s)).lexmin()

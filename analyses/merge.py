@@ -162,7 +162,7 @@ def _extents_differ(model, a: n.For, b: n.For) -> Counterexample | None:
     differ = ea.ne_set(eb).intersect(context)
     if differ.is_empty():
         return None
-    point = differ.lexmin().sample_point()
+    point = inst.safe_lexmin(differ).sample_point()
     coords, params = inst.point_coordinates(point)
     where = dict(zip(inst.dim_names(space.space), coords, strict=True))
     ca = ea.intersect_domain(isl.Set.from_point(point))

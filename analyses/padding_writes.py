@@ -199,7 +199,7 @@ def _nothing_overwrites(model: Model, targets, where: str) -> Refuted:
     if not running:
         return Refuted(Counterexample(f"no store of {where} ever runs"))
     first = running[0]
-    point = _write(first).wrap().lexmin().sample_point()
+    point = inst.safe_lexmin(_write(first).wrap()).sample_point()
     coords, params = inst.point_coordinates(point)
     k = len(first.loop_vars)
     instance = inst.instance(model, first, coords[:k])

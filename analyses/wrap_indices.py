@@ -87,9 +87,10 @@ class IndexWrap:
     index: str
 
     def axis(self) -> str:
-        """``row``/``column`` for a 2-d buffer, else ``index`` or ``index k``."""
+        """``row index``/``column index`` for a 2-d buffer, ``index`` for a 1-d one, else
+        ``index k``."""
         if self.ndim == 2:
-            return ("row", "column")[self.dim]
+            return ("row", "column")[self.dim] + " index"
         return "index" if self.ndim == 1 else f"index {self.dim}"
 
 
@@ -124,7 +125,7 @@ class Wrapped:
         for ws in groups.values():
             rewrites = ", ".join(dict.fromkeys(
                 f"{w.index} -> {_parenthesized(w.index)} % {w.extent}" for w in ws))
-            parts.append(f"{ws[0].buffer}'s {ws[0].axis()} index wrapped modulo "
+            parts.append(f"{ws[0].buffer}'s {ws[0].axis()} wrapped modulo "
                          f"{ws[0].extent}: {rewrites}")
         return (f"{'; '.join(parts)} (the same wherever the branch ran: inside the "
                 f"buffer there, proved by {self.method})")

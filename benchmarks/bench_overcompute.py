@@ -330,9 +330,7 @@ def _check(f, stmt, decided, removed: bool) -> str:
         return f"NO: the walkthrough {'removes' if removed else 'keeps'} it"
     if not removed:
         return "kept, as in the walkthrough"
-    kept = stmt.then_case if decided.keep == "then" else stmt.else_case
-    if decided.replacement is not None:  # the then branch with its indices wrapped
-        kept = decided.replacement
+    kept = decided.kept(stmt)  # the branch, or the then branch with its indices wrapped
     return _runs_like(f, replace(f, stmt, kept))
 
 

@@ -26,7 +26,13 @@ import operator
 
 import numpy as np
 
-from polypad.errors import AssumptionError, BoundsCheckError, BuildError, PolypadError
+from polypad.errors import (
+    AssumptionError,
+    BoundsCheckError,
+    BuildError,
+    InexactArithmeticError,
+    PolypadError,
+)
 from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.intrinsics import is_call
@@ -71,9 +77,9 @@ def _numpy_dtype(dtype: str) -> np.dtype:
 
 
 class _Interpreter:
-    def __init__(self, func: PrimFunc, alloc_fill: float = 0):
+    def __init__(self, func: PrimFunc, exact_floats: bool = False):
         self.func = func
-        self.alloc_fill = alloc_fill
+        self.exact_floats = exact_floats
         self.env: dict[Var, object] = {}
         self.arrays: dict[Buffer, np.ndarray] = {}
         self.stmt: Stmt | None = None
@@ -125,8 +131,7 @@ class _Interpreter:
             case ir.Allocate():
                 shape = tuple(int(self.eval(e)) if isinstance(e, Var) else e
                               for e in stmt.buffer.shape)
-                self.arrays[stmt.buffer] = np.full(shape, self.alloc_fill,
-                                                   numpy_dtype(stmt.buffer.dtype))
+                self.arrays[stmt.buffer] = np.zeros(shape, numpy_dtype(stmt.buffer.dtype))
                 self.exec(stmt.body)
                 del self.arrays[stmt.buffer]
             case _:
@@ -156,7 +161,10 @@ class _Interpreter:
                 return np.bool_(expr.value)
             case ir.BinaryOp():
                 result = _ARITH[type(expr)](self.eval(expr.a), self.eval(expr.b))
-                return convert(result, expr.dtype)
+                result = convert(result, expr.dtype)
+                if self.exact_floats and result.dtype.kind == "f":
+                    self.check_exact(result, expr)
+                return result
             case ir.Compare():
                 return np.bool_(_COMPARE[type(expr)](self.eval(expr.a), self.eval(expr.b)))
             case ir.And():
@@ -185,6 +193,15 @@ class _Interpreter:
                 return result
         raise BuildError(f"the reference executor cannot evaluate {type(expr).__name__}")
 
+    def check_exact(self, value, expr: ir.Expr) -> None:
+        """An :class:`InexactArithmeticError` unless ``value`` is an integer the float
+        dtype holds exactly, together with every integer of smaller magnitude."""
+        limit = _EXACT_INTEGERS.get(value.dtype.itemsize)
+        if limit is None or not abs(value) < limit or value != np.floor(value):
+            raise InexactArithmeticError(
+                f"{show(expr).strip()} gave {value} in {self.func.name!r}{_where(self.stmt)}: "
+                f"not an integer below {limit} in magnitude, where {value.dtype} may round")
+
     def call(self, expr: ir.Call):
         if expr.op == "likely":
             return self.eval(expr.args[0])
@@ -198,6 +215,8 @@ class _Interpreter:
 
 
 _UNBOUND = object()
+#: Float width in bytes -> the bound below which it holds every integer exactly.
+_EXACT_INTEGERS = {4: 2.0 ** 24, 8: 2.0 ** 53}
 
 
 def _where(stmt: Stmt | None) -> str:
@@ -268,10 +287,12 @@ def free_vars(expr: ir.Expr) -> list[Var]:
 
 
 @deep_entry
-def run(func: PrimFunc, *args, alloc_fill: float = 0) -> None:
+def run(func: PrimFunc, *args, exact_floats: bool = False) -> None:
     """Execute ``func`` (lowered) on checked arguments, updating arrays in place.
 
-    ``alloc_fill`` is what ``T.alloc_buffer`` memory starts as (0, as in the Numba
-    kernels); running twice with different fills tells whether a result depends on
-    memory read before it is written."""
-    _Interpreter(func, alloc_fill).run(list(args))
+    With ``exact_floats``, every float result of ``+``, ``-``, ``*``, ``min`` and
+    ``max`` must be an integer that its dtype holds exactly (below 2**24 in
+    magnitude for float32, 2**53 for float64), else an
+    :class:`~polypad.errors.InexactArithmeticError`: a run on integer inputs that
+    passes computed what the same program computes over the reals."""
+    _Interpreter(func, exact_floats).run(list(args))

@@ -189,6 +189,7 @@ def check(args: argparse.Namespace) -> int:
 def describe_conditionals(func: PrimFunc, *, strict_ieee: bool = False) -> list[str]:
     """One line per ``if`` of ``func``: may it be removed (``analyses.can_remove_conditional``)?"""
     from analyses import Proved, Refuted, can_remove_conditional
+    from analyses.conditional import Removable
     from polypad.ir.nodes import IfThenElse
     from polypad.ir.show import show
     from polypad.ir.visitor import walk
@@ -198,8 +199,10 @@ def describe_conditionals(func: PrimFunc, *, strict_ieee: bool = False) -> list[
         if not isinstance(stmt, IfThenElse):
             continue
         decided = can_remove_conditional(func, stmt, strict_ieee=strict_ieee)
-        if isinstance(decided, Proved):
-            verdict = f"removable, keeping the {decided.keep} branch: {decided.detail}"
+        if isinstance(decided, Removable):
+            verdict = f"removable, keeping {decided.kept_what()}: {decided.detail}"
+        elif isinstance(decided, Proved):
+            verdict = f"removable: {decided.detail}"
         elif isinstance(decided, Refuted):
             verdict = f"must stay: {decided.counterexample}"
         else:

@@ -109,6 +109,12 @@ class ExecutionError(PolypadError, RuntimeError):
     a buffer; the message names the buffer, the indices and the statement."""
 
 
+class InexactArithmeticError(ExecutionError):
+    """A run asked to stay exact (``codegen.interpreter.run(..., exact_floats=True)``)
+    produced a float that may have rounded: not an integer, or too large for its
+    dtype to hold every integer up to it."""
+
+
 class OutOfBoundsError(BuildError):
     """``codegen.build`` refused a function with an access proved to fall outside
     its buffer (by :func:`analyses.check_bounds`); ``evidence`` is the

@@ -333,8 +333,8 @@ def check_conditionals(case: Case, report: Report, picks) -> None:
         decided = _decide(report, what, lambda s=stmt: can_remove_conditional(case.func, s))
         if isinstance(decided, Removable):
             report.proved += 1
-            kept = stmt.then_case if decided.keep == "then" else stmt.else_case
-            compare(case, replace(case.func, stmt, kept), f"{what} keeping {decided.keep}",
+            compare(case, replace(case.func, stmt, decided.kept(stmt)),
+                    f"{what} keeping {decided.kept_what()}",
                     report)
 
 

@@ -86,8 +86,10 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
     ``block`` limits the pass to the conditionals inside that block.
     ``sweeps`` stops after that many sweeps over the conditionals (``1``:
     each asked once, as the RFC's "part 1" does; ``None``: until a sweep
-    removes nothing).  When the time budget runs out, the report holds
-    ``func`` unchanged and one entry saying so.
+    removes nothing).  An ``if`` nested in a branch that a sweep replaced by
+    its wrapped copy is a new node, first asked in the next sweep.  When the
+    time budget runs out, the report holds ``func`` unchanged and one entry
+    saying so.
     """
     where = "explain_branching_through_overcompute"
     expect(func, n.PrimFunc, "func", where)
@@ -180,9 +182,8 @@ def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names
             decision = Unknown(str(err))
         removed = isinstance(decision, Removable)
         if removed:
-            kept = stmt.then_case if decision.keep == "then" else stmt.else_case
+            kept = decision.kept(stmt)
             if decision.replacement is not None:  # the branch with its indices wrapped
-                kept = decision.replacement
                 for old, new in decision.rebuilt:
                     names.rebuilt(old, new)
             func = _Replace(stmt, kept, names.rebuilt).visit(func)

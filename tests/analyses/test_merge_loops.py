@@ -201,3 +201,26 @@ def test_random_adjacent_loops_agree_with_running_both_orders(text):
         key = ((src.statement, src.indices["i"]), (dst.statement, dst.indices["i"]),
                (element.buffer, element.indices))
         assert key in found, (text, got)
+
+
+def test_a_refusal_whose_isl_lexmin_fails_on_the_tagged_pair():
+    # Found by hypothesis: isl's lexmin of this wrapped tagged pair raised "affine
+    # expression involves some of the domain dimensions"; the refusal must still come.
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    X = T.alloc_buffer((8,), "float32")
+    for i in T.serial(3):
+        A[0] = 1.0
+        if 0 <= i and i < 8:
+            C[i] = 1.0
+    for i in T.serial(3):
+        if 0 <= -i + 2 and -i + 2 < 8 and i % 2 == 0:
+            C[-i + 2] = 1.0
+''')
+    got = analyses.can_merge_loops(f, "i", "i")
+    assert isinstance(got, Refuted)
+    src, dst = got.counterexample.instances
+    assert (src.statement, src.indices) == ("S1", {"i": 2})
+    assert (dst.statement, dst.indices) == ("S2", {"i": 0})
+    assert got.counterexample.element == analyses.Element("C", (2,))
