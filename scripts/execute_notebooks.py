@@ -33,7 +33,8 @@ def kernel_dir(base: Path) -> Path:
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "polypad (this checkout)",
         "language": "python",
-        "env": {"PYTHONPATH": str(ROOT)},
+        # Stored outputs must need no JavaScript: interact_set draws its static picture.
+        "env": {"PYTHONPATH": str(ROOT), "POLYPAD_STATIC_PICTURES": "1"},
     }))
     return base
 

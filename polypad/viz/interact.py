@@ -5,11 +5,15 @@ Where it is installed the sliders redraw :func:`~polypad.viz.plot_set`'s
 picture in place; where it is not, or nothing varies, the call returns the
 static picture at the first value of every range, so a notebook that uses it
 still runs, and still shows a picture in an HTML export (a widget's state
-does not survive nbconvert without JavaScript).
+does not survive nbconvert without JavaScript).  With the environment
+variable ``POLYPAD_STATIC_PICTURES`` set (``scripts/execute_notebooks.py``
+sets it for the notebooks stored with their outputs), the static picture is
+returned even where ipywidgets is installed.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,7 +69,7 @@ def interact_set(set, params: Mapping | None = None, slice: Mapping | None = Non
     ranges = {**{("params", n): r for n, r in param_ranges.items()},
               **{("slice", n): r for n, r in slice_ranges.items()}}
     first = draw({key: r[0] for key, r in ranges.items()})
-    if not ranges:
+    if not ranges or os.environ.get("POLYPAD_STATIC_PICTURES"):
         return first
     try:
         import ipywidgets

@@ -50,3 +50,12 @@ def test_with_ipywidgets_a_slider_redraws_the_picture():
     assert "(no picture:" in box.children[1].value and "unbounded" in box.children[1].value
     box.children[0].value = 2
     assert box.children[1].value.count('class="point"') == 2
+
+
+def test_static_pictures_asked_for_by_the_environment(monkeypatch):
+    # What scripts/execute_notebooks.py sets: the stored outputs need no JavaScript.
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setenv("POLYPAD_STATIC_PICTURES", "1")
+    shown = interact_set(CUBE, params={"n": range(3, 8)}, slice={"k": range(1, 3)})
+    assert isinstance(shown, Svg)
+    assert shown.text == plot_set(CUBE, {"n": 3}, {"k": 1}).text
