@@ -60,6 +60,14 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         raise NotFoundError(f"{err}: pass a statement that occurs once in {f.name}") from None
     if span is None:
         raise NotFoundError(f"the statement is not in function {f.name}")
+    stores = [node for node in walk(stmt) if isinstance(node, n.BufferStore)]
+    if not any(isinstance(x, n.Evaluate) for x in walk(stmt)):
+        # An update that adds 0 (`B[i] = B[i] + F[f] * A[i]` over padding A assumed 0)
+        # is rule 3 by one cheap question, asked before the model and the dataflow
+        # of rules 1 and 2 are built.
+        zero = _adds_zero(f, stores, strict_ieee)
+        if zero is not None:
+            return zero
     try:
         model = extract(f)
     except NotAffineError as err:
@@ -81,8 +89,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
-    stores = [node for node in walk(stmt) if isinstance(node, n.BufferStore)]
-    rule_3 = _rule_3(f, stores, strict_ieee)
+    rule_3 = _rule_3(f, stores, strict_ieee, zero_change_tried=True)
     point = None
     if isinstance(rule_3, Refuted):
         point = _at(escaping, model, inside[0], rule_3.counterexample)
@@ -214,8 +221,25 @@ def _why_dead(model, deps: Dependences, inside) -> str:
     return "; ".join(parts) if parts else "nothing it writes is ever read"
 
 
-def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore],
-            strict_ieee: bool) -> Proved | Refuted | Unknown:
+def _adds_zero(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool) -> Proved | None:
+    """Rule 3, proved by the first question only (``stored_value.adds_zero``) for a
+    statement holding one update store; ``None`` otherwise."""
+    if len(stores) != 1 or strict_ieee:
+        return None
+    module = importlib.import_module(".stored_value", __package__)
+    decision = module.adds_zero(f, stores[0])
+    if decision is None:
+        return None
+    return Proved(decision.method, _rule_3_detail(decision))
+
+
+def _rule_3_detail(decision: Proved) -> str:
+    detail = "rule 3: it writes the value already there"
+    return detail + (f" ({decision.detail})" if decision.detail else "")
+
+
+def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool, *,
+            zero_change_tried: bool = False) -> Proved | Refuted | Unknown:
     """Rule 3 (a write of the value already there), for a statement holding one store."""
     if len(stores) != 1:
         return Unknown("rule 3 is decided for a single store only")
@@ -224,11 +248,10 @@ def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore],
     except ModuleNotFoundError:
         return Unknown("rule 3 (stores_existing_value) is not available")
     # A loop or block around one store runs exactly that store's instances.
-    decision = module.stores_existing_value(f, stores[0], strict_ieee=strict_ieee)
+    decision = module.stores_existing_value(f, stores[0], strict_ieee=strict_ieee,
+                                            zero_change_tried=zero_change_tried)
     if isinstance(decision, Proved):
-        detail = "rule 3: it writes the value already there"
-        detail += f" ({decision.detail})" if decision.detail else ""
-        return Proved(decision.method, detail)
+        return Proved(decision.method, _rule_3_detail(decision))
     if isinstance(decision, Unknown):
         return Unknown(f"rule 3 undecided: {decision.reason}")
     return decision

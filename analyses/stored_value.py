@@ -47,13 +47,15 @@ from .prover import DEFAULT_TIMEOUT_MS, proofs_only, prove_same_value
 
 
 def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: bool = False,
-                          timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Decision:
+                          timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                          zero_change_tried: bool = False) -> Decision:
     """Whether every instance of ``store`` writes the value its element already holds.
 
     Returns ``Proved``, ``Refuted`` with the instance, element, the value
     there and the value stored, or ``Unknown``.  With ``strict_ieee`` floats
     are IEEE values and "the same" is bit-level: storing ``B[0] + 0.0`` over
-    ``-0.0`` changes memory.
+    ``-0.0`` changes memory.  ``zero_change_tried`` skips the first attempt for
+    an update (:func:`adds_zero`) when the caller has made it already.
 
     >>> stores_existing_value(f, f.body.stmts[1])   # B[0] = 0.0 after T.assume(B[0] == 0.0)
     """
@@ -70,23 +72,38 @@ def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: b
         return prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
                                 timeout_ms=timeout_ms)
 
-    change = None if strict_ieee else _change(store.value, current)
-    if change is None:
+    if strict_ieee or zero_change_tried or _change(store.value, current) is None:
         return prove_kept_constants_last(ctx, decide)
-    # `B[i] = B[i] + d` stores what is there exactly where d is 0 (reals, and
-    # integers that wrap: x + 0 is x).  That question reads no B[i], whose facts
-    # are often the dearest, so it is the first attempt, without kept constants
-    # (see prove_kept_constants_last): a proof stands; otherwise the question is
-    # asked as it stands, with every fact, so refutations are unchanged.
+    first = adds_zero(f, store, timeout_ms=timeout_ms)
+    return first if first is not None else decide()
+
+
+def adds_zero(f: n.PrimFunc, store: n.BufferStore, *,
+              timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Proved | None:
+    """``Proved`` when ``store`` is an update ``B[i] = B[i] + d`` (or ``d + B[i]``,
+    ``B[i] - d``) whose ``d`` is 0 wherever it runs; ``None`` when it is no such
+    update or that is not proved (which refutes nothing).
+
+    ``B[i] + d`` is ``B[i]`` exactly where ``d`` is 0 (reals, and integers that
+    wrap: x + 0 is x; not bit for bit in IEEE, where -0.0 + 0.0 is 0.0, so
+    callers under ``strict_ieee`` do not ask).  The question reads no ``B[i]``,
+    whose facts are often the dearest, so it is asked first, without kept
+    constants (see ``prove_kept_constants_last``).
+    """
+    current = n.BufferLoad(store.buffer, store.indices)
+    change = _change(store.value, current)
+    if change is None:
+        return None
     zero = n.FloatImm(0.0, change.dtype) if dtypes.is_float(change.dtype) else \
         n.IntImm(0, change.dtype)
+    ctx = context_at(f, store)
     token = _PROVING.set(True)
     try:
         with proofs_only():
             first = prove_same_value(change, zero, ctx, timeout_ms=timeout_ms)
     finally:
         _PROVING.reset(token)
-    return first if isinstance(first, Proved) else decide()
+    return first if isinstance(first, Proved) else None
 
 
 def _change(value: n.Expr, current: n.BufferLoad) -> n.Expr | None:

@@ -172,3 +172,43 @@ def test_no_op_stores_of_rfc_steps(name, proved):
         st = stores(f)[k]
         current = n.BufferLoad(st.buffer, st.indices)
         assert violations(current.equal(st.value), f, st) == []
+
+
+ZERO_UPDATE = '''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        T.assume(i < {n} or A[i] == 0.0)
+    for i in T.serial({n}, 8):
+        B[i] = B[i] + A[i] * {scale}
+    for i in T.serial(8):
+        B[i] = 1.0
+'''
+
+
+@pytest.mark.parametrize("n_", [2, 5])
+def test_an_update_adding_zero_is_rule_3_before_any_dataflow(n_):
+    # The update adds 0 (A's tail is assumed 0), and it is overwritten too: the one cheap
+    # question of rule 3 is asked first.  Under strict IEEE it is not asked (x + 0.0 is
+    # not x for x = -0.0) and the dataflow's rule 1 proves it instead.
+    import analyses
+
+    f = pp.parse(ZERO_UPDATE.format(n=n_, scale="T.float32(3.0)"))
+    update = f.body.stmts[1]
+    decided = analyses.is_no_op(f, update)
+    assert isinstance(decided, Proved) and decided.detail.startswith("rule 3")
+    strict = analyses.is_no_op(f, update, strict_ieee=True)
+    assert isinstance(strict, Proved) and strict.detail.startswith("rule 1")
+    (store,) = stores(update)
+    current = n.BufferLoad(store.buffer, store.indices)
+    # brute force: each instance writes what is there
+    assert violations(current.equal(store.value), f, store) == []
+
+
+def test_an_update_adding_something_still_goes_through_every_rule():
+    import analyses
+
+    f = pp.parse(ZERO_UPDATE.format(n=5, scale="T.float32(3.0)").replace(
+        "T.assume(i < 5 or A[i] == 0.0)", "T.assume(i < 5 or A[i] == 1.0)"))
+    decided = analyses.is_no_op(f, f.body.stmts[1])
+    assert isinstance(decided, Proved) and decided.detail.startswith("rule 1")
