@@ -61,7 +61,8 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     if span is None:
         raise NotFoundError(f"the statement is not in function {f.name}")
     stores = [node for node in walk(stmt) if isinstance(node, n.BufferStore)]
-    if not any(isinstance(x, n.Evaluate) for x in walk(stmt)):
+    zero_tried = not any(isinstance(x, n.Evaluate) for x in walk(stmt))
+    if zero_tried:
         # An update that adds 0 (`B[i] = B[i] + F[f] * A[i]` over padding A assumed 0)
         # is rule 3 by one cheap question, asked before the model and the dataflow
         # of rules 1 and 2 are built.
@@ -89,7 +90,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
-    rule_3 = _rule_3(f, stores, strict_ieee, zero_change_tried=True)
+    rule_3 = _rule_3(f, stores, strict_ieee, zero_change_tried=zero_tried)
     point = None
     if isinstance(rule_3, Refuted):
         point = _at(escaping, model, inside[0], rule_3.counterexample)
