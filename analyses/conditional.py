@@ -156,7 +156,7 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     if padding is not None:
         return padding
     if stmt.else_case is None:
-        return _overcompute(f, stmt, strict)
+        return _overcompute(f, stmt, strict, everywhere)
     return _branch_for_both(f, stmt, keep, strict)
 
 
@@ -238,7 +238,8 @@ def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str,
 # ---------------------------------------------------------------- no else: overcompute
 
 
-def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool) -> Decision:
+def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
+                 everywhere: n.PrimFunc) -> Decision:
     copy = fresh_copy(stmt.then_case)
     both = n.IfThenElse(stmt.condition, stmt.then_case, copy, span=stmt.span)
     g = replace(f, stmt, both)
@@ -249,8 +250,7 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool) -> Decision:
         return Removable(decided.method, detail, keep="then")
     if isinstance(decided, Unknown):
         # The rules refute one harmful instance; several together are found by a run.
-        found = refute_by_execution(f, replace(f, stmt, stmt.then_case),
-                                    f"running the body {where}")
+        found = refute_by_execution(f, everywhere, f"running the body {where}")
         if found is not None:
             return Refuted(found)
         return Unknown(f"running the body {where} is not known to be a no-op: "

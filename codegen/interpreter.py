@@ -21,7 +21,6 @@ reference executor is always built with ``check_assumptions``); a false one is a
 
 from __future__ import annotations
 
-import functools
 import operator
 
 import numpy as np
@@ -65,15 +64,10 @@ _MATH = {
 
 def convert(value, dtype: str):
     """``value`` as a numpy scalar of ``dtype``, wrapping like a C cast."""
-    target = _numpy_dtype(dtype)
+    target = numpy_dtype(dtype)
     if isinstance(value, np.generic) and value.dtype == target:
         return value  # already one: most results of numpy arithmetic on scalars
     return np.asarray(value).astype(target)[()]
-
-
-@functools.cache
-def _numpy_dtype(dtype: str) -> np.dtype:
-    return numpy_dtype(dtype)
 
 
 class _Interpreter:

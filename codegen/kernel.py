@@ -15,6 +15,7 @@ polypad's error by the ``explain`` function the build supplies (see
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:  # codegen.timing imports this module
     from .timing import Timing
 
 
+@functools.cache  # the reference executor asks once per value it computes
 def numpy_dtype(dtype: str) -> np.dtype:
     """The numpy dtype of an IR dtype string."""
     return np.dtype(dtypes.numpy_name(dtype))
