@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polypad.errors import NotAffineError, PolypadError
+from polypad.arguments import expect
+from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
 from polypad.ir.show import show
@@ -81,23 +82,31 @@ class _Access:
 
 
 @decider
-def check_bounds(f: n.PrimFunc) -> Proved | Refuted | Unknown:
+def check_bounds(f: n.PrimFunc, *, within: n.Stmt | None = None) -> Proved | Refuted | Unknown:
     """Whether every access of ``f`` stays inside its buffer, for every parameter value
     the integer assumptions before it allow.
 
     The first access (in program order) proved to leave its buffer is the
     ``Refuted`` one; otherwise an access that cannot be decided makes the
-    answer ``Unknown``.
+    answer ``Unknown``.  ``within``, a statement of ``f``, limits the
+    question to the accesses of the statements inside it (itself included),
+    each still in its whole context.
 
     >>> check_bounds(f)      # for i in T.serial(10): A[i + 1] = 1.0, A of shape (10,)
     Refuted(...)             # instances: S0(i=9); element: A[10]
     """
     if not isinstance(f, n.PrimFunc):
         raise PolypadError(f"check_bounds takes a PrimFunc, not {type(f).__name__}")
+    expect(within, (n.Stmt, None), "within", "check_bounds", what="a statement of f or None")
+    inside = None if within is None else {id(x) for x in walk(within) if isinstance(x, n.Stmt)}
     checker = _Checker(program_of(f))
     reasons: list[str] = []
     count = 0
+    matched = False
     for site, label in zip(checker.program.sites, _labels(f.body), strict=True):
+        if inside is not None and id(site.stmt) not in inside:
+            continue
+        matched = True
         for access in _site_accesses(site):
             count += 1
             decided = checker.decide(access, label)
@@ -105,6 +114,8 @@ def check_bounds(f: n.PrimFunc) -> Proved | Refuted | Unknown:
                 return decided
             if isinstance(decided, Unknown) and decided.reason not in reasons:
                 reasons.append(decided.reason)
+    if within is not None and not matched and not any(x is within for x in walk(f.body)):
+        raise NotFoundError(f"check_bounds: the statement given as within is not in {f.name}")
     if reasons:
         return Unknown("; ".join(reasons))
     return Proved("isl", f"{count} accesses stay inside their buffers")

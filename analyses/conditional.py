@@ -147,7 +147,7 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     """
     kept = stmt.then_case if keep == "then" else stmt.else_case
     everywhere = replace(f, stmt, kept)  # the kept branch run everywhere
-    leaves = _out_of_bounds(f, everywhere, keep)
+    leaves = _out_of_bounds(f, stmt, everywhere, kept, keep)
     if leaves is not None:
         if wrap and stmt.else_case is None:
             return _wrapped(f, stmt, strict, leaves, everywhere)
@@ -160,14 +160,17 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     return _branch_for_both(f, stmt, keep, strict)
 
 
-def _out_of_bounds(f: n.PrimFunc, everywhere: n.PrimFunc, keep: str) -> Decision | None:
+def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, everywhere: n.PrimFunc,
+                   kept: n.Stmt, keep: str) -> Decision | None:
     """Why running branch ``keep`` everywhere would (or may) leave a buffer, or ``None``.
 
     Overcompute runs a branch where its condition used to keep it from
     reading ``B[i - 1]`` at ``i = 0``: every access must stay inside its
-    buffer, or the removal is refused before any value is compared.
+    buffer, or the removal is refused before any value is compared.  Only
+    the kept branch runs anywhere new, so only its accesses are checked
+    (every other statement runs where, and as, it did).
     """
-    after = check_bounds(everywhere)
+    after = check_bounds(everywhere, within=kept)
     if isinstance(after, Proved):
         return None
     if isinstance(after, Refuted):
@@ -176,10 +179,10 @@ def _out_of_bounds(f: n.PrimFunc, everywhere: n.PrimFunc, keep: str) -> Decision
             f"running the {keep} branch everywhere leaves a buffer: {cex.description}",
             instances=cex.instances, element=cex.element, params=cex.params,
             values=cex.values))
-    if isinstance(check_bounds(f), Proved):
+    if isinstance(check_bounds(f, within=stmt), Proved):
         return Unknown(f"running the {keep} branch everywhere may leave a buffer: "
                        f"{after.reason}")
-    return None  # no worse than before: the accesses were undecided already
+    return None  # no worse than before: the branch's accesses were undecided already
 
 
 def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,

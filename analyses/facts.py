@@ -174,9 +174,25 @@ def site_facts(program: Program, site: Site) -> list[ValueFact]:
     return program._memo(("value_facts", site.index), lambda: _site_facts(program, site))
 
 
+def _may_state_fact(site: Site) -> bool:
+    """Whether ``site`` may establish a fact, by its text alone (no domain computed).
+
+    Only assumptions and stores do, and not an update ``B[i] = B[i] + x``:
+    the element it reads is the one it writes at every instance, which
+    leaves no instance whose stored value is known (see :func:`_site_facts`).
+    """
+    stmt = site.stmt
+    if _is_assume(site):
+        return True
+    if not isinstance(stmt, n.BufferStore):
+        return False
+    return not any(isinstance(x, n.BufferLoad) and x.buffer is stmt.buffer
+                   and x.indices == stmt.indices for x in walk(stmt.value))
+
+
 def _site_facts(program: Program, site: Site) -> list[ValueFact]:
-    if not (_is_assume(site) or isinstance(site.stmt, n.BufferStore)):
-        return []  # only these establish facts: no domain to compute for the rest
+    if not _may_state_fact(site):
+        return []  # no domain to compute for the rest
     domain, dropped = program.domain(site)
     lets = _resolved_lets(site)
     guards = _branches(site, dropped)
@@ -245,7 +261,7 @@ class Instantiator:
         if self._facts is None:
             prog = self.program  # sites that never run before the target: no fact to make
             self._facts = [f for site in prog.sites
-                           if (_is_assume(site) or isinstance(site.stmt, n.BufferStore))
+                           if _may_state_fact(site)
                            and not prog.before(site, self.target).is_empty()
                            for f in site_facts(prog, site)]
         return self._facts

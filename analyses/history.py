@@ -41,9 +41,7 @@ def element_history(facts: Instantiator, load: n.BufferLoad, x_values: dict,
                 [x_values[v] for v in target.loop_vars], params)
     at_e = _fix(isl.Set.universe(prog.buffer_space(load.buffer)), element, params)
     hits = []
-    for w_site, w_buf, w_rel in prog.writers():
-        if w_buf is not load.buffer:
-            continue
+    for w_site, _, w_rel in prog.writers(load.buffer):
         when = prog.before(w_site, target).intersect_range(at_x).domain()
         found = _fix(w_rel.intersect_range(at_e).domain().intersect(when), (), params)
         if not found.is_empty():

@@ -283,21 +283,24 @@ class Program:
         rel = to_map(space, pws, self.buffer_names.name(buffer))
         return rel.intersect_domain(domain), True
 
-    def writers(self) -> list[tuple[Site, n.Buffer, isl.Map]]:
-        """Every write: each store, and each allocation (which makes its buffer arbitrary)."""
+    def writers(self, buffer: n.Buffer) -> list[tuple[Site, n.Buffer, isl.Map]]:
+        """Every write to ``buffer``: each store, and each allocation of it (which makes
+        it arbitrary), with its ``site[y] -> Buf[e]`` relation."""
         def make():
             out = []
             for site in self.sites:
-                if isinstance(site.stmt, n.BufferStore):
-                    rel, _ = self.access(site, site.stmt.buffer, site.stmt.indices)
-                    out.append((site, site.stmt.buffer, rel))
-                elif isinstance(site.stmt, n.Allocate):
-                    buf = site.stmt.buffer
-                    everything = isl.Set.universe(self.buffer_space(buf))
+                stmt = site.stmt
+                if isinstance(stmt, n.BufferStore) and stmt.buffer is buffer:
+                    rel, _ = self.access(site, buffer, stmt.indices)
+                    out.append((site, buffer, rel))
+                elif isinstance(stmt, n.Allocate) and stmt.buffer is buffer:
+                    everything = isl.Set.universe(self.buffer_space(buffer))
                     rel = isl.Map.from_domain_and_range(self.domain(site)[0], everything)
-                    out.append((site, buf, rel))
+                    out.append((site, buffer, rel))
             return out
-        return self._memo("writers", make)
+        # Keyed by identity: a buffer's structural hash would cost a walk of its shape.
+        found = self._memo(("writers", id(buffer)), lambda: (buffer, make()))
+        return found[1]
 
     def invalidated(self, src: Site, reads, target: Site, *,
                     skip: dict[int, isl.Set] | None = None) -> isl.Map:
@@ -309,12 +312,10 @@ class Program:
         site (by site index): writes known to leave the value read in place.
         """
         out = isl.Map.empty(self.before(src, target).get_space())
-        for w_site, w_buf, w_rel in self.writers():
-            if skip and w_site.index in skip:
-                w_rel = w_rel.subtract_domain(skip[w_site.index])
-            for buf, rel in reads:
-                if buf is not w_buf:
-                    continue
+        for buf, rel in reads:
+            for w_site, _, w_rel in self.writers(buf):
+                if skip and w_site.index in skip:
+                    w_rel = w_rel.subtract_domain(skip[w_site.index])
                 pairs = rel.apply_range(w_rel.reverse()).intersect(self.before(src, w_site))
                 if pairs.is_empty():
                     continue

@@ -218,9 +218,7 @@ def preserving_writes(program: Program, fact: ValueFact, target: Site,
     value = fact.value
     skip: dict[int, isl.Set] = {}
     proved = False
-    for w_site, w_buf, w_rel in program.writers():
-        if w_buf is not fact.loads[0].buffer:
-            continue
+    for w_site, _, w_rel in program.writers(fact.loads[0].buffer):
         written = w_rel.intersect_range(elements).domain()
         written = written.intersect(program.before(fact.site, w_site)
                                     .intersect_domain(fact.domain).range())

@@ -1,6 +1,7 @@
 """Fixed-width integers: one meaning (numpy's wrap-around) in both executors, the
 prover and every pass that reasons about integers."""
 
+import islpy as isl
 import numpy as np
 import pytest
 
@@ -297,3 +298,23 @@ def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
     b = np.zeros(4, np.int32)
     codegen.build(f, target="python")(np.arange(4, dtype=np.int32) + 5, b)
     assert list(b) == [0, 6, 7, 8]
+
+
+def test_wrapping_operation_reads_the_domain_box_exactly():
+    # The box of the domain clears `i + c` cheaply only where no point can wrap;
+    # at the edge, and for an unbounded parameter, ISL still finds the wrap.
+    from polypad.model import AffineSpace
+    from polypad.model.overflow import wrapping_operation
+
+    i, m = n.Var("i", "int32"), n.Var("m", "int32")
+    space = AffineSpace((i,), tuple_name="S")
+    near = i + n.IntImm(2147483640)
+    for extent, wraps in ((7, False), (8, False), (9, True)):
+        domain = isl.Set(f"{{ S[i] : 0 <= i < {extent} }}")
+        assert (wrapping_operation(near, space, domain) is not None) is wraps, extent
+    domain = isl.Set("[m] -> { S[i] : 0 <= i < m <= 100 }")
+    assert wrapping_operation(i + 1, space, domain) is None
+    assert wrapping_operation(m * 21474837, space, domain) is not None  # at m = 100
+    # ISL reads a parameter as unbounded: past the int32 range, i + 1 wraps.
+    unbounded = isl.Set("[m] -> { S[i] : 0 <= i < m }")
+    assert wrapping_operation(i + 1, space, unbounded) is not None

@@ -81,11 +81,15 @@ def replace(root, old, new):
 class _Replacer(Rewriter):
     def __init__(self, old, new):
         self.old, self.new, self.done = old, new, False
+        # No statement sits inside an expression: replacing one need not walk them.
+        self.skip_exprs = isinstance(old, n.Stmt)
 
     def visit(self, node):
         if node is self.old:
             self.done = True
             return self.new
+        if self.skip_exprs and isinstance(node, n.Expr):
+            return node
         return super().visit(node)
 
 

@@ -46,7 +46,15 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
     ``modular_root`` is :func:`.ranges.wrapping_operations`'s: for a buffer
     index, whose exact value a bounds check confines to the buffer.
     """
-    for e in wrapping_operations(expr, bounds, modular_root=modular_root):
+    candidates = wrapping_operations(expr, bounds, modular_root=modular_root)
+    if candidates and bounds is None:
+        # The dtype ranges of the loop counters let nearly every `i + 1` through;
+        # the box of the domain (cached, as callers ask many questions of one
+        # domain) clears most of them at an interval's cost instead of ISL's.
+        box = _box(domain, space)
+        if box:
+            candidates = wrapping_operations(expr, box, modular_root=modular_root)
+    for e in candidates:
         try:
             pa = to_pw_aff(e, space)
         except NotAffineError:
@@ -60,6 +68,27 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
         if not hit.is_empty():
             return e
     return None
+
+
+_BOXES: dict[tuple[int, int], tuple[isl.Set, AffineSpace, dict[n.Var, Range]]] = {}
+_KEEP_BOXES = 64
+
+
+def _box(domain: isl.Set, space: AffineSpace) -> dict[n.Var, Range]:
+    """The ranges of ``space``'s dims and parameters over ``domain`` (see :func:`set_ranges`),
+    remembered for the last few domains."""
+    key = (id(domain), id(space))
+    found = _BOXES.get(key)
+    if found is not None and found[0] is domain and found[1] is space:
+        return found[2]
+    dims = () if domain.is_params() else space.dims
+    if len(dims) != domain.dim(isl.dim_type.set):
+        return {}  # not a set over this space's dims: no box to speak of
+    box = set_ranges(domain, dims, space.names)
+    if len(_BOXES) >= _KEEP_BOXES:
+        _BOXES.pop(next(iter(_BOXES)))
+    _BOXES[key] = (domain, space, box)
+    return box
 
 
 def _const(pa: isl.PwAff, value: int) -> isl.PwAff:

@@ -12,7 +12,7 @@ import analyses
 from analyses import Counterexample, Element, Instance, Proved, Refuted, Unknown
 from codegen import lower
 from codegen.interpreter import _Interpreter
-from polypad.errors import PolypadError
+from polypad.errors import NotFoundError, PolypadError
 from polypad.ir.nodes import Buffer, Var
 from polypad.script import parse
 
@@ -366,3 +366,38 @@ def _assumption_holds(text: str, n: int) -> bool:
         return True
     cond = text.split("T.assume(")[1].split(")\n")[0]
     return eval(cond, {"n": n})  # "n <= 4" or "3 <= n", written by the strategy above
+
+
+# ---------------------------------------------------------------- within one statement
+
+
+_TWO_LOOPS = '''
+@T.prim_func
+def f(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in T.serial(10):
+        A[i + 1] = 1.0
+    for j in T.serial(10):
+        if j < 9:
+            B[j + 1] = A[j]
+'''
+
+
+def test_within_checks_only_the_statements_inside_it():
+    f = parse(_TWO_LOOPS)
+    first, second = f.body.stmts
+    whole = analyses.check_bounds(f)
+    assert isinstance(whole, Refuted) and whole.counterexample.element == Element("A", (10,))
+    inside = analyses.check_bounds(f, within=second)
+    assert isinstance(inside, Proved) and "2 accesses" in inside.detail
+    # In its context: the guard `j < 9` still keeps B[j + 1] inside.
+    assert isinstance(analyses.check_bounds(f, within=second.body.then_case), Proved)
+    alone = analyses.check_bounds(f, within=first)
+    assert alone.counterexample == whole.counterexample
+
+
+def test_within_must_be_a_statement_of_the_function():
+    f, g = parse(_TWO_LOOPS), parse(_TWO_LOOPS)
+    with pytest.raises(NotFoundError, match="not in f"):
+        analyses.check_bounds(f, within=g.body.stmts[1])
+    with pytest.raises(PolypadError, match="within"):
+        analyses.check_bounds(f, within="j")

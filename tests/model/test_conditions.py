@@ -57,3 +57,24 @@ def test_data_dependent_and_float_conditions_are_not_affine():
 def _point(s: isl.Set, x: int) -> isl.Set:
     p = isl.Point.zero(s.get_space()).set_coordinate_val(isl.dim_type.set, 0, x)
     return isl.Set.from_point(p)
+
+
+def test_constant_bounds_of_one_dim_match_the_general_construction():
+    # `i < 8` and friends are built as bounds of the universe; compare every form
+    # (both operand orders, each comparison) with the affine-function route.
+    from polypad.ir import nodes as nd
+    from polypad.model import AffineSpace
+    from polypad.model.affine import _Converter
+
+    space = AffineSpace((i, j), tuple_name="S")
+    for kind in (nd.Lt, nd.Le, nd.Gt, nd.Ge, nd.Eq, nd.Ne):
+        for value in (-3, 0, 7):
+            for a, b in ((i, const(value)), (const(value), j)):
+                cond = kind(a, b)
+                conv = _Converter(space)
+                name = {nd.Lt: "lt_set", nd.Le: "le_set", nd.Gt: "gt_set", nd.Ge: "ge_set",
+                        nd.Eq: "eq_set", nd.Ne: "ne_set"}[kind]
+                general = getattr(conv.pw_aff(a), name)(conv.pw_aff(b))
+                assert to_set(cond, space).is_equal(general), cond
+    # A parameter is no set dim: the general route, with n as a parameter.
+    assert to_set(n < 4, space).is_equal(isl.Set("[n] -> { S[i, j] : n < 4 }"))
