@@ -27,6 +27,9 @@ replaced by one of its branches, run unconditionally:
   Two expressions that differ only in integer indices are the same where ISL
   proves those indices equal (no wrap-around), without Z3.
   Failing that, the reverse: ``b`` where ``c`` holds does what ``a`` does.
+  The answer is ``Refuted`` only when both replacements are refuted; where
+  one is refuted and the other undecided it is ``Unknown`` (that one may
+  still be right), naming both.
 
 ``Proved`` (a :class:`Removable`) says which branch to keep and why;
 ``Refuted`` carries the instance, the element and the values that would
@@ -118,7 +121,23 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
     keep_else = _decide(f, stmt, "else", strict_ieee)
     if isinstance(keep_else, Proved):
         return keep_else
-    return keep_then if isinstance(keep_then, Refuted) else keep_else
+    return _neither(keep_then, keep_else)
+
+
+def _neither(keep_then: Decision, keep_else: Decision) -> Decision:
+    """The answer when neither branch is proved to replace the statement: ``Refuted``
+    only when both are refuted (the then branch's counterexample, its description
+    saying why the else branch fails too), else ``Unknown``: a branch not refuted
+    might still replace it."""
+    if isinstance(keep_then, Refuted) and isinstance(keep_else, Refuted):
+        cex = keep_then.counterexample
+        return Refuted(dataclasses.replace(
+            cex, description=f"{cex.description}; keeping the else branch instead: "
+                             f"{keep_else.counterexample.description}"))
+    undecided, other = ((keep_then, keep_else) if isinstance(keep_then, Unknown)
+                        else (keep_else, keep_then))
+    why_not = str(other.counterexample) if isinstance(other, Refuted) else other.reason
+    return Unknown(f"{undecided.reason}; {why_not}")
 
 
 def conditional_of(f: n.PrimFunc, stmt: n.IfThenElse | str) -> n.IfThenElse:

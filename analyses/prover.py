@@ -278,6 +278,9 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     search = CounterexampleSearch(goal, goal_term, ctx, env, convert, facts, held,
                                   timeout_ms)
     decided = search.refutation(solver.model())
+    if isinstance(decided, Unknown):
+        found = _at_known_points(solver, env, search)  # a Decision's truth is "proved"
+        decided = decided if found is None else found
     xs = [convert(v) for v in ctx.loop_vars]
     for _ in range(_RETRIES if xs else 0):
         if not isinstance(decided, Unknown):
@@ -290,6 +293,31 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         if solver.check() != z3.sat:
             break
         decided = search.refutation(solver.model())
+    return decided
+
+
+def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch
+                     ) -> Decision | None:
+    """A refutation whose math intrinsics are all at points of known value, or ``None``.
+
+    Z3 treats ``T.exp`` as an arbitrary function, so its model may need
+    ``exp(7)``, a value nothing computed; with every argument at a known
+    point (``exp(0) = 1``) the model is a real execution, if one exists.
+    """
+    apps = env.applications
+    if not apps or any(not at_points for *_, at_points in apps):
+        return None
+    solver.push()
+    decided = None
+    try:
+        solver.add(*[z3.Or(*at_points) for *_, at_points in apps])
+        if _check(solver, env) == z3.sat:
+            decided = search.refutation(solver.model())
+    finally:
+        solver.pop()
+    if decided is None or isinstance(decided, Unknown):
+        _check(solver, env)  # the model the caller goes on from (it was sat before the push)
+        return None
     return decided
 
 

@@ -423,3 +423,52 @@ def test_branches_that_differ_in_an_index_somewhere_are_not_removed(n_, m, k):
     for strict in (False, True):
         decided = analyses.can_remove_conditional(f, ifs(f)[0], strict_ieee=strict)
         assert not isinstance(decided, Proved), decided
+
+
+# ---------------------------------------------------------------- if/else: both ways
+
+
+@pytest.mark.parametrize("length", [6, 13, 14])
+def test_one_branch_refuted_and_the_other_undecided_is_never_refuted(length):
+    # Keeping the else branch reads B[-1] at i = 0: refuted.  Keeping the then branch
+    # is right (the running copy of a 0 is 0 everywhere); the prover shows it for a
+    # short buffer, and not for a longer one (the RFC's conv1d_cumsum).  Then the
+    # answer is Unknown, naming both, never Refuted.
+    f = pp.parse(f'''
+@T.prim_func
+def running(B: T.Buffer(({length},), "int32")):
+    for i in T.serial({length}):
+        if i == 0:
+            B[i] = 0
+        else:
+            B[i] = B[i - 1]
+''')
+    branch = ifs(f)[0]
+    decided = analyses.can_remove_conditional(f, branch)
+    if length < 13:
+        assert isinstance(decided, Removable) and decided.keep == "then"
+    else:
+        assert isinstance(decided, Unknown), decided
+        assert "the then branch may not replace the other" in decided.reason
+        assert "running the else branch everywhere leaves a buffer" in decided.reason
+        assert "B[i - 1]" in decided.reason
+    # Keeping the then branch computes the same, so a Refuted would have been wrong.
+    assert_same_results(f, replace(f, branch, branch.then_case))
+
+
+def test_both_branches_refuted_keep_the_then_counterexample():
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        if i < 6:
+            B[i] = A[i] + 1.0
+        else:
+            B[i] = A[i] - 1.0
+''')
+    decided = analyses.can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted), decided
+    cex = decided.counterexample
+    assert cex.description.startswith("the then branch differs from the other where not (i < 6)")
+    assert "keeping the else branch instead: the else branch differs" in cex.description
+    assert cex.instances[0].indices["i"] >= 6

@@ -15,6 +15,7 @@ from prover_brute_force import assert_proved, holds_at, violations
 import analyses
 import polypad as pp
 from analyses import Proved, Refuted, Unknown, context_at, known_value, prove
+from analyses.prover import prove_same_value
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import math as math_call
 from polypad.ir.intrinsics import undef
@@ -344,3 +345,24 @@ def f(A: T.Buffer(({n},), "int32"), B: T.Buffer((1,), "int32")):
         T.assume(A[i] <= A[i + 1])
     B[0] = 0
 '''
+
+
+def test_a_math_intrinsic_is_refuted_at_a_point_of_known_value():
+    # Z3 reads T.exp as any function: its first model may need exp(7), which nothing
+    # computed.  Asked again with each argument at a known point, exp(0) = 1 refutes.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        B[i] = T.exp(A[i])
+''')
+    store = nodes(f, n.BufferStore)[0]
+    decided = prove_same_value(n.FloatImm(0.0, "float32"), store.value, context_at(f, store))
+    assert isinstance(decided, Refuted), decided
+    values = decided.counterexample.values
+    loads = [k for k in values if k.startswith("A[")]
+    assert loads and all(values[k] == 0.0 for k in loads)
+    # Where no known point can break it, it stays Unknown: exp(x) - 1 may be 0.
+    shifted = store.value - n.FloatImm(1.0, "float32")
+    undecided = prove_same_value(n.FloatImm(0.0, "float32"), shifted, context_at(f, store))
+    assert isinstance(undecided, Unknown)
