@@ -62,11 +62,19 @@ from .bounds import check_bounds
 from .budgeted import decider
 from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
-from .execution_refutation import refute_by_execution
+from .execution_refutation import refute_by_execution, runs_exactly
 from .facts import has_undef
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
-from .prover import is_index_question, prove, prove_same_value, proved_by_isl
+from .prover import (
+    first_counterexample_only,
+    is_index_question,
+    proofs_only,
+    prove,
+    prove_same_value,
+    proved_by_isl,
+    seeking_proofs_only,
+)
 from .wrap_indices import wrap_leaving_indices
 
 
@@ -226,7 +234,10 @@ def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,
     attempt = wrap_leaving_indices(f, stmt, everywhere=everywhere)
     if isinstance(attempt, Unknown):
         return leaves  # nothing to wrap: today's answer, unchanged
-    decided = _decide(attempt.func, attempt.conditional, "then", strict, wrap=False)
+    # Only a proof changes the answer (a refusal keeps the counterexample of `leaves`),
+    # so the wrapped question seeks none: no counterexample search, no run.
+    with proofs_only():
+        decided = _decide(attempt.func, attempt.conditional, "then", strict, wrap=False)
     if isinstance(decided, Proved):
         return Removable(decided.method, f"{attempt.describe()}; {decided.detail}",
                          keep="then", replacement=attempt.then_case, rebuilt=attempt.rebuilt)
@@ -266,13 +277,20 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
     both = n.IfThenElse(stmt.condition, stmt.then_case, copy, span=stmt.span)
     g = replace(f, stmt, both)
     where = f"where not ({show(stmt.condition)})"
-    decided = is_no_op(g, copy, strict_ieee=strict)
+    if not seeking_proofs_only() and runs_exactly(f, everywhere, cheap=True):
+        # A run (likely) follows an Unknown: the prover need not look for a counterexample
+        # at earlier instances when its first needs a value it does not track.
+        with first_counterexample_only():
+            decided = is_no_op(g, copy, strict_ieee=strict)
+    else:
+        decided = is_no_op(g, copy, strict_ieee=strict)
     if isinstance(decided, Proved):
         detail = f"{where}, the body is a no-op: {decided.detail or decided.method}"
         return Removable(decided.method, detail, keep="then")
     if isinstance(decided, Unknown):
         # The rules refute one harmful instance; several together are found by a run.
-        found = refute_by_execution(f, everywhere, f"running the body {where}")
+        found = None if seeking_proofs_only() else \
+            refute_by_execution(f, everywhere, f"running the body {where}")
         if found is not None:
             return Refuted(found)
         return Unknown(f"running the body {where} is not known to be a no-op: "

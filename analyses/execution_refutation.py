@@ -64,7 +64,7 @@ def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
     on inputs that honour the assumptions; ``None`` when none is found or the run would
     not be exact (see the module docstring).  ``what`` names the rewrite in the
     description."""
-    if not (_runnable(original) and _runnable(rewritten) and _reads_only_written(original)):
+    if not runs_exactly(original, rewritten):
         return None
     # The reference executor, a layer above: imported here, where it is needed.  It is
     # run without codegen.build's bounds proof; it checks every access as it runs.
@@ -93,6 +93,17 @@ def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
         if found is not None:
             return found
     return None
+
+
+def runs_exactly(original: n.PrimFunc, rewritten: n.PrimFunc, *, cheap: bool = False) -> bool:
+    """Whether :func:`refute_by_execution` would run the two (see the module docstring).
+
+    ``cheap`` leaves out the dataflow question about allocations (an ISL
+    dataflow of its own): then ``True`` means the run is likely, not certain.
+    """
+    if not (_runnable(original) and _runnable(rewritten)):
+        return False
+    return cheap or _reads_only_written(original)
 
 
 def _reads_only_written(f: n.PrimFunc) -> bool:

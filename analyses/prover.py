@@ -67,6 +67,7 @@ _LAZY_ROUNDS = 8  # further rounds, only while Z3 still finds a counterexample
 _MAX_PREMISES = 100  # instantiated facts per question
 _MAX_NODES = 400  # IR nodes per instantiated fact
 _RETRIES = 4  # further counterexamples sought when one needs an untracked value
+_NO_RETRIES = contextvars.ContextVar("polypad_first_counterexample_only", default=False)
 
 # Set while the caller uses only a Proved answer (see proofs_only).
 _PROOFS_ONLY = contextvars.ContextVar("polypad_proofs_only", default=False)
@@ -85,6 +86,22 @@ def proofs_only():
         yield
     finally:
         _PROOFS_ONLY.reset(token)
+
+
+@contextlib.contextmanager
+def first_counterexample_only():
+    """Within this, a counterexample that needs an untracked value is not sought again
+    at earlier instances: for callers with a cheaper way to refute (a run)."""
+    token = _NO_RETRIES.set(True)
+    try:
+        yield
+    finally:
+        _NO_RETRIES.reset(token)
+
+
+def seeking_proofs_only() -> bool:
+    """Whether a :func:`proofs_only` block is in force (a refutation would be thrown away)."""
+    return _PROOFS_ONLY.get()
 
 
 @decider
@@ -282,7 +299,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         found = _at_known_points(solver, env, search)  # a Decision's truth is "proved"
         decided = decided if found is None else found
     xs = [convert(v) for v in ctx.loop_vars]
-    for _ in range(_RETRIES if xs else 0):
+    for _ in range(_RETRIES if xs and not _NO_RETRIES.get() else 0):
         if not isinstance(decided, Unknown):
             break
         # The counterexample leans on a value the prover does not track;

@@ -262,7 +262,9 @@ def _key_order(key) -> tuple:
     return ({"dim": 0, "param": 1, "div": 2}[kind], str(p) if kind == "param" else p)
 
 
-def _frac(val: isl.Val) -> Fraction:
+def _frac(val: isl.Val) -> Fraction | int:
+    if val.is_int():  # nearly always: parsing the text is the slow way
+        return val.to_python()
     return Fraction(val.to_str())
 
 

@@ -366,3 +366,36 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     shifted = store.value - n.FloatImm(1.0, "float32")
     undecided = prove_same_value(n.FloatImm(0.0, "float32"), shifted, context_at(f, store))
     assert isinstance(undecided, Unknown)
+
+
+def test_first_counterexample_only_seeks_no_earlier_instance(monkeypatch):
+    # B[io, ii] holds a running sum the prover does not track: each model Z3 gives needs
+    # its value.  By default earlier instances are tried too (fewer writes behind them);
+    # a caller about to run the function asks for the first model only.
+    from analyses import refutation
+    from analyses.prover import first_counterexample_only
+    from polypad.ir.fresh import fresh_copy
+    from polypad.ir.locate import replace
+
+    f = example("implicit_default_step2")
+    guard = nodes(f, n.IfThenElse)[-1]  # if <padding>: B[io, ii] = 0.0
+    # The store run where the guard is false: there B holds the running sums.
+    f = replace(f, guard, n.IfThenElse(guard.condition, guard.then_case,
+                                       fresh_copy(guard.then_case)))
+    store = nodes(f, n.IfThenElse)[-1].else_case
+    question = n.Eq(n.BufferLoad(store.buffer, store.indices), n.FloatImm(0.0, "float32"))
+    searches = []
+    original = refutation.CounterexampleSearch.refutation
+
+    def counted(self, model):
+        searches.append(model)
+        return original(self, model)
+
+    monkeypatch.setattr(refutation.CounterexampleSearch, "refutation", counted)
+    ctx = context_at(f, store)
+    anywhere = prove(question, ctx)
+    assert isinstance(anywhere, Unknown) and len(searches) > 1
+    searches.clear()
+    with first_counterexample_only():
+        first = prove(question, context_at(f, store))
+    assert isinstance(first, Unknown) and len(searches) == 1

@@ -429,3 +429,25 @@ def test_every_wrapped_removal_in_the_examples_runs_like_the_guarded_form():
     for name, (f, stmt, decision) in wrapped_removals().items():
         assert "wrapped modulo" in decision.detail, name
         assert_runs_like(replace(f, stmt, decision.replacement), f, seeds=(0, 1, 2))
+
+
+def test_a_wrap_that_fails_seeks_no_counterexample_of_its_own(monkeypatch):
+    # conv1d option 2 stores to B[-1, 3] unguarded; wrapped, its updates add real data
+    # to B[3, .].  Only a proof would change the answer, so the wrapped question runs
+    # nothing and searches no counterexample: the refusal is the bounds one.
+    import analyses.conditional as decisions
+    from analyses import refutation
+
+    calls = []
+    monkeypatch.setattr(decisions, "refute_by_execution",
+                        lambda *args: calls.append("run"))
+    original = refutation.CounterexampleSearch.refutation
+    monkeypatch.setattr(refutation.CounterexampleSearch, "refutation",
+                        lambda self, model: calls.append("search") or original(self, model))
+    f = rfc("conv1d_option2")
+    decided = can_remove_conditional(f, ifs(f)[0])
+    assert isinstance(decided, Refuted)
+    cex = decided.counterexample
+    assert "leaves a buffer" in cex.description and "still not removable" in cex.description
+    assert cex.element == Element("B", (-1, 3))
+    assert calls == []
