@@ -72,9 +72,11 @@ def stores_existing_value(f: n.PrimFunc, store: n.BufferStore, *, strict_ieee: b
         return prove_same_value(store.value, current, ctx, strict_ieee=strict_ieee,
                                 timeout_ms=timeout_ms)
 
-    if strict_ieee or zero_change_tried or _change(store.value, current) is None:
+    if strict_ieee or _change(store.value, current) is None:
         return prove_kept_constants_last(ctx, decide)
-    first = adds_zero(f, store, timeout_ms=timeout_ms)
+    # An update B[i] = B[i] + d: adds_zero is the attempt without kept constants (d == 0
+    # is B[i] + d == B[i]), made here unless the caller made it.
+    first = None if zero_change_tried else adds_zero(f, store, timeout_ms=timeout_ms)
     return first if first is not None else decide()
 
 

@@ -67,6 +67,12 @@ def convert(value, dtype: str):
     target = numpy_dtype(dtype)
     if isinstance(value, np.generic) and value.dtype == target:
         return value  # already one: most results of numpy arithmetic on scalars
+    kind = target.kind
+    if (isinstance(value, int) and kind in "iu") or (type(value) is float and kind == "f"):
+        try:  # a Python number the dtype holds: the scalar type takes it as is
+            return target.type(value)
+        except OverflowError:
+            pass  # wraps like a C cast: the array route below does that
     return np.asarray(value).astype(target)[()]
 
 
@@ -77,6 +83,7 @@ class _Interpreter:
         self.env: dict[Var, object] = {}
         self.arrays: dict[Buffer, np.ndarray] = {}
         self.stmt: Stmt | None = None
+        self.constants: dict[int, tuple] = {}  # id(constant node) -> (node, its scalar)
 
     def run(self, args: list) -> None:
         for param, value in zip(self.func.params, args, strict=True):
@@ -150,7 +157,10 @@ class _Interpreter:
             case Var():
                 return self.env[expr]
             case ir.IntImm() | ir.FloatImm():
-                return convert(expr.value, expr.dtype)
+                found = self.constants.get(id(expr))
+                if found is None or found[0] is not expr:
+                    found = self.constants[id(expr)] = (expr, convert(expr.value, expr.dtype))
+                return found[1]
             case ir.BoolImm():
                 return np.bool_(expr.value)
             case ir.BinaryOp():
