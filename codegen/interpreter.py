@@ -140,9 +140,11 @@ class _Interpreter:
 
     def index(self, buffer: Buffer, indices, what: str) -> tuple[int, ...]:
         array = self.arrays[buffer]
-        index = tuple(int(self.eval(i)) for i in indices)
-        inside = len(index) == array.ndim and all(
-            0 <= k < n for k, n in zip(index, array.shape, strict=False))
+        index = tuple([int(self.eval(i)) for i in indices])
+        inside = len(index) == array.ndim
+        for k, extent in zip(index, array.shape, strict=False):
+            if not 0 <= k < extent:
+                inside = False
         if not inside:
             raise BoundsCheckError(
                 f"{what} {buffer.name}[{', '.join(map(str, index))}] is outside its shape "
@@ -151,18 +153,22 @@ class _Interpreter:
 
     # -- expressions --------------------------------------------------------
 
-    @guarded
     def eval(self, expr: ir.Expr):
-        match expr:
-            case Var():
-                return self.env[expr]
-            case ir.IntImm() | ir.FloatImm():
-                found = self.constants.get(id(expr))
-                if found is None or found[0] is not expr:
-                    found = self.constants[id(expr)] = (expr, convert(expr.value, expr.dtype))
-                return found[1]
-            case ir.BoolImm():
-                return np.bool_(expr.value)
+        kind = type(expr)
+        if kind is Var:  # the leaves, most of what is evaluated, go without a frame more
+            return self.env[expr]
+        if kind is ir.IntImm or kind is ir.FloatImm:
+            found = self.constants.get(id(expr))
+            if found is None or found[0] is not expr:
+                found = self.constants[id(expr)] = (expr, convert(expr.value, expr.dtype))
+            return found[1]
+        return self._eval(expr)
+
+    @guarded
+    def _eval(self, expr: ir.Expr):
+        match expr:  # the frequent cases first: a match tries them in order
+            case ir.BufferLoad():
+                return self.arrays[expr.buffer][self.index(expr.buffer, expr.indices, "load of")]
             case ir.BinaryOp():
                 result = _ARITH[type(expr)](self.eval(expr.a), self.eval(expr.b))
                 result = convert(result, expr.dtype)
@@ -182,8 +188,12 @@ class _Interpreter:
                 return self.eval(chosen)
             case ir.Cast():
                 return convert(self.eval(expr.value), expr.dtype)
-            case ir.BufferLoad():
-                return self.arrays[expr.buffer][self.index(expr.buffer, expr.indices, "load of")]
+            case Var():
+                return self.env[expr]
+            case ir.IntImm() | ir.FloatImm():
+                return convert(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return np.bool_(expr.value)
             case ir.Call():
                 return self.call(expr)
             case ir.Let():
