@@ -174,7 +174,7 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     """
     kept = stmt.then_case if keep == "then" else stmt.else_case
     everywhere = replace(f, stmt, kept)  # the kept branch run everywhere
-    leaves = _out_of_bounds(f, stmt, everywhere, kept, keep)
+    leaves = _out_of_bounds(f, stmt, everywhere, keep)
     if leaves is not None:
         if wrap and stmt.else_case is None:
             return _wrapped(f, stmt, strict, leaves, everywhere)
@@ -188,15 +188,19 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
 
 
 def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, everywhere: n.PrimFunc,
-                   kept: n.Stmt, keep: str) -> Decision | None:
+                   keep: str) -> Decision | None:
     """Why running branch ``keep`` everywhere would (or may) leave a buffer, or ``None``.
 
     Overcompute runs a branch where its condition used to keep it from
     reading ``B[i - 1]`` at ``i = 0``: every access must stay inside its
     buffer, or the removal is refused before any value is compared.  Only
     the kept branch runs anywhere new, so only its accesses are checked
-    (every other statement runs where, and as, it did).
+    (every other statement runs where, and as, it did).  An access that
+    cannot be decided there is ``Unknown``, even when it could not be decided
+    under the condition either: the condition may be what kept it inside
+    (``if 0 <= idx[i] < 10: B[idx[i]] = ...``).
     """
+    kept = stmt.then_case if keep == "then" else stmt.else_case
     after = check_bounds(everywhere, within=kept)
     if isinstance(after, Proved):
         return None
@@ -206,10 +210,7 @@ def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, everywhere: n.PrimFunc,
             f"running the {keep} branch everywhere leaves a buffer: {cex.description}",
             instances=cex.instances, element=cex.element, params=cex.params,
             values=cex.values))
-    if isinstance(check_bounds(f, within=stmt), Proved):
-        return Unknown(f"running the {keep} branch everywhere may leave a buffer: "
-                       f"{after.reason}")
-    return None  # no worse than before: the branch's accesses were undecided already
+    return Unknown(f"running the {keep} branch everywhere may leave a buffer: {after.reason}")
 
 
 def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,
@@ -278,7 +279,7 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
     g = replace(f, stmt, both)
     where = f"where not ({show(stmt.condition)})"
     if not seeking_proofs_only() and runs_exactly(f, everywhere, cheap=True):
-        # A run (likely) follows an Unknown: the prover need not look for a counterexample
+        # A run follows an Unknown: the prover need not look for a counterexample
         # at earlier instances when its first needs a value it does not track.
         with first_counterexample_only():
             decided = is_no_op(g, copy, strict_ieee=strict)

@@ -298,8 +298,12 @@ class Program:
                     rel = isl.Map.from_domain_and_range(self.domain(site)[0], everything)
                     out.append((site, buffer, rel))
             return out
-        # Keyed by identity: a buffer's structural hash would cost a walk of its shape.
-        found = self._memo(("writers", id(buffer)), lambda: (buffer, make()))
+        # Keyed by identity (a buffer's structural hash would cost a walk of its shape);
+        # the entry holds the buffer, so no other object can take its id meanwhile.
+        key = ("writers", id(buffer))
+        found = self._cache.get(key)
+        if found is None or found[0] is not buffer:
+            found = self._cache[key] = (buffer, make())
         return found[1]
 
     def invalidated(self, src: Site, reads, target: Site, *,

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import time
 
 import islpy as isl
 import z3
@@ -296,7 +297,8 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
                                   timeout_ms)
     decided = search.refutation(solver.model())
     if isinstance(decided, Unknown):
-        found = _at_known_points(solver, env, search)  # a Decision's truth is "proved"
+        # Compared with None: a Decision is truthy only when it is a proof.
+        found = _at_known_points(solver, env, search, strict, timeout_ms)
         decided = decided if found is None else found
     xs = [convert(v) for v in ctx.loop_vars]
     for _ in range(_RETRIES if xs and not _NO_RETRIES.get() else 0):
@@ -313,29 +315,48 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     return decided
 
 
-def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch
-                     ) -> Decision | None:
+#: The time the search at known points may take: a tenth of the query's timeout, at
+#: most this many ms.  It only refutes, and an intrinsic's side facts can make Z3
+#: slow (strict IEEE ``exp``); a refutation there, when one exists, comes fast.
+_KNOWN_POINTS_MS = 200
+
+
+def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch,
+                     strict: bool, timeout_ms: int) -> Decision | None:
     """A refutation whose math intrinsics are all at points of known value, or ``None``.
 
     Z3 treats ``T.exp`` as an arbitrary function, so its model may need
     ``exp(7)``, a value nothing computed; with every argument at a known
     point (``exp(0) = 1``) the model is a real execution, if one exists.
+    Asked only when the model at hand needs such a value, of a solver of its
+    own (``solver`` keeps its model), within :data:`_KNOWN_POINTS_MS`.
     """
     apps = env.applications
     if not apps or any(not at_points for *_, at_points in apps):
         return None
-    solver.push()
-    decided = None
-    try:
-        solver.add(*[z3.Or(*at_points) for *_, at_points in apps])
-        if _check(solver, env) == z3.sat:
-            decided = search.refutation(solver.model())
-    finally:
-        solver.pop()
-    if decided is None or isinstance(decided, Unknown):
-        _check(solver, env)  # the model the caller goes on from (it was sat before the push)
-        return None
-    return decided
+    model = solver.model()
+    if all(any(z3.is_true(model.eval(at, model_completion=True)) for at in at_points)
+           for *_, at_points in apps):
+        return None  # the model's values are known ones: not what made it Unknown
+    pinned = _solver(strict)
+    pinned.add(*solver.assertions())
+    pinned.add(*[z3.Or(*at_points) for *_, at_points in apps])
+    # _check's loop, within one slice of time for all its checks.
+    until = time.monotonic() + min(timeout_ms // 10, _KNOWN_POINTS_MS) / 1000
+    while True:
+        left_ms = int((until - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            return None
+        pinned.set("timeout", budget.remaining_ms(left_ms))
+        if pinned.check() != z3.sat:
+            return None
+        model = pinned.model()
+        broken = [s for s in env.side if not z3.is_true(model.eval(s, model_completion=True))]
+        if not broken:
+            break
+        pinned.add(*broken)
+    decided = search.refutation(model)
+    return None if isinstance(decided, Unknown) else decided
 
 
 def var_ranges(ctx: Context) -> dict:

@@ -472,3 +472,23 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     assert cex.description.startswith("the then branch differs from the other where not (i < 6)")
     assert "keeping the else branch instead: the else branch differs" in cex.description
     assert cex.instances[0].indices["i"] >= 6
+
+
+def test_a_data_dependent_guard_that_keeps_an_index_inside_stays():
+    # The guard is what keeps B[idx[i]] inside B, and ISL cannot read either: the
+    # removal is Unknown (a review found it "proved" through rule 3), and running the
+    # body everywhere does store outside B.
+    f = pp.parse('''
+@T.prim_func
+def f(idx: T.Buffer((10,), "int32"), B: T.Buffer((10,), "float32")):
+    for i in T.serial(10):
+        if idx[i] >= 0 and idx[i] < 10:
+            B[idx[i]] = B[idx[i]] + 0.0
+''')
+    branch = ifs(f)[0]
+    decided = analyses.can_remove_conditional(f, branch)
+    assert isinstance(decided, Unknown), decided
+    assert "may leave a buffer" in decided.reason and "idx[i]" in decided.reason
+    unguarded = codegen.build(replace(f, branch, branch.then_case), target="python")
+    with pytest.raises(pp.errors.BoundsCheckError, match=r"store to B\[20\]"):
+        unguarded(np.full(10, 20, "int32"), np.zeros(10, "float32"))
