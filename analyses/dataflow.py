@@ -345,8 +345,8 @@ class _Flows:
     def compute(self, sink, must, may, kill) -> isl.UnionFlow:
         """ISL's dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
         info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
-        info = info.set_may_source(may).set_kill(kill).set_schedule_map(self.tagged_time)
-        return info.compute_flow()
+        info = info.set_may_source(may).set_kill(kill)
+        return fi.set_time(info, self.tagged_time).compute_flow()
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
@@ -401,7 +401,7 @@ class _Flows:
                              lambda m: fi.statement_of(m.get_space().domain()) not in names)
         info = isl.UnionAccessInfo.from_sink(ours).set_must_source(fi.empty())
         info = info.set_may_source(reads).set_kill(self.kill_t.union(self.must_w))
-        info = info.set_schedule_map(fi.negate_time(self.tagged_time))
+        info = fi.set_time(info, fi.negate_time(self.tagged_time))
         return info.compute_flow().get_may_dependence().reverse()
 
     def output_from(self, names: frozenset[str]) -> isl.UnionMap:
@@ -420,7 +420,7 @@ class _Flows:
         flipped = fi.negate_time(self.tagged_time)
         info = isl.UnionAccessInfo.from_sink(ours).set_must_source(self.must_w)
         info = info.set_may_source(self.may_w).set_kill(self.kill_t)
-        return info.set_schedule_map(flipped).compute_flow().get_may_dependence().reverse()
+        return fi.set_time(info, flipped).compute_flow().get_may_dependence().reverse()
 
 
 # The flows of the functions asked about most recently, keyed by identity:

@@ -11,7 +11,8 @@ with these pieces:
   function does not allocate itself: the caller (:func:`end_reads`);
 * program order, the model's 2d+1 times, without the dimensions that hold one
   value for every event (:func:`drop_constant_dims`), and backwards
-  (:func:`negate_time`) for the questions asked about a few sources.
+  (:func:`negate_time`) for the questions asked about a few sources, given to
+  ISL as a schedule tree (:func:`set_time`), never as a schedule map.
 """
 
 from __future__ import annotations
@@ -76,6 +77,26 @@ def negate_time(time: isl.UnionMap) -> isl.UnionMap:
     dims = [f"t{k}" for k in range(width)]
     flip = isl.Map(f"{{ [{', '.join(dims)}] -> [{', '.join('-' + d for d in dims)}] }}")
     return time.apply_range(isl.UnionMap.from_map(flip))
+
+
+def set_time(info: isl.UnionAccessInfo, time: isl.UnionMap) -> isl.UnionAccessInfo:
+    """``info`` ordered by ``time`` (lexicographic order of its output dimensions).
+
+    Passed as a schedule tree with one band, not with ``set_schedule_map``:
+    ISL's schedule-map path (``before`` in ``isl_flow.c``) guesses the loop
+    nesting from the dimensions that are *fixed* for an access, taking two
+    accesses whose fixed values differ at dimension ``k`` to share only the
+    loops before ``k``.  A loop counter that a guard fixes (``if i == 0``)
+    looks like a textual position there, and the dataflow comes out wrong:
+    in ``for i: {if i == 2: A[0] = A[0] + 1; A[i] = 1; if i == 0: A[i] = -1}``
+    the read at ``i = 2`` was said to see ``A[i] = 1`` of ``i = 0``, not the
+    later ``A[i] = -1``.  A band orders by the values alone.
+    """
+    listed = time.get_map_list()
+    if listed.n_map() == 0 or listed.get_at(0).dim(isl.dim_type.out) == 0:
+        return info.set_schedule_map(time)  # nothing to order: no guess to get wrong
+    band = isl.MultiUnionPwAff.from_union_map(time)
+    return info.set_schedule(isl.Schedule.from_domain(time.domain()).insert_partial_schedule(band))
 
 
 def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:

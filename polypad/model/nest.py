@@ -147,14 +147,16 @@ class _Walker:
                 self.loops.pop()
                 self.prefix.pop()
             case n.IfThenElse(condition=c, then_case=then, else_case=other):
+                # Both branches at once: the model reads ``c`` again at each else
+                # leaf, after the then branch's stores (they are one execution).
+                first = len(self.leaves)
                 for branch, taken in ((then, True), (other, False)):
                     if branch is None:
                         continue
-                    first = len(self.leaves)
                     self.guards.append(Guard(c, taken))
                     self.visit(branch, items)
                     self.guards.pop()
-                    self.check_read_once(stmt, c, first)
+                self.check_read_once(stmt, c, first)
             case n.LetStmt(var=var, value=value, body=body):
                 first = len(self.leaves)
                 self.lets[var] = value

@@ -163,3 +163,34 @@ def test_every_public_name_is_the_function_whatever_was_imported_first():
                  "context_at"):
         assert callable(getattr(analyses, name)) and not isinstance(
             getattr(analyses, name), type(analyses)), name
+
+
+GUARD_FIXED_COUNTER = """
+@T.prim_func
+def func(A: T.Buffer((8,), "float32")):
+    for i in T.serial(3):
+        if i == 2:
+            A[0] = A[0] + 1.0
+        A[i] = 1.0
+        if i == 0:
+            A[i] = -1.0
+"""
+
+
+def test_a_guard_that_fixes_the_counter_is_no_textual_position():
+    # ISL's schedule-map dataflow took the guarded stores (i fixed at 2 and at 0)
+    # for statements outside the loop over i: S1(i=0) seemed to reach S0(i=2).
+    d = analyses.dependences(parse(GUARD_FIXED_COUNTER))
+    same(d.flow, "{ S2[0] -> S0[2] }")
+    same(d.output, "{ S1[0] -> S2[0]; S2[0] -> S0[2] }")
+
+
+def test_no_op_of_a_store_read_two_iterations_later():
+    # The whole function's flows (computed once a second question is asked) said
+    # rule 1 held for `A[i] = -1.0`; remove_overcompute_through_branching removed it.
+    from polypad.ir import nodes as n
+    from polypad.ir.visitor import walk
+    f = parse(GUARD_FIXED_COUNTER)
+    stores = [x for x in walk(f.body) if isinstance(x, n.BufferStore)]
+    analyses.is_no_op(f, stores[1])  # the second question gets the whole flows
+    assert isinstance(analyses.is_no_op(f, stores[2]), analyses.Refuted)

@@ -49,6 +49,16 @@ def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
         A[0] = 1
         B[1] = 2
 ''',
+    # fuzz case 1101, seed 47: the else leaf re-read A[0] after the then store
+    "then_before_else": '''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        if A[0] > 2:
+            A[0] = -2.0
+        else:
+            B[i] = 3.0
+''',
 }
 
 READ_ONCE = {
@@ -65,6 +75,14 @@ def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
     if A[0] > 0:
         B[0] = 1
         A[0] = 0
+''',
+    "store_last_in_else": '''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    if A[0] > 0:
+        B[0] = 1
+    else:
+        A[0] = 1
 ''',
     "other_buffer": '''
 @T.prim_func
