@@ -303,6 +303,7 @@ class _Flows:
         every = every.union(kills).union(end_reads)
         time = fi.drop_constant_dims(fi.union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
+        self.time_as_map = fi.counters_free(statements)
         self._tagged: dict[str, isl.UnionMap] = {}
         self._forward: dict[str, isl.UnionMap] | None = None
         self._out_of: dict[frozenset[str], isl.UnionMap] = {}
@@ -346,7 +347,7 @@ class _Flows:
         """ISL's dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
         info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
         info = info.set_may_source(may).set_kill(kill)
-        return fi.set_time(info, self.tagged_time).compute_flow()
+        return fi.set_time(info, self.tagged_time, as_map=self.time_as_map).compute_flow()
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
@@ -401,7 +402,7 @@ class _Flows:
                              lambda m: fi.statement_of(m.get_space().domain()) not in names)
         info = isl.UnionAccessInfo.from_sink(ours).set_must_source(fi.empty())
         info = info.set_may_source(reads).set_kill(self.kill_t.union(self.must_w))
-        info = fi.set_time(info, fi.negate_time(self.tagged_time))
+        info = fi.set_time(info, fi.negate_time(self.tagged_time), as_map=self.time_as_map)
         return info.compute_flow().get_may_dependence().reverse()
 
     def output_from(self, names: frozenset[str]) -> isl.UnionMap:
@@ -420,7 +421,8 @@ class _Flows:
         flipped = fi.negate_time(self.tagged_time)
         info = isl.UnionAccessInfo.from_sink(ours).set_must_source(self.must_w)
         info = info.set_may_source(self.may_w).set_kill(self.kill_t)
-        return fi.set_time(info, flipped).compute_flow().get_may_dependence().reverse()
+        return fi.set_time(info, flipped, as_map=self.time_as_map).compute_flow() \
+            .get_may_dependence().reverse()
 
 
 # The flows of the functions asked about most recently, keyed by identity:
