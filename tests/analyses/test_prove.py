@@ -394,7 +394,9 @@ def test_first_counterexample_only_seeks_no_earlier_instance(monkeypatch):
     monkeypatch.setattr(refutation.CounterexampleSearch, "refutation", counted)
     ctx = context_at(f, store)
     anywhere = prove(question, ctx)
-    assert isinstance(anywhere, Unknown) and len(searches) > 1
+    # How many earlier instances are tried depends on the first model Z3 picks (it
+    # may already be the earliest); with the flag, never more than that one.
+    assert isinstance(anywhere, Unknown) and searches
     searches.clear()
     with first_counterexample_only():
         first = prove(question, context_at(f, store))
