@@ -12,7 +12,8 @@ with these pieces:
 * program order, the model's 2d+1 times, without the dimensions that hold one
   value for every event (:func:`drop_constant_dims`), and backwards
   (:func:`negate_time`) for the questions asked about a few sources, given to
-  ISL as a schedule tree (:func:`set_time`), never as a schedule map.
+  ISL as a schedule map, or as a schedule tree where the map would mislead it
+  (:func:`set_time`, :func:`counters_free`).
 """
 
 from __future__ import annotations
