@@ -42,6 +42,7 @@ when ``F`` may be ``inf``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -174,7 +175,7 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     """
     kept = stmt.then_case if keep == "then" else stmt.else_case
     everywhere = replace(f, stmt, kept)  # the kept branch run everywhere
-    leaves = _out_of_bounds(f, stmt, everywhere, keep)
+    leaves = _out_of_bounds(stmt, everywhere, keep)
     if leaves is not None:
         if wrap and stmt.else_case is None:
             return _wrapped(f, stmt, strict, leaves, everywhere)
@@ -187,8 +188,7 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     return _branch_for_both(f, stmt, keep, strict)
 
 
-def _out_of_bounds(f: n.PrimFunc, stmt: n.IfThenElse, everywhere: n.PrimFunc,
-                   keep: str) -> Decision | None:
+def _out_of_bounds(stmt: n.IfThenElse, everywhere: n.PrimFunc, keep: str) -> Decision | None:
     """Why running branch ``keep`` everywhere would (or may) leave a buffer, or ``None``.
 
     Overcompute runs a branch where its condition used to keep it from
@@ -278,12 +278,10 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
     both = n.IfThenElse(stmt.condition, stmt.then_case, copy, span=stmt.span)
     g = replace(f, stmt, both)
     where = f"where not ({show(stmt.condition)})"
-    if not seeking_proofs_only() and runs_exactly(f, everywhere, cheap=True):
-        # A run follows an Unknown: the prover need not look for a counterexample
-        # at earlier instances when its first needs a value it does not track.
-        with first_counterexample_only():
-            decided = is_no_op(g, copy, strict_ieee=strict)
-    else:
+    # Where a run follows an Unknown, the prover need not look for a counterexample at
+    # earlier instances when its first needs a value it does not track.
+    runs = not seeking_proofs_only() and runs_exactly(f, everywhere, cheap=True)
+    with first_counterexample_only() if runs else contextlib.nullcontext():
         decided = is_no_op(g, copy, strict_ieee=strict)
     if isinstance(decided, Proved):
         detail = f"{where}, the body is a no-op: {decided.detail or decided.method}"

@@ -341,21 +341,10 @@ def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch
     pinned = _solver(strict)
     pinned.add(*solver.assertions())
     pinned.add(*[z3.Or(*at_points) for *_, at_points in apps])
-    # _check's loop, within one slice of time for all its checks.
     until = time.monotonic() + min(timeout_ms // 10, _KNOWN_POINTS_MS) / 1000
-    while True:
-        left_ms = int((until - time.monotonic()) * 1000)
-        if left_ms <= 0:
-            return None
-        pinned.set("timeout", budget.remaining_ms(left_ms))
-        if pinned.check() != z3.sat:
-            return None
-        model = pinned.model()
-        broken = [s for s in env.side if not z3.is_true(model.eval(s, model_completion=True))]
-        if not broken:
-            break
-        pinned.add(*broken)
-    decided = search.refutation(model)
+    if _check(pinned, env, until=until) != z3.sat:
+        return None
+    decided = search.refutation(pinned.model())
     return None if isinstance(decided, Unknown) else decided
 
 
@@ -441,15 +430,26 @@ def _small(expr: n.Expr) -> bool:
     return True
 
 
-def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
+def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
+           ) -> z3.CheckSatResult:
     """``solver.check()``, adding the env's range facts only when a model breaks one.
 
     The facts ``-2**31 <= x < 2**31`` are true of every int32 symbol, so
     leaving them out only weakens the premises: "unsat" stays a proof.  But
     huge bounds slow Z3 down on questions with ``//`` and ``%``, so they are
-    added lazily, when a model needs a value no int32 holds.
+    added lazily, when a model needs a value no int32 holds.  ``until`` (a
+    ``time.monotonic()`` deadline) is one slice of time for all the checks:
+    past it the answer is ``unknown``.
     """
-    verdict = solver.check()
+    def check() -> z3.CheckSatResult:
+        if until is not None:
+            left_ms = int((until - time.monotonic()) * 1000)
+            if left_ms <= 0:
+                return z3.unknown
+            solver.set("timeout", budget.remaining_ms(left_ms))
+        return solver.check()
+
+    verdict = check()
     while verdict == z3.sat:
         model = solver.model()
         broken = [s for s in env.side
@@ -458,7 +458,7 @@ def _check(solver: z3.Solver, env: Z3Env) -> z3.CheckSatResult:
             break
         budget.check()
         solver.add(*broken)
-        verdict = solver.check()
+        verdict = check()
     return verdict
 
 

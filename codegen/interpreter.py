@@ -188,10 +188,6 @@ class _Interpreter:
                 return self.eval(chosen)
             case ir.Cast():
                 return convert(self.eval(expr.value), expr.dtype)
-            case Var():
-                return self.env[expr]
-            case ir.IntImm() | ir.FloatImm():
-                return convert(expr.value, expr.dtype)
             case ir.BoolImm():
                 return np.bool_(expr.value)
             case ir.Call():
