@@ -18,9 +18,12 @@ its element:
   function returns, seen by an extra instance ``END[]`` that reads every
   buffer the function does not allocate itself.
 
-``T.assume`` statements are facts, not accesses: they order nothing and
-are left out, unless ``assumes=True`` asks for their reads as sinks (a
-no-op decider must not remove a store an assumption looks at).
+A ``T.assume`` reads what its condition loads: a fact about those values
+at its point, which a write of one of them before it (flow) or after it
+(anti) would make false if the two swapped.  So its loads are sinks and
+anti sources like any other read; it writes nothing.  (The value prover
+uses an assumption as a fact source instead, valid until such a write:
+:mod:`.facts`.)
 
 A question about a few statements -- where do the values they write go,
 what overwrites them -- is answered for those statements only, with time
@@ -88,12 +91,11 @@ class Dependences:
     by element) but may change the others -- only those are to be read.
     """
 
-    def __init__(self, model: Model, *, assumes: bool = False,
-                 buffers: Iterable[n.Buffer] | None = None,
+    def __init__(self, model: Model, *, buffers: Iterable[n.Buffer] | None = None,
                  about: isl.UnionSet | None = None) -> None:
         self.model = model
         self.func = model.func
-        self._flows = _flows_of(model, assumes, buffers, about)
+        self._flows = _flows_of(model, buffers, about)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
 
@@ -267,7 +269,7 @@ class _Flows:
     sees them (see :func:`analyses.flow_inputs.drop_constant_dims`).
     """
 
-    def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None,
+    def __init__(self, model: Model, buffers: frozenset[int] | None = None,
                  about: isl.UnionSet | None = None) -> None:
         def kept(buffer: n.Buffer) -> bool:
             return buffers is None or id(buffer) in buffers
@@ -284,10 +286,11 @@ class _Flows:
         kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
         end_reads, end_time = fi.end_reads(model, self.scopes, kept)
         statements = [s for s in model.statements if touches(s)]
-        writes = [a for s in statements if not s.is_assume
-                  for a in s.accesses if a.kind == "write" and kept(a.buffer)]
-        reads = [a for s in statements if assumes or not s.is_assume
-                 for a in s.accesses if a.kind == "read" and kept(a.buffer)]
+        # A T.assume's loads are reads (see the module docstring); it has no write.
+        writes = [a for s in statements for a in s.accesses
+                  if a.kind == "write" and kept(a.buffer)]
+        reads = [a for s in statements for a in s.accesses
+                 if a.kind == "read" and kept(a.buffer)]
         # The times of the statements with an access here: a time dimension
         # constant over these events orders none of them.
         depth = inst.depth_of(model)
@@ -432,13 +435,13 @@ _FLOWS: dict[tuple, tuple[n.PrimFunc, _Flows]] = {}
 _KEEP = 8
 
 
-def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = None,
+def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
               about: isl.UnionSet | None = None) -> _Flows:
     # Buffer objects are identities, held alive by the function the key checks;
     # element sets are keyed by their text (names as in the model of that function).
     ids = None if buffers is None else frozenset(id(b) for b in buffers)
-    whole = (id(model.func), assumes, ids, None)
-    key = whole if about is None else (*whole[:3], str(about))
+    whole = (id(model.func), ids, None)
+    key = whole if about is None else (*whole[:2], str(about))
     for k in (whole, key):  # the whole flows answer a question about a few elements too
         found = _FLOWS.get(k)
         if found is not None and found[0] is model.func:
@@ -452,7 +455,7 @@ def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = 
             key, about = whole, None
         else:
             _remember(_ABOUT, whole, model.func)
-    flows = _Flows(model, assumes, ids, about)
+    flows = _Flows(model, ids, about)
     _remember(_FLOWS, key, (model.func, flows))
     return flows
 
@@ -469,7 +472,7 @@ def _remember(cache: dict, key, value) -> None:
 
 @deep_entry
 @bounded
-def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
+def dependences(f: n.PrimFunc) -> Dependences:
     """The :class:`Dependences` of ``f`` (see the module docstring).
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
@@ -477,4 +480,4 @@ def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
     """
     if not isinstance(f, n.PrimFunc):
         raise TypeError(f"dependences takes a PrimFunc, not {type(f).__name__}")
-    return Dependences(extract(f), assumes=assumes)
+    return Dependences(extract(f))

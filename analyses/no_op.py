@@ -86,7 +86,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     elements = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
     for a in writes:
         elements = elements.union(isl.UnionSet.from_set(a.relation.range()))
-    deps = Dependences(model, assumes=True, buffers=written.values(), about=elements)
+    deps = Dependences(model, buffers=written.values(), about=elements)
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))

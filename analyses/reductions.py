@@ -58,8 +58,8 @@ consumer, so removing the update-to-update pairs from it would let an
 update move before the initialisation (and be wiped by it).  The second
 part relates every update instance to each of them.
 
-What is left out, as :mod:`.dataflow` leaves it out: ``T.assume`` reads
-(facts, not accesses).  Pairs across the lifetimes of an ``Allocate``
+A ``T.assume`` that reads the element is one of the other accesses (its
+fact is about the value at its point).  Pairs across the lifetimes of an ``Allocate``
 inside a loop are kept in the second part although they never meet: that
 refuses more, never less.
 
@@ -160,7 +160,7 @@ class ReductionDependences:
                 self._around[kind] = self._around[kind].union(pairs)
         self._tagged = {kind: _without_free(deps.tagged(kind), free).union(self._around[kind])
                         for kind in _KINDS}
-        accesses = [a for s in model.statements if not s.is_assume for a in s.accesses]
+        accesses = [a for s in model.statements for a in s.accesses]
         self._must = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
         for a in accesses:
             if not a.may:
@@ -247,7 +247,7 @@ def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, 
     my_time = r.write.relation.domain_map().apply_range(times[name])
     out = {kind: _union(()) for kind in _KINDS}
     for s in model.statements:
-        if s.name == name or s.is_assume:
+        if s.name == name:
             continue
         for a in s.accesses:
             if a.buffer is not r.buffer:

@@ -113,7 +113,7 @@ def check_cache_write(func: n.PrimFunc, region: n.Stmt, buffer: n.Buffer, where:
     reads = _tags(a for a in accesses if a.kind == "read")
     if reads is None:
         return
-    deps = Dependences(model, assumes=True)
+    deps = Dependences(model)
     sourced = deps.tagged("flow").intersect_range(reads)
     writes = _tags(a for a in accesses if a.kind == "write")
     elsewhere = sourced if writes is None else sourced.subtract_domain(writes)
