@@ -78,7 +78,9 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
     require_access(found, old, kind, describe(block))
     model = extract(func)
     first, stop = leaf_range(func.body, found)
-    inside = [s for s in model.statements[first:stop] if not s.is_assume]
+    # The block's T.assume loads go to the cache with its other accesses (the rewrite
+    # shifts every load in the block), so the region counts them.
+    inside = list(model.statements[first:stop])
     l_first, l_stop = leaf_range(func.body, loop)
     for s in model.statements[l_first:l_stop]:
         if s in inside:

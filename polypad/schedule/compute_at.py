@@ -62,6 +62,7 @@ import islpy as isl
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, find_loop, replace
+from polypad.ir.show import show
 from polypad.model import Model, StatementModel, extract
 
 from .layout_stages import seq
@@ -111,16 +112,23 @@ def placement(func: n.PrimFunc, block: str, loop, primitive: str) -> Placement:
     u_first, u_stop = leaf_range(func.body, target)
     if first < u_stop and u_first < stop:
         raise PolypadError(f"{where}: loop {loop!r} is a loop of block {block!r} itself")
-    under = [s for s in model.statements[u_first:u_stop] if not s.is_assume]
+    # A T.assume under the loop reads like any statement there (its fact is about the
+    # values at its point): the region and the dependence check count it.
+    under = list(model.statements[u_first:u_stop])
     if not under:
         raise PolypadError(f"{where}: loop {loop!r} runs no statement")
     for s in moved:
         if s.lets or s.may:
             raise PolypadError(f"{where}: {s.block}'s statement {s.stmt!r} uses a let or a "
                                "data-dependent guard, which cannot be regenerated")
+        if s.is_assume:
+            # Its instances follow no write, so no iteration is the one to run them at;
+            # dropping the fact silently would lose what the user stated.
+            raise PolypadError(f"{where}: block {block!r} holds {show(s.stmt.value)}, which "
+                               "cannot be placed in the loop; move it out of the block first "
+                               "(or drop it with pp.transform.remove_assume)")
     depth = next(k for k, lp in enumerate(under[0].loops) if lp is target) + 1
-    return Placement(func, model, found, nest, [s for s in moved if not s.is_assume], target,
-                     under, depth, where)
+    return Placement(func, model, found, nest, moved, target, under, depth, where)
 
 
 def nest_of(func: n.PrimFunc, node: n.Stmt) -> n.Stmt:

@@ -71,7 +71,8 @@ def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...
     allocation = _allocation(func, old, target, where)
     model = extract(func)
     first, stop = leaf_range(func.body, target)
-    under = [s for s in model.statements[first:stop] if not s.is_assume]
+    # A T.assume's loads are reads: the local buffer must hold what it reads too.
+    under = list(model.statements[first:stop])
     for s in model.statements[:first] + model.statements[stop:]:
         for a in s.accesses:
             if a.buffer is old:
