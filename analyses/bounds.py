@@ -172,6 +172,18 @@ class _Checker:
 
     def decide(self, access: _Access, label: str) -> Proved | Refuted | Unknown:
         """Whether ``access`` stays inside its buffer; ``label`` names its statement."""
+        found = self.examine(access)
+        if not isinstance(found, Outside):
+            return found
+        evidence = self.counterexample(access, label, found.bad)
+        if found.unmodelled:
+            return Unknown(f"{evidence} -- unless {' or '.join(found.unmodelled)} (which the "
+                           "analysis cannot model) keeps that instance from running")
+        return Refuted(evidence)
+
+    def examine(self, access: _Access) -> Proved | Unknown | Outside:
+        """Where ``access`` leaves its buffer: nowhere (``Proved``), at the instances
+        of an :class:`Outside`, or ``Unknown`` when its index is not modelled."""
         site, node = access.site, access.node
         key = (site.index, node.buffer, tuple(node.indices), access.path,
                tuple(access.lets.items()))
@@ -212,14 +224,12 @@ class _Checker:
         if sure.is_empty():
             return Unknown(f"the {access.describe()} is outside {node.buffer.name} only "
                            "where its index would wrap around its integer type")
-        evidence = self._counterexample(access, label, sure)
-        if unmodelled:
-            return Unknown(f"{evidence} -- unless {' or '.join(unmodelled)} (which the "
-                           "analysis cannot model) keeps that instance from running")
-        return Refuted(evidence)
+        return Outside(sure, not bad.is_subset(sure), tuple(unmodelled))
 
-    def _counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
-        pairs = bad.wrap()
+    def counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
+        """The first instance of ``bad`` (instances of ``access`` -> elements outside),
+        at parameter values near zero where there are such."""
+        pairs = _near_zero(bad.wrap())
         first = pairs.lexmin()  # the first bad instance, for each parameter value
         point = (first if not first.is_empty() else pairs).sample_point()
         coords, params = point_coordinates(point)
@@ -234,6 +244,33 @@ class _Checker:
             element=Element(buffer.name, tuple(coords[depth:])),
             params=params,
         )
+
+
+@dataclass(frozen=True, eq=False)
+class Outside:
+    """Where an access leaves its buffer: ``bad`` maps its instances to the elements
+    outside (indices within their dtypes); ``wrapped`` says some other instance
+    leaves only where its exact index is outside its dtype, so that the executed
+    index wrapped; ``unmodelled`` are the conditions on the path to it that the
+    analysis could not model, any of which might keep ``bad`` from running."""
+
+    bad: isl.Map
+    wrapped: bool
+    unmodelled: tuple[str, ...]
+
+
+def _near_zero(pairs: isl.Set) -> isl.Set:
+    """``pairs`` at parameter values of at most 64, else 65536, in magnitude, where it
+    has points there: a counterexample a reader (and a test) can run."""
+    for limit in (64, 65536):
+        box = isl.Set.universe(pairs.get_space())
+        for k in range(pairs.dim(isl.dim_type.param)):
+            box = box.lower_bound_val(isl.dim_type.param, k, isl.Val(str(-limit)))
+            box = box.upper_bound_val(isl.dim_type.param, k, isl.Val(str(limit)))
+        near = pairs.intersect(box)
+        if not near.is_empty():
+            return near
+    return pairs
 
 
 def _dtype_box(box: isl.Set, indices) -> isl.Set:

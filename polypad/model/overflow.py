@@ -65,9 +65,28 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
             hit = domain.intersect_params(outside.params())
         else:
             hit = domain.intersect(outside)
-        if not hit.is_empty():
+        # Only where every variable holds a value of its dtype: a point with
+        # `n = 2**40` for an int32 `n` is no execution, and would make every
+        # `n - i` look as if it wrapped.
+        if not within_dtypes(hit, space).is_empty():
             return e
     return None
+
+
+def within_dtypes(s: isl.Set, space: AffineSpace) -> isl.Set:
+    """``s`` (a set over ``space``'s dims, or a parameter set) where every set
+    dimension and every parameter that names an integer IR variable lies in
+    that variable's dtype range -- the only values an execution gives it."""
+    dims = [] if s.is_params() else [(isl.dim_type.set, k, v) for k, v in enumerate(space.dims)]
+    params = [(isl.dim_type.param, k,
+               space.names.lookup(s.get_dim_name(isl.dim_type.param, k)))
+              for k in range(s.dim(isl.dim_type.param))]
+    for kind, pos, var in dims + params:
+        if isinstance(var, n.Var) and dtypes.is_int(var.dtype):
+            lo, hi = dtype_range(var.dtype)
+            s = s.lower_bound_val(kind, pos, isl.Val(str(lo), context=s.get_ctx()))
+            s = s.upper_bound_val(kind, pos, isl.Val(str(hi), context=s.get_ctx()))
+    return s
 
 
 _BOXES: dict[tuple[int, int], tuple[isl.Set, AffineSpace, dict[n.Var, Range]]] = {}
