@@ -99,15 +99,15 @@ def check_bounds(f: n.PrimFunc, *, within: n.Stmt | None = None) -> Proved | Ref
         raise PolypadError(f"check_bounds takes a PrimFunc, not {type(f).__name__}")
     expect(within, (n.Stmt, None), "within", "check_bounds", what="a statement of f or None")
     inside = None if within is None else {id(x) for x in walk(within) if isinstance(x, n.Stmt)}
-    checker = _Checker(program_of(f))
+    checker = Checker(program_of(f))
     reasons: list[str] = []
     count = 0
     matched = False
-    for site, label in zip(checker.program.sites, _labels(f.body), strict=True):
+    for site, label in zip(checker.program.sites, statement_labels(f.body), strict=True):
         if inside is not None and id(site.stmt) not in inside:
             continue
         matched = True
-        for access in _site_accesses(site):
+        for access in site_accesses(site):
             count += 1
             decided = checker.decide(access, label)
             if isinstance(decided, Refuted):
@@ -121,7 +121,7 @@ def check_bounds(f: n.PrimFunc, *, within: n.Stmt | None = None) -> Proved | Ref
     return Proved("isl", f"{count} accesses stay inside their buffers")
 
 
-class _Checker:
+class Checker:
     """The ISL questions of :func:`check_bounds`, with what they share cached."""
 
     def __init__(self, program: Program) -> None:
@@ -224,7 +224,7 @@ class _Checker:
         if sure.is_empty():
             return Unknown(f"the {access.describe()} is outside {node.buffer.name} only "
                            "where its index would wrap around its integer type")
-        return Outside(sure, not bad.is_subset(sure), tuple(unmodelled))
+        return Outside(sure, bad.subtract(sure), tuple(unmodelled))
 
     def counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
         """The first instance of ``bad`` (instances of ``access`` -> elements outside),
@@ -249,13 +249,13 @@ class _Checker:
 @dataclass(frozen=True, eq=False)
 class Outside:
     """Where an access leaves its buffer: ``bad`` maps its instances to the elements
-    outside (indices within their dtypes); ``wrapped`` says some other instance
-    leaves only where its exact index is outside its dtype, so that the executed
+    outside (indices within their dtypes); ``wrapped`` maps the other instances
+    that leave, those whose exact index is outside its dtype, where the executed
     index wrapped; ``unmodelled`` are the conditions on the path to it that the
     analysis could not model, any of which might keep ``bad`` from running."""
 
     bad: isl.Map
-    wrapped: bool
+    wrapped: isl.Map
     unmodelled: tuple[str, ...]
 
 
@@ -286,7 +286,7 @@ def _dtype_box(box: isl.Set, indices) -> isl.Set:
 # ---------------------------------------------------------------- what runs where
 
 
-def _site_accesses(site: Site) -> list[_Access]:
+def site_accesses(site: Site) -> list[_Access]:
     """The accesses ``site`` itself evaluates (not those of the statements inside it)."""
     out: list[_Access] = []
     stmt = site.stmt
@@ -328,7 +328,7 @@ def _loads(site: Site, e: n.Expr, path: _Path, lets: dict, out: list[_Access]) -
                 _loads(site, child, path, lets, out)
 
 
-def _labels(body: n.Stmt) -> list[str]:
+def statement_labels(body: n.Stmt) -> list[str]:
     """How evidence names each statement, in the order of
     :func:`analyses.context.collect_sites`: the innermost block's name, else
     the model's ``S<k>`` for a store or assumption (as ``polypad check``
