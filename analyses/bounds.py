@@ -12,17 +12,21 @@ The instances that run are the statement's domain (loop bounds and affine
 ``and`` and ``or`` evaluate lazily, so ``i < 10 and A[i] > 0`` never loads
 ``A[10]``) and to where the integer assumptions that ran before hold
 (``T.assume(0 <= n < 8)``, through
-:func:`analyses.facts.int_assume_facts`).  Symbolic extents are ISL
-parameters and never negative.
+:func:`analyses.facts.int_assume_facts`).  Scalar parameters and symbolic
+extents are ISL parameters, each within its dtype's range (a call cannot
+pass an ``int32`` ``n`` of ``2**33``), and extents are never negative.
+Where an index's ``+``, ``-`` and ``*`` leave its dtype, the element
+executed is the exact index wrapped around, ``(e - lo) mod 2**bits + lo``,
+which is quasi-affine too.
 
 * ``Proved("isl")`` when no access has such an instance.
 * ``Refuted`` when one surely has: the counterexample names the statement
   instance, the element and the parameter values -- the lexicographically
   first bad instance, found by ISL (``lexmin``, ``sample_point``), never by
-  enumeration.
+  enumeration, at parameter values near zero where there are such.
 * ``Unknown`` when the rest cannot be decided: an index that is not
-  quasi-affine (``A[B[i]]``, ``A[i * j]``) or whose arithmetic may wrap
-  around its integer width, or a bad instance that only a data-dependent
+  quasi-affine (``A[B[i]]``, ``A[i * j]``) or in which ``//``, ``%``,
+  ``min`` or ``max`` may take a wrapped operand, or a bad instance that only a data-dependent
   guard, which the model drops, might keep from running.  The reason names
   each such access and expression.
 
@@ -214,17 +218,22 @@ class Checker:
                 return Unknown(f"cannot tell whether the {access.describe()} stays inside "
                                f"{node.buffer.name}: {show(wraps)} may wrap around its "
                                f"{wraps.dtype} range")
-        relation = to_map(space, pws, self.program.buffer_names.name(node.buffer))
-        bad = relation.intersect_domain(where).subtract_range(self.box(node.buffer))
+        name = self.program.buffer_names.name(node.buffer)
+        relation = to_map(space, pws, name).intersect_domain(where)
+        exact = None
+        if not relation.subtract_range(_dtype_box(self.box(node.buffer), node.indices)
+                                       ).is_empty():
+            # Some exact index leaves its dtype.  Only `+ - *` lead to it (checked
+            # above), so the executed index is the exact one wrapped around.
+            exact = relation.subtract_range(self.box(node.buffer))
+            pws = [_wrapped(pw, index.dtype) for pw, index in zip(pws, node.indices,
+                                                                  strict=True)]
+            relation = to_map(space, pws, name).intersect_domain(where)
+        bad = relation.subtract_range(self.box(node.buffer))
         if bad.is_empty():
             self._inside.add(key)
             return Proved("isl")
-        # Where the exact index leaves the index's dtype, the executed one wrapped.
-        sure = bad.intersect_range(_dtype_box(self.box(node.buffer), node.indices))
-        if sure.is_empty():
-            return Unknown(f"the {access.describe()} is outside {node.buffer.name} only "
-                           "where its index would wrap around its integer type")
-        return Outside(sure, bad.subtract(sure), tuple(unmodelled))
+        return Outside(bad, tuple(unmodelled), exact)
 
     def counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
         """The first instance of ``bad`` (instances of ``access`` -> elements outside),
@@ -249,14 +258,14 @@ class Checker:
 @dataclass(frozen=True, eq=False)
 class Outside:
     """Where an access leaves its buffer: ``bad`` maps its instances to the elements
-    outside (indices within their dtypes); ``wrapped`` maps the other instances
-    that leave, those whose exact index is outside its dtype, where the executed
-    index wrapped; ``unmodelled`` are the conditions on the path to it that the
-    analysis could not model, any of which might keep ``bad`` from running."""
+    outside (the indices executed); ``unmodelled`` are the conditions on the path
+    to it that the analysis could not model, any of which might keep ``bad`` from
+    running.  Where an index wraps around, ``exact`` holds the instances whose
+    exact index is outside (a superset of ``bad`` without ``mod 2**bits``)."""
 
     bad: isl.Map
-    wrapped: isl.Map
     unmodelled: tuple[str, ...]
+    exact: isl.Map | None = None
 
 
 def _near_zero(pairs: isl.Set) -> isl.Set:
@@ -271,6 +280,15 @@ def _near_zero(pairs: isl.Set) -> isl.Set:
         if not near.is_empty():
             return near
     return pairs
+
+
+def _wrapped(pa: isl.PwAff, dtype: str) -> isl.PwAff:
+    """``pa`` wrapped around into ``dtype``'s range, as fixed-width arithmetic does:
+    ``(pa - lo) mod 2**bits + lo``, quasi-affine like ``pa``."""
+    lo, hi = dtype_range(dtype)
+    domain = pa.domain()
+    low = isl.PwAff.val_on_domain(domain, isl.Val(str(lo)))
+    return pa.sub(low).mod_val(isl.Val(str(hi - lo + 1))).add(low)
 
 
 def _dtype_box(box: isl.Set, indices) -> isl.Set:

@@ -19,11 +19,11 @@ assumptions at the top of the function) minus their union (``subtract``),
 simplified within what the caller can pass (``gist``, ``coalesce``) and read
 back into IR by :func:`polypad.model.set_to_condition`.
 
-Three kinds of access give no exact out-of-bounds set, and are left out of
-the precondition: an index isl cannot read (``A[B[i]]``, ``A[i * j]``), an
+Two kinds of access give no exact out-of-bounds set, and are left out of
+the precondition: an index isl cannot read (``A[B[i]]``, ``A[i * j]``, or one
+whose ``//``, ``%``, ``min`` or ``max`` may take a wrapped operand), and an
 access under a condition the model cannot read (``if B[i] > 0``, which may
-keep the instance from running), and the instances whose exact index leaves
-its integer type (the executed index wrapped).  They stay run-time questions
+keep the instance from running).  They stay run-time questions
 (``codegen.build(f, boundscheck=True)``), and :attr:`BoundsPrecondition.decision`
 is ``Unknown`` naming them.
 
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import DTypeError, NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
@@ -131,15 +131,20 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
     context = checker.extents.intersect(program.parameter_box())
     if first_site is not None:
         context = context.intersect(program.parameter_context(first_site))
-    bad = isl.Set.empty(context.get_space())
-    for _, _, found in outside:
-        bad = bad.union(found.bad.params())
-    allowed = context.subtract(bad).coalesce()
-    for access, _, found in outside:
-        if not found.wrapped.intersect_params(allowed).is_empty():
-            reasons.append(f"the {access.describe()} is outside {access.buffer.name} also "
-                           "where its index would wrap around its integer type")
-    condition = set_to_condition(allowed, (), program.names, context=context)
+    allowed, condition = _allowed(context, [found.bad for _, _, found in outside], program)
+    if condition is None:
+        # Wrapped indices put `mod 2**bits` in the set, which the IR's integers cannot
+        # write: exclude every value at which an exact index leaves its buffer.
+        allowed, condition = _allowed(
+            context, [found.bad if found.exact is None else found.exact
+                      for _, _, found in outside], program)
+        if condition is not None and not allowed.is_equal(context):
+            reasons.append(f"{show(condition)} also excludes parameter values at which an "
+                           "index wraps around its integer type and may land inside")
+    if condition is None:  # no IR form: nothing to check at run time
+        allowed, condition = context, n.BoolImm(True)
+        reasons.append("the parameter values that keep every access inside have no IR "
+                       "form; nothing is checked at run time")
     if outside and allowed.is_empty():
         access, label, found = outside[0]
         decision = Refuted(checker.counterexample(access, label,
@@ -153,3 +158,15 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
         decision = Proved("isl", f"{count} accesses stay inside their buffers")
     return BoundsPrecondition(condition, allowed, context, decision, checker, tuple(outside))
 
+
+def _allowed(context: isl.Set, bad: list[isl.Map], program) -> tuple[isl.Set, n.Expr | None]:
+    """``context`` minus the parameter values of ``bad``, and its IR form (None when
+    its constants do not fit the parameters' dtypes)."""
+    excluded = isl.Set.empty(context.get_space())
+    for relation in bad:
+        excluded = excluded.union(relation.params())
+    allowed = context.subtract(excluded).coalesce()
+    try:
+        return allowed, set_to_condition(allowed, (), program.names, context=context)
+    except (DTypeError, NotAffineError):
+        return allowed, None

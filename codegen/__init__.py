@@ -3,6 +3,7 @@ reference executor.
 
 >>> k = codegen.build(f)          # k.source is the emitted Python text
 >>> k(a, b)                       # arrays updated in place
+>>> k.precondition                # parameter values each call checks, e.g. n < 29
 >>> codegen.build(f, target="python")(a, b)
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as st
 
 from codegen import lower
 from codegen.interpreter import _Interpreter
@@ -42,3 +43,45 @@ def bad_accesses(func, **scalars) -> list:
     recorder = Recorder(lower(func), shapes)
     recorder.run(args)
     return recorder.bad
+
+
+@st.composite
+def parameter_nests(draw) -> str:
+    """A loop (or two) over one int32 parameter n, a guard, and a store and a load at
+    quasi-affine indices in n and the counters, maybe under an assumption on n."""
+    size = draw(st.integers(1, 6))
+    outer = draw(st.sampled_from(["T.serial(n)", "T.serial(2, 5)", "T.serial(4)",
+                                  "T.serial(n // 3)"]))
+    inner = draw(st.sampled_from([None, "T.serial(3)"]))
+    names = ["i"] if inner is None else ["i", "j"]
+
+    def term() -> str:
+        v = draw(st.sampled_from([*names, "n"]))
+        c = draw(st.sampled_from([1, 1, -1, 2]))
+        return v if c == 1 else f"{c} * {v}"
+
+    def index() -> str:
+        base = " + ".join([term() for _ in range(draw(st.integers(1, 2)))])
+        base += f" + {draw(st.integers(-3, 3))}"
+        shape = draw(st.sampled_from(["{}", "({}) // 2", "({}) // 4", "({}) % 5",
+                                      "T.max({}, 0)"]))
+        return shape.format(base)
+
+    guard = draw(st.sampled_from([None, f"0 <= {index()}", f"{index()} < n",
+                                  "n - i >= 0"]))
+    # A range on both sides keeps every operation on n from wrapping.
+    assume = draw(st.sampled_from([None, "n >= 2", "n <= 10", "-30 <= n and n <= 30",
+                                   "-30 <= n and n <= 30"]))
+    lines = [f"for i in {outer}:"]
+    if inner is not None:
+        lines.append(f"    for j in {inner}:")
+    indent = "    " * len(lines)
+    store = f"A[{index()}] = A[{index()}] + 1.0"
+    if guard is not None:
+        lines += [f"{indent}if {guard}:", f"{indent}    {store}"]
+    else:
+        lines.append(f"{indent}{store}")
+    head = f"    T.assume({assume})\n" if assume else ""
+    body = "\n".join("    " + line for line in lines)
+    return (f"@T.prim_func\ndef f(A: T.Buffer(({size},), \"float32\"), n: T.int32):\n"
+            f"{head}{body}\n")

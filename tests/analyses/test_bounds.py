@@ -251,7 +251,7 @@ def f(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
     assert "unless B[i] > 0.0" in decided.reason
 
 
-def test_an_index_that_would_wrap_is_unknown():
+def test_an_index_that_wraps_is_read_as_executed():
     # Exactly, i * 65536 * 65536 leaves A for i >= 1; executed in int32 it is 0.
     decided = bounds('''
 @T.prim_func
@@ -259,8 +259,18 @@ def f(A: T.Buffer((4,), "float32")):
     for i in T.serial(4):
         A[i * 65536 * 65536] = 1.0
 ''')
-    assert isinstance(decided, Unknown), decided
-    assert "wrap" in decided.reason
+    assert isinstance(decided, Proved), decided
+    # Exactly 2**32 + 2 * i; executed 2 * i, which leaves A at i = 2.
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        A[2147483647 + i + 2147483647 + 2 + i] = 1.0
+'''
+    cex = refuted(text)
+    assert cex.instances == (Instance("S0", {"i": 2}),)
+    assert cex.element == Element("A", (4,))
+    assert [e for _, e in bad_accesses(parse(text))] == [("A", (4,)), ("A", (6,))]
 
 
 def test_not_a_function_is_refused():

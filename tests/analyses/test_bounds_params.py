@@ -8,9 +8,8 @@ from __future__ import annotations
 import islpy as isl
 import numpy as np
 import pytest
-from bounds_support import bad_accesses
+from bounds_support import bad_accesses, parameter_nests
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import analyses
 import polypad as pp
@@ -118,48 +117,6 @@ def test_within_dtypes_bounds_named_parameters_and_dims():
 
 
 # ---------------------------------------------------------------- random nests
-
-
-@st.composite
-def parameter_nests(draw) -> str:
-    """A loop (or two) over one int32 parameter n, a guard, and a store and a load at
-    quasi-affine indices in n and the counters, maybe under an assumption on n."""
-    size = draw(st.integers(1, 6))
-    outer = draw(st.sampled_from(["T.serial(n)", "T.serial(2, 5)", "T.serial(4)",
-                                  "T.serial(n // 3)"]))
-    inner = draw(st.sampled_from([None, "T.serial(3)"]))
-    names = ["i"] if inner is None else ["i", "j"]
-
-    def term() -> str:
-        v = draw(st.sampled_from([*names, "n"]))
-        c = draw(st.sampled_from([1, 1, -1, 2]))
-        return v if c == 1 else f"{c} * {v}"
-
-    def index() -> str:
-        base = " + ".join([term() for _ in range(draw(st.integers(1, 2)))])
-        base += f" + {draw(st.integers(-3, 3))}"
-        shape = draw(st.sampled_from(["{}", "({}) // 2", "({}) // 4", "({}) % 5",
-                                      "T.max({}, 0)"]))
-        return shape.format(base)
-
-    guard = draw(st.sampled_from([None, f"0 <= {index()}", f"{index()} < n",
-                                  "n - i >= 0"]))
-    # A range on both sides keeps every operation on n from wrapping.
-    assume = draw(st.sampled_from([None, "n >= 2", "n <= 10", "-30 <= n and n <= 30",
-                                   "-30 <= n and n <= 30"]))
-    lines = [f"for i in {outer}:"]
-    if inner is not None:
-        lines.append(f"    for j in {inner}:")
-    indent = "    " * len(lines)
-    store = f"A[{index()}] = A[{index()}] + 1.0"
-    if guard is not None:
-        lines += [f"{indent}if {guard}:", f"{indent}    {store}"]
-    else:
-        lines.append(f"{indent}{store}")
-    head = f"    T.assume({assume})\n" if assume else ""
-    body = "\n".join("    " + line for line in lines)
-    return (f"@T.prim_func\ndef f(A: T.Buffer(({size},), \"float32\"), n: T.int32):\n"
-            f"{head}{body}\n")
 
 
 SMALL = range(-40, 41)
