@@ -49,7 +49,7 @@ from polypad.ir.visitor import children, walk
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.nest import is_leaf
-from polypad.model.overflow import wrapping_operation
+from polypad.model.overflow import executed_set, wrapped_pw_aff, wrapping_operation
 from polypad.model.ranges import dtype_range
 
 from .budgeted import decider
@@ -200,9 +200,7 @@ class Checker:
         unmodelled = [show(cond) for _, cond in dropped]
         for cond, value in access.path:
             try:
-                if wrapping_operation(cond, space, where) is not None:
-                    raise NotAffineError("it may wrap around", cond)  # ISL would not
-                holds = to_set(cond, space)
+                holds = executed_set(cond, space, where)
             except NotAffineError:
                 unmodelled.append(show(cond) if value else f"not {show(cond)}")
                 continue
@@ -226,7 +224,7 @@ class Checker:
             # Some exact index leaves its dtype.  Only `+ - *` lead to it (checked
             # above), so the executed index is the exact one wrapped around.
             exact = relation.subtract_range(self.box(node.buffer))
-            pws = [_wrapped(pw, index.dtype) for pw, index in zip(pws, node.indices,
+            pws = [wrapped_pw_aff(pw, index.dtype) for pw, index in zip(pws, node.indices,
                                                                   strict=True)]
             relation = to_map(space, pws, name).intersect_domain(where)
         bad = relation.subtract_range(self.box(node.buffer))
@@ -280,15 +278,6 @@ def _near_zero(pairs: isl.Set) -> isl.Set:
         if not near.is_empty():
             return near
     return pairs
-
-
-def _wrapped(pa: isl.PwAff, dtype: str) -> isl.PwAff:
-    """``pa`` wrapped around into ``dtype``'s range, as fixed-width arithmetic does:
-    ``(pa - lo) mod 2**bits + lo``, quasi-affine like ``pa``."""
-    lo, hi = dtype_range(dtype)
-    domain = pa.domain()
-    low = isl.PwAff.val_on_domain(domain, isl.Val(str(lo)))
-    return pa.sub(low).mod_val(isl.Val(str(hi - lo + 1))).add(low)
 
 
 def _dtype_box(box: isl.Set, indices) -> isl.Set:

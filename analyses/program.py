@@ -30,7 +30,7 @@ from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
 from polypad.model.nest import is_leaf
-from polypad.model.overflow import within_dtypes, wraps_somewhere
+from polypad.model.overflow import executed_set, within_dtypes, wraps_somewhere
 
 
 @dataclass(eq=False)
@@ -238,9 +238,7 @@ class Program:
         for (stmt, then), origin in zip(site.guards, site.guard_sites):
             for part in conjuncts(stmt.condition) if then else [stmt.condition]:
                 try:
-                    if wraps_somewhere(part, space, loops):
-                        raise NotAffineError("it may wrap around", part)
-                    where = to_set(part, space)
+                    where = executed_set(part, space, loops)
                 except NotAffineError:
                     dropped.append((origin, part if then else n.Not(part)))
                     continue

@@ -15,11 +15,11 @@ import analyses
 import polypad as pp
 from analyses import Refuted, Unknown
 from codegen import interpreter, lower
-from polypad.errors import AssumptionError, BoundsCheckError, LoopRangeError
+from polypad.errors import AssumptionError, BoundsCheckError, LoopRangeError, NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.nodes import Buffer
 from polypad.model import AffineSpace
-from polypad.model.overflow import within_dtypes, wrapping_operation
+from polypad.model.overflow import executed_set, within_dtypes, wrapping_operation
 
 INT32 = (-(2**31), 2**31 - 1)
 
@@ -114,6 +114,27 @@ def test_within_dtypes_bounds_named_parameters_and_dims():
     assert wrapping_operation(k - j, space, isl.Set("[k] -> { S[j] : 0 <= j < 5 }")) is not None
     assumed = isl.Set("[k] -> { S[j] : 0 <= j < 5 and k >= 3 }")
     assert wrapping_operation(k - j, space, assumed) is None
+
+
+def test_a_guard_that_wraps_at_the_edge_is_modelled_as_executed():
+    # n - 1 < 0 is false at n = -2**31, where n - 1 wraps; isl reads it exactly.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), n: T.int32):
+    for i in T.serial(4):
+        if n - 1 < 0:
+            A[i + n] = 1.0
+''')
+    decided = analyses.check_bounds(f)
+    assert_real(f, decided)
+    k = n.Var("k", "int32")
+    space = AffineSpace((), tuple_name="S")
+    space.names.name(k)
+    box = within_dtypes(isl.Set("[k] -> { S[] }"), space)
+    got = executed_set(k - 1 < 0, space, box).intersect(box)
+    assert got.is_equal(isl.Set("[k] -> { S[] : -2147483648 < k <= 0 }"))
+    with pytest.raises(NotAffineError):
+        executed_set((k - 1) // 2 < 0, space, box)
 
 
 # ---------------------------------------------------------------- random nests
