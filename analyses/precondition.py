@@ -135,20 +135,26 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
     if condition is None:
         # Wrapped indices put `mod 2**bits` in the set, which the IR's integers cannot
         # write: exclude every value at which an exact index leaves its buffer.
-        allowed, condition = _allowed(
+        wider, condition = _allowed(
             context, [found.bad if found.exact is None else found.exact
                       for _, _, found in outside], program)
-        if condition is not None and not allowed.is_equal(context):
-            reasons.append(f"{show(condition)} also excludes parameter values at which an "
-                           "index wraps around its integer type and may land inside")
+        if condition is not None and wider.is_empty() and not allowed.is_empty():
+            condition = None  # it would refuse values that are fine
+        elif condition is not None:
+            allowed = wider
+            if not allowed.is_equal(context):
+                reasons.append(f"{show(condition)} also excludes parameter values at which "
+                               "an index wraps around its integer type and may land inside")
     if condition is None:  # no IR form: nothing to check at run time
         allowed, condition = context, n.BoolImm(True)
         reasons.append("the parameter values that keep every access inside have no IR "
                        "form; nothing is checked at run time")
-    if outside and allowed.is_empty():
-        access, label, found = outside[0]
-        decision = Refuted(checker.counterexample(access, label,
-                                                  found.bad.intersect_params(context)))
+    if outside and allowed.is_empty() and not context.is_empty():
+        # The first access outside for a value the caller can pass.
+        access, label, bad = next((a, lab, found.bad.intersect_params(context))
+                                  for a, lab, found in outside
+                                  if not found.bad.intersect_params(context).is_empty())
+        decision = Refuted(checker.counterexample(access, label, bad))
     elif reasons:
         decision = Unknown("; ".join(reasons))
     elif outside:

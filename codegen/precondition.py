@@ -100,13 +100,12 @@ class CallCheck:
         condition = show(self.condition)
         evidence = self.found.violation(values)
         why = f", and here the {evidence}" if evidence is not None else ""
-        error = OutOfBoundsError(
+        return OutOfBoundsError(
             f"{self.func.name}({passed}): {self.func.name!r} stays inside its buffers only "
             f"where {condition}{why}.  Nothing was run.  If no caller passes such values, "
             f"state it in the function: T.assume({condition})",
-            evidence=evidence)
-        error.condition, error.values = self.condition, {v.name: x for v, x in values.items()}
-        return error
+            evidence=evidence, condition=self.condition,
+            values={v.name: x for v, x in values.items()})
 
 
 def exact_source(e: ir.Expr, name: Callable[[ir.Var], str]) -> str:
