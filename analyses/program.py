@@ -30,7 +30,7 @@ from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
 from polypad.model.nest import is_leaf
-from polypad.model.overflow import wraps_somewhere
+from polypad.model.overflow import executed_set, within_dtypes, wraps_somewhere
 
 
 @dataclass(eq=False)
@@ -180,9 +180,53 @@ class Program:
         """
         return self._memo(("domain", site.index), lambda: self._domain(site))
 
+    def parameters(self) -> list[n.Var]:
+        """The scalar parameters and symbolic extents, which isl sees as parameters."""
+        return [v for v in self.names.objects() if isinstance(v, n.Var)]
+
+    def parameter_box(self) -> isl.Set:
+        """The parameter values a call can pass: each in its dtype's range."""
+        def make():
+            space = AffineSpace((), names=self.names)
+            names = [self.names.name(v) for v in self.parameters()]
+            universe = isl.Set(f"[{', '.join(names)}] -> {{ : }}", context=space.ctx)
+            return within_dtypes(universe, space)
+        return self._memo("parameter_box", make)
+
+    def parameter_context(self, site: Site) -> isl.Set:
+        """The parameter values a call can have when ``site`` runs: within their dtypes
+        and the loop-free, unconditional integer assumptions that ran before it
+        (``T.assume(n >= 3)`` at the top of the function)."""
+        out = self.parameter_box()
+        for index, holds in self._leading_assumptions():
+            if index < site.index:  # pre-order: a loop-free, unguarded site is before
+                out = out.intersect(holds)
+        return out
+
+    def _leading_assumptions(self) -> list[tuple[int, isl.Set]]:
+        """``(site index, parameter set where it holds)`` of each integer ``T.assume``
+        outside every loop and ``if`` that isl reads exactly."""
+        def make():
+            out = []
+            for site in self.sites:
+                stmt = site.stmt
+                if site.loops or site.guards or not (
+                        isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
+                        and stmt.value.op == "assume"):
+                    continue
+                formula, space = stmt.value.args[0], self.space(site)
+                try:
+                    if wraps_somewhere(formula, space, self.parameter_box()):
+                        continue
+                    out.append((site.index, to_set(formula, space).params()))
+                except NotAffineError:
+                    continue
+            return out
+        return self._memo("leading_assumptions", make)
+
     def _domain(self, site: Site):
         space = self.space(site)
-        dom = space.universe
+        dom = space.universe.intersect_params(self.parameter_context(site))
         dropped: list[tuple[Site, n.Expr]] = []
         for loop, origin in zip(site.loops, site.loop_sites):
             for bound in loop_bounds(loop):
@@ -194,9 +238,7 @@ class Program:
         for (stmt, then), origin in zip(site.guards, site.guard_sites):
             for part in conjuncts(stmt.condition) if then else [stmt.condition]:
                 try:
-                    if wraps_somewhere(part, space, loops):
-                        raise NotAffineError("it may wrap around", part)
-                    where = to_set(part, space)
+                    where = executed_set(part, space, loops)
                 except NotAffineError:
                     dropped.append((origin, part if then else n.Not(part)))
                     continue

@@ -3,6 +3,7 @@ reference executor.
 
 >>> k = codegen.build(f)          # k.source is the emitted Python text
 >>> k(a, b)                       # arrays updated in place
+>>> k.precondition                # parameter values each call checks, e.g. n < 29
 >>> codegen.build(f, target="python")(a, b)
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
@@ -11,12 +12,13 @@ reference executor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import analyses
 from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
-from polypad.ir.nodes import PrimFunc
+from polypad.ir.nodes import BoolImm, PrimFunc
 
 from . import fastmath as fastmath_flags
 from . import interpreter
@@ -26,6 +28,7 @@ from .emit import emit
 from .kernel import Kernel
 from .lower import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 from .numba_kernel import cache_dir, clear_cache, compile_kernel
+from .precondition import CallCheck
 
 TARGETS = ("numba", "python")
 
@@ -38,12 +41,19 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     The source is emitted now; Numba compiles on :meth:`Kernel.compile` or on
     the first call.  Raises :class:`~polypad.errors.VerifyError` for
     ill-formed IR, :class:`~polypad.errors.OutOfBoundsError` (with the
-    counterexample in ``evidence``) when an access is proved to fall outside
-    its buffer for some instance and parameter values that the function's
-    integer assumptions allow (:func:`analyses.check_bounds`; an access it
-    cannot decide, such as one with a data-dependent index, is built, and
-    ``Kernel.bounds`` says why), and :class:`BuildError` for what a target
-    cannot run.
+    counterexample in ``evidence``) when, for every parameter value the
+    function's integer assumptions allow, some access falls outside its
+    buffer, and :class:`BuildError` for what a target cannot run.
+
+    A function that stays inside its buffers for some parameter values only
+    is built with that condition, ``Kernel.precondition`` (an expression over
+    the scalar parameters, derived exactly by
+    :func:`analyses.bounds_precondition`; ``True`` when every value is
+    fine), and each call tests it, once, before anything runs: a call outside
+    it raises :class:`~polypad.errors.OutOfBoundsError` naming the condition,
+    the values and an access that would leave its buffer.  An access the
+    analysis cannot decide, such as one with a data-dependent index, is
+    built unchecked, and ``Kernel.bounds`` says why.
 
     For debugging a Numba kernel: ``check_assumptions=True`` checks every
     ``T.assume`` at run time (the reference executor always does) and raises
@@ -81,17 +91,48 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
         raise BuildError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     lowered = lower(func, check_assumptions=check_assumptions or target == "python")
     # Decided on the function as written: lowering drops the assumptions it relies on.
-    bounds = analyses.check_bounds(func)
+    found = analyses.bounds_precondition(func)
+    if isinstance(found, analyses.Unknown):  # out of time: no precondition to check
+        bounds, check = found, None
+    else:
+        bounds = found.decision
+        check = CallCheck(found, lowered) if found.needed else None
     if isinstance(bounds, analyses.Refuted):
-        raise OutOfBoundsError(f"cannot build {func.name!r}: {bounds.counterexample}",
-                               evidence=bounds.counterexample)
+        cex = bounds.counterexample
+        every = ("for every parameter value its assumptions allow, some access is outside "
+                 "its buffer, e.g. " if cex.params else "")
+        raise OutOfBoundsError(f"cannot build {func.name!r}: {every}{cex}", evidence=cex)
+    condition = check.condition if check is not None else BoolImm(True)
     if target == "python":
         return Kernel(lowered, target=target, source=None, bounds=bounds,
-                      load=lambda: partial(interpreter.run, lowered))
-    source = emit(lowered, boundscheck=boundscheck, fastmath=mode)
+                      precondition=condition,
+                      load=lambda: _checked(partial(interpreter.run, lowered), check))
+    in_kernel = check if check is not None and check.in_kernel else None
+    source = emit(lowered, boundscheck=boundscheck, fastmath=mode, precondition=in_kernel)
+    outside = None if in_kernel is not None else check
     return Kernel(lowered, target=target, source=source, bounds=bounds,
-                  load=lambda: compile_kernel(lowered, source, width),
-                  explain=partial(kernel_error, lowered))
+                  precondition=condition,
+                  load=lambda: _checked(compile_kernel(lowered, source, width), outside),
+                  explain=partial(_kernel_error, lowered, in_kernel))
+
+
+def _checked(run: Callable[..., None], check: CallCheck | None) -> Callable[..., None]:
+    """``run``, testing the bounds precondition first when ``check`` is given."""
+    if check is None:
+        return run
+
+    def checked(*values) -> None:
+        check.check(values)
+        run(*values)
+
+    return checked
+
+
+def _kernel_error(func: PrimFunc, check: CallCheck | None, error: BaseException,
+                  args: list) -> Exception | None:
+    """What the Numba kernel of lowered ``func`` raised, as polypad's error."""
+    found = check.kernel_error(error) if check is not None else None
+    return found if found is not None else kernel_error(func, error, args)
 
 
 __all__ = ["CHECKED_PIPELINE", "PIPELINE", "Kernel", "build", "cache_dir", "clear_cache",

@@ -23,7 +23,7 @@ import numpy as np
 
 from polypad.errors import ArgumentError
 from polypad.ir import dtypes
-from polypad.ir.nodes import Buffer, BufferStore, PrimFunc, Var
+from polypad.ir.nodes import BoolImm, Buffer, BufferStore, Expr, PrimFunc, Var
 from polypad.ir.visitor import walk
 
 if TYPE_CHECKING:  # codegen.timing imports this module
@@ -150,13 +150,18 @@ class Kernel:
     def __init__(self, func: PrimFunc, *, target: str, source: str | None,
                  load: Callable[[], Callable[..., None]],
                  explain: Callable[[BaseException, list], Exception | None] | None = None,
-                 bounds=None):
+                 bounds=None, precondition: Expr | None = None):
         self.func = func
         self.target = target
         self.source = source
-        #: What the static bounds check found (:func:`analyses.check_bounds`):
-        #: ``Proved``, or ``Unknown`` with the accesses it could not decide.
+        #: What the static bounds check found (:func:`analyses.bounds_precondition`):
+        #: ``Proved`` (where :attr:`precondition` holds), or ``Unknown`` with the
+        #: accesses it could not decide.
         self.bounds = bounds
+        #: The parameter values for which every access stays inside its buffer, an
+        #: expression over the scalar parameters (``pp.script`` prints it), checked at
+        #: each call before anything runs; ``True`` when every value is fine.
+        self.precondition = precondition if precondition is not None else BoolImm(True)
         self._load = load
         self._explain = explain
         self._impl: Callable[..., None] | None = None

@@ -116,13 +116,20 @@ class InexactArithmeticError(ExecutionError):
 
 
 class OutOfBoundsError(BuildError):
-    """``codegen.build`` refused a function with an access proved to fall outside
-    its buffer (by :func:`analyses.check_bounds`); ``evidence`` is the
+    """An access would fall outside its buffer: ``codegen.build`` refused a
+    function that leaves a buffer for every parameter value its assumptions
+    allow, or a built kernel was called with parameter values outside its
+    bounds precondition (``Kernel.precondition``; checked before anything
+    runs, so nothing was written).  ``evidence`` is the
     :class:`~analyses.Counterexample`: the statement instance, the element and
-    the scalar parameter values."""
+    the scalar parameter values; for a call, ``condition`` is the precondition
+    and ``values`` the parameter values passed (``{"n": 29}``)."""
 
-    def __init__(self, message: str, evidence=None):
+    def __init__(self, message: str, evidence=None, condition=None,
+                 values: dict | None = None):
         self.evidence = evidence
+        self.condition = condition
+        self.values = dict(values or {})
         super().__init__(message)
 
 
