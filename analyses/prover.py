@@ -46,7 +46,7 @@ import z3
 
 from polypad import budget
 from polypad.arguments import expect
-from polypad.errors import ArgumentTypeError, NotAffineError, PolypadError
+from polypad.errors import ArgumentTypeError, BudgetExceeded, NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.operators import as_expr
@@ -260,7 +260,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     facts = _Facts(ctx, goal.cond, premises)
     for _ in range(_ROUNDS):
         premises += facts.round()
-    solver = _solver(strict)
+    solver = _solver(env.ctx, strict)
     solver.set("timeout", budget.remaining_ms(timeout_ms))
     held: list[z3.BoolRef] = []  # the premises in Z3, for the counterexample search
     try:
@@ -280,13 +280,17 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
             held += more
             solver.add(*more)
             verdict = _check(solver, env)
+    except BudgetExceeded:
+        raise  # the outermost budgeted call answers for it
     except PolypadError as err:
         return Unknown(f"cannot state the question in Z3: {err}")
     if verdict == z3.unsat:
         return Proved("z3-ieee" if strict else "z3")
     if verdict == z3.unknown:
-        reason = f"z3 gave up ({solver.reason_unknown()}; timeout {timeout_ms} ms)"
-        return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason)
+        why = solver.reason_unknown()
+        reason = f"z3 gave up ({why}; timeout {timeout_ms} ms)"
+        return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason,
+                       timed_out=why in ("timeout", "canceled"))
     if _PROOFS_ONLY.get():
         return Unknown("not proved (no counterexample sought)")
     if facts.partial or facts.open():
@@ -338,7 +342,7 @@ def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch
     if all(any(z3.is_true(model.eval(at, model_completion=True)) for at in at_points)
            for *_, at_points in apps):
         return None  # the model's values are known ones: not what made it Unknown
-    pinned = _solver(strict)
+    pinned = _solver(env.ctx, strict)
     pinned.add(*solver.assertions())
     pinned.add(*[z3.Or(*at_points) for *_, at_points in apps])
     until = time.monotonic() + min(timeout_ms // 10, _KNOWN_POINTS_MS) / 1000
@@ -462,17 +466,18 @@ def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
     return verdict
 
 
-def _solver(strict: bool = False) -> z3.Solver:
+def _solver(ctx: z3.Context, strict: bool = False) -> z3.Solver:
+    """A solver in ``ctx``, the context of the question's :class:`~polypad.model.Z3Env`."""
     if strict:
         # IEEE floats: "qffp" bit-blasts them up front (fpa2bv, then SAT, or the
         # SMT core where integers or functions remain).  The SMT core's lazy
         # float theory takes some ten times as long on a float32 product and
         # varies as much again from run to run (0.1 s to 1.8 s on one query),
         # which left strict questions near their timeout on a busy machine.
-        return z3.Tactic("qffp").solver()
+        return z3.Tactic("qffp", ctx).solver()
     # simplify + smt as a tactic: several times faster than z3.Solver() on the
     # small one-shot queries a prover asks (no incremental machinery to set up).
-    return z3.Then("simplify", "smt").solver()
+    return z3.Then("simplify", "smt", ctx=ctx).solver()
 
 
 def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:

@@ -104,7 +104,7 @@ class CounterexampleSearch:
         if any(loads_in(p) for p in self.ctx.premises):
             return None
         env, convert = self.env, self.convert
-        solver = _fresh_solver()
+        solver = _fresh_solver(env.ctx)
         solver.add(*self.held)
         terms = [*env.vars.values(), *env.undefs]
         terms += [convert(ld) for ld in fixed]
@@ -174,6 +174,6 @@ class CounterexampleSearch:
             element=element, params=params, values=values))
 
 
-def _fresh_solver() -> z3.Solver:
+def _fresh_solver(ctx: z3.Context) -> z3.Solver:
     # The prover's tactic (see analyses.prover._solver): fast on small one-shot queries.
-    return z3.Then("simplify", "smt").solver()
+    return z3.Then("simplify", "smt", ctx=ctx).solver()
