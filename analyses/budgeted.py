@@ -34,7 +34,8 @@ def decider(fn):
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
         check(args, kwargs, budget)
-        return run_within(budget, lambda: fn(*args, **kwargs), lambda err: Unknown(str(err)))
+        return run_within(budget, lambda: fn(*args, **kwargs),
+                          lambda err: Unknown(str(err), timed_out=True))
 
     return budgeted
 
