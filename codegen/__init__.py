@@ -19,7 +19,7 @@ from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
 from polypad.ir.nodes import PrimFunc
 
 from . import fastmath as fastmath_flags
-from . import interpreter
+from . import interpreter, numba_runtime
 from . import vector_width as widths
 from .checks import kernel_error
 from .emit import emit
@@ -91,7 +91,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     source = emit(lowered, boundscheck=boundscheck, fastmath=mode)
     return Kernel(lowered, target=target, source=source, bounds=bounds,
                   load=lambda: compile_kernel(lowered, source, width),
-                  explain=partial(kernel_error, lowered))
+                  explain=partial(kernel_error, lowered),
+                  runnable=partial(numba_runtime.runnable, width=width))
 
 
 __all__ = ["CHECKED_PIPELINE", "PIPELINE", "Kernel", "build", "cache_dir", "clear_cache",
