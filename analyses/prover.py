@@ -290,7 +290,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         why = solver.reason_unknown()
         reason = f"z3 gave up ({why}; timeout {timeout_ms} ms)"
         return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason,
-                       timed_out=why in ("timeout", "canceled"))
+                       timed_out=why in _TIMED_OUT)
     if _PROOFS_ONLY.get():
         return Unknown("not proved (no counterexample sought)")
     if facts.partial or facts.open():
@@ -313,7 +313,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         at = [solver.model().eval(x, model_completion=True) for x in xs]
         solver.add(z3.Or(*[z3.And(*[xs[j] == at[j] for j in range(k)], xs[k] < at[k])
                            for k in range(len(xs))]))
-        if solver.check() != z3.sat:
+        if timed_check(solver) != z3.sat:
             break
         decided = search.refutation(solver.model())
     return decided
@@ -449,9 +449,10 @@ def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
         if until is not None:
             left_ms = int((until - time.monotonic()) * 1000)
             if left_ms <= 0:
+                budget.note_time_limit()
                 return z3.unknown
             solver.set("timeout", budget.remaining_ms(left_ms))
-        return solver.check()
+        return timed_check(solver)
 
     verdict = check()
     while verdict == z3.sat:
@@ -463,6 +464,19 @@ def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
         budget.check()
         solver.add(*broken)
         verdict = check()
+    return verdict
+
+
+#: Z3's reasons for "unknown" that mean its time ran out.
+_TIMED_OUT = ("timeout", "canceled")
+
+
+def timed_check(solver: z3.Solver) -> z3.CheckSatResult:
+    """``solver.check()``; an "unknown" because its time ran out is noted with
+    :func:`polypad.budget.note_time_limit` (the answer may depend on the time)."""
+    verdict = solver.check()
+    if verdict == z3.unknown and solver.reason_unknown() in _TIMED_OUT:
+        budget.note_time_limit()
     return verdict
 
 

@@ -126,12 +126,16 @@ class CounterexampleSearch:
         refutation's time slice (and the budget); ``False`` when it is not decided."""
         left_ms = int((self._until - time.monotonic()) * 1000)
         if left_ms <= 0:
+            budget.note_time_limit()
             return False
         pinned.set("timeout", budget.remaining_ms(left_ms))
         pinned.push()
         try:
             pinned.add(term)
-            return pinned.check() == z3.unsat
+            verdict = pinned.check()
+            if verdict == z3.unknown and pinned.reason_unknown() in ("timeout", "canceled"):
+                budget.note_time_limit()
+            return verdict == z3.unsat
         finally:
             pinned.pop()
 

@@ -49,6 +49,9 @@ class _Scope:
 
 _deadline: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "polypad_deadline", default=None)
+# The counters of the counting_time_limits blocks in force, innermost last.
+_counters: contextvars.ContextVar[tuple[list[int], ...]] = contextvars.ContextVar(
+    "polypad_time_limit_counters", default=())
 
 
 def default_budget() -> float:
@@ -116,7 +119,35 @@ def check() -> None:
     current = _deadline.get()
     if current is not None and time.monotonic() >= current.deadline:
         current.tripped = True
+        note_time_limit()
         raise BudgetExceeded(current.seconds)
+
+
+def note_time_limit() -> None:
+    """Record that a time limit was reached: the budget, or a solver's timeout.
+
+    What was being decided may then come out otherwise with more time (or on
+    a less busy machine); :func:`counting_time_limits` blocks see it.
+    """
+    for counter in _counters.get():
+        counter[0] += 1
+
+
+@contextmanager
+def counting_time_limits() -> Iterator[list[int]]:
+    """Count in ``counter[0]`` the time limits reached inside the block (in this
+    thread and in the deep workers it waits for).
+
+    >>> with counting_time_limits() as hits:
+    ...     decided = prove(cond, ctx)
+    >>> hits[0]       # 0: no time limit shaped the answer
+    """
+    counter = [0]
+    token = _counters.set((*_counters.get(), counter))
+    try:
+        yield counter
+    finally:
+        _counters.reset(token)
 
 
 def exceeded_error() -> BudgetExceeded:
@@ -148,6 +179,8 @@ def run_within(budget: float | None, work, on_exceeded):
         except (BudgetExceeded, isl.Error) as err:
             if not is_exhausted(err):
                 raise
+            if not isinstance(err, BudgetExceeded):
+                note_time_limit()  # isl's operation limit stands for the time
             if not outermost:
                 raise exceeded_error() from None
             return on_exceeded(exceeded_error())
