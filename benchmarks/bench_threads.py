@@ -1,0 +1,114 @@
+"""Do two threads asking RFC questions make progress together?
+
+Four of the slowest RFC 0077 questions (``can_remove_conditional`` with
+``strict_ieee=True``, where Z3 bit-blasts float32 arithmetic) are asked
+
+- serially, by one thread;
+- by 2 threads, two questions each;
+- by 4 threads, one question each;
+
+each on freshly parsed functions (no cache shared between runs), best of
+``--repeat`` runs.  Z3 releases the GIL while it works, so its part of two
+questions can overlap; polypad's own Python and isl (which holds the GIL
+through each call) cannot.  The table also gives the share of the serial
+time spent in Z3's ``check``, the most any number of threads could hide, and
+checks that every configuration gives the serial answers.
+
+Run: ``python benchmarks/bench_threads.py [--repeat 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import z3  # noqa: E402
+from rfc_questions import ask, conditionals, functions  # noqa: E402
+
+#: (file, function, index of the if, strict_ieee): slow strict questions, several answers.
+QUESTIONS = [
+    ("implicit_default_step8", "func", 1, True),
+    ("implicit_default_step9", "func", 2, True),
+    ("implicit_default_step2", "func", 0, True),
+    ("implicit_default_step7", "func", 1, True),
+]
+
+
+def fresh_questions():
+    out = []
+    for key in QUESTIONS:
+        func = next(f for f in functions(key[0]) if f.name == key[1])
+        out.append((key, func, conditionals(func)[key[2]]))
+    return out
+
+
+class _Z3Clock:
+    """Wall time spent inside ``z3.Solver.check``, summed over threads."""
+
+    def __init__(self) -> None:
+        self.seconds, self._lock, self._check = 0.0, threading.Lock(), z3.Solver.check
+
+    def __enter__(self):
+        clock, check = self, self._check
+
+        def timed(solver, *args):
+            start = time.perf_counter()
+            try:
+                return check(solver, *args)
+            finally:
+                with clock._lock:
+                    clock.seconds += time.perf_counter() - start
+
+        z3.Solver.check = timed
+        return self
+
+    def __exit__(self, *exc):
+        z3.Solver.check = self._check
+
+
+def run(threads: int) -> tuple[float, dict, float]:
+    """Wall seconds to ask the questions with ``threads`` threads, the answers, and the
+    seconds inside Z3's check."""
+    qs = fresh_questions()
+    with _Z3Clock() as clock:
+        start = time.perf_counter()
+        if threads == 1:
+            answers = dict(map(ask, qs))
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                answers = dict(pool.map(ask, qs))
+        wall = time.perf_counter() - start
+    return wall, answers, clock.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row (best is shown)")
+    args = parser.parse_args()
+    run(1)  # imports and first-use costs out of the way
+    rows, serial_answers = [], None
+    for threads in (1, 2, 4):
+        best = min((run(threads) for _ in range(args.repeat)), key=lambda r: r[0])
+        wall, answers, in_z3 = best
+        serial_answers = serial_answers or answers
+        rows.append((threads, wall, in_z3, answers == serial_answers))
+    serial = rows[0][1]
+    print(f"{len(QUESTIONS)} RFC questions (strict_ieee), best of {args.repeat}; "
+          f"{os.cpu_count()} CPUs\n")
+    print("| threads | wall s | speedup | Z3 check s (all threads) | same answers |")
+    print("|---|---|---|---|---|")
+    for threads, wall, in_z3, same in rows:
+        print(f"| {threads} | {wall:.2f} | {serial / wall:.2f}x | {in_z3:.2f} "
+              f"({in_z3 / serial:.0%} of serial) | {'yes' if same else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
