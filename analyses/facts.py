@@ -290,8 +290,8 @@ class Instantiator:
         key = (id(fact), k)
         found = self._templates.get(key)
         if found is None:
-            found = self._make_templates(fact, k)
-            if not budget.expired():  # see Program._memo
+            found, in_time = budget.computed_in_time(lambda: self._make_templates(fact, k))
+            if in_time:  # see Program._memo
                 found = self._templates.setdefault(key, found)
         return found
 
@@ -354,8 +354,9 @@ class Instantiator:
         key = (load, id(domain))
         found = self._instances.get(key)
         if found is None or found[0] is not domain:
-            found = (domain, self._facts_for(load, domain), [])
-            if not budget.expired():  # see Program._memo
+            facts, in_time = budget.computed_in_time(lambda: self._facts_for(load, domain))
+            found = (domain, facts, [])
+            if in_time:  # see Program._memo
                 self._instances[key] = found
         _, plain, with_kept = found
         # Inside the proof that a write keeps a constant, kept constants are not used.
@@ -363,8 +364,9 @@ class Instantiator:
             return plain
         if with_kept:
             return with_kept[0]
-        kept = plain + kept_constant_facts(self, load, self._graph(load), domain)
-        if not budget.expired():
+        kept, in_time = budget.computed_in_time(
+            lambda: plain + kept_constant_facts(self, load, self._graph(load), domain))
+        if in_time:  # a proof that ran out of time keeps fewer constants
             with_kept.append(kept)
         return kept
 

@@ -152,19 +152,16 @@ class Program:
             self._by_id.setdefault(id(site.stmt), []).append(site)
         self._cache: dict = {}
 
-    def _memo(self, key, make, final=None):
+    def _memo(self, key, make):
         # Threads asking about one function share this Program: the first value
         # stored is the one every thread uses (each dict step is atomic under
-        # the GIL).  A value made while the time budget ran out may lack what a
-        # step that gave up would have added, so it is not kept; nor is one that
-        # `final` says a time limit shaped.
+        # the GIL).  A value made while a time limit was reached may lack what a
+        # step that gave up would have added, so it is not kept.
         found = self._cache.get(key, _MISSING)
         if found is not _MISSING:
             return found
-        value = make()
-        if budget.expired() or (final is not None and not final(value)):
-            return value
-        return self._cache.setdefault(key, value)
+        value, in_time = budget.computed_in_time(make)
+        return self._cache.setdefault(key, value) if in_time else value
 
     def site_of(self, stmt: n.Stmt) -> Site:
         """The site of ``stmt`` (by identity)."""
@@ -317,8 +314,9 @@ class Program:
         key = ("writers", id(buffer))
         found = self._cache.get(key)
         if found is None or found[0] is not buffer:
-            found = (buffer, make())
-            if not budget.expired():
+            value, in_time = budget.computed_in_time(make)
+            found = (buffer, value)
+            if in_time:
                 self._cache[key] = found
         return found[1]
 

@@ -265,9 +265,8 @@ def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
             _PROVING.reset(token)
 
     # The question is about integers, whose meaning strict_ieee does not change, so
-    # one answer serves both modes; one that ran into a time limit is not kept.
-    decided = program._memo(key, decide, final=lambda d: not getattr(d, "timed_out", False))
-    return isinstance(decided, Proved)
+    # one answer serves both modes (one a time limit shaped is not kept: Program._memo).
+    return isinstance(program._memo(key, decide), Proved)
 
 
 class _Replace(Rewriter):

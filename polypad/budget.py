@@ -133,6 +133,17 @@ def note_time_limit() -> None:
         counter[0] += 1
 
 
+def computed_in_time(make):
+    """``(make(), in_time)``: ``in_time`` is False when a time limit was reached while
+    ``make`` ran, or the deadline has passed -- a value to use, not to remember.
+
+    >>> value, in_time = computed_in_time(lambda: facts_about(load))
+    """
+    with counting_time_limits() as limits:
+        value = make()
+    return value, not limits[0] and not expired()
+
+
 @contextmanager
 def counting_time_limits() -> Iterator[list[int]]:
     """Count in ``counter[0]`` the time limits reached inside the block (in this
