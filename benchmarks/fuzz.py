@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
-from fuzz_stability import check_stability  # noqa: E402
+from fuzz_stability import Stability, check_stability  # noqa: E402
 from fuzz_support import (  # noqa: E402
     Report,
     check_conditionals,
@@ -63,6 +63,7 @@ class Outcome:
     report: Report | None  # None: discarded (no input set runs, or not buildable)
     seconds: float
     invalid: str | None = None  # the generator wrote a program polypad rejects
+    stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
 def generate(seed: int, index: int):
@@ -95,10 +96,11 @@ def run_case(seed: int, index: int, *, shuffle: bool = False, threads: int = 0) 
     if_picks = [choose.integer(0, 99) for _ in range(2)]
     check_conditionals(case, report, if_picks)
     check_probes(case, report)
+    stability = None
     if shuffle or threads:
         order = random.Random(seed * 1_000_003 + index) if shuffle else None
-        check_stability(case, report, no_op_picks, if_picks, order, threads)
-    return Outcome(index, text, report, time.perf_counter() - start)
+        stability = check_stability(case, report, no_op_picks, if_picks, order, threads)
+    return Outcome(index, text, report, time.perf_counter() - start, stability=stability)
 
 
 def has_findings(outcome: Outcome) -> bool:
@@ -136,6 +138,8 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("unsound", sum(f.kind == "unsound" for f in findings)),
         ("crashes", sum(f.kind == "crash" for f in findings)),
         ("answers that differ by order or thread", sum(f.kind == "unstable" for f in findings)),
+        ("  compared again", sum(o.stability.compared for o in checked if o.stability)),
+        ("  left out (time limit)", sum(o.stability.left_out for o in checked if o.stability)),
         ("cases with findings", sum(bool(r.new_findings()) for r in reports)),
         ("known bugs met", f"{len(known)} times in "
                            f"{sum(any(f.known for f in r.findings) for r in reports)} cases"),

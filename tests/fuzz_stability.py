@@ -12,6 +12,7 @@ comparison: it may change with the load of the machine.
 A difference is a finding of kind ``unstable``.
 
 >>> check_stability(case, report, no_op_picks, if_picks, random.Random(1), threads=4)
+Stability(compared=56, left_out=0, differ=0)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 from fuzz_support import Case, Finding, Report, _first_line, probes, statements
 
@@ -65,20 +67,33 @@ def _answer(ask: Callable[[], object]) -> tuple[str, str] | None:
     return (type(decided).__name__, str(decided))
 
 
+@dataclass
+class Stability:
+    """How many answers were compared with the first, how many were left out (a time
+    limit was reached), and how many differed."""
+
+    compared: int = 0
+    left_out: int = 0
+    differ: int = 0
+
+
 def check_stability(case: Case, report: Report, no_op_picks, if_picks,
-                    rng: random.Random | None, threads: int = 0) -> int:
+                    rng: random.Random | None, threads: int = 0) -> Stability:
     """Ask ``case``'s questions in order, then (with ``rng``) shuffled, then (with
     ``threads``) from that many threads at once; note every answer that differs from
-    the first.  Returns the number of such answers."""
+    the first."""
     questions = case_questions(case, no_op_picks, if_picks)
     first = [_answer(ask) for _, ask in questions]
-    differ = 0
+    counts = Stability()
 
     def compare(got: list, how: str) -> None:
-        nonlocal differ
         for (what, _), want, answer in zip(questions, first, got, strict=True):
-            if want is not None and answer is not None and want != answer:
-                differ += 1
+            if want is None or answer is None:
+                counts.left_out += 1
+                continue
+            counts.compared += 1
+            if want != answer:
+                counts.differ += 1
                 report.findings.append(_unstable(what, how, want, answer))
 
     if rng is not None:
@@ -92,7 +107,7 @@ def check_stability(case: Case, report: Report, no_op_picks, if_picks,
         with ThreadPoolExecutor(threads) as pool:
             compare(list(pool.map(lambda q: _answer(q[1]), questions)),
                     f"asked from {threads} threads")
-    return differ
+    return counts
 
 
 def _unstable(what: str, how: str, want, got) -> Finding:
