@@ -10,9 +10,11 @@ Four of the slowest RFC 0077 questions (``can_remove_conditional`` with
 each on freshly parsed functions (no cache shared between runs), best of
 ``--repeat`` runs.  Z3 releases the GIL while it works, so its part of two
 questions can overlap; polypad's own Python and isl (which holds the GIL
-through each call) cannot.  The table also gives the share of the serial
-time spent in Z3's ``check``, the most any number of threads could hide, and
-checks that every configuration gives the serial answers.
+through each call) cannot.  The table also gives the process's CPU time per
+second of wall time (above 1 only while threads run at the same moment, which
+a busy machine limits: its load average is printed), the time spent in Z3's
+``check`` (serially, the most threads could hide), and checks that every
+configuration gives the serial answers.
 
 Run: ``python benchmarks/bench_threads.py [--repeat 3]``
 """
@@ -74,19 +76,19 @@ class _Z3Clock:
         z3.Solver.check = self._check
 
 
-def run(threads: int) -> tuple[float, dict, float]:
-    """Wall seconds to ask the questions with ``threads`` threads, the answers, and the
-    seconds inside Z3's check."""
+def run(threads: int) -> tuple[float, float, dict, float]:
+    """Wall and CPU seconds (all threads) to ask the questions with ``threads``
+    threads, the answers, and the seconds inside Z3's check."""
     qs = fresh_questions()
     with _Z3Clock() as clock:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if threads == 1:
             answers = dict(map(ask, qs))
         else:
             with ThreadPoolExecutor(threads) as pool:
                 answers = dict(pool.map(ask, qs))
-        wall = time.perf_counter() - start
-    return wall, answers, clock.seconds
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return wall, cpu, answers, clock.seconds
 
 
 def main() -> None:
@@ -97,17 +99,19 @@ def main() -> None:
     rows, serial_answers = [], None
     for threads in (1, 2, 4):
         best = min((run(threads) for _ in range(args.repeat)), key=lambda r: r[0])
-        wall, answers, in_z3 = best
+        wall, cpu, answers, in_z3 = best
         serial_answers = serial_answers or answers
-        rows.append((threads, wall, in_z3, answers == serial_answers))
+        rows.append((threads, wall, cpu, in_z3, answers == serial_answers))
     serial = rows[0][1]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{len(QUESTIONS)} RFC questions (strict_ieee), best of {args.repeat}; "
-          f"{os.cpu_count()} CPUs\n")
-    print("| threads | wall s | speedup | Z3 check s (all threads) | same answers |")
-    print("|---|---|---|---|---|")
-    for threads, wall, in_z3, same in rows:
-        print(f"| {threads} | {wall:.2f} | {serial / wall:.2f}x | {in_z3:.2f} "
-              f"({in_z3 / serial:.0%} of serial) | {'yes' if same else 'NO'} |")
+          f"{os.cpu_count()} CPUs, load average {load:.1f}\n")
+    print("| threads | wall s | speedup | CPU s / wall s | Z3 check s (all threads) "
+          "| same answers |")
+    print("|---|---|---|---|---|---|")
+    for threads, wall, cpu, in_z3, same in rows:
+        print(f"| {threads} | {wall:.2f} | {serial / wall:.2f}x | {cpu / wall:.2f} "
+              f"| {in_z3:.2f} ({in_z3 / serial:.0%} of serial) | {'yes' if same else 'NO'} |")
 
 
 if __name__ == "__main__":
