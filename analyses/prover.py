@@ -133,6 +133,7 @@ def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
         except NotAffineError as err:
             decided, why_not_isl = None, str(err)
         except isl.Error as err:
+            budget.note_if_exhausted(err)
             decided, why_not_isl = None, f"isl failed ({err})"
         if decided is not None:
             return decided
@@ -144,6 +145,7 @@ def _guarded(goal, ctx, strict, timeout_ms, why_not_isl) -> Decision:
     try:
         return _prove_z3(goal, ctx, strict, timeout_ms, why_not_isl)
     except isl.Error as err:
+        budget.note_if_exhausted(err)
         return Unknown(f"isl failed while gathering facts: {err}")
 
 
@@ -193,7 +195,8 @@ def proved_by_isl(cond: n.Expr, ctx: Context) -> bool:
         if wrapping_operation(cond, ctx.space, ctx.domain, var_ranges(ctx)) is not None:
             return False
         return ctx.domain.intersect(holds.complement()).is_empty()
-    except (PolypadError, isl.Error):
+    except (PolypadError, isl.Error) as err:
+        budget.note_if_exhausted(err)
         return False
 
 

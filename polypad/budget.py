@@ -133,6 +133,13 @@ def note_time_limit() -> None:
         counter[0] += 1
 
 
+def note_if_exhausted(err: BaseException) -> None:
+    """:func:`note_time_limit` if ``err`` is the budget running out or isl stopping at
+    its operation limit: for a handler that goes on without the answer it lost."""
+    if is_exhausted(err) and not isinstance(err, BudgetExceeded):  # check() noted those
+        note_time_limit()
+
+
 def computed_in_time(make):
     """``(make(), in_time)``: ``in_time`` is False when a time limit was reached while
     ``make`` ran, or the deadline has passed -- a value to use, not to remember.
