@@ -17,11 +17,12 @@ each analysis checks its other parameters itself.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
 from polypad.arguments import expect, expect_budget
-from polypad.budget import run_within
+from polypad.budget import counting_time_limits, run_within
 from polypad.ir.nodes import PrimFunc
 
 from .evidence import Unknown
@@ -34,7 +35,14 @@ def decider(fn):
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
         check(args, kwargs, budget)
-        return run_within(budget, lambda: fn(*args, **kwargs), lambda err: Unknown(str(err)))
+        with counting_time_limits() as limits:
+            decided = run_within(budget, lambda: fn(*args, **kwargs),
+                                 lambda err: Unknown(str(err)))
+        if limits[0] and isinstance(decided, Unknown) and not decided.timed_out:
+            # A time limit ended some part of the decision (an Unknown built from
+            # another keeps only its reason): with more time it may be decided.
+            decided = dataclasses.replace(decided, timed_out=True)
+        return decided
 
     return budgeted
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polypad.concurrency import Recent
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
@@ -430,9 +431,11 @@ class _Flows:
 
 # The flows of the functions asked about most recently, keyed by identity:
 # ``extract`` is a function of the PrimFunc alone, so a new model of the same
-# function has the same statement, buffer and parameter names.
-_FLOWS: dict[tuple, tuple[n.PrimFunc, _Flows]] = {}
-_KEEP = 8
+# function has the same statement, buffer and parameter names.  Threads asking
+# about one function share its flows, whose parts are computed on first use.
+_FLOWS = Recent(8)
+# The functions asked a question about a few elements, by their whole key.
+_ABOUT = Recent(8)
 
 
 def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
@@ -440,34 +443,22 @@ def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
     # Buffer objects are identities, held alive by the function the key checks;
     # element sets are keyed by their text (names as in the model of that function).
     ids = None if buffers is None else frozenset(id(b) for b in buffers)
-    whole = (id(model.func), ids, None)
-    key = whole if about is None else (*whole[:2], str(about))
+    owners = (model.func,)
+    whole = (ids, None)
+    key = whole if about is None else (ids, str(about))
     for k in (whole, key):  # the whole flows answer a question about a few elements too
-        found = _FLOWS.get(k)
-        if found is not None and found[0] is model.func:
-            return found[1]
+        found = _FLOWS.get(owners, k)
+        if found is not None:
+            return found
     if about is not None:
         # One question about a few elements is cheaper than the whole; a second
         # about the same function (a pass asking about each statement) gets the
         # whole, computed once.
-        asked = _ABOUT.get(whole)
-        if asked is not None and asked is model.func:
+        if _ABOUT.get(owners, whole) is not None:
             key, about = whole, None
         else:
-            _remember(_ABOUT, whole, model.func)
-    flows = _Flows(model, ids, about)
-    _remember(_FLOWS, key, (model.func, flows))
-    return flows
-
-
-# The functions asked a question about a few elements, by their whole key.
-_ABOUT: dict[tuple, n.PrimFunc] = {}
-
-
-def _remember(cache: dict, key, value) -> None:
-    if len(cache) >= _KEEP:
-        cache.pop(next(iter(cache)))
-    cache[key] = value
+            _ABOUT.put(owners, True, whole)
+    return _FLOWS.put(owners, _Flows(model, ids, about), key)
 
 
 @deep_entry

@@ -118,9 +118,15 @@ class Refuted:
 
 @dataclass(frozen=True)
 class Unknown:
-    """The claim could not be decided (a timeout, a non-affine term, ...); ``reason`` says why."""
+    """The claim could not be decided (a timeout, a non-affine term, ...); ``reason`` says why.
+
+    ``timed_out`` is True when a time limit (the budget, or Z3's timeout) ended
+    the attempt: with more time, or on a less busy machine, the answer may
+    differ, so such an answer is never remembered as final.
+    """
 
     reason: str
+    timed_out: bool = field(default=False, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return False

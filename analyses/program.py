@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 
 import islpy as isl
 
+from polypad import budget
+from polypad.concurrency import Recent
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
@@ -123,6 +125,9 @@ def collect_sites(body: n.Stmt) -> list[Site]:
     return sites
 
 
+_MISSING = object()
+
+
 class Program:
     """The ISL view of one function: sites, domains, program order and writes.
 
@@ -148,9 +153,15 @@ class Program:
         self._cache: dict = {}
 
     def _memo(self, key, make):
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+        # Threads asking about one function share this Program: the first value
+        # stored is the one every thread uses (each dict step is atomic under
+        # the GIL).  A value made while a time limit was reached may lack what a
+        # step that gave up would have added, so it is not kept.
+        found = self._cache.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
+        value, in_time = budget.computed_in_time(make)
+        return self._cache.setdefault(key, value) if in_time else value
 
     def site_of(self, stmt: n.Stmt) -> Site:
         """The site of ``stmt`` (by identity)."""
@@ -345,7 +356,10 @@ class Program:
         key = ("writers", id(buffer))
         found = self._cache.get(key)
         if found is None or found[0] is not buffer:
-            found = self._cache[key] = (buffer, make())
+            value, in_time = budget.computed_in_time(make)
+            found = (buffer, value)
+            if in_time:
+                self._cache[key] = found
         return found[1]
 
     def invalidated(self, src: Site, reads, target: Site, *,
@@ -370,21 +384,17 @@ class Program:
 
 
 # Programs of the functions asked about most recently, keyed by identity (a
-# PrimFunc hashes structurally, which costs a walk of the whole tree).
-_PROGRAMS: dict[int, tuple[n.PrimFunc, Program]] = {}
-_KEEP = 16
+# PrimFunc hashes structurally, which costs a walk of the whole tree).  Threads
+# asking about one function share its Program (see Program._memo).
+_PROGRAMS = Recent(16)
 
 
 def program_of(func: n.PrimFunc) -> Program:
     """The :class:`Program` of ``func``, built on first use."""
-    found = _PROGRAMS.get(id(func))
-    if found is not None and found[0] is func:
-        return found[1]
-    program = Program(func)
-    if len(_PROGRAMS) >= _KEEP:
-        _PROGRAMS.pop(next(iter(_PROGRAMS)))
-    _PROGRAMS[id(func)] = (func, program)
-    return program
+    found = _PROGRAMS.get((func,))
+    if found is not None:
+        return found
+    return _PROGRAMS.put((func,), Program(func))
 
 
 def any_of(*conds: n.Expr) -> n.Expr:

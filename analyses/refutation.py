@@ -104,7 +104,7 @@ class CounterexampleSearch:
         if any(loads_in(p) for p in self.ctx.premises):
             return None
         env, convert = self.env, self.convert
-        solver = _fresh_solver()
+        solver = _fresh_solver(env.ctx)
         solver.add(*self.held)
         terms = [*env.vars.values(), *env.undefs]
         terms += [convert(ld) for ld in fixed]
@@ -126,12 +126,16 @@ class CounterexampleSearch:
         refutation's time slice (and the budget); ``False`` when it is not decided."""
         left_ms = int((self._until - time.monotonic()) * 1000)
         if left_ms <= 0:
+            budget.note_time_limit()
             return False
         pinned.set("timeout", budget.remaining_ms(left_ms))
         pinned.push()
         try:
             pinned.add(term)
-            return pinned.check() == z3.unsat
+            verdict = pinned.check()
+            if verdict == z3.unknown and pinned.reason_unknown() in ("timeout", "canceled"):
+                budget.note_time_limit()
+            return verdict == z3.unsat
         finally:
             pinned.pop()
 
@@ -174,6 +178,6 @@ class CounterexampleSearch:
             element=element, params=params, values=values))
 
 
-def _fresh_solver() -> z3.Solver:
+def _fresh_solver(ctx: z3.Context) -> z3.Solver:
     # The prover's tactic (see analyses.prover._solver): fast on small one-shot queries.
-    return z3.Then("simplify", "smt").solver()
+    return z3.Then("simplify", "smt", ctx=ctx).solver()

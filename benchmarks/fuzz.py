@@ -12,17 +12,25 @@ of two ifs and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies
 every schedule primitive, and both compare executions on inputs that satisfy
 the assumptions.
 
-Counted: *unsound* (results differ after a pass, a primitive or a
-"Proved"), *crashes* (an exception that is no legal refusal), questions
-that hit polypad's default time budget, and the slowest case.  Every
-finding prints with the flags that reproduce it and the program text.
+With ``--shuffle`` the deciders' questions about each case (both float
+modes) are asked again in a shuffled order, and with ``--threads N`` from
+``N`` threads at once; every answer must be the one asked first in order
+(``tests/fuzz_stability.py``).
 
-Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]``
+Counted: *unsound* (results differ after a pass, a primitive or a
+"Proved"), *crashes* (an exception that is no legal refusal), answers that
+differ by order or thread, questions that hit polypad's default time budget,
+and the slowest case.  Every finding prints with the flags that reproduce it
+and the program text.
+
+Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K] [--shuffle]
+[--threads N]``
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from dataclasses import dataclass
@@ -33,6 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
+from fuzz_stability import Stability, check_stability  # noqa: E402
 from fuzz_support import (  # noqa: E402
     Report,
     check_conditionals,
@@ -54,6 +63,7 @@ class Outcome:
     report: Report | None  # None: discarded (no input set runs, or not buildable)
     seconds: float
     invalid: str | None = None  # the generator wrote a program polypad rejects
+    stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
 def generate(seed: int, index: int):
@@ -68,7 +78,7 @@ def generate(seed: int, index: int):
     return nest.text, choose, range(*nest.n_range)
 
 
-def run_case(seed: int, index: int) -> Outcome:
+def run_case(seed: int, index: int, *, shuffle: bool = False, threads: int = 0) -> Outcome:
     text, choose, n_values = generate(seed, index)
     start = time.perf_counter()
     try:
@@ -81,10 +91,16 @@ def run_case(seed: int, index: int) -> Outcome:
     report = Report()
     check_passes(case, report)
     check_primitives(case, report, choose)
-    check_no_ops(case, report, [choose.integer(0, 99) for _ in range(3)])
-    check_conditionals(case, report, [choose.integer(0, 99) for _ in range(2)])
+    no_op_picks = [choose.integer(0, 99) for _ in range(3)]
+    check_no_ops(case, report, no_op_picks)
+    if_picks = [choose.integer(0, 99) for _ in range(2)]
+    check_conditionals(case, report, if_picks)
     check_probes(case, report)
-    return Outcome(index, text, report, time.perf_counter() - start)
+    stability = None
+    if shuffle or threads:
+        order = random.Random(seed * 1_000_003 + index) if shuffle else None
+        stability = check_stability(case, report, no_op_picks, if_picks, order, threads)
+    return Outcome(index, text, report, time.perf_counter() - start, stability=stability)
 
 
 def has_findings(outcome: Outcome) -> bool:
@@ -121,6 +137,9 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("  refused", sum(r.refused for r in reports)),
         ("unsound", sum(f.kind == "unsound" for f in findings)),
         ("crashes", sum(f.kind == "crash" for f in findings)),
+        ("answers that differ by order or thread", sum(f.kind == "unstable" for f in findings)),
+        ("  compared again", sum(o.stability.compared for o in checked if o.stability)),
+        ("  left out (time limit)", sum(o.stability.left_out for o in checked if o.stability)),
         ("cases with findings", sum(bool(r.new_findings()) for r in reports)),
         ("known bugs met", f"{len(known)} times in "
                            f"{sum(any(f.known for f in r.findings) for r in reports)} cases"),
@@ -151,13 +170,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="index of the first case")
     parser.add_argument("--case", type=int, help="run only case K and print its program")
     parser.add_argument("--progress", type=int, default=50, help="a status line every N cases")
+    parser.add_argument("--shuffle", action="store_true",
+                        help="ask each case's questions again in a shuffled order and compare")
+    parser.add_argument("--threads", type=int, default=0, metavar="N",
+                        help="ask each case's questions from N threads at once and compare")
     args = parser.parse_args(argv)
     indices = [args.case] if args.case is not None else range(args.first,
                                                               args.first + args.count)
     outcomes: list[Outcome] = []
     start = time.perf_counter()
     for done, index in enumerate(indices, 1):
-        outcome = run_case(args.seed, index)
+        outcome = run_case(args.seed, index, shuffle=args.shuffle, threads=args.threads)
         outcomes.append(outcome)
         if args.case is not None:
             print(outcome.text)

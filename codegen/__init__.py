@@ -21,7 +21,7 @@ from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
 from polypad.ir.nodes import BoolImm, PrimFunc
 
 from . import fastmath as fastmath_flags
-from . import interpreter
+from . import interpreter, numba_runtime
 from . import vector_width as widths
 from .checks import kernel_error
 from .emit import emit
@@ -113,7 +113,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     return Kernel(lowered, target=target, source=source, bounds=bounds,
                   precondition=condition,
                   load=lambda: _checked(compile_kernel(lowered, source, width), outside),
-                  explain=partial(_kernel_error, lowered, in_kernel))
+                  explain=partial(_kernel_error, lowered, in_kernel),
+                  runnable=partial(numba_runtime.runnable, width=width))
 
 
 def _checked(run: Callable[..., None], check: CallCheck | None) -> Callable[..., None]:

@@ -150,7 +150,8 @@ class Kernel:
     def __init__(self, func: PrimFunc, *, target: str, source: str | None,
                  load: Callable[[], Callable[..., None]],
                  explain: Callable[[BaseException, list], Exception | None] | None = None,
-                 bounds=None, precondition: Expr | None = None):
+                 bounds=None, precondition: Expr | None = None,
+                 runnable: Callable[[Callable[..., None]], Callable[..., None]] | None = None):
         self.func = func
         self.target = target
         self.source = source
@@ -164,6 +165,9 @@ class Kernel:
         self.precondition = precondition if precondition is not None else BoolImm(True)
         self._load = load
         self._explain = explain
+        # What to call for the compiled function in this process, at this moment
+        # (a Numba kernel in a forked child may need a serial build: numba_runtime).
+        self._runnable = runnable
         self._impl: Callable[..., None] | None = None
         self._written = written_buffers(func)
         #: The :class:`~codegen.timing.Timing` of the last :meth:`time`, shown by the display.
@@ -205,8 +209,9 @@ class Kernel:
     def __call__(self, *args) -> None:
         values = check_arguments(self.func, args, self._written)
         self.compile()
+        impl = self._impl if self._runnable is None else self._runnable(self._impl)
         try:
-            self._impl(*values)
+            impl(*values)
         except Exception as error:
             translated = self._explain(error, values) if self._explain else None
             if translated is None:

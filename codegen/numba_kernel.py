@@ -8,6 +8,14 @@ is missing, so a kernel compiled once is loaded in any later process without
 compiling.  Within a process, kernels with the same source share one
 compiled function.
 
+Threads and processes may build the same kernel at once.  A module file
+appears whole or not at all: it is written under a temporary name and
+linked into place, which fails if another writer got there first (their
+text is the same, since the name is its hash), so a file that exists is never
+rewritten and never read half-written.  Within a process a lock makes one
+thread import a module while the others wait for it; Numba compiles under its
+own lock.
+
 A kernel built for a vector width (:mod:`.vector_width`) is compiled by
 another Numba pipeline, which Numba's cache does not see, so the width is
 part of the hash: each width has a file, and compiled code, of its own.
@@ -20,11 +28,13 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import numba
 from numba.core import types
 
+from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
@@ -37,6 +47,15 @@ from .kernel import numpy_dtype
 CACHE_ENV = "POLYPAD_CACHE_DIR"
 _PREFIX = "polypad_kernel_"
 _loaded: dict[str, object] = {}
+_loading = threading.Lock()  # one thread imports a module; the others then find it
+
+
+def _renew_lock() -> None:
+    global _loading
+    _loading = threading.Lock()
+
+
+at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
 
 
 def cache_dir() -> Path:
@@ -52,9 +71,10 @@ def clear_cache() -> None:
     directory = cache_dir()
     for path in [*directory.glob(_PREFIX + "*"), *directory.glob(f"__pycache__/{_PREFIX}*")]:
         path.unlink(missing_ok=True)
-    for name in [n for n in sys.modules if n.startswith(_PREFIX)]:
-        del sys.modules[name]
-    _loaded.clear()
+    with _loading:
+        for name in [n for n in sys.modules if n.startswith(_PREFIX)]:
+            del sys.modules[name]
+        _loaded.clear()
 
 
 def module_name(source: str, vector_width: int | None = None) -> str:
@@ -67,14 +87,35 @@ def module_name(source: str, vector_width: int | None = None) -> str:
 
 
 def _write(path: Path, source: str) -> None:
-    if path.exists() and path.read_text() == source:
+    """Make ``path`` hold ``source``, whole, unless it does already."""
+    if path.exists() and _holds(path, source):
         return  # rewriting would change the mtime and void Numba's cache
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a concurrent process never imports half a file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as out:
-        out.write(source)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(source)
+        try:
+            # Atomic, and it fails where another writer (a thread, a process)
+            # linked the same text first: their file, and its mtime, stay.
+            os.link(tmp, path)
+        except FileExistsError:
+            if not _holds(path, source):
+                os.replace(tmp, path)  # a stale or damaged file: replace it whole
+                tmp = None
+        except OSError:  # a file system without hard links: rename, also atomic
+            os.replace(tmp, path)
+            tmp = None
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+
+
+def _holds(path: Path, source: str) -> bool:
+    try:
+        return path.read_text() == source
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def load(source: str, vector_width: int | None = None):
@@ -82,20 +123,29 @@ def load(source: str, vector_width: int | None = None):
     ``vector_width`` option of ``codegen.build``."""
     width = widths.resolve(vector_width)
     name = module_name(source, width)
-    if name not in _loaded:
-        path = cache_dir() / f"{name}.py"
-        try:
-            _write(path, source)
-        except OSError as error:
-            raise BuildError(f"cannot write the kernel module {path}: {error}; set "
-                             f"{CACHE_ENV} to a writable directory") from error
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        widths.retarget(vars(module), width)
-        _loaded[name] = getattr(module, KERNEL_NAME)
-    return _loaded[name]
+    found = _loaded.get(name)
+    if found is not None:
+        return found
+    with _loading:
+        if name not in _loaded:
+            _loaded[name] = _import(name, source, width)
+        return _loaded[name]
+
+
+def _import(name: str, source: str, width: int | None):
+    """Write and import the module ``name``; its kernel's dispatcher."""
+    path = cache_dir() / f"{name}.py"
+    try:
+        _write(path, source)
+    except OSError as error:
+        raise BuildError(f"cannot write the kernel module {path}: {error}; set "
+                         f"{CACHE_ENV} to a writable directory") from error
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    widths.retarget(vars(module), width)
+    return getattr(module, KERNEL_NAME)
 
 
 def signature(func: PrimFunc) -> tuple:

@@ -507,7 +507,8 @@ def f(A: T.Buffer((6,), "int32"), n: T.int32, d: T.int32):
 # The rows of the layer table, top to bottom; a module may import, at module
 # level, only from its own row and the rows above it.
 LAYERS = [
-    ("support", ["polypad.errors", "polypad.arguments", "polypad.budget", "polypad._version"]),
+    ("support", ["polypad.errors", "polypad.arguments", "polypad.budget", "polypad.concurrency",
+                 "polypad._version"]),
     ("IR", ["polypad.ir"]),
     ("script", ["polypad.script"]),
     ("model", ["polypad.model"]),

@@ -37,6 +37,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from polypad.concurrency import Recent, at_fork_in_child
 from polypad.errors import TooDeepError
 
 #: Levels a thread walks on its own stack before the walk moves to a worker.
@@ -114,8 +115,7 @@ def deep_entry(fn: F) -> F:
 
 #: Tree levels under which every walker fits on an ordinary stack, guarded or not.
 ENTRY_DEPTH = 48
-_known: dict[int, tuple[object, bool]] = {}  # id(function) -> (function, deep?)
-_KEEP = 64
+_known = Recent(64)  # function -> deep?
 
 
 def is_deep(obj) -> bool:
@@ -129,14 +129,10 @@ def is_deep(obj) -> bool:
         return False
     if not isinstance(obj, (PrimFunc, IRModule)):
         return _deeper_than(obj, ENTRY_DEPTH)
-    found = _known.get(id(obj))
-    if found is not None and found[0] is obj:
-        return found[1]
-    answer = _deeper_than(obj, ENTRY_DEPTH)
-    if len(_known) >= _KEEP:
-        _known.pop(next(iter(_known)))
-    _known[id(obj)] = (obj, answer)
-    return answer
+    found = _known.get((obj,))
+    if found is not None:
+        return found
+    return _known.put((obj,), _deeper_than(obj, ENTRY_DEPTH))
 
 
 def _deeper_than(root, limit: int) -> bool:
@@ -209,6 +205,19 @@ class _raised_limit:
             _workers -= 1
             if _workers == 0:
                 sys.setrecursionlimit(_saved_limit)
+
+
+def _renew_in_child() -> None:
+    """After a fork: no worker runs in the child (only the forking thread is copied),
+    so the lock is free and a limit raised for a worker of another thread goes back."""
+    global _lock, _workers
+    _lock = threading.Lock()
+    if _workers:
+        _workers = 0
+        sys.setrecursionlimit(_saved_limit)
+
+
+at_fork_in_child(_renew_in_child)
 
 
 def _start(work: Callable[[], None]) -> threading.Thread:

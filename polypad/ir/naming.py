@@ -13,15 +13,31 @@ from __future__ import annotations
 
 import keyword
 import re
+import threading
+
+from polypad.concurrency import at_fork_in_child
 
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
+# One lock for every table: allocating a name takes microseconds, and one lock is
+# one thing to renew in a forked child (another thread may have held it).
+_lock = threading.RLock()
+
+
+def _renew_lock() -> None:
+    global _lock
+    _lock = threading.RLock()
+
+
+at_fork_in_child(_renew_lock)
 
 
 class Names:
     """A two-way table between identities (``Var``/``Buffer``) and unique names.
 
     ``reserved`` names are never handed out (e.g. what a generated module
-    itself uses).
+    itself uses).  A table may be shared by threads (the model of a function
+    asked about from several): a name is allocated under a lock, so two
+    threads naming one identity get one name.
     """
 
     def __init__(self, reserved=()) -> None:
@@ -33,9 +49,12 @@ class Names:
         """The name of ``obj``, allocated from ``hint`` (or ``obj.name``) on first use."""
         found = self._by_obj.get(obj)
         if found is None:
-            found = self.fresh(hint if hint is not None else obj.name)
-            self._by_obj[obj] = found
-            self._by_name[found] = obj
+            with _lock:
+                found = self._by_obj.get(obj)
+                if found is None:
+                    found = self.fresh(hint if hint is not None else obj.name)
+                    self._by_obj[obj] = found
+                    self._by_name[found] = obj
         return found
 
     __call__ = name
@@ -48,11 +67,12 @@ class Names:
     def fresh(self, hint: str) -> str:
         """A new name resembling ``hint`` that nothing in this table has."""
         base = self.sanitize(hint)
-        candidate, k = base, 0
-        while candidate in self._used or keyword.iskeyword(candidate):
-            k += 1
-            candidate = f"{base}_{k}"
-        self._used.add(candidate)
+        with _lock:
+            candidate, k = base, 0
+            while candidate in self._used or keyword.iskeyword(candidate):
+                k += 1
+                candidate = f"{base}_{k}"
+            self._used.add(candidate)
         return candidate
 
     def lookup(self, name: str):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.concurrency import Recent
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
@@ -138,25 +139,19 @@ def within_dtypes(s: isl.Set, space: AffineSpace) -> isl.Set:
     return s
 
 
-_BOXES: dict[tuple[int, int], tuple[isl.Set, AffineSpace, dict[n.Var, Range]]] = {}
-_KEEP_BOXES = 64
+_BOXES = Recent(64)
 
 
 def _box(domain: isl.Set, space: AffineSpace) -> dict[n.Var, Range]:
     """The ranges of ``space``'s dims and parameters over ``domain`` (see :func:`set_ranges`),
     remembered for the last few domains."""
-    key = (id(domain), id(space))
-    found = _BOXES.get(key)
-    if found is not None and found[0] is domain and found[1] is space:
-        return found[2]
+    found = _BOXES.get((domain, space))
+    if found is not None:
+        return found
     dims = () if domain.is_params() else space.dims
     if len(dims) != domain.dim(isl.dim_type.set):
         return {}  # not a set over this space's dims: no box to speak of
-    box = set_ranges(domain, dims, space.names)
-    if len(_BOXES) >= _KEEP_BOXES:
-        _BOXES.pop(next(iter(_BOXES)))
-    _BOXES[key] = (domain, space, box)
-    return box
+    return _BOXES.put((domain, space), set_ranges(domain, dims, space.names))
 
 
 def _const(pa: isl.PwAff, value: int) -> isl.PwAff:
