@@ -12,7 +12,6 @@ reference executor.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 
 import analyses
@@ -105,28 +104,16 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     condition = check.condition if check is not None else BoolImm(True)
     if target == "python":
         return Kernel(lowered, target=target, source=None, bounds=bounds,
-                      precondition=condition,
-                      load=lambda: _checked(partial(interpreter.run, lowered), check))
+                      precondition=condition, check=check,
+                      load=lambda: partial(interpreter.run, lowered))
     in_kernel = check if check is not None and check.in_kernel else None
     source = emit(lowered, boundscheck=boundscheck, fastmath=mode, precondition=in_kernel)
     outside = None if in_kernel is not None else check
     return Kernel(lowered, target=target, source=source, bounds=bounds,
-                  precondition=condition,
-                  load=lambda: _checked(compile_kernel(lowered, source, width), outside),
+                  precondition=condition, check=outside,
+                  load=lambda: compile_kernel(lowered, source, width),
                   explain=partial(_kernel_error, lowered, in_kernel),
                   runnable=partial(numba_runtime.runnable, width=width))
-
-
-def _checked(run: Callable[..., None], check: CallCheck | None) -> Callable[..., None]:
-    """``run``, testing the bounds precondition first when ``check`` is given."""
-    if check is None:
-        return run
-
-    def checked(*values) -> None:
-        check.check(values)
-        run(*values)
-
-    return checked
 
 
 def _kernel_error(func: PrimFunc, check: CallCheck | None, error: BaseException,

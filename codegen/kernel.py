@@ -27,6 +27,7 @@ from polypad.ir.nodes import BoolImm, Buffer, BufferStore, Expr, PrimFunc, Var
 from polypad.ir.visitor import walk
 
 if TYPE_CHECKING:  # codegen.timing imports this module
+    from .precondition import CallCheck
     from .timing import Timing
 
 
@@ -151,6 +152,7 @@ class Kernel:
                  load: Callable[[], Callable[..., None]],
                  explain: Callable[[BaseException, list], Exception | None] | None = None,
                  bounds=None, precondition: Expr | None = None,
+                 check: CallCheck | None = None,
                  runnable: Callable[[Callable[..., None]], Callable[..., None]] | None = None):
         self.func = func
         self.target = target
@@ -163,6 +165,8 @@ class Kernel:
         #: expression over the scalar parameters (``pp.script`` prints it), checked at
         #: each call before anything runs; ``True`` when every value is fine.
         self.precondition = precondition if precondition is not None else BoolImm(True)
+        # Tests the precondition on a call's values when the kernel itself does not.
+        self._check = check
         self._load = load
         self._explain = explain
         # What to call for the compiled function in this process, at this moment
@@ -208,6 +212,8 @@ class Kernel:
 
     def __call__(self, *args) -> None:
         values = check_arguments(self.func, args, self._written)
+        if self._check is not None:
+            self._check.check(values)
         self.compile()
         impl = self._impl if self._runnable is None else self._runnable(self._impl)
         try:
