@@ -159,10 +159,15 @@ class Max(BinaryOp):
     __slots__ = ()
 
 
-def _bool_like(operand) -> str:
-    """``bool``, or ``boolx4`` for an operand with four lanes (vector logic)."""
-    dtype = operand.dtype
-    return "bool" if "x" not in dtype else "boolx" + dtype.partition("x")[2]
+def _bool_like(node, operand) -> None:
+    """Set ``node.dtype``: ``bool``, or ``boolx4`` for an operand with four lanes.
+
+    Stored when the node is made, so that reading it is O(1) however long a
+    chain of ``and`` below it."""
+    dtype = getattr(operand, "dtype", None)
+    if dtype is not None:
+        object.__setattr__(node, "dtype", "bool" if "x" not in dtype
+                           else "boolx" + dtype.partition("x")[2])
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +176,10 @@ class Compare(Expr):
 
     a: Expr
     b: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return _bool_like(self.a)
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -208,32 +213,32 @@ class Ge(Compare):
 
 
 @dataclass(frozen=True, slots=True)
-class And(Expr):
+class _Logic(Expr):
+    """``and`` / ``or`` of two conditions (lane by lane for vectors)."""
+
     a: Expr
     b: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return _bool_like(self.a)
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
 
-@dataclass(frozen=True, slots=True)
-class Or(Expr):
-    a: Expr
-    b: Expr
+class And(_Logic):
+    __slots__ = ()
 
-    @property
-    def dtype(self) -> str:
-        return _bool_like(self.a)
+
+class Or(_Logic):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Not(Expr):
     a: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return _bool_like(self.a)
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
 
 @dataclass(frozen=True, slots=True)
