@@ -100,9 +100,9 @@ def _front_door(fn):
         if position is not None:
             if position < len(args):
                 f = args[position]
+                expect(f, PrimFunc, "f", where)
             elif "f" in kwargs:
                 f = kwargs["f"]
-            if f is not None:
                 expect(f, PrimFunc, "f", where)
         expect_budget(budget, where)
         return f

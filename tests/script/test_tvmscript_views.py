@@ -182,3 +182,20 @@ def test_a_body_buffer_without_data_parses_and_is_not_modelled():
     assert b.data == n.NO_DATA
     answer = analyses.check_bounds(f)
     assert isinstance(answer, analyses.Unknown) and "buffer 'B' at line 4" in answer.reason
+
+
+def test_rfc0077_a_transformed_buffer_over_a_flat_backing_allocation():
+    """RFC 0077's unresolved question, once refused: a (4, 4) buffer declared over the
+    data of a 14-element allocation.  A view now: it reads, the 14 elements it touches
+    are inside the allocation, and it runs."""
+    f = roundtrip('''
+    @T.prim_func
+    def func(B: T.Buffer[(14,), "float32"]):
+        A_backing = T.alloc_buffer(14, "float32")
+        A = T.decl_buffer([4, 4], data=A_backing.data)
+        for i in range(14):
+            B[i] = A[i // 4, i % 4]
+    ''')
+    assert isinstance(analyses.check_bounds(f), analyses.Proved)
+    (b,) = arguments(f)
+    np.testing.assert_array_equal(run_both(f, [b])[0], np.zeros(14))
