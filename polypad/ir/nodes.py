@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from polypad.errors import DTypeError, NotFoundError
 
+from .deep import guard_generated_methods
 from .operators import ExprOps
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
@@ -504,25 +505,5 @@ from .nodes_tvm import (  # noqa: E402, F401
     StringImm,
 )
 
-
-def _guard_generated_methods() -> None:
-    """Let the generated ``__eq__``, ``__hash__`` and ``__repr__`` of nested nodes,
-    which recurse through the children, move to a deep worker as every walker does
-    (:mod:`polypad.ir.deep`): hashing a 10,000-term sum must not overflow the stack."""
-    from .deep import guarded
-
-    nested = [Expr, Stmt, PrimFunc, IRModule]
-    while nested:
-        cls = nested.pop()
-        nested += cls.__subclasses__()
-        if cls is Var:
-            continue  # an identity: nothing to recurse into
-        for name in ("__eq__", "__hash__", "__repr__"):
-            method = cls.__dict__.get(name)
-            if method is not None and not getattr(method, "guarded", False):
-                step = guarded(method)
-                step.guarded = True
-                setattr(cls, name, step)
-
-
-_guard_generated_methods()
+# Generated equality, hashing and repr recurse: run them on a deep worker too.
+guard_generated_methods(Expr, Stmt, PrimFunc, IRModule, skip=(Var,))
