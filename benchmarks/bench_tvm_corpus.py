@@ -72,15 +72,15 @@ def table(rows) -> str:
     for corpus, family, _, error in rows:
         counts[(corpus, family)][0] += error is None
         counts[(corpus, family)][1] += 1
-    lines = [f"{'corpus':<12} {'family':<16} parsed / total", "-" * 44]
+    lines = [f"{'corpus':<12} {'family':<16} parsed / total  refused by name", "-" * 60]
     totals: dict = collections.defaultdict(lambda: [0, 0])
     for (corpus, family), (ok, n) in counts.items():
-        lines.append(f"{corpus:<12} {family:<16} {ok:>6} / {n}")
+        lines.append(f"{corpus:<12} {family:<16} {ok:>6} / {n:<5} {n - ok:>9}")
         totals[corpus][0] += ok
         totals[corpus][1] += n
-    lines.append("-" * 44)
+    lines.append("-" * 60)
     for corpus, (ok, n) in totals.items():
-        lines.append(f"{corpus:<12} {'all':<16} {ok:>6} / {n}")
+        lines.append(f"{corpus:<12} {'all':<16} {ok:>6} / {n:<5} {n - ok:>9}")
     refused = [(c, name, e) for c, _, name, e in rows if e is not None]
     if refused:
         lines += ["", "refused (by name, file:line:column):"]
