@@ -44,7 +44,9 @@ from polypad.arguments import expect
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.show import show
+from polypad.ir.views import is_view, through_view
 from polypad.ir.visitor import children, walk
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
@@ -175,22 +177,54 @@ class Checker:
         return self._boxes[buffer]
 
     def decide(self, access: _Access, label: str) -> Proved | Refuted | Unknown:
-        """Whether ``access`` stays inside its buffer; ``label`` names its statement."""
-        found = self.examine(access)
-        if not isinstance(found, Outside):
-            return found
-        evidence = self.counterexample(access, label, found.bad)
-        if found.unmodelled:
-            return Unknown(f"{evidence} -- unless {' or '.join(found.unmodelled)} (which the "
-                           "analysis cannot model) keeps that instance from running")
-        return Refuted(evidence)
+        """Whether ``access`` stays inside its buffer; ``label`` names its statement.
 
-    def examine(self, access: _Access) -> Proved | Unknown | Outside:
-        """Where ``access`` leaves its buffer: nowhere (``Proved``), at the instances
+        A vector access is decided lane by lane, and an access through a view
+        both inside the view and inside the memory it shares (in the indices
+        of the buffer owning it).
+        """
+        for buffer, indices in self.targets(access):
+            found = self.examine(access, buffer, indices)
+            if not isinstance(found, Outside):
+                if isinstance(found, Proved):
+                    continue
+                return found
+            evidence = self.counterexample(access, label, found.bad, buffer)
+            if found.unmodelled:
+                return Unknown(f"{evidence} -- unless {' or '.join(found.unmodelled)} (which "
+                               "the analysis cannot model) keeps that instance from running")
+            return Refuted(evidence)
+        return Proved("isl")
+
+    def targets(self, access: _Access) -> list[tuple[n.Buffer, tuple]]:
+        """The (buffer, indices) pairs ``access`` must stay inside: one per vector
+        lane, and for an access through a view both the view and, in its indices,
+        the buffer owning the memory."""
+        node = access.node
+        count = max((lane_count(i) for i in node.indices), default=1)
+        out = []
+        for k in range(count):
+            indices = tuple(lane(i, k) for i in node.indices)
+            targets = [(node.buffer, indices)]
+            if is_view(node.buffer):
+                # A view's extents may be lets (``A_1 = A.view(n * m)`` prints a let):
+                # then only the memory it shares bounds it.
+                params = set(self.program.func.params)
+                if not all(isinstance(d, int) or d in params for d in node.buffer.shape):
+                    targets = []
+                targets.append(through_view(node.buffer, indices))
+            out.extend(targets)
+        return out
+
+    def examine(self, access: _Access, buffer: n.Buffer | None = None,
+                indices: tuple | None = None) -> Proved | Unknown | Outside:
+        """Where ``access`` leaves ``buffer`` (its own buffer unless given) at
+        ``indices`` (its own unless given): nowhere (``Proved``), at the instances
         of an :class:`Outside`, or ``Unknown`` when its index is not modelled."""
         site, node = access.site, access.node
-        key = (site.index, node.buffer, tuple(node.indices), access.path,
-               tuple(access.lets.items()))
+        buffer = node.buffer if buffer is None else buffer
+        indices = tuple(node.indices) if indices is None else indices
+        key = (site.index, buffer, indices, access.path, tuple(access.lets.items()))
         if key in self._inside:
             return Proved("isl")
         space = self.program.space(site)
@@ -206,43 +240,43 @@ class Checker:
                 continue
             where = where.intersect(holds if value else holds.complement())
         try:
-            pws = [to_pw_aff(index, space) for index in node.indices]
+            pws = [to_pw_aff(index, space) for index in indices]
         except NotAffineError as err:
             return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                           f"{node.buffer.name}: {err}")
-        for index in node.indices:
+                           f"{buffer.name}: {err}")
+        for index in indices:
             wraps = wrapping_operation(index, space, where, modular_root=True)
             if wraps is not None:
                 return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                               f"{node.buffer.name}: {show(wraps)} may wrap around its "
+                               f"{buffer.name}: {show(wraps)} may wrap around its "
                                f"{wraps.dtype} range")
-        name = self.program.buffer_names.name(node.buffer)
+        name = self.program.buffer_names.name(buffer)
         relation = to_map(space, pws, name).intersect_domain(where)
         exact = None
-        if not relation.subtract_range(_dtype_box(self.box(node.buffer), node.indices)
-                                       ).is_empty():
+        if not relation.subtract_range(_dtype_box(self.box(buffer), indices)).is_empty():
             # Some exact index leaves its dtype.  Only `+ - *` lead to it (checked
             # above), so the executed index is the exact one wrapped around.
-            exact = relation.subtract_range(self.box(node.buffer))
-            pws = [wrapped_pw_aff(pw, index.dtype) for pw, index in zip(pws, node.indices,
+            exact = relation.subtract_range(self.box(buffer))
+            pws = [wrapped_pw_aff(pw, index.dtype) for pw, index in zip(pws, indices,
                                                                   strict=True)]
             relation = to_map(space, pws, name).intersect_domain(where)
-        bad = relation.subtract_range(self.box(node.buffer))
+        bad = relation.subtract_range(self.box(buffer))
         if bad.is_empty():
             self._inside.add(key)
             return Proved("isl")
-        return Outside(bad, tuple(unmodelled), exact)
+        return Outside(bad, tuple(unmodelled), exact, buffer)
 
-    def counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
-        """The first instance of ``bad`` (instances of ``access`` -> elements outside),
-        at parameter values near zero where there are such."""
+    def counterexample(self, access: _Access, label: str, bad: isl.Map,
+                       buffer: n.Buffer | None = None) -> Counterexample:
+        """The first instance of ``bad`` (instances of ``access`` -> elements of
+        ``buffer``, its own buffer unless given, outside it), at parameter values
+        near zero where there are such."""
         pairs = _near_zero(bad.wrap())
         first = pairs.lexmin()  # the first bad instance, for each parameter value
         point = (first if not first.is_empty() else pairs).sample_point()
         coords, params = point_coordinates(point)
         depth = len(access.site.loop_vars)
         names = dim_names(self.program.space(access.site).space)
-        buffer = access.buffer
         shape = ", ".join(getattr(x, "name", str(x)) for x in buffer.shape)
         shape = f"({shape}{',' if len(buffer.shape) == 1 else ''})"
         return Counterexample(
@@ -264,6 +298,7 @@ class Outside:
     bad: isl.Map
     unmodelled: tuple[str, ...]
     exact: isl.Map | None = None
+    buffer: n.Buffer | None = None  # the buffer left (a view's owner), if not the access's
 
 
 def _near_zero(pairs: isl.Set) -> isl.Set:
@@ -366,7 +401,8 @@ def statement_labels(body: n.Stmt) -> list[str]:
                     visit(other, block)
             case n.Block(name=name, body=inner):
                 visit(inner, name)
-            case n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner):
+            case (n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner)
+                  | n.DeclBuffer(body=inner)):
                 visit(inner, block)
 
     visit(body, None)

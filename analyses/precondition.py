@@ -94,7 +94,8 @@ class BoundsPrecondition:
                 if k >= 0:
                     bad = bad.fix_val(isl.dim_type.param, k, isl.Val(str(int(value))))
             if not bad.is_empty():
-                return self._checker.counterexample(access, label, bad)
+                return self._checker.counterexample(access, label, bad,
+                                                    outside.buffer)
         return None
 
 
@@ -118,16 +119,17 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
         for access in site_accesses(site):
             count += 1
             first_site = first_site or site
-            found = checker.examine(access)
-            reason = None
-            if isinstance(found, Unknown):
-                reason = found.reason
-            elif isinstance(found, Outside) and found.unmodelled:
-                reason = checker.decide(access, label).reason
-            elif isinstance(found, Outside):
-                outside.append((access, label, found))
-            if reason is not None and reason not in reasons:
-                reasons.append(reason)
+            for buffer, indices in checker.targets(access):
+                found = checker.examine(access, buffer, indices)
+                reason = None
+                if isinstance(found, Unknown):
+                    reason = found.reason
+                elif isinstance(found, Outside) and found.unmodelled:
+                    reason = checker.decide(access, label).reason
+                elif isinstance(found, Outside):
+                    outside.append((access, label, found))
+                if reason is not None and reason not in reasons:
+                    reasons.append(reason)
     context = checker.extents.intersect(program.parameter_box())
     if first_site is not None:
         context = context.intersect(program.parameter_context(first_site))
@@ -151,10 +153,10 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                        "form; nothing is checked at run time")
     if outside and allowed.is_empty() and not context.is_empty():
         # The first access outside for a value the caller can pass.
-        access, label, bad = next((a, lab, found.bad.intersect_params(context))
-                                  for a, lab, found in outside
-                                  if not found.bad.intersect_params(context).is_empty())
-        decision = Refuted(checker.counterexample(access, label, bad))
+        access, label, bad, buffer = next(
+            (a, lab, found.bad.intersect_params(context), found.buffer)
+            for a, lab, found in outside if not found.bad.intersect_params(context).is_empty())
+        decision = Refuted(checker.counterexample(access, label, bad, buffer))
     elif reasons:
         decision = Unknown("; ".join(reasons))
     elif outside:

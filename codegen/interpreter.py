@@ -135,6 +135,12 @@ class _Interpreter:
                 self.arrays[stmt.buffer] = np.zeros(shape, numpy_dtype(stmt.buffer.dtype))
                 self.exec(stmt.body)
                 del self.arrays[stmt.buffer]
+            case ir.DeclBuffer():
+                # After lowering (codegen.lower_views), a flat view of a whole buffer:
+                # the array reshaped, which shares its memory.
+                self.arrays[stmt.buffer] = self.arrays[stmt.buffer.data].reshape(-1)
+                self.exec(stmt.body)
+                del self.arrays[stmt.buffer]
             case _:
                 raise BuildError(f"the reference executor cannot run {type(stmt).__name__}")
 
@@ -219,6 +225,8 @@ class _Interpreter:
         if expr.op == "sigmoid":
             one = convert(1, expr.dtype)
             return convert(one / (one + np.exp(-args[0])), expr.dtype)
+        if expr.op == "rsqrt":
+            return convert(convert(1, expr.dtype) / np.sqrt(args[0]), expr.dtype)
         if expr.op in _MATH:
             return convert(_MATH[expr.op](*args), expr.dtype)
         raise BuildError(f"T.{expr.op} cannot be executed; lowering should have removed it")

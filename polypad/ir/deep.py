@@ -243,3 +243,22 @@ def _interrupt(thread: threading.Thread) -> None:
         return
     set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
     set_async_exc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+
+
+def guard_generated_methods(*roots: type, skip: tuple[type, ...] = ()) -> None:
+    """Let the generated ``__eq__``, ``__hash__`` and ``__repr__`` of the node classes
+    under ``roots``, which recurse through the children, move to a deep worker as every
+    walker does: hashing a 10,000-term sum must not overflow the stack.  The classes
+    in ``skip`` (identities) have nothing to recurse into."""
+    nested = list(roots)
+    while nested:
+        cls = nested.pop()
+        nested += cls.__subclasses__()
+        if cls in skip:
+            continue
+        for name in ("__eq__", "__hash__", "__repr__"):
+            method = cls.__dict__.get(name)
+            if method is not None and not getattr(method, "guarded", False):
+                step = guarded(method)
+                step.guarded = True
+                setattr(cls, name, step)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from polypad.errors import DTypeError, NotFoundError
 
+from .deep import guard_generated_methods
 from .operators import ExprOps
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64,
@@ -159,16 +160,27 @@ class Max(BinaryOp):
     __slots__ = ()
 
 
+def _bool_like(node, operand) -> None:
+    """Set ``node.dtype``: ``bool``, or ``boolx4`` for an operand with four lanes.
+
+    Stored when the node is made, so that reading it is O(1) however long a
+    chain of ``and`` below it."""
+    dtype = getattr(operand, "dtype", None)
+    if dtype is not None:
+        object.__setattr__(node, "dtype", "bool" if "x" not in dtype
+                           else "boolx" + dtype.partition("x")[2])
+
+
 @dataclass(frozen=True, slots=True)
 class Compare(Expr):
-    """A comparison of two operands of one dtype; the result is ``bool``."""
+    """A comparison of two operands of one dtype; the result is ``bool`` (one per lane)."""
 
     a: Expr
     b: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return "bool"
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -202,32 +214,32 @@ class Ge(Compare):
 
 
 @dataclass(frozen=True, slots=True)
-class And(Expr):
+class _Logic(Expr):
+    """``and`` / ``or`` of two conditions (lane by lane for vectors)."""
+
     a: Expr
     b: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return "bool"
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
 
-@dataclass(frozen=True, slots=True)
-class Or(Expr):
-    a: Expr
-    b: Expr
+class And(_Logic):
+    __slots__ = ()
 
-    @property
-    def dtype(self) -> str:
-        return "bool"
+
+class Or(_Logic):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Not(Expr):
     a: Expr
+    dtype: str = _derived()
 
-    @property
-    def dtype(self) -> str:
-        return "bool"
+    def __post_init__(self) -> None:
+        _bool_like(self, self.a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,11 +263,16 @@ class Cast(Expr):
 
 @dataclass(frozen=True, slots=True)
 class BufferLoad(Expr):
+    """``A[i, j]``; an index with lanes (``T.Ramp``) loads that many elements."""
+
     buffer: Buffer
     indices: tuple[Expr, ...]
 
     @property
     def dtype(self) -> str:
+        for index in self.indices:
+            if "x" in index.dtype:  # a vector index: a vector of elements
+                return f"{self.buffer.dtype}x{index.dtype.partition('x')[2]}"
         return self.buffer.dtype
 
 
@@ -332,6 +349,8 @@ class IfThenElse(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class BufferStore(Stmt):
+    """``A[i] = value``; with a vector index (``A[b:b + 4] = v``) one element per lane."""
+
     buffer: Buffer
     value: Expr
     indices: tuple[Expr, ...]
@@ -395,6 +414,13 @@ class Buffer:
     ``padding``, recorded by ``transform_layout``, says which elements are
     padding; it is not part of the script text (printing and parsing drop
     it) nor of structural equality.
+
+    ``data`` says whose memory a buffer declared by :class:`DeclBuffer` has:
+    another buffer's (a *view*: element ``k``, row-major, is element
+    ``elem_offset + k`` of that buffer's memory, row-major over its shape), a
+    pointer expression polypad does not follow (a ``handle``), or, None, no
+    memory it knows of.  Parameters and allocations own their memory (None,
+    offset 0).  A view's shape may name let variables in scope.
     """
 
     name: str
@@ -403,6 +429,8 @@ class Buffer:
     axis_separators: tuple[int, ...] = ()
     scope: str = "global"
     padding: Padding | None = None
+    data: Buffer | Expr | None = None
+    elem_offset: Expr | None = None
 
     def __getitem__(self, indices) -> BufferLoad:
         from .operators import as_expr
@@ -422,12 +450,17 @@ class Buffer:
 
 @dataclass(frozen=True, slots=True)
 class PrimFunc:
-    """A function: ordered parameters (``Buffer`` or scalar ``Var``) and a body."""
+    """A function: ordered parameters (``Buffer`` or scalar ``Var``) and a body.
+
+    ``ret_dtype`` is the dtype a ``return`` gives (``-> T.int32``), None for
+    a function that returns nothing (every kernel).  Attribute values are
+    literals, tuples (lists) and :mod:`.attr_values`."""
 
     name: str
     params: tuple[Buffer | Var, ...]
     body: Stmt
     attrs: tuple[tuple[str, object], ...] = ()
+    ret_dtype: str | None = None
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the highlighted script (:mod:`polypad.viz`, imported here)."""
@@ -458,24 +491,19 @@ class IRModule:
         return {f.name: f for f in self.funcs}
 
 
-def _guard_generated_methods() -> None:
-    """Let the generated ``__eq__``, ``__hash__`` and ``__repr__`` of nested nodes,
-    which recurse through the children, move to a deep worker as every walker does
-    (:mod:`polypad.ir.deep`): hashing a 10,000-term sum must not overflow the stack."""
-    from .deep import guarded
+# The constructs of TVM's lowered text (vectors, views, opaque statements): a grammar
+# of their own, imported here so that ``nodes.Ramp`` names them as every node.
+from .nodes_tvm import (  # noqa: E402, F401
+    NO_DATA,
+    Assert,
+    AttrStmt,
+    Broadcast,
+    BufferData,
+    DeclBuffer,
+    Ramp,
+    Return,
+    StringImm,
+)
 
-    nested = [Expr, Stmt, PrimFunc, IRModule]
-    while nested:
-        cls = nested.pop()
-        nested += cls.__subclasses__()
-        if cls is Var:
-            continue  # an identity: nothing to recurse into
-        for name in ("__eq__", "__hash__", "__repr__"):
-            method = cls.__dict__.get(name)
-            if method is not None and not getattr(method, "guarded", False):
-                step = guarded(method)
-                step.guarded = True
-                setattr(cls, name, step)
-
-
-_guard_generated_methods()
+# Generated equality, hashing and repr recurse: run them on a deep worker too.
+guard_generated_methods(Expr, Stmt, PrimFunc, IRModule, skip=(Var,))

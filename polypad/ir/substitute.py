@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .nodes import For, Let, LetStmt, Var
+from .nodes import DeclBuffer, For, Let, LetStmt, Var
 from .visitor import Rewriter, Visitor
 
 
@@ -43,6 +43,14 @@ class _FreeVars(Visitor):
         self._bind(node.var, node.body)
 
     visit_LetStmt = visit_Let
+
+    def visit_DeclBuffer(self, node: DeclBuffer):
+        # A view's extents, offset and pointer use variables no expression child holds.
+        from .views import view_vars
+
+        for var in view_vars(node.buffer):
+            self.visit_Var(var)
+        self.visit(node.body)
 
     def _bind(self, var: Var, body):
         self.bound.add(var)

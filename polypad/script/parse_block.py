@@ -78,6 +78,10 @@ class BlockScope:
         if getattr(self, kind) is not None:
             raise src.error(node, f"block {self.name!r} has a second {fn}")
         regions = tuple(parse_regions(src, node.value, fn, exprs, env))
+        if not regions:
+            # TVM prints T.reads()/T.writes([]) on the root block and on an extern
+            # op's block: regions it does not track, so nothing is declared.
+            return
         setattr(self, kind, Declared(regions, tuple(self.bindings), node))
 
 

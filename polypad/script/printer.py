@@ -28,6 +28,7 @@ from ..ir.nodes import (
     Call,
     Cast,
     Compare,
+    DeclBuffer,
     Div,
     Eq,
     Evaluate,
@@ -60,6 +61,7 @@ from ..ir.nodes import (
 )
 from .names import Namer, free_symbols, sanitize
 from .parse_thread import THREAD_KINDS
+from .print_lowered import LoweredPrinter, attr_text
 
 # Python precedence, loosest first.
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
@@ -110,7 +112,7 @@ def _is_zero(e: Expr) -> bool:
             and math.copysign(1.0, e.value) > 0)
 
 
-class _Printer:
+class _Printer(LoweredPrinter):
     def __init__(self):
         self.namer = Namer()
         self.lines: list[str] = []
@@ -145,9 +147,10 @@ class _Printer:
             f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
             else f"{self.namer.name(p)}: T.{p.dtype}" for p in f.params)
         self.emit(indent, "@T.prim_func")
-        self.emit(indent, f"def {f.name}({params}):")
+        returns = f" -> T.{f.ret_dtype}" if f.ret_dtype is not None else ""
+        self.emit(indent, f"def {f.name}({params}){returns}:")
         if f.attrs:
-            items = ", ".join(f"{json.dumps(k)}: {_literal(v)}" for k, v in f.attrs)
+            items = ", ".join(f"{json.dumps(k)}: {attr_text(v)}" for k, v in f.attrs)
             self.emit(indent + 1, f"T.func_attr({{{items}}})")
         self.stmt(f.body, indent + 1)
 
@@ -181,6 +184,8 @@ class _Printer:
             if isinstance(c, Allocate) and k < len(s.stmts) - 1:
                 # Its scope ends before the list does: only the with form says so.
                 self._allocate_with(c, indent)
+            elif isinstance(c, DeclBuffer) and k < len(s.stmts) - 1:
+                self.decl_with(c, indent)
             else:
                 self.stmt(c, indent)
 
@@ -222,7 +227,7 @@ class _Printer:
             self.stmt(other, indent + 1)
 
     def _BufferStore(self, s: BufferStore, indent: int) -> None:
-        target = self._load_text(s.buffer, s.indices)
+        target = self.vector_store(s) or self._load_text(s.buffer, s.indices)
         self.emit(indent, f"{target} = {self.expr(s.value, s.buffer.dtype)}")
 
     def _LetStmt(self, s: LetStmt, indent: int) -> None:
@@ -347,6 +352,8 @@ class _Printer:
         return f"{self.namer.name(buffer)}[{inner}]"
 
     def _e_Call(self, e: Call, ctx):
+        if self.is_opaque(e):
+            return self.opaque_call(e), ATOM
         if e.op == "undef":
             if not e.args and e.dtype == (ctx or "float32"):
                 return "T.undef()", ATOM

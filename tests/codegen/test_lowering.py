@@ -5,6 +5,8 @@ import pytest
 from codegen_kernels import elementwise, padded
 
 import codegen
+from codegen.lower_vectors import lower_vectors
+from codegen.lower_views import lower_views
 from polypad.errors import BuildError
 from polypad.ir.nodes import Call, Evaluate, IntImm
 from polypad.ir.structural import assert_structural_equal
@@ -63,7 +65,7 @@ def padded(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
 
 
 def test_lowering_pipeline_order():
-    assert codegen.PIPELINE == (remove_assume, remove_store_undef)
+    assert codegen.PIPELINE == (remove_assume, remove_store_undef, lower_views, lower_vectors)
     assert _calls(codegen.lower(padded()), "undef") == []
 
 

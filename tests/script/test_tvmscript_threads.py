@@ -113,8 +113,6 @@ def test_every_thread_tag_round_trips(tag):
      "for i in T.thread_binding(n, thread=\"threadIdx.x\")"),
     ("for i in T.thread_binding(4):\n    A[i] = 0.0", 4, 14,
      "T.thread_binding needs the argument 'thread'"),
-    ("for i in T.thread_binding(4, thread=\"threadIdx.x\", annotations={}):\n    A[i] = 0.0",
-     4, 68, "T.thread_binding(..., annotations=...) is not supported"),
     ("tx = T.env_thread(\"threadIdx.x\")\nty = T.launch_thread(tx, 4)", 5, 10,
      "T.launch_thread(tx, ...) launches 'tx', not 'ty'"),
     ("T.launch_thread(4, 4)", 4, 21,
