@@ -20,7 +20,6 @@ from ..ir.nodes import (
     Allocate,
     And,
     BinaryOp,
-    Block,
     BoolImm,
     Buffer,
     BufferLoad,
@@ -60,6 +59,7 @@ from ..ir.nodes import (
 )
 from .names import Namer, free_symbols, sanitize
 from .parse_thread import THREAD_KINDS
+from .print_block import SPELLINGS, BlockPrinting, has_blocks, literal, root_allocations
 
 # Python precedence, loosest first.
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
@@ -70,15 +70,19 @@ _CMP = {Eq: "==", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">="}
 _INDENT = "    "
 
 
-def script(node) -> str:
+def script(node, *, spelling: str = "tir") -> str:
     """Script text for a PrimFunc, IRModule, statement, expression or buffer.
+
+    ``spelling`` is TVM 0.27's ``"tirx"`` (``T.sblock``, ``@T.prim_func(s_tir=True)``),
+    which TVM 0.27 reads, or the older ``"tir"`` (``T.block``); polypad reads both.
 
     >>> script(parse(text)) == script(parse(script(parse(text))))
     True
     """
-    from ..arguments import expect
+    from ..arguments import expect, expect_choice
     expect(node, (PrimFunc, IRModule, Stmt, Expr, Buffer), "node", "script")
-    p = _Printer()
+    expect_choice(spelling, SPELLINGS, "spelling", "script")
+    p = _Printer(spelling)
     if isinstance(node, IRModule):
         p.module(node)
     elif isinstance(node, PrimFunc):
@@ -101,19 +105,18 @@ def _weak(e: Expr) -> bool:
     return isinstance(e, (IntImm, FloatImm, BoolImm)) or intrinsics.is_call(e, "undef")
 
 
-def _literal(value) -> str:
-    return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
 def _is_zero(e: Expr) -> bool:
     return (isinstance(e, (IntImm, FloatImm)) and e.value == 0
             and math.copysign(1.0, e.value) > 0)
 
 
-class _Printer:
-    def __init__(self):
+class _Printer(BlockPrinting):
+    def __init__(self, spelling: str):
         self.namer = Namer()
         self.lines: list[str] = []
+        self.spelling = spelling
+        self.loops: dict = {}  # loop counter -> (min, extent)
+        self.root: tuple[Allocate, ...] = ()  # allocations printed as the root block's
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append(_INDENT * indent + text)
@@ -144,11 +147,14 @@ class _Printer:
         params = ", ".join(
             f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
             else f"{self.namer.name(p)}: T.{p.dtype}" for p in f.params)
-        self.emit(indent, "@T.prim_func")
+        s_tir = self.spelling == "tirx" and has_blocks(f.body)
+        self.emit(indent, "@T.prim_func(s_tir=True)" if s_tir else "@T.prim_func")
         self.emit(indent, f"def {f.name}({params}):")
         if f.attrs:
-            items = ", ".join(f"{json.dumps(k)}: {_literal(v)}" for k, v in f.attrs)
+            items = ", ".join(f"{json.dumps(k)}: {literal(v)}" for k, v in f.attrs)
             self.emit(indent + 1, f"T.func_attr({{{items}}})")
+        # In TVM 0.27 the buffers a function with blocks opens with are its root block's.
+        self.root = root_allocations(f.body) if s_tir else ()
         self.stmt(f.body, indent + 1)
 
     def buffer_type(self, b: Buffer) -> str:
@@ -187,6 +193,7 @@ class _Printer:
     def _For(self, s: For, indent: int) -> None:
         bounds = self._loop_range(s)
         name = self.namer.bind(s.var)
+        self.loops[s.var] = (s.min, s.extent)
         if s.kind.value in THREAD_KINDS:
             self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
                               f'thread="{s.kind.value}"):')
@@ -236,10 +243,6 @@ class _Printer:
         text = self.expr(s.value)
         self.emit(indent, text if isinstance(s.value, Call) else f"T.evaluate({text})")
 
-    def _Block(self, s: Block, indent: int) -> None:
-        self.emit(indent, f"with T.block({json.dumps(s.name)}):")
-        self.stmt(s.body, indent + 1)
-
     def _allocate_with(self, s: Allocate, indent: int) -> None:
         args = self._buffer_args(s.buffer)
         self.emit(indent, f"with T.decl_buffer({args}) as {self.namer.bind(s.buffer)}:")
@@ -248,7 +251,9 @@ class _Printer:
 
     def _Allocate(self, s: Allocate, indent: int) -> None:
         args = self._buffer_args(s.buffer)
-        self.emit(indent, f"{self.namer.bind(s.buffer)} = T.alloc_buffer({args})")
+        alloc = (self.block_name("alloc") if any(s is a for a in self.root)
+                 else "T.alloc_buffer")
+        self.emit(indent, f"{self.namer.bind(s.buffer)} = {alloc}({args})")
         self.stmt(s.body, indent)
         self.namer.unbind(s.buffer)
 
