@@ -17,8 +17,9 @@ fine); ``where`` needs the ``if`` (without ``else``) under them; ``init``
 needs the ``if`` on exactly the reduce axes at their starts first in the
 rest; a declared region must name a buffer the body still loads (for
 ``reads``) or stores (``writes``), and where it says one element on an axis
-(extent 1), every such access of that buffer must use that very index (a layout or cache rewrite changes the
-buffer or the index, and the region goes: TVM infers it again).
+(extent 1), every such access of that buffer must use that very index (a
+layout or cache rewrite changes the buffer or the index, and the region
+goes: TVM infers it again).
 """
 
 from __future__ import annotations

@@ -144,8 +144,8 @@ class BlockPrinting:
                 dims.append(self.expr(lo))
             else:
                 dims.append(self._range_text(lo, extent, ":"))
-        inner = ", ".join(dims)
-        return f"{self.namer.name(r.buffer)}[{inner}]" if dims else self.namer.name(r.buffer)
+        inner = ", ".join(dims) if dims else "()"
+        return f"{self.namer.name(r.buffer)}[{inner}]"
 
 
 def has_blocks(stmt: Stmt) -> bool:

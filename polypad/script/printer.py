@@ -147,14 +147,15 @@ class _Printer(BlockPrinting):
         params = ", ".join(
             f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
             else f"{self.namer.name(p)}: T.{p.dtype}" for p in f.params)
-        s_tir = self.spelling == "tirx" and has_blocks(f.body)
+        # TVM 0.27 marks every function it prints s_tir (its blocks' dialect).
+        s_tir = self.spelling == "tirx"
         self.emit(indent, "@T.prim_func(s_tir=True)" if s_tir else "@T.prim_func")
         self.emit(indent, f"def {f.name}({params}):")
         if f.attrs:
             items = ", ".join(f"{json.dumps(k)}: {literal(v)}" for k, v in f.attrs)
             self.emit(indent + 1, f"T.func_attr({{{items}}})")
         # In TVM 0.27 the buffers a function with blocks opens with are its root block's.
-        self.root = root_allocations(f.body) if s_tir else ()
+        self.root = root_allocations(f.body) if s_tir and has_blocks(f.body) else ()
         self.stmt(f.body, indent + 1)
 
     def buffer_type(self, b: Buffer) -> str:
@@ -337,6 +338,10 @@ class _Printer(BlockPrinting):
 
     def _e_Select(self, e: Select, ctx):
         c = self.expr(e.condition)
+        if self.spelling == "tirx":
+            # TVM gives each branch its own dtype: a bare 0.0 is float32 beside a float16.
+            return f"T.if_then_else({c}, {self.expr(e.true_value)}, " \
+                   f"{self.expr(e.false_value)})", ATOM
         a, b = self._operand(e.true_value, e.false_value, 0), self._operand(
             e.false_value, e.true_value, 0)
         return f"T.if_then_else({c}, {a}, {b})", ATOM
