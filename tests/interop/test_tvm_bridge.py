@@ -1,0 +1,105 @@
+"""polypad.tvm: from_tvm and to_tvm against the real TVM 0.27, and their errors."""
+
+from __future__ import annotations
+
+import builtins
+
+import pytest
+
+import polypad as pp
+from polypad import tvm as pptvm
+from polypad.errors import ArgumentTypeError, MissingDependencyError, TVMInteropError
+from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
+from polypad.ir.visitor import walk
+
+MATMUL = """
+@T.prim_func(s_tir=True)
+def main(A: T.Buffer((8, 12), "float32"), B: T.Buffer((12, 16), "float32"),
+         C: T.Buffer((8, 16), "float32")):
+    T.func_attr({"tirx.noalias": True})
+    for i, j, k in T.grid(8, 16, 12):
+        with T.sblock("C"):
+            v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+            T.reads(A[v_i, v_k], B[v_k, v_j])
+            T.writes(C[v_i, v_j])
+            with T.init():
+                C[v_i, v_j] = T.float32(0.0)
+            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+"""
+
+
+def te_matmul():
+    from tvm import te
+
+    A = te.placeholder((8, 12), name="A")
+    B = te.placeholder((12, 16), name="B")
+    k = te.reduce_axis((0, 12), name="k")
+    C = te.compute((8, 16), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return te.create_prim_func([A, B, C])
+
+
+def test_from_tvm_reads_a_te_function_with_its_block_header():
+    f = pptvm.from_tvm(te_matmul())
+    assert_structural_equal(f, pp.parse(MATMUL))
+    (block,) = [s for s in walk(f.body) if isinstance(s, n.Block)]
+    assert [(a.var.name, a.kind) for a in block.header.axes] == [
+        ("v_i", "S"), ("v_j", "S"), ("v_k", "R")]
+    assert block.header.init and [r.buffer.name for r in block.header.reads] == ["A", "B"]
+
+
+def test_to_tvm_gives_what_tvm_parses_from_its_own_text():
+    import tvm_ffi
+    from tvm.script import from_source
+
+    ours = pptvm.to_tvm(pp.parse(MATMUL))
+    assert tvm_ffi.structural_equal(ours, te_matmul().with_attr("global_symbol", "main"))
+    assert tvm_ffi.structural_equal(ours, from_source(MATMUL))
+
+
+def test_a_module_goes_both_ways():
+    import tvm
+    import tvm_ffi
+
+    mod = tvm.IRModule({"main": te_matmul()})
+    ours = pptvm.from_tvm(mod)
+    assert isinstance(ours, n.IRModule) and [f.name for f in ours.funcs] == ["main"]
+    back = pptvm.to_tvm(ours)
+    assert isinstance(back, tvm.IRModule)
+    assert tvm_ffi.structural_equal(back, tvm.script.from_source(mod.script()))
+
+
+def test_from_tvm_takes_tvm_objects_only():
+    with pytest.raises(TVMInteropError, match="takes a tvm.tirx.PrimFunc or a tvm.IRModule, "
+                                              "got str"):
+        pptvm.from_tvm(MATMUL)
+
+
+def test_to_tvm_quotes_what_tvm_refuses():
+    f = pp.parse("""
+@T.prim_func
+def f(A: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        A[i] = T.undef()
+""")
+    with pytest.raises(TVMInteropError) as info:
+        pptvm.to_tvm(f)
+    assert str(info.value).startswith("TVM 0.27 refused polypad's script of 'f': ")
+    assert "undef" in str(info.value)
+    with pytest.raises(ArgumentTypeError):
+        pptvm.to_tvm("text")
+
+
+def test_without_tvm_the_error_names_the_extra(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_tvm(name, *args, **kwargs):
+        if name == "tvm" or name.startswith("tvm."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tvm)
+    for call in (lambda: pptvm.to_tvm(pp.parse(MATMUL)), lambda: pptvm.from_tvm(None)):
+        with pytest.raises(MissingDependencyError, match=r'pip install "polypad\[tvm\]"'):
+            call()
+    assert issubclass(MissingDependencyError, ImportError)
