@@ -517,7 +517,7 @@ LAYERS = [
     ("schedule", ["polypad.schedule"]),
     ("codegen", ["codegen"]),
     ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
-               "polypad.viz"]),
+               "polypad.viz", "polypad.tvm"]),
 ]
 
 

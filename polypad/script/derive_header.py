@@ -14,8 +14,9 @@ as block axes, so this module derives the axes from the body:
   a reduce axis (``R``);
 - its domain is the range of its value over the loops' ranges: exact for a
   loop counter (``T.axis.remap``), by interval arithmetic otherwise (sums,
-  constant multiples, ``//`` and ``%`` by constants), symbolic where the
-  loops are; a let whose range this cannot say ends the axes;
+  constant multiples, ``//`` and ``%`` by constants, symbolic where the
+  loops are; anything over loops of constant bounds); a let whose range
+  this cannot say ends the axes;
 - an ``if`` first in the rest, on exactly the reduce axes at their starts,
   is the block's ``T.init()``.
 
@@ -131,7 +132,7 @@ def _domain(value: n.Expr, loops: Mapping) -> tuple[n.Expr, n.Expr] | None:
         lo, extent = loops[value]
         if lo.dtype == extent.dtype == value.dtype:
             return lo, extent
-    bound = _bound(value, loops)
+    bound = _bound(value, loops) or _interval(value, loops)
     if bound is None or bound[0].dtype != value.dtype or bound[1].dtype != value.dtype:
         return None
     lo, hi = bound
@@ -171,6 +172,24 @@ def _bound(e: n.Expr, loops: Mapping) -> Bound | None:
         case n.FloorMod(b=n.IntImm(value=c)) if c > 0:
             return n.IntImm(0, e.dtype), n.IntImm(c - 1, e.dtype)
     return None
+
+
+def _interval(e: n.Expr, loops: Mapping) -> Bound | None:
+    """Constant bounds by interval arithmetic, where every loop ``e`` uses has constant
+    bounds (``i * i``, ``T.min(i, 3)``); None where its range is the whole dtype."""
+    from ..model.ranges import dtype_range, value_range
+
+    bounds = {}
+    for v in walk(e):
+        if isinstance(v, n.Var):
+            lo, extent = loops.get(v, (None, None))
+            if not (isinstance(lo, n.IntImm) and isinstance(extent, n.IntImm)):
+                return None
+            bounds[v] = (lo.value, lo.value + extent.value - 1)
+    found = value_range(e, bounds)
+    if found is None or found == dtype_range(e.dtype):
+        return None
+    return n.IntImm(found[0], e.dtype), n.IntImm(found[1], e.dtype)
 
 
 _FOLD = {n.Add: lambda x, y: x + y, n.Sub: lambda x, y: x - y, n.Mul: lambda x, y: x * y,
