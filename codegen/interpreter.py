@@ -219,6 +219,8 @@ class _Interpreter:
         if expr.op == "sigmoid":
             one = convert(1, expr.dtype)
             return convert(one / (one + np.exp(-args[0])), expr.dtype)
+        if expr.op == "rsqrt":
+            return convert(convert(1, expr.dtype) / np.sqrt(args[0]), expr.dtype)
         if expr.op in _MATH:
             return convert(_MATH[expr.op](*args), expr.dtype)
         raise BuildError(f"T.{expr.op} cannot be executed; lowering should have removed it")

@@ -335,6 +335,9 @@ class ExprPrinter:
         if expr.op == "sigmoid":
             one = constant(1.0, expr.dtype)[0]
             return f"{one} / ({one} + np.exp(-{self.operand(expr.args[0], UNARY)}))", MUL
+        if expr.op == "rsqrt":
+            one = constant(1.0, expr.dtype)[0]
+            return f"{one} / np.sqrt({args[0]})", MUL
         if expr.op in _BITWISE:
             return bitwise(expr.op, args, expr.dtype), ATOM
         raise BuildError(f"T.{expr.op} cannot be emitted; lowering should have removed it")

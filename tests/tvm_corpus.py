@@ -62,17 +62,14 @@ def _te():
     for kind in ("max", "avg"):
         pooled = topi.nn.pool2d(data, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), kind)
         out[f"{kind}_pool2d"] = mk(data, pooled)
-    out["global_avg_pool"] = mk(data, topi.nn.adaptive_pool(data, (1, 1), "avg"))
 
     x = te.placeholder((4, 16), name="x")
     out["softmax"] = mk(x, topi.nn.softmax(x, axis=1))
-    out["log_softmax"] = mk(x, topi.nn.log_softmax(x, axis=1))
     gamma = te.placeholder((16,), name="gamma")
     beta = te.placeholder((16,), name="beta")
     out["layer_norm"] = mk(x, gamma, beta, topi.nn.layer_norm(x, gamma, beta, axis=[1]))
     out["sum_rows"] = mk(x, topi.sum(x, axis=1))
     out["max_all"] = mk(x, topi.max(x))
-    out["min_keepdims"] = mk(x, topi.min(x, axis=0, keepdims=True))
     out["transpose"] = mk(x, topi.transpose(x, (1, 0)))
     out["pad"] = mk(x, topi.nn.pad(x, (1, 2), (2, 1), pad_value=0.5))
     y = te.placeholder((3, 16), name="y")
@@ -105,9 +102,15 @@ def _te():
         (n, m), lambda i, j: te.sum(sa[i, sk] * sb[sk, j], axis=sk), name="C"))
     sx = te.placeholder((n, 16), name="x")
     out["softmax_symbolic"] = mk(sx, topi.nn.softmax(sx, axis=1))
+    n64 = tirx.Var("n", "int64")  # printed with a module-level n = TypeVar("n")
+    w = te.placeholder((n64, 8), name="A")
+    out["scale_int64_symbolic"] = mk(w, te.compute((n64, 8), lambda i, j: w[i, j] * 2.0,
+                                                   name="B"))
     sv = te.placeholder((n,), name="a")
     sw = te.placeholder((n,), name="b")
     out["add_symbolic"] = mk(sv, sw, topi.add(sv, sw))
+    s2 = te.placeholder((n, m), name="A")
+    out["scale_2d_symbolic"] = mk(s2, te.compute((n, m), lambda i, j: s2[i, j] * 2.0, name="B"))
     del tvm
     return out
 
@@ -241,10 +244,30 @@ def _lower(mod, *, packed: bool = False):
     return tvm.ir.transform.Sequential(passes)(mod)
 
 
+def _vectorized(func, block, *, outer: bool = False):
+    """``func`` with the inner loop of ``block`` (or, ``outer``, the outer one moved
+    inside) split by 4 and vectorized."""
+    from tvm import s_tir
+
+    s = s_tir.Schedule(func)
+    i, j = s.get_loops(s.get_sblock(block))
+    if outer:
+        s.reorder(j, i)
+        i, j = j, i
+    s.vectorize(s.split(j, [None, 4])[1])
+    return s.mod
+
+
 def _lowered(te_funcs, scheduled):
     out = {}
-    for name in ("matmul", "conv2d_nchw", "softmax", "layer_norm", "argmax", "max_pool2d",
-                 "pad", "add_symbolic", "take", "cumsum"):
+    # Vectorized with a stride (the store is a slice with a step) and over symbolic
+    # extents (a view whose extent is a let variable).
+    out["transpose_vectorize_lowered"] = _lower(_vectorized(te_funcs["transpose"],
+                                                            "T_transpose", outer=True))
+    out["scale_symbolic_vectorize_lowered"] = _lower(_vectorized(
+        te_funcs["scale_2d_symbolic"], "B"))
+    for name in ("matmul", "conv2d_nchw", "softmax", "layer_norm", "argmax", "pad",
+                 "add_symbolic", "take", "cumsum"):
         out[f"{name}_lowered"] = _lower(te_funcs[name])
     for name in ("matmul_vectorize", "matmul_split_parallel", "matmul_transform_layout_pad",
                  "layer_norm_vectorize", "dense_compute_at"):

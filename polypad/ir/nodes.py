@@ -159,16 +159,22 @@ class Max(BinaryOp):
     __slots__ = ()
 
 
+def _bool_like(operand) -> str:
+    """``bool``, or ``boolx4`` for an operand with four lanes (vector logic)."""
+    dtype = operand.dtype
+    return "bool" if "x" not in dtype else "boolx" + dtype.partition("x")[2]
+
+
 @dataclass(frozen=True, slots=True)
 class Compare(Expr):
-    """A comparison of two operands of one dtype; the result is ``bool``."""
+    """A comparison of two operands of one dtype; the result is ``bool`` (one per lane)."""
 
     a: Expr
     b: Expr
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return _bool_like(self.a)
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -208,7 +214,7 @@ class And(Expr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return _bool_like(self.a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +224,7 @@ class Or(Expr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return _bool_like(self.a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +233,7 @@ class Not(Expr):
 
     @property
     def dtype(self) -> str:
-        return "bool"
+        return _bool_like(self.a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,11 +257,16 @@ class Cast(Expr):
 
 @dataclass(frozen=True, slots=True)
 class BufferLoad(Expr):
+    """``A[i, j]``; an index with lanes (``T.Ramp``) loads that many elements."""
+
     buffer: Buffer
     indices: tuple[Expr, ...]
 
     @property
     def dtype(self) -> str:
+        for index in self.indices:
+            if "x" in index.dtype:  # a vector index: a vector of elements
+                return f"{self.buffer.dtype}x{index.dtype.partition('x')[2]}"
         return self.buffer.dtype
 
 
@@ -332,6 +343,8 @@ class IfThenElse(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class BufferStore(Stmt):
+    """``A[i] = value``; with a vector index (``A[b:b + 4] = v``) one element per lane."""
+
     buffer: Buffer
     value: Expr
     indices: tuple[Expr, ...]
@@ -449,6 +462,13 @@ class Buffer:
     ``padding``, recorded by ``transform_layout``, says which elements are
     padding; it is not part of the script text (printing and parsing drop
     it) nor of structural equality.
+
+    ``data`` says whose memory a buffer declared by :class:`DeclBuffer` has:
+    another buffer's (a *view*: element ``k``, row-major, is element
+    ``elem_offset + k`` of that buffer's memory, row-major over its shape), a
+    pointer expression polypad does not follow (a ``handle``), or, None, no
+    memory it knows of.  Parameters and allocations own their memory (None,
+    offset 0).  A view's shape may name let variables in scope.
     """
 
     name: str
@@ -457,6 +477,8 @@ class Buffer:
     axis_separators: tuple[int, ...] = ()
     scope: str = "global"
     padding: Padding | None = None
+    data: Buffer | Expr | None = None
+    elem_offset: Expr | None = None
 
     def __getitem__(self, indices) -> BufferLoad:
         from .operators import as_expr
@@ -476,12 +498,17 @@ class Buffer:
 
 @dataclass(frozen=True, slots=True)
 class PrimFunc:
-    """A function: ordered parameters (``Buffer`` or scalar ``Var``) and a body."""
+    """A function: ordered parameters (``Buffer`` or scalar ``Var``) and a body.
+
+    ``ret_dtype`` is the dtype a ``return`` gives (``-> T.int32``), None for
+    a function that returns nothing (every kernel).  Attribute values are
+    literals, tuples (lists) and :mod:`.attr_values`."""
 
     name: str
     params: tuple[Buffer | Var, ...]
     body: Stmt
     attrs: tuple[tuple[str, object], ...] = ()
+    ret_dtype: str | None = None
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the highlighted script (:mod:`polypad.viz`, imported here)."""
@@ -510,6 +537,21 @@ class IRModule:
     @property
     def functions(self) -> dict[str, PrimFunc]:
         return {f.name: f for f in self.funcs}
+
+
+# The constructs of TVM's lowered text (vectors, views, opaque statements): a grammar
+# of their own, imported here so that ``nodes.Ramp`` names them as every node.
+from .nodes_tvm import (  # noqa: E402, F401
+    NO_DATA,
+    Assert,
+    AttrStmt,
+    Broadcast,
+    BufferData,
+    DeclBuffer,
+    Ramp,
+    Return,
+    StringImm,
+)
 
 
 def _guard_generated_methods() -> None:

@@ -20,6 +20,7 @@ from .deep import guarded
 from .nodes import (
     Allocate,
     Buffer,
+    DeclBuffer,
     Expr,
     For,
     IRModule,
@@ -90,7 +91,9 @@ class _Matcher:
                     return False
             elif x != y:
                 return self.fail(f"{path}.shape[{k}]", x, y)
-        return True
+        # A view: the memory it shares (mapped like any use) and where in it.
+        return (self.equal(a.data, b.data, path + ".data")
+                and self.equal(a.elem_offset, b.elem_offset, path + ".elem_offset"))
 
     def buffer(self, a: Buffer, b: Buffer, path: str) -> bool:
         if a in self.buffers:
@@ -119,7 +122,7 @@ class _Matcher:
             return self.fail(path, a, b)
         if isinstance(a, (For, Let, LetStmt)):
             return self.binder(a, b, path)
-        if isinstance(a, Allocate):
+        if isinstance(a, (Allocate, DeclBuffer)):
             return (self.bind_buffer(a.buffer, b.buffer, path + ".buffer")
                     and self.equal(a.body, b.body, path + ".body"))
         if isinstance(a, PrimFunc):
@@ -156,6 +159,8 @@ class _Matcher:
                 return False
         if a.attrs != b.attrs:
             return self.fail(path + ".attrs", a.attrs, b.attrs)
+        if a.ret_dtype != b.ret_dtype:
+            return self.fail(path + ".ret_dtype", a.ret_dtype, b.ret_dtype)
         return self.equal(a.body, b.body, path + ".body")
 
     def module(self, a: IRModule, b: IRModule, path: str) -> bool:

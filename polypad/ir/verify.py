@@ -9,6 +9,10 @@ A function is well formed when:
   integers, and ``T.undef()`` appears in no index or loop bound;
 - dtypes agree: operands of arithmetic and comparisons share one dtype,
   conditions are ``bool``, a store's value has the buffer's dtype;
+- vectors agree: a ``T.Ramp`` is of integers, a ``T.Broadcast`` of a scalar,
+  a vector index's lanes are the stored value's;
+- a view (:class:`~.nodes.DeclBuffer`) is of a buffer in scope, of its
+  dtype, with an integer offset; its extents may name any variable in scope.
 - a block's header (:mod:`polypad.ir.block_header`) names known axis kinds
   with integer domains over variables defined outside the block, and
   regions over buffers in scope (or the block's own) with one range per axis.
@@ -26,13 +30,18 @@ from .block_header import layout
 from .nodes import (
     Allocate,
     And,
+    Assert,
+    AttrStmt,
     BinaryOp,
     Block,
+    Broadcast,
     Buffer,
+    BufferData,
     BufferLoad,
     BufferStore,
     Call,
     Compare,
+    DeclBuffer,
     Div,
     Expr,
     For,
@@ -44,6 +53,7 @@ from .nodes import (
     Not,
     Or,
     PrimFunc,
+    Ramp,
     Select,
     Var,
 )
@@ -80,14 +90,17 @@ class _Verifier(Visitor):
         finally:
             self.buffers.discard(buffer)
 
-    def check_shape(self, buffer: Buffer) -> None:
+    def check_shape(self, buffer: Buffer, declared: bool = False) -> None:
         for extent in buffer.shape:
-            if isinstance(extent, Var) and extent not in self.params:
+            if isinstance(extent, Var) and extent not in self.params and not (
+                    declared and extent in self.vars):
                 self.report(f"extent {extent.name!r} of buffer {buffer.name!r} "
                             "is not a scalar parameter")
 
-    def expect(self, expr: Expr, kind: str, what: str) -> None:
-        ok = {"bool": dtypes.is_bool, "int": dtypes.is_int}[kind](expr.dtype)
+    def expect(self, expr: Expr, kind: str, what: str, lanes: bool = False) -> None:
+        """``expr`` is ``kind`` (``bool``, ``int``); with ``lanes``, a vector of it too."""
+        dtype = dtypes.element(expr.dtype) if lanes else expr.dtype
+        ok = {"bool": dtypes.is_bool, "int": dtypes.is_int}[kind](dtype)
         if not ok:
             self.report(f"{what} must be {kind}, got {expr.dtype}: {show(expr)}")
 
@@ -183,13 +196,48 @@ class _Verifier(Visitor):
             if not isinstance(key, str):
                 self.report(f"{where}: an annotation key must be a string, got {key!r}")
 
+    def visit_DeclBuffer(self, node: DeclBuffer) -> None:
+        buffer = node.buffer
+        self.check_shape(buffer, declared=True)
+        if isinstance(buffer.data, Buffer):
+            if buffer.data not in self.buffers:
+                self.report(f"view {buffer.name!r} is of buffer {buffer.data.name!r}, which "
+                            "is not in scope")
+            if buffer.data.dtype != buffer.dtype:
+                self.report(f"view {buffer.name!r} is {buffer.dtype} over the "
+                            f"{buffer.data.dtype} buffer {buffer.data.name!r}")
+        elif isinstance(buffer.data, Expr):
+            self.visit(buffer.data)
+            if not dtypes.is_handle(buffer.data.dtype):
+                self.report(f"the data of {buffer.name!r} must be a handle: {show(buffer.data)}")
+        if buffer.elem_offset is not None:
+            self.visit(buffer.elem_offset)
+            self.expect(buffer.elem_offset, "int", f"the offset of view {buffer.name!r}")
+        self.buffers.add(buffer)
+        try:
+            self.visit(node.body)
+        finally:
+            self.buffers.discard(buffer)
+
+    def visit_AttrStmt(self, node: AttrStmt) -> None:
+        parts = node.node if isinstance(node.node, tuple) else (node.node,)
+        for part in parts:
+            if isinstance(part, Buffer) and part not in self.buffers:
+                self.report(f"T.attr names buffer {part.name!r}, which is not in scope")
+        self.generic_visit(node)
+
+    def visit_Assert(self, node: Assert) -> None:
+        self.expect(node.condition, "bool", "an assert condition")
+        self.generic_visit(node)
+
     def visit_IfThenElse(self, node: IfThenElse) -> None:
         self.expect(node.condition, "bool", "if condition")
         self.generic_visit(node)
 
     def visit_BufferStore(self, node: BufferStore) -> None:
         self.access(node.buffer, node.indices)
-        if node.value.dtype != node.buffer.dtype:
+        lanes = max((dtypes.lanes(i.dtype) for i in node.indices), default=1)
+        if node.value.dtype != dtypes.with_lanes(node.buffer.dtype, lanes):
             self.report(f"store to {node.buffer.name} ({node.buffer.dtype}) of a "
                         f"{node.value.dtype} value: {show(node.value)}")
         self.visit(node.value)
@@ -209,10 +257,31 @@ class _Verifier(Visitor):
         if len(indices) != len(buffer.shape):
             self.report(f"{buffer.name} has {len(buffer.shape)} axes but is indexed with "
                         f"{len(indices)}: {buffer.name}[{', '.join(show(i) for i in indices)}]")
+        lanes = {dtypes.lanes(i.dtype) for i in indices} - {1}
+        if len(lanes) > 1:
+            self.report(f"the indices of {buffer.name} have different lane counts")
         for index in indices:
             self.visit(index)
-            self.expect(index, "int", f"an index of {buffer.name}")
+            self.expect(index, "int", f"an index of {buffer.name}", lanes=True)
             self.no_undef(index, f"an index of {buffer.name}")
+
+    def visit_BufferData(self, node: BufferData) -> None:
+        if node.buffer not in self.buffers:
+            self.report(f"{node.buffer.name}.data names a buffer that is not in scope")
+
+    def visit_Ramp(self, node: Ramp) -> None:
+        self.generic_visit(node)
+        for part in (node.base, node.stride):
+            self.expect(part, "int", "a T.Ramp's base and stride")
+        if node.base.dtype != node.stride.dtype:
+            self.report(f"T.Ramp's base and stride differ in dtype: {show(node)}")
+        if node.lanes < 1:
+            self.report(f"T.Ramp has {node.lanes} lanes")
+
+    def visit_Broadcast(self, node: Broadcast) -> None:
+        self.generic_visit(node)
+        if dtypes.lanes(node.value.dtype) != 1 or node.lanes < 1:
+            self.report(f"T.Broadcast takes a scalar to one lane or more: {show(node)}")
 
     def visit_BinaryOp(self, node: BinaryOp) -> None:
         self.generic_visit(node)
@@ -221,7 +290,7 @@ class _Verifier(Visitor):
                         f"{node.b.dtype}: {show(node)}")
         if dtypes.is_bool(node.a.dtype):
             self.report(f"arithmetic on bool: {show(node)}")
-        if isinstance(node, Div) and not dtypes.is_float(node.a.dtype):
+        if isinstance(node, Div) and not dtypes.is_float(dtypes.element(node.a.dtype)):
             self.report(f"true division of integers (use //): {show(node)}")
 
     def visit_Compare(self, node: Compare) -> None:
@@ -233,13 +302,13 @@ class _Verifier(Visitor):
         self.generic_visit(node)
         for operand in (node.a, getattr(node, "b", None)):
             if operand is not None:
-                self.expect(operand, "bool", f"an operand of {type(node).__name__}")
+                self.expect(operand, "bool", f"an operand of {type(node).__name__}", lanes=True)
 
     visit_Or = visit_Not = visit_And
 
     def visit_Select(self, node: Select) -> None:
         self.generic_visit(node)
-        self.expect(node.condition, "bool", "a select condition")
+        self.expect(node.condition, "bool", "a select condition", lanes=True)
         if node.true_value.dtype != node.false_value.dtype:
             self.report(f"select branches differ in dtype: {show(node)}")
 

@@ -14,15 +14,19 @@ import re
 
 from ..ir.nodes import (
     Allocate,
+    AttrStmt,
     Buffer,
+    BufferData,
     BufferLoad,
     BufferStore,
+    DeclBuffer,
     For,
     Let,
     LetStmt,
     PrimFunc,
     Var,
 )
+from ..ir.views import view_vars
 from ..ir.visitor import walk
 
 # Names the script syntax itself reads, which a printed name must not take.  Inside
@@ -56,21 +60,35 @@ class Namer:
     def __init__(self):
         self._names: dict[object, str] = {}
         self._active: dict[str, int] = {}
+        self._holders: dict[str, list] = {}  # name -> the objects holding it, innermost last
 
-    def bind(self, obj: Var | Buffer) -> str:
-        """Name ``obj`` for a new scope, avoiding every name now in scope."""
+    def bind(self, obj: Var | Buffer, may_shadow=None) -> str:
+        """Name ``obj`` for a new scope, avoiding every name now in scope.
+
+        ``may_shadow(other)`` says whether ``obj`` may take the name of an
+        ``other`` in scope (Python rebinding it): a buffer that TVM's text
+        declares again under its name (a packed function's ``A``) keeps it
+        when nothing in its scope names the first.
+        """
         base = sanitize(obj.name, local=True)
         name, k = base, 0
-        while self._active.get(name):
+        while self._active.get(name) and not (
+                may_shadow is not None and self._holders.get(name)
+                and all(may_shadow(o) for o in self._holders[name])):
             k += 1
             name = f"{base}_{k}"
         self._names[obj] = name
         self._active[name] = self._active.get(name, 0) + 1
+        self._holders.setdefault(name, []).append(obj)
         return name
 
     def unbind(self, obj: Var | Buffer) -> None:
         """End the scope opened by ``bind(obj)``."""
-        self._active[self._names[obj]] -= 1
+        name = self._names[obj]
+        self._active[name] -= 1
+        holders = self._holders.get(name)
+        if holders and holders[-1] is obj:
+            holders.pop()
 
     def name(self, obj: Var | Buffer) -> str:
         """The printed name of ``obj``; an unseen object is bound for good."""
@@ -89,6 +107,8 @@ def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
         for d in b.shape:
             if isinstance(d, Var):
                 used_vars.setdefault(d)
+        if isinstance(b.data, Buffer):
+            use_buffer(b.data)
 
     roots = [node]
     if isinstance(node, PrimFunc):
@@ -103,10 +123,16 @@ def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
                 bound.add(n.var)
             elif isinstance(n, Var):
                 used_vars.setdefault(n)
-            elif isinstance(n, (BufferLoad, BufferStore)):
+            elif isinstance(n, (BufferLoad, BufferStore, BufferData)):
                 use_buffer(n.buffer)
-            elif isinstance(n, Allocate):
+            elif isinstance(n, (Allocate, DeclBuffer)):
                 bound.add(n.buffer)
                 use_buffer(n.buffer)
+                for v in view_vars(n.buffer):
+                    used_vars.setdefault(v)
+            elif isinstance(n, AttrStmt):
+                for part in n.node if isinstance(n.node, tuple) else (n.node,):
+                    if isinstance(part, Buffer):
+                        use_buffer(part)
     return ([v for v in used_vars if v not in bound],
             [b for b in used_bufs if b not in bound])

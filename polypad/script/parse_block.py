@@ -43,6 +43,7 @@ from ..ir.block_header import init_condition as header_init_condition
 from ..ir.nodes import BlockAxis, BlockHeader, BufferRegion, Expr, IfThenElse, IntImm, LetStmt, Var
 from .block_axes import AxisDomain
 from .block_regions import Declared
+from .parse_attrs import attr_value
 from .parse_region import parse_regions, span_extent
 from .source import Source, bind_args, call_name, string_arg
 
@@ -74,13 +75,14 @@ class BlockScope:
     where_after: int = 0  # how many axes of the header come before that T.where
     annotations: tuple[tuple[str, object], ...] | None = None
     init: bool = False
+    header_regions: dict = field(default_factory=dict)  # "reads"/"writes" -> regions
 
     def header(self) -> BlockHeader | None:
         """What the block declared, for the printer (None: nothing)."""
         where = self.where is not None and self.where_after == len(self.header_axes)
-        regions = [None if d is None else tuple(
+        regions = [None if kind not in self.header_regions else tuple(
             BufferRegion(r.buffer, tuple(zip(r.starts, r.extents, strict=True)))
-            for r in d.regions) for d in (self.reads, self.writes)]
+            for r in self.header_regions[kind]) for kind in ("reads", "writes")]
         header = BlockHeader(tuple(self.header_axes), where, self.init, *regions,
                              self.annotations or ())
         return None if header == BlockHeader() else header
@@ -97,9 +99,14 @@ class BlockScope:
             raise src.error(node, f"{fn} must stand directly in the body of a "
                                   "with T.block(...) statement")
         kind = "reads" if fn == "T.reads" else "writes"
-        if getattr(self, kind) is not None:
+        if kind in self.header_regions:
             raise src.error(node, f"block {self.name!r} has a second {fn}")
         regions = tuple(parse_regions(src, node.value, fn, exprs, env))
+        self.header_regions[kind] = regions  # as written, for the header
+        if not regions:
+            # TVM prints T.reads()/T.writes([]) on the root block and on an extern
+            # op's block: regions it does not track, so nothing is declared.
+            return
         setattr(self, kind, Declared(regions, tuple(self.bindings), node))
 
 
@@ -184,7 +191,7 @@ def _domain(src: Source, dom: ast.expr, exprs, env: dict) -> tuple[Expr | None, 
 
 
 def block_attr(src: Source, call: ast.Call, block: BlockScope) -> None:
-    """``T.block_attr({"key": value, ...})``: the block's annotations, literal values."""
+    """``T.block_attr({"key": value, ...})``: the block's annotations (attribute values)."""
     if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
         raise src.error(call, f"{call_name(call)} takes one dict literal")
     if block.annotations is not None:
@@ -193,23 +200,8 @@ def block_attr(src: Source, call: ast.Call, block: BlockScope) -> None:
     for k, v in zip(call.args[0].keys, call.args[0].values, strict=True):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             raise src.error(k or call, "a block attribute name must be a string")
-        out.append((k.value, _literal(src, v)))
+        out.append((k.value, attr_value(src, v)))
     block.annotations = tuple(out)
-
-
-def _literal(src: Source, node: ast.expr):
-    """A block attribute's value: a number, string, bool or None, or a list of them."""
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return tuple(_literal(src, e) for e in node.elts)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _literal(src, node.operand)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return -value
-    if isinstance(node, ast.Constant) and (node.value is None or isinstance(
-            node.value, (str, int, float, bool))):
-        return node.value
-    raise src.error(node, "a block attribute value must be a literal (a number, string, "
-                          "bool, None or a list of them)")
 
 
 def lets(bindings: list[tuple[Var, Expr]], span):

@@ -31,6 +31,8 @@ def neutral_keywords(src: Source, node: ast.Call, fname: str) -> ast.Call:
     """
     kept = []
     for kw in node.keywords:
+        if kw.arg == "annotations":
+            continue  # hints for TVM's passes (T.alloc_buffer(..., annotations={...}))
         if kw.arg == "strides" or kw.arg not in _NEUTRAL:
             if kw.arg == "strides":
                 raise src.error(kw.value, f"{fname} with strides= is not supported: polypad "
@@ -119,6 +121,10 @@ def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
     if (isinstance(node, ast.Call) and t_attr(node.func) in dtypes.INT_TYPES
             and len(node.args) == 1 and not node.keywords):
         node = node.args[0]  # T.int64(16): a shape's extents carry no dtype in polypad
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+            node.value.isidentifier():
+        # TVM 0.27 quotes a size at its first use: ("n", 64) (see parse_symbolic).
+        node = ast.copy_location(ast.Name(node.value, ast.Load()), node)
     if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
         return node.value
     if isinstance(node, ast.Name):

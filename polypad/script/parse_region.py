@@ -56,6 +56,8 @@ class View:
     buffer: Buffer
     starts: tuple[Expr, ...]
     shape: tuple[int | Var, ...]
+    # The variable bound to where it starts (elem_offset=off, off = T.int32()).
+    elem_offset: Expr | None = None
 
     @property
     def ndim(self) -> int:

@@ -32,6 +32,7 @@ from ..ir.nodes import (
     Var,
 )
 from .derive_header import derive_header
+from .print_lowered import attr_text
 
 SPELLINGS = ("tirx", "tir")
 
@@ -42,13 +43,6 @@ _NAMES = {
 }
 
 _KIND_NAMES = {"S": "spatial", "R": "reduce", "scan": "scan", "O": "opaque"}
-
-
-def literal(value) -> str:
-    """An attribute value as script text: a tuple prints as a list."""
-    if isinstance(value, tuple):
-        return "[" + ", ".join(literal(v) for v in value) + "]"
-    return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
 class BlockPrinting:
@@ -74,7 +68,7 @@ class BlockPrinting:
             if regions is not None:
                 self.emit(inner, f"{word}({', '.join(self._region(r) for r in regions)})")
         if header.annotations:
-            items = ", ".join(f"{json.dumps(k)}: {literal(v)}" for k, v in header.annotations)
+            items = ", ".join(f"{json.dumps(k)}: {attr_text(v)}" for k, v in header.annotations)
             self.emit(inner, f"{self.block_name('attr')}({{{items}}})")
         for a in parts.allocates:
             args = self._buffer_args(a.buffer)

@@ -27,6 +27,7 @@ from ..ir.nodes import (
     Call,
     Cast,
     Compare,
+    DeclBuffer,
     Div,
     Eq,
     Evaluate,
@@ -59,7 +60,9 @@ from ..ir.nodes import (
 )
 from .names import Namer, free_symbols, sanitize
 from .parse_thread import THREAD_KINDS
-from .print_block import SPELLINGS, BlockPrinting, has_blocks, literal, root_allocations
+from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
+from .print_lowered import LoweredPrinter, attr_text
+from .print_sizes import declared_sizes
 
 # Python precedence, loosest first.
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
@@ -70,7 +73,7 @@ _CMP = {Eq: "==", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">="}
 _INDENT = "    "
 
 
-def script(node, *, spelling: str = "tir") -> str:
+def script(node, *, spelling: str = "tirx") -> str:
     """Script text for a PrimFunc, IRModule, statement, expression or buffer.
 
     ``spelling`` is TVM 0.27's ``"tirx"`` (``T.sblock``, ``@T.prim_func(s_tir=True)``),
@@ -110,13 +113,14 @@ def _is_zero(e: Expr) -> bool:
             and math.copysign(1.0, e.value) > 0)
 
 
-class _Printer(BlockPrinting):
+class _Printer(BlockPrinting, LoweredPrinter):
     def __init__(self, spelling: str):
         self.namer = Namer()
         self.lines: list[str] = []
         self.spelling = spelling
         self.loops: dict = {}  # loop counter -> (min, extent)
         self.root: tuple[Allocate, ...] = ()  # allocations printed as the root block's
+        self.quote: set[Var] = set()  # sizes to quote at their next (first) use
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append(_INDENT * indent + text)
@@ -129,6 +133,7 @@ class _Printer(BlockPrinting):
     # ------------------------------------------------------------ top level
 
     def module(self, mod: IRModule) -> None:
+        self.type_vars(mod.funcs)
         self.emit(0, "@I.ir_module")
         self.emit(0, f"class {sanitize(mod.name)}:")
         if not mod.funcs:
@@ -138,21 +143,40 @@ class _Printer(BlockPrinting):
                 self.lines.append("")
             self.func(f, 1)
 
+    def type_vars(self, funcs) -> None:
+        """TVM 0.27's module-level ``n = TypeVar("n")`` for the int64 sizes of ``funcs``."""
+        if self.spelling != "tirx":
+            return
+        names: list[str] = []
+        for f in funcs:
+            sizes = declared_sizes(f)
+            names += [v.name for v in sizes.type_vars if v.name not in names] if sizes else []
+        for name in names:
+            self.emit(0, f'{name} = TypeVar("{name}")')
+
     def func(self, f: PrimFunc, indent: int) -> None:
         self.namer = Namer()
         # Buffers first: their names are part of the interface and must not move.
         for p in sorted(f.params, key=lambda p: not isinstance(p, Buffer)):
             self.namer.bind(p)
         self.bind_free(f)
-        params = ", ".join(
-            f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
-            else f"{self.namer.name(p)}: T.{p.dtype}" for p in f.params)
         # TVM 0.27 marks every function it prints s_tir (its blocks' dialect).
         s_tir = self.spelling == "tirx"
+        sizes = declared_sizes(f) if s_tir else None
+        shown = f.params[:len(f.params) - sizes.count] if sizes else f.params
+        self.quote = set(sizes.quoted) if sizes else set()  # quoted at their first use
+        params = ", ".join(
+            f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
+            else f"{self.namer.name(p)}: T.{p.dtype}" for p in shown)
+        if indent == 0:
+            self.type_vars([f])
         self.emit(indent, "@T.prim_func(s_tir=True)" if s_tir else "@T.prim_func")
-        self.emit(indent, f"def {f.name}({params}):")
+        returns = f" -> T.{f.ret_dtype}" if f.ret_dtype is not None else ""
+        self.emit(indent, f"def {f.name}({params}){returns}:")
+        if sizes and sizes.declaration():
+            self.emit(indent + 1, sizes.declaration())
         if f.attrs:
-            items = ", ".join(f"{json.dumps(k)}: {literal(v)}" for k, v in f.attrs)
+            items = ", ".join(f"{json.dumps(k)}: {attr_text(v)}" for k, v in f.attrs)
             self.emit(indent + 1, f"T.func_attr({{{items}}})")
         # In TVM 0.27 the buffers a function with blocks opens with are its root block's.
         self.root = root_allocations(f.body) if s_tir and has_blocks(f.body) else ()
@@ -163,7 +187,7 @@ class _Printer(BlockPrinting):
 
     def _buffer_args(self, b: Buffer) -> str:
         dims = [str(d.value) if isinstance(d, IntImm) else
-                self.namer.name(d) if isinstance(d, Var) else str(d) for d in b.shape]
+                self._dim(d) if isinstance(d, Var) else str(d) for d in b.shape]
         shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
         out = f'{shape}, "{b.dtype}"'
         if b.scope != "global":
@@ -171,6 +195,12 @@ class _Printer(BlockPrinting):
         if b.axis_separators:
             out += f", axis_separators={list(b.axis_separators)}"
         return out
+
+    def _dim(self, var: Var) -> str:
+        if var in self.quote:  # a size TVM 0.27 declares at its first use: "n"
+            self.quote.discard(var)
+            return json.dumps(self.namer.name(var))
+        return self.namer.name(var)
 
     # ------------------------------------------------------------ statements
 
@@ -188,6 +218,8 @@ class _Printer(BlockPrinting):
             if isinstance(c, Allocate) and k < len(s.stmts) - 1:
                 # Its scope ends before the list does: only the with form says so.
                 self._allocate_with(c, indent)
+            elif isinstance(c, DeclBuffer) and k < len(s.stmts) - 1:
+                self.decl_with(c, indent)
             else:
                 self.stmt(c, indent)
 
@@ -230,12 +262,16 @@ class _Printer(BlockPrinting):
             self.stmt(other, indent + 1)
 
     def _BufferStore(self, s: BufferStore, indent: int) -> None:
-        target = self._load_text(s.buffer, s.indices)
+        target = self.vector_store(s) or self._load_text(s.buffer, s.indices)
         self.emit(indent, f"{target} = {self.expr(s.value, s.buffer.dtype)}")
 
     def _LetStmt(self, s: LetStmt, indent: int) -> None:
         value = self.expr(s.value)
-        self.emit(indent, f"{self.namer.bind(s.var)} = {value}")
+        if self.spelling == "tirx":
+            # TVM 0.27 reads a plain `x = value` as an alias, not a let.
+            self.emit(indent, f"{self.namer.bind(s.var)}: T.let[T.{s.var.dtype}] = {value}")
+        else:
+            self.emit(indent, f"{self.namer.bind(s.var)} = {value}")
         self.stmt(s.body, indent)
         self.namer.unbind(s.var)
 
@@ -357,6 +393,8 @@ class _Printer(BlockPrinting):
         return f"{self.namer.name(buffer)}[{inner}]"
 
     def _e_Call(self, e: Call, ctx):
+        if self.is_opaque(e):
+            return self.opaque_call(e), ATOM
         if e.op == "undef":
             if not e.args and e.dtype == (ctx or "float32"):
                 return "T.undef()", ATOM
