@@ -65,7 +65,9 @@ def _parse_definition(obj, kind: type):
     try:
         lines, start = inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or inspect.getfile(obj)
-    except (OSError, TypeError) as e:
+    except (OSError, TypeError, KeyError) as e:
+        # KeyError: once TVM is imported, its own inspect.getfile looks a class's
+        # module up in sys.modules, where a module loaded by hand is not.
         raise ParseError(f"cannot read the source of the {what} "
                          f"{getattr(obj, '__name__', obj)!r}: {e}") from None
     text = "".join(lines)
