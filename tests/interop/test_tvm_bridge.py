@@ -105,8 +105,35 @@ def test_without_tvm_the_error_names_the_extra(monkeypatch):
             raise ImportError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 
+    f = pp.parse(MATMUL)
     monkeypatch.setattr(builtins, "__import__", no_tvm)
-    for call in (lambda: pptvm.to_tvm(pp.parse(MATMUL)), lambda: pptvm.from_tvm(None)):
-        with pytest.raises(MissingDependencyError, match=r'pip install "polypad\[tvm\]"'):
+    for call in (lambda: pptvm.to_tvm(f), lambda: pptvm.from_tvm(None)):
+        with pytest.raises(MissingDependencyError) as info:
             call()
+        assert str(info.value) == (
+            "polypad.tvm needs TVM 0.27, which is not installed (No module named 'tvm'); "
+            'install it with: pip install "polypad[tvm]"')
+    monkeypatch.undo()
     assert issubclass(MissingDependencyError, ImportError)
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "tvmscript.md").read_text()
+    assert f"`{info.value}`" in docs
+
+
+def test_the_docs_quote_the_bridges_errors():
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "tvmscript.md").read_text()
+    f = pp.parse("""
+@T.prim_func
+def f(A: T.Buffer((n, m), "float32"), m: T.int32, n: T.int32):
+    for i, j in T.grid(n, m):
+        A[i, j] = 1.0
+""")
+    with pytest.raises(TVMInteropError) as info:
+        pptvm.to_tvm(f)
+    assert f"`{str(info.value).splitlines()[0]}`" in docs
+    with pytest.raises(TVMInteropError) as info:
+        pptvm.from_tvm("text")
+    assert f"`{info.value}`" in docs
