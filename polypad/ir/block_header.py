@@ -30,10 +30,7 @@ from . import operators as ops
 from .nodes import (
     Allocate,
     And,
-    BlockAxis,
-    BlockHeader,
     BufferLoad,
-    BufferRegion,
     BufferStore,
     Expr,
     IfThenElse,
@@ -42,6 +39,7 @@ from .nodes import (
     SeqStmt,
     Stmt,
 )
+from .nodes_block import BlockAxis, BlockHeader, BufferRegion
 from .visitor import walk
 
 

@@ -370,56 +370,12 @@ class Evaluate(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
-class BlockAxis:
-    """A block iteration variable as TVM declares it (``T.axis.spatial(dom, value)``).
-
-    ``var`` is bound, to its value, by one of the block's leading ``LetStmt``s;
-    ``kind`` is ``"S"`` (spatial), ``"R"`` (reduce), ``"scan"`` or ``"O"``
-    (opaque); the domain is ``[min, min + extent)``.
-    """
-
-    var: Var
-    kind: str
-    min: Expr
-    extent: Expr
-
-
-@dataclass(frozen=True, slots=True)
-class BufferRegion:
-    """``A[vi, 0:16]`` in ``T.reads``/``T.writes``: per axis a ``(min, extent)`` pair."""
-
-    buffer: Buffer
-    region: tuple[tuple[Expr, Expr], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class BlockHeader:
-    """What TVM's block states beside its body; the lowered body keeps the meaning.
-
-    ``axes`` are bound by the block's leading lets, in order; ``where`` says
-    the statement under them is the ``if`` of ``T.where``; ``init`` that the
-    first statement after that (and the block's allocations) is the ``if``
-    of ``T.init()``; ``reads``/``writes`` are the declared regions (None:
-    not declared, TVM infers them).  :mod:`polypad.ir.block_header` keeps
-    only what still fits the body (see ``Block``).
-    """
-
-    axes: tuple[BlockAxis, ...] = ()
-    where: bool = False
-    init: bool = False
-    reads: tuple[BufferRegion, ...] | None = None
-    writes: tuple[BufferRegion, ...] | None = None
-    annotations: tuple[tuple[str, object], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class Block(Stmt):
     """``with T.block(name):`` — a named region that schedules address.
 
-    ``header`` records TVM's block structure for the printer; a block made
-    with a new body keeps only the part that still fits it
-    (:func:`polypad.ir.block_header.fit`), so rewriting passes need not
-    know about it.
+    ``header`` records TVM's block structure for the printer
+    (:mod:`.nodes_block`); a block made with a new body keeps only the part
+    that still fits it (:func:`polypad.ir.block_header.fit`).
     """
 
     name: str
@@ -577,3 +533,4 @@ def _guard_generated_methods() -> None:
 _guard_generated_methods()
 
 from .block_header import fit as _fit_header  # noqa: E402  (it reads the nodes above)
+from .nodes_block import BlockAxis, BlockHeader, BufferRegion  # noqa: E402, F401
