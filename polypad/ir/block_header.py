@@ -30,6 +30,7 @@ from . import operators as ops
 from .nodes import (
     Allocate,
     And,
+    Block,
     BufferLoad,
     BufferStore,
     Expr,
@@ -40,7 +41,7 @@ from .nodes import (
     Stmt,
 )
 from .nodes_block import BlockAxis, BlockHeader, BufferRegion
-from .visitor import walk
+from .visitor import children
 
 
 @dataclass(frozen=True)
@@ -142,14 +143,22 @@ def _is_init(node: Stmt, axes) -> bool:
 
 
 def _accesses(body: Stmt) -> tuple[dict, dict]:
-    """Buffer -> the index tuples of its loads, and of its stores, under ``body``."""
+    """Buffer -> the index tuples of its loads, and of its stores, under ``body``.
+
+    An access inside a nested block is listed without its indices (None): they
+    are over that block's own axes, which the region does not name.
+    """
     loads: dict = {}
     stores: dict = {}
-    for node in walk(body):
+    stack = [(body, False)]
+    while stack:
+        node, nested = stack.pop()
         if isinstance(node, BufferLoad):
-            loads.setdefault(node.buffer, []).append(node.indices)
+            loads.setdefault(node.buffer, []).append(None if nested else node.indices)
         elif isinstance(node, BufferStore):
-            stores.setdefault(node.buffer, []).append(node.indices)
+            stores.setdefault(node.buffer, []).append(None if nested else node.indices)
+        inner = nested or (isinstance(node, Block) and node is not body)
+        stack.extend((child, inner) for child in children(node))
     return loads, stores
 
 
@@ -162,6 +171,7 @@ def _regions_fit(regions: tuple[BufferRegion, ...] | None, accesses: dict):
             return None
         for k, (lo, extent) in enumerate(r.region):
             if isinstance(extent, IntImm) and extent.value == 1 and any(
-                    len(ix) != len(r.region) or ix[k] != lo for ix in found):
+                    ix is not None and (len(ix) != len(r.region) or ix[k] != lo)
+                    for ix in found):
                 return None
     return regions

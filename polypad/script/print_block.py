@@ -25,6 +25,7 @@ from ..ir.nodes import (
     Allocate,
     Block,
     BlockAxis,
+    BlockHeader,
     BufferRegion,
     IntImm,
     SeqStmt,
@@ -54,11 +55,9 @@ class BlockPrinting:
 
     def _Block(self, s: Block, indent: int) -> None:
         self.emit(indent, f"with {self.block_name('block')}({json.dumps(s.name)}):")
-        # A block made without a header gets the one TVM needs to read it.
-        header = s.header or derive_header(s.body, self.loops)
-        if header is None:
-            self.stmt(s.body, indent + 1)
-            return
+        # A block made without a header gets the one TVM needs to read it; one with
+        # nothing to declare still opens with its own buffers.
+        header = s.header or derive_header(s.body, self.loops) or BlockHeader()
         parts = layout(s.body, header)
         inner = indent + 1
         self._axes(header.axes, parts, inner)

@@ -207,3 +207,24 @@ def test_a_derived_header_is_the_one_tvm_would_write():
 
     ours = pptvm.to_tvm(pp.parse(LOWERED_BLOCKS))
     assert tvm_ffi.structural_equal(ours, from_source(DERIVED))
+
+
+def test_an_allocation_below_a_blocks_top_is_refused_by_tvm():
+    f = pp.parse("""
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        with T.block("B"):
+            vi = T.axis.spatial(4, i)
+            for x in T.serial(2):
+                t = T.alloc_buffer((1,), "float32")
+                t[0] = A[vi]
+                B[vi] = t[0]
+""")
+    with pytest.raises(TVMInteropError) as info:
+        pptvm.to_tvm(f)
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("TVM 0.27 refused polypad's script of 'f': error: Program is "
+                               "not well-formed.")
+    assert lines[1].startswith("Traceback: TIR is ill-formed: buffer t is used at ")
+    assert lines[1].endswith("without a prior DeclBuffer or other declaration.")
