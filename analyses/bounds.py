@@ -40,7 +40,9 @@ from polypad.arguments import expect
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.show import show
+from polypad.ir.views import is_view, through_view
 from polypad.ir.visitor import children, walk
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
@@ -171,10 +173,34 @@ class _Checker:
         return self._boxes[buffer]
 
     def decide(self, access: _Access, label: str) -> Proved | Refuted | Unknown:
-        """Whether ``access`` stays inside its buffer; ``label`` names its statement."""
-        site, node = access.site, access.node
-        key = (site.index, node.buffer, tuple(node.indices), access.path,
-               tuple(access.lets.items()))
+        """Whether ``access`` stays inside its buffer; ``label`` names its statement.
+
+        A vector access is decided lane by lane, and an access through a view
+        both inside the view and inside the memory it shares (in the indices
+        of the buffer owning it).
+        """
+        node = access.node
+        count = max((lane_count(i) for i in node.indices), default=1)
+        for k in range(count):
+            indices = tuple(lane(i, k) for i in node.indices)
+            targets = [(node.buffer, indices)]
+            if is_view(node.buffer):
+                # A view's extents may be lets (``A_1 = A.view(n * m)`` prints a let):
+                # then only the memory it shares bounds it.
+                params = set(self.program.func.params)
+                if not all(isinstance(d, int) or d in params for d in node.buffer.shape):
+                    targets = []
+                targets.append(through_view(node.buffer, indices))
+            for buffer, at in targets:
+                decided = self._decide_at(access, label, buffer, at)
+                if not isinstance(decided, Proved):
+                    return decided
+        return Proved("isl")
+
+    def _decide_at(self, access: _Access, label: str, buffer: n.Buffer,
+                   indices: tuple) -> Proved | Refuted | Unknown:
+        site = access.site
+        key = (site.index, buffer, indices, access.path, tuple(access.lets.items()))
         if key in self._inside:
             return Proved("isl")
         space = self.program.space(site)
@@ -192,40 +218,40 @@ class _Checker:
                 continue
             where = where.intersect(holds if value else holds.complement())
         try:
-            pws = [to_pw_aff(index, space) for index in node.indices]
+            pws = [to_pw_aff(index, space) for index in indices]
         except NotAffineError as err:
             return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                           f"{node.buffer.name}: {err}")
-        for index in node.indices:
+                           f"{buffer.name}: {err}")
+        for index in indices:
             wraps = wrapping_operation(index, space, where, modular_root=True)
             if wraps is not None:
                 return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                               f"{node.buffer.name}: {show(wraps)} may wrap around its "
+                               f"{buffer.name}: {show(wraps)} may wrap around its "
                                f"{wraps.dtype} range")
-        relation = to_map(space, pws, self.program.buffer_names.name(node.buffer))
-        bad = relation.intersect_domain(where).subtract_range(self.box(node.buffer))
+        relation = to_map(space, pws, self.program.buffer_names.name(buffer))
+        bad = relation.intersect_domain(where).subtract_range(self.box(buffer))
         if bad.is_empty():
             self._inside.add(key)
             return Proved("isl")
         # Where the exact index leaves the index's dtype, the executed one wrapped.
-        sure = bad.intersect_range(_dtype_box(self.box(node.buffer), node.indices))
+        sure = bad.intersect_range(_dtype_box(self.box(buffer), indices))
         if sure.is_empty():
-            return Unknown(f"the {access.describe()} is outside {node.buffer.name} only "
+            return Unknown(f"the {access.describe()} is outside {buffer.name} only "
                            "where its index would wrap around its integer type")
-        evidence = self._counterexample(access, label, sure)
+        evidence = self._counterexample(access, label, sure, buffer)
         if unmodelled:
             return Unknown(f"{evidence} -- unless {' or '.join(unmodelled)} (which the "
                            "analysis cannot model) keeps that instance from running")
         return Refuted(evidence)
 
-    def _counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
+    def _counterexample(self, access: _Access, label: str, bad: isl.Map,
+                        buffer: n.Buffer) -> Counterexample:
         pairs = bad.wrap()
         first = pairs.lexmin()  # the first bad instance, for each parameter value
         point = (first if not first.is_empty() else pairs).sample_point()
         coords, params = point_coordinates(point)
         depth = len(access.site.loop_vars)
         names = dim_names(self.program.space(access.site).space)
-        buffer = access.buffer
         shape = ", ".join(getattr(x, "name", str(x)) for x in buffer.shape)
         shape = f"({shape}{',' if len(buffer.shape) == 1 else ''})"
         return Counterexample(
@@ -322,7 +348,8 @@ def _labels(body: n.Stmt) -> list[str]:
                     visit(other, block)
             case n.Block(name=name, body=inner):
                 visit(inner, name)
-            case n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner):
+            case (n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner)
+                  | n.DeclBuffer(body=inner)):
                 visit(inner, block)
 
     visit(body, None)

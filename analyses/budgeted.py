@@ -22,25 +22,40 @@ import inspect
 
 from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
+from polypad.errors import UnmodelledError
 from polypad.ir.nodes import PrimFunc
+from polypad.ir.opaque import first_alias_or_vector, first_opaque
 
 from .evidence import Unknown
 
 
 def decider(fn):
-    """``fn`` with a ``budget=`` keyword; running out of it answers ``Unknown``."""
+    """``fn`` with a ``budget=`` keyword; running out of it answers ``Unknown``.
+
+    A function holding a construct polypad cannot model (an opaque TVM
+    intrinsic, ``T.attr``...: :func:`polypad.ir.opaque.first_opaque`; for the
+    value analyses, also a buffer view or a vector statement) gets ``Unknown``
+    naming it and its line, before any work.
+    """
     check = _front_door(fn)
 
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
-        check(args, kwargs, budget)
+        f = check(args, kwargs, budget)
+        opaque = _unmodelled(fn, f)
+        if opaque is not None:
+            return Unknown(f"{f.name!r} cannot be modelled: {opaque}")
         return run_within(budget, lambda: fn(*args, **kwargs), lambda err: Unknown(str(err)))
 
     return budgeted
 
 
 def bounded(fn):
-    """``fn`` with a ``budget=`` keyword; running out of it raises ``BudgetExceeded``."""
+    """``fn`` with a ``budget=`` keyword; running out of it raises ``BudgetExceeded``.
+
+    A function holding a construct polypad cannot model raises
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.
+    """
 
     def give_up(err):
         raise err
@@ -49,10 +64,29 @@ def bounded(fn):
 
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
-        check(args, kwargs, budget)
+        f = check(args, kwargs, budget)
+        opaque = _unmodelled(fn, f)
+        if opaque is not None:
+            raise UnmodelledError(f"{f.name!r} cannot be modelled: {opaque}")
         return run_within(budget, lambda: fn(*args, **kwargs), give_up)
 
     return budgeted
+
+
+# The analyses that reason about values (the prover and what is built on it), which
+# do not follow a buffer view's aliasing or a vector statement's lanes; the others
+# (dependences, bounds, touched regions, merging) see through both.
+_VALUE_ANALYSES = frozenset({"context_at", "is_no_op", "can_remove_conditional"})
+
+
+def _unmodelled(fn, f):
+    """What in ``f`` the analysis ``fn`` cannot model (None if nothing, or no ``f``)."""
+    if f is None:
+        return None
+    found = first_opaque(f)
+    if found is None and fn.__name__ in _VALUE_ANALYSES:
+        found = first_alias_or_vector(f)
+    return found
 
 
 def _front_door(fn):
@@ -61,12 +95,16 @@ def _front_door(fn):
     params = list(inspect.signature(fn).parameters)
     position = params.index("f") if "f" in params else None
 
-    def check(args: tuple, kwargs: dict, budget) -> None:
+    def check(args: tuple, kwargs: dict, budget) -> PrimFunc | None:
+        f = None
         if position is not None:
             if position < len(args):
-                expect(args[position], PrimFunc, "f", where)
+                f = args[position]
             elif "f" in kwargs:
-                expect(kwargs["f"], PrimFunc, "f", where)
+                f = kwargs["f"]
+            if f is not None:
+                expect(f, PrimFunc, "f", where)
         expect_budget(budget, where)
+        return f
 
     return check

@@ -23,9 +23,11 @@ import islpy as isl
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_or
 from polypad.ir.show import show
+from polypad.ir.views import root, through_view
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
@@ -116,7 +118,7 @@ def collect_sites(body: n.Stmt) -> list[Site]:
                                               guard_sites=(*sc.guard_sites, site)))
             case n.LetStmt(body=body):
                 visit(body, replace(sc, lets=(*sc.lets, stmt), let_sites=(*sc.let_sites, site)))
-            case n.Block(body=body) | n.Allocate(body=body):
+            case n.Block(body=body) | n.Allocate(body=body) | n.DeclBuffer(body=body):
                 visit(body, sc)
 
     visit(body, _Scope())
@@ -260,6 +262,8 @@ class Program:
         The flag is False when an index is not quasi-affine, or may wrap
         around its dtype (ISL's exact reading is then not the element
         executed), and the relation had to be widened to the whole buffer.
+        An access through a view is one of the buffer owning its memory, and a
+        vector access touches the element of each lane.
         """
         # Memoized by content: the site, the buffer (held by the key) and the indices.
         try:
@@ -270,6 +274,16 @@ class Program:
         return self._memo(key, lambda: self._access(site, buffer, indices))
 
     def _access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
+        count = max((lane_count(i) for i in indices), default=1)
+        out, exact = None, True
+        for k in range(count):
+            owner, at = through_view(buffer, tuple(lane(i, k) for i in indices))
+            rel, ok = self._lane_access(site, owner, at)
+            out = rel if out is None else out.union(rel)
+            exact = exact and ok
+        return out, exact
+
+    def _lane_access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
         space = self.space(site)
         domain = self.domain(site)[0]
         try:
@@ -284,14 +298,17 @@ class Program:
         return rel.intersect_domain(domain), True
 
     def writers(self, buffer: n.Buffer) -> list[tuple[Site, n.Buffer, isl.Map]]:
-        """Every write to ``buffer``: each store, and each allocation of it (which makes
-        it arbitrary), with its ``site[y] -> Buf[e]`` relation."""
+        """Every write to ``buffer``'s memory: each store (through a view of it too), and
+        each allocation of it (which makes it arbitrary), with its ``site[y] -> Buf[e]``
+        relation (in the memory owner's indices)."""
+        buffer = root(buffer)
+
         def make():
             out = []
             for site in self.sites:
                 stmt = site.stmt
-                if isinstance(stmt, n.BufferStore) and stmt.buffer is buffer:
-                    rel, _ = self.access(site, buffer, stmt.indices)
+                if isinstance(stmt, n.BufferStore) and root(stmt.buffer) is buffer:
+                    rel, _ = self.access(site, stmt.buffer, stmt.indices)
                     out.append((site, buffer, rel))
                 elif isinstance(stmt, n.Allocate) and stmt.buffer is buffer:
                     everything = isl.Set.universe(self.buffer_space(buffer))

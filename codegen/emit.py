@@ -210,6 +210,12 @@ class _Emitter:
             case ir.Allocate():
                 self.allocate(stmt.buffer, depth)
                 self.stmt(stmt.body, depth)
+            case ir.DeclBuffer():
+                # After lowering (codegen.lower_views), a flat view of a whole buffer.
+                size = self.expr(as_expr(stmt.buffer.shape[0]))
+                self.line(depth, f"{self.names(stmt.buffer)} = "
+                                 f"{self.names(stmt.buffer.data)}.reshape(({size},))")
+                self.stmt(stmt.body, depth)
             case _:
                 raise BuildError(f"the numba target cannot emit {type(stmt).__name__}")
 
@@ -455,11 +461,13 @@ def _free(stmt: ir.Stmt) -> tuple[list[Buffer], list[Var]]:
         match node:
             case ir.For() | ir.LetStmt() | ir.Let():
                 bound.add(node.var)
-            case ir.Allocate():
+            case ir.Allocate() | ir.DeclBuffer():
                 allocated.add(node.buffer)
                 for extent in node.buffer.shape:
                     if isinstance(extent, Var):
                         variables.setdefault(extent)
+                if isinstance(node.buffer.data, Buffer):
+                    buffers.setdefault(node.buffer.data)
             case ir.BufferLoad() | ir.BufferStore():
                 buffers.setdefault(node.buffer)
             case Var():

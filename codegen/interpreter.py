@@ -135,6 +135,12 @@ class _Interpreter:
                 self.arrays[stmt.buffer] = np.zeros(shape, numpy_dtype(stmt.buffer.dtype))
                 self.exec(stmt.body)
                 del self.arrays[stmt.buffer]
+            case ir.DeclBuffer():
+                # After lowering (codegen.lower_views), a flat view of a whole buffer:
+                # the array reshaped, which shares its memory.
+                self.arrays[stmt.buffer] = self.arrays[stmt.buffer.data].reshape(-1)
+                self.exec(stmt.body)
+                del self.arrays[stmt.buffer]
             case _:
                 raise BuildError(f"the reference executor cannot run {type(stmt).__name__}")
 

@@ -66,6 +66,14 @@ class NotAffineError(PolypadError):
         super().__init__(message)
 
 
+class UnmodelledError(NotAffineError):
+    """A function holds a construct the analyses cannot model: an opaque TVM intrinsic
+    (``T.tvm_struct_get``, ``T.call_extern``), ``T.attr``, ``assert``, ``return``, a
+    buffer over memory polypad does not know, a pointer parameter.  The message
+    names it and its line.  A :class:`NotAffineError`, so that what gives up on an
+    index it cannot model gives up on this as well; the deciders answer ``Unknown``."""
+
+
 class NonInjectiveError(PolypadError):
     """A layout maps two logical indices onto one; ``collision`` names them."""
 

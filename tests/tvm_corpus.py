@@ -280,13 +280,39 @@ def _packed(te_funcs):
             for name in ("relu_sigmoid", "matmul")}
 
 
+#: Scheduled and lowered functions -> the TE function computing the same thing
+#: (each lowered one is also named after what it lowers: ``<that>_lowered``).
+ORIGIN = {
+    "matmul_split_parallel": "matmul", "matmul_vectorize": "matmul",
+    "matmul_cache_read_write": "matmul", "matmul_decompose_reduction": "matmul",
+    "matmul_fuse_unroll": "matmul", "dense_compute_at": "dense_bias_relu",
+    "dense_reverse_compute_at": "dense_bias_relu", "conv2d_tiled_inline": "conv2d_nchw",
+    "softmax_inline_parallel": "softmax", "sum_rfactor": "sum_rows",
+    "layer_norm_vectorize": "layer_norm", "matmul_symbolic_split": "matmul_symbolic",
+    "max_pool_fuse_parallel": "max_pool2d", "transpose_vectorize": "transpose",
+    "scale_symbolic_vectorize": "scale_2d_symbolic",
+}
+
+
+def origin(name: str) -> str:
+    """The TE function of the corpus that ``name`` computes the same values as."""
+    name = name.removesuffix("_lowered").removesuffix("_packed")
+    return ORIGIN.get(name, name)
+
+
+@functools.lru_cache(maxsize=1)
+def te_functions() -> dict:
+    """The TE functions themselves (TVM objects), by name: the oracle for execution."""
+    return _te()
+
+
 @functools.lru_cache(maxsize=1)
 def corpus() -> tuple[tuple[str, str, str], ...]:
     """``(name, family, text)`` for every function of the TVM 0.27 corpus, TVM's own
     printing (``.script()``) of each.  Made once per session."""
     import tvm  # noqa: F401 - ImportError here means the polypad[tvm] extra is missing
 
-    te_funcs = _te()
+    te_funcs = te_functions()
     scheduled = _schedules(te_funcs)
     families = [("te", te_funcs), ("schedule", scheduled),
                 ("lowered", _lowered(te_funcs, scheduled)), ("packed", _packed(te_funcs))]

@@ -18,8 +18,10 @@ argument stays an argument, as written: a string, or a type such as
 
 from __future__ import annotations
 
-from .nodes import Call, Expr, Stmt
-from .visitor import walk
+from dataclasses import dataclass
+
+from .nodes import Call, Expr, PrimFunc, Span, Stmt
+from .visitor import children, walk
 
 _TENSOR_CORE = ("tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync",
                 "tvm_mma_sync", "tvm_bmma_sync")
@@ -75,11 +77,75 @@ def is_opaque(expr: Expr) -> bool:
     return isinstance(expr, Call) and expr.op in OPAQUE
 
 
-def first_opaque(node: Expr | Stmt):
-    """The first opaque call, attribute, assert or return under ``node`` (or None)."""
-    from .nodes import Assert, AttrStmt, Return
+@dataclass(frozen=True)
+class OpaqueSite:
+    """A construct polypad keeps but cannot run or model: what it is, why, and where."""
 
-    for x in walk(node):
-        if is_opaque(x) or isinstance(x, (AttrStmt, Assert, Return)):
-            return x
+    what: str
+    why: str
+    span: Span | None
+
+    def __str__(self) -> str:
+        where = f" at line {self.span.line}" if self.span is not None else ""
+        return f"{self.what}{where} {self.why}"
+
+
+_WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
+
+
+def first_opaque(func: PrimFunc) -> OpaqueSite | None:
+    """The first construct of ``func``, in program order, that polypad cannot run or
+    model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
+    ``return``, or a buffer over memory polypad does not know.  None if there is none.
+    """
+    from .nodes import Assert, AttrStmt, DeclBuffer, Return, Var
+    from .views import owns_unknown_memory
+
+    stack = [func.body]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, AttrStmt):
+            return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
+                              "does not interpret", stmt.span)
+        if isinstance(stmt, Assert):
+            return OpaqueSite("assert", "is a packed function's check, which polypad does "
+                              "not run", stmt.span)
+        if isinstance(stmt, Return):
+            return OpaqueSite("return", "ends a packed function, which polypad does not "
+                              "run", stmt.span)
+        if isinstance(stmt, DeclBuffer) and owns_unknown_memory(stmt.buffer):
+            return OpaqueSite(f"buffer {stmt.buffer.name!r}", "is declared over memory "
+                              "polypad does not know (a pointer, or none)", stmt.span)
+        nested = []
+        for child in children(stmt):
+            if isinstance(child, Stmt):
+                nested.append(child)
+                continue
+            for x in walk(child):
+                if is_opaque(x):
+                    return OpaqueSite(f"T.{x.op}", _WHY_CALL, stmt.span)
+        stack.extend(reversed(nested))
+    for p in func.params:
+        if isinstance(p, Var) and p.dtype == "handle":
+            return OpaqueSite(f"the T.handle parameter {p.name!r}", "is a pointer polypad "
+                              "does not follow (it runs and models buffers and scalars)", None)
+    return None
+
+
+def first_alias_or_vector(func: PrimFunc) -> OpaqueSite | None:
+    """The first view (a buffer over another's memory) or vector statement of ``func``:
+    what the model sees through but the value analyses (the prover and the no-op rules
+    built on it) do not.  None if there is none."""
+    from . import dtypes
+    from .nodes import BufferStore, DeclBuffer, LetStmt
+    from .views import is_view
+
+    for x in walk(func.body):
+        if isinstance(x, DeclBuffer) and is_view(x.buffer):
+            return OpaqueSite(f"view {x.buffer.name!r} of {x.buffer.data.name!r}",
+                              "shares memory with another buffer, which the value "
+                              "analyses do not follow", x.span)
+        if isinstance(x, (BufferStore, LetStmt)) and dtypes.lanes(x.value.dtype) > 1:
+            return OpaqueSite("a vector statement", "computes several lanes at once, which "
+                              "the value analyses do not follow", x.span)
     return None

@@ -4,6 +4,8 @@
 ``lambda i: [i // 4, i % 4]`` and ``2.0 * A[i]`` build IR.  Python numbers
 meeting an expression take that expression's dtype; two expressions of
 different dtypes are promoted (int -> float, narrow -> wide) with ``Cast``.
+A scalar meeting a vector is broadcast to its lanes (``T.Broadcast``), as
+TVM does.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ def _nodes():
 
 
 def const(value, dtype: str | None = None):
-    """A constant node for a Python ``bool``, ``int`` or ``float``."""
+    """A constant node for a Python ``bool``, ``int`` or ``float`` (broadcast for a
+    vector dtype)."""
     n = _nodes()
+    if dtype is not None and dtypes.lanes(dtype) > 1:
+        return n.Broadcast(const(value, dtypes.element(dtype)), dtypes.lanes(dtype))
     if isinstance(value, bool):
         return n.BoolImm(value)
     if dtype is None:
@@ -64,8 +69,20 @@ def promote(a, b):
         a, b = as_expr(a), as_expr(b)
     if a.dtype == b.dtype:
         return a, b
-    target = dtypes.wider(a.dtype, b.dtype)
-    return cast(target, a), cast(target, b)
+    la, lb = dtypes.lanes(a.dtype), dtypes.lanes(b.dtype)
+    if la != lb and 1 not in (la, lb):
+        raise TypeError(f"operands of {la} and {lb} lanes: {a.dtype}, {b.dtype}")
+    target = dtypes.wider(dtypes.element(a.dtype), dtypes.element(b.dtype))
+    lanes = max(la, lb)
+    return _widen(a, target, lanes), _widen(b, target, lanes)
+
+
+def _widen(x, element: str, lanes: int):
+    """``x`` cast to ``element`` per lane and broadcast to ``lanes``."""
+    if dtypes.lanes(x.dtype) == 1:
+        x = cast(element, x)
+        return x if lanes == 1 else _nodes().Broadcast(x, lanes)
+    return cast(dtypes.with_lanes(element, lanes), x)
 
 
 def _const_like(value, dtype: str):
@@ -82,7 +99,7 @@ def cast(dtype: str, value):
     if value.dtype == dtype:
         return value
     n = _nodes()
-    if isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)):
+    if isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)) and dtypes.lanes(dtype) == 1:
         return const(value.value, dtype)
     return n.Cast(dtype, value)
 

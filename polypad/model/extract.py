@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.errors import NotAffineError
+from polypad.errors import NotAffineError, UnmodelledError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
+from polypad.ir.opaque import first_opaque
 from polypad.ir.show import show
 
 from .accesses import statement_accesses
@@ -29,11 +30,16 @@ def extract(func: n.PrimFunc) -> Model:
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
-    statement's ``may`` flag records it).
+    statement's ``may`` flag records it).  A construct it cannot model at all
+    (an opaque TVM intrinsic, ``T.attr``...) raises
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.
 
     >>> m = extract(f)
     >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
     """
+    opaque = first_opaque(func)
+    if opaque is not None:
+        raise UnmodelledError(f"{func.name!r} cannot be modelled: {opaque}")
     names = Names()
     buffers = Names()
     # Parameters and buffers of the signature claim their plain names first.

@@ -38,7 +38,9 @@ from polypad.errors import PolypadError
 from polypad.ir import dtypes, intrinsics
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.opaque import OPAQUE
 from polypad.ir.show import show
+from polypad.ir.views import through_view
 
 from .ranges import Range, Ranges, dtype_range
 
@@ -343,7 +345,10 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
                 return int_cast(c(v), dtype, e, env)
             return _cast(c(v), v.dtype, dtype)
         case n.BufferLoad(buffer=buf, indices=idx):
+            buf, idx = through_view(buf, idx)  # a view reads its memory owner's elements
             return env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]), buf.dtype)
+        case n.Call(op=op) if op in OPAQUE:
+            raise PolypadError(f"T.{op} is an opaque TVM intrinsic, with no value in Z3")
         case n.Call(op="assume" | "likely", args=(arg,)):
             return c(arg)
         case n.Call(op="undef"):
