@@ -425,6 +425,10 @@ class Buffer:
     pointer expression polypad does not follow (a ``handle``), or, None, no
     memory it knows of.  Parameters and allocations own their memory (None,
     offset 0).  A view's shape may name let variables in scope.
+
+    ``tvm_attrs`` keeps TVM's layout keywords that change nothing in
+    polypad's dense buffer (``offset_factor=1``, ``align=64``,
+    ``buffer_type=""``), as written, so that the buffer prints back as TVM had it.
     """
 
     name: str
@@ -435,6 +439,7 @@ class Buffer:
     padding: Padding | None = None
     data: Buffer | Expr | None = None
     elem_offset: Expr | None = None
+    tvm_attrs: tuple[tuple[str, object], ...] = ()
 
     def __getitem__(self, indices) -> BufferLoad:
         from .operators import as_expr

@@ -194,6 +194,8 @@ class _Printer(BlockPrinting, LoweredPrinter):
             out += f", scope={json.dumps(b.scope)}"
         if b.axis_separators:
             out += f", axis_separators={list(b.axis_separators)}"
+        for key, value in b.tvm_attrs:
+            out += f", {key}={json.dumps(value) if isinstance(value, str) else repr(value)}"
         return out
 
     def _dim(self, var: Var) -> str:
