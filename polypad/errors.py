@@ -196,3 +196,16 @@ class TooDeepError(PolypadError):
     """An expression or statement is nested more deeply than polypad can walk: some
     40,000 levels (see :mod:`polypad.ir.deep`), or what Python's own parser reads
     (a script then gets a :class:`ParseError` that says so)."""
+
+
+class MissingDependencyError(PolypadError, ImportError):
+    """An optional part of polypad needs a package that is not installed, such as
+    :mod:`polypad.tvm` without TVM; the message names the extra that installs it
+    (``pip install "polypad[tvm]"``)."""
+
+
+class TVMInteropError(PolypadError):
+    """TVM refused what :mod:`polypad.tvm` handed it: ``to_tvm`` of a function that uses
+    what TVM 0.27 does not have (``T.undef()``, a thread axis TVM does not know), or
+    ``from_tvm`` of an object that is not a TVM ``PrimFunc`` or ``IRModule``.  The
+    message quotes TVM's own complaint."""

@@ -13,6 +13,7 @@ import ast
 import contextlib
 import importlib.util
 import io
+import os
 import re
 import sys
 from pathlib import Path
@@ -518,7 +519,7 @@ LAYERS = [
     ("schedule", ["polypad.schedule"]),
     ("codegen", ["codegen"]),
     ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
-               "polypad.viz"]),
+               "polypad.viz", "polypad.tvm"]),
 ]
 
 
@@ -582,3 +583,23 @@ def test_modules_import_only_their_own_row_and_the_rows_above():
                     broken.append(f"{module} ({LAYERS[own][0]}) imports {target} "
                                   f"({LAYERS[rank][0]})")
     assert not broken, "\n".join(broken)
+
+
+# ---------------------------------------------------------------- TVM interop
+
+
+def test_tvm_interop_section_runs_and_prints_what_it_shows():
+    if not os.environ.get("CI"):  # CI installs TVM with the test extra: no skip there
+        pytest.importorskip("tvm")
+    ns: dict = {}
+    printed = run(blocks("TVM interop", "python")[0], ns, "tvm interop")
+    assert printed == blocks("TVM interop", "text")[0]
+    assert printed.endswith("\nTrue\n")
+    pp = ns["pp"]
+    assert pp.script(ns["sch"].func) + "\nTrue\n" == printed
+    install = blocks("TVM interop", "bash")[0]
+    assert '.venv/bin/pip install ".[tvm]"' in install
+    assert "MissingDependencyError" in section("TVM interop")
+    from polypad.errors import MissingDependencyError
+
+    assert "polypad[tvm]" in str(MissingDependencyError.__doc__)

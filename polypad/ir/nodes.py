@@ -377,10 +377,20 @@ class Evaluate(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class Block(Stmt):
-    """``with T.block(name):`` — a named region that schedules address."""
+    """``with T.block(name):`` — a named region that schedules address.
+
+    ``header`` records TVM's block structure for the printer
+    (:mod:`.nodes_block`); a block made with a new body keeps only the part
+    that still fits it (:func:`polypad.ir.block_header.fit`).
+    """
 
     name: str
     body: Stmt
+    header: BlockHeader | None = None
+
+    def __post_init__(self) -> None:
+        if self.header is not None:
+            object.__setattr__(self, "header", _fit_header(self.body, self.header))
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +431,10 @@ class Buffer:
     pointer expression polypad does not follow (a ``handle``), or, None, no
     memory it knows of.  Parameters and allocations own their memory (None,
     offset 0).  A view's shape may name let variables in scope.
+
+    ``tvm_attrs`` keeps TVM's layout keywords that change nothing in
+    polypad's dense buffer (``offset_factor=1``, ``align=64``,
+    ``buffer_type=""``), as written, so that the buffer prints back as TVM had it.
     """
 
     name: str
@@ -431,6 +445,7 @@ class Buffer:
     padding: Padding | None = None
     data: Buffer | Expr | None = None
     elem_offset: Expr | None = None
+    tvm_attrs: tuple[tuple[str, object], ...] = ()
 
     def __getitem__(self, indices) -> BufferLoad:
         from .operators import as_expr
@@ -507,3 +522,6 @@ from .nodes_tvm import (  # noqa: E402, F401
 
 # Generated equality, hashing and repr recurse: run them on a deep worker too.
 guard_generated_methods(Expr, Stmt, PrimFunc, IRModule, skip=(Var,))
+
+from .block_header import fit as _fit_header  # noqa: E402  (it reads the nodes above)
+from .nodes_block import BlockAxis, BlockHeader, BufferRegion  # noqa: E402, F401

@@ -80,8 +80,8 @@ class _Matcher:
         return True
 
     def buffer_decl(self, a: Buffer, b: Buffer, path: str) -> bool:
-        if (a.name, a.dtype, a.axis_separators, a.scope) != (
-                b.name, b.dtype, b.axis_separators, b.scope):
+        if (a.name, a.dtype, a.axis_separators, a.scope, a.tvm_attrs) != (
+                b.name, b.dtype, b.axis_separators, b.scope, b.tvm_attrs):
             return self.fail(path, a, b)
         if len(a.shape) != len(b.shape):
             return self.fail(path + ".shape", a.shape, b.shape)

@@ -13,6 +13,9 @@ A function is well formed when:
   a vector index's lanes are the stored value's;
 - a view (:class:`~.nodes.DeclBuffer`) is of a buffer in scope, of its
   dtype, with an integer offset; its extents may name any variable in scope.
+- a block's header (:mod:`polypad.ir.block_header`) names known axis kinds
+  with integer domains over variables defined outside the block, and
+  regions over buffers in scope (or the block's own) with one range per axis.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from polypad.arguments import expect
 from polypad.errors import VerifyError
 
 from . import dtypes
+from .block_header import layout
 from .nodes import (
     Allocate,
     And,
     Assert,
     AttrStmt,
     BinaryOp,
+    Block,
     Broadcast,
     Buffer,
     BufferData,
@@ -153,6 +158,43 @@ class _Verifier(Visitor):
     def visit_Allocate(self, node: Allocate) -> None:
         with self.scope_buffer(node.buffer):
             self.visit(node.body)
+
+    def visit_Block(self, node: Block) -> None:
+        if node.header is not None:
+            self.block_header(node)
+        self.visit(node.body)
+
+    def block_header(self, node: Block) -> None:
+        header, where = node.header, f"block {node.name!r}"
+        for axis in header.axes:
+            if axis.kind not in ("S", "R", "scan", "O"):
+                self.report(f"{where}: axis {axis.var.name!r} has the unknown kind {axis.kind!r}")
+            for bound, what in ((axis.min, "min"), (axis.extent, "extent")):
+                self.visit(bound)
+                if bound.dtype != axis.var.dtype:
+                    self.report(f"{where}: the domain {what} of axis {axis.var.name!r} is "
+                                f"{bound.dtype}, the axis {axis.var.dtype}")
+        own = {a.buffer for a in layout(node.body, header).allocates}
+        axes = {a.var for a in header.axes} - self.vars
+        self.vars |= axes
+        try:
+            for regions in (header.reads, header.writes):
+                for r in regions or ():
+                    if r.buffer not in self.buffers and r.buffer not in own:
+                        self.report(f"{where}: a region of buffer {r.buffer.name!r}, which is "
+                                    "neither a parameter nor allocated here")
+                    if len(r.region) != r.buffer.ndim:
+                        self.report(f"{where}: a region of {r.buffer.name} has "
+                                    f"{len(r.region)} ranges for {r.buffer.ndim} axes")
+                    for lo, extent in r.region:
+                        for e in (lo, extent):
+                            self.visit(e)
+                            self.expect(e, "int", f"a region bound of {r.buffer.name}")
+        finally:
+            self.vars -= axes
+        for key, _ in header.annotations:
+            if not isinstance(key, str):
+                self.report(f"{where}: an annotation key must be a string, got {key!r}")
 
     def visit_DeclBuffer(self, node: DeclBuffer) -> None:
         buffer = node.buffer

@@ -12,6 +12,8 @@ instances for the primitive to hold against the dependences.
 
 from __future__ import annotations
 
+import dataclasses
+
 import islpy as isl
 
 from polypad.errors import PolypadError
@@ -82,7 +84,7 @@ def _blocks_between(outer: n.For, inner: n.Stmt) -> list[n.Block]:
 
 def _wrapped(blocks: list[n.Block], body: n.Stmt) -> n.Stmt:
     for b in reversed(blocks):
-        body = n.Block(b.name, body, span=b.span)
+        body = dataclasses.replace(b, body=body)  # keeps what of its header fits
     return body
 
 

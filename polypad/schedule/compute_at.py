@@ -383,7 +383,7 @@ def rewrite(p: Placement, required: dict[str, isl.Map], *, before: bool) -> n.Pr
     loops = emit(p.model, instances, context(p))
     if loops is None:  # pragma: no cover - the checks above found something to run
         raise PolypadError(f"{p.where}: nothing to compute")
-    moved = n.Block(p.block.name, loops, span=p.block.span)
+    moved = dataclasses.replace(p.block, body=loops)  # keeps what of its header fits
     func = _remove(p.func, p.nest)
     body = seq(moved, p.loop.body) if before else seq(p.loop.body, moved)
     return replace(func, p.loop, dataclasses.replace(p.loop, body=body))

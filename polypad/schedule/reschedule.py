@@ -146,7 +146,7 @@ def _with_body(scope: Scope, body: n.Stmt | None) -> n.PrimFunc:
         raise PolypadError(f"nothing is left of {scope.title}")  # pragma: no cover
     if scope.block is None:
         return n.PrimFunc(func.name, func.params, body, func.attrs)
-    new = n.Block(scope.block.name, body, span=scope.block.span)
+    new = dataclasses.replace(scope.block, body=body)  # keeps what of its header fits
     return replace(func, scope.block, new)
 
 
@@ -207,7 +207,7 @@ def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str |
         return _with_body(scope, map_items(scope.body, in_place))
     moved_part, rest = parts(scope.block.body)
     pair = ordered(n.Block(new_block, moved_part),
-                   n.Block(scope.block.name, rest, span=scope.block.span))
+                   dataclasses.replace(scope.block, body=rest))
     return _splice(func, scope.block, pair)
 
 

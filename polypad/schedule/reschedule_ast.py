@@ -233,7 +233,7 @@ class _Emitter(AstToIR):
         if outer_guards:
             body = n.IfThenElse(logical_and(*outer_guards), body)
         block = self.wrappers.get(id(s.stmt))
-        return body if block is None else n.Block(block.name, body, span=block.span)
+        return body if block is None else dataclasses.replace(block, body=body)
 
     def _tidy_value(self, value: n.Expr, where: isl.Set) -> n.Expr:
         """An affine let value simplified by ISL (``8 * io + ii - 2 - f + 2`` -> ``8 * io +

@@ -21,6 +21,8 @@ primitive builds it from :func:`split`'s guard once the prover allows it.
 
 from __future__ import annotations
 
+import dataclasses
+
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
@@ -149,7 +151,7 @@ def _guarded(body: n.Stmt, condition: n.Expr) -> tuple[n.Stmt, n.IfThenElse]:
         return n.For(body.var, body.min, body.extent, body.kind, inner, span=body.span), guard
     if isinstance(body, n.Block) and isinstance(body.body, (n.For, n.Block)):
         inner, guard = _guarded(body.body, condition)
-        return n.Block(body.name, inner, span=body.span), guard
+        return dataclasses.replace(body, body=inner), guard
     guard = n.IfThenElse(condition, body)
     return guard, guard
 

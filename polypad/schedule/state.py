@@ -16,6 +16,7 @@ import inspect
 from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.script.derive_header import attach_headers
 
 from .trace import Step, Trace
 
@@ -127,7 +128,8 @@ class ScheduleState:
         return self
 
     def _install(self, new_func: n.PrimFunc) -> None:
-        self._funcs[self._current] = new_func
+        # A block a primitive made gets the header TVM needs, as parsing its script would.
+        self._funcs[self._current] = attach_headers(new_func)
 
     @staticmethod
     def printable(value):

@@ -33,8 +33,9 @@ from ..ir.nodes import (
     Var,
 )
 from .block_axes import BlockAxes
+from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
-from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
+from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
 from .parse_packed import PackedStmts, let_annotation
@@ -59,7 +60,7 @@ _LOOP_KINDS = {
 
 
 # Block-dialect statements: the regions a block declares (checked against its body),
-# and attributes, which steer only TVM's own schedules (dropped).
+# and attributes, which steer only TVM's own schedules; both go to the block's header.
 _BLOCK_FACTS = ("T.reads", "T.writes", "T.block_attr")
 
 # Statements that allocate (or declare) a buffer for the rest of their list.
@@ -91,6 +92,7 @@ class StmtParser(PackedStmts):
         # (block_axes.check_axes).
         self.axes: list[BlockAxes] = []
         self.unnamed = 0  # unnamed blocks so far in this function
+        self.loops: dict = {}  # loop Var -> (min, extent): the domain of a T.axis.remap
         self.symbolic = None  # the function's parse_symbolic.Symbolic
         # (ids of the function body's top-level statements, match(node, env) -> Buffer):
         # a T.match_buffer of a handle parameter there, after other statements.
@@ -168,7 +170,9 @@ class StmtParser(PackedStmts):
             if block is None:
                 raise self.src.error(node, f"{fn} must stand inside a with T.block(...) "
                                            "statement")
-            if fn != "T.block_attr":
+            if fn == "T.block_attr":
+                block_attr(self.src, node.value, block)
+            else:
                 block.declare(self.src, node, fn, self.exprs, env)
             return None, {}
         if fn == "T.where":
@@ -300,6 +304,7 @@ class StmtParser(PackedStmts):
             extent = span_extent(lo, self.exprs.index(stop, env))
             lo = ops.cast(extent.dtype, lo)
         var = Var(node.target.id, extent.dtype)
+        self.loops[var] = (lo, extent)
         body = self.body(node.body, {**env, var.name: var})
         return For(var, lo, extent, kind, body, span=self.src.span(node))
 
@@ -320,6 +325,8 @@ class StmtParser(PackedStmts):
                                        f"binds {len(names)} variables")
         extents = [self.exprs.index(a, env) for a in call.args]
         variables = [Var(n.id, e.dtype) for n, e in zip(names, extents, strict=True)]
+        for var, extent in zip(variables, extents, strict=True):
+            self.loops[var] = (IntImm(0, extent.dtype), extent)
         inner = {**env, **{v.name: v for v in variables}}
         body = self.body(node.body, inner)
         span = self.src.span(node)
@@ -354,7 +361,9 @@ class StmtParser(PackedStmts):
             return make(self.body(node.body, {**env, var.name: var}))
         if len(node.items) == 1 and fn == "T.init":
             bind_args(self.src, call, fn, (), 0)
-            cond = init_condition(self.src, call, self.blocks[-1] if self.blocks else None)
+            block = self.blocks[-1] if self.blocks else None
+            cond = init_condition(self.src, call, block, block is not None
+                                  and id(node) in block.top)
             return IfThenElse(cond, self.body(node.body, env), span=self.src.span(node))
         if len(node.items) != 1 or fn != "T.block":
             raise self.src.error(call, 'the only supported with statements are '
@@ -372,13 +381,15 @@ class StmtParser(PackedStmts):
             self.unnamed += 1
         else:
             label = string_arg(self.src, name, "a block name")
-        scope = BlockScope(label, frozenset(id(s) for s in node.body))
+        scope = BlockScope(label, frozenset(id(s) for s in node.body), self.loops)
         self.blocks.append(scope)
         try:
             body = self.body(node.body, env)
         finally:
             self.blocks.pop()
-        block = Block(label, body, span=self.src.span(node))
+        # A block that declares nothing gets the header TVM would need (derive_header).
+        header = scope.header() or derive_header(body, self.loops)
+        block = Block(label, body, header, span=self.src.span(node))
         if scope.reads is not None or scope.writes is not None:
             self.declared.append((block, scope.reads, scope.writes))
         if scope.axes:

@@ -59,7 +59,9 @@ def test_thread_binding_is_a_loop_that_keeps_its_tag():
     f = roundtrip(BINDING)
     kinds = [s.kind for s in walk(f.body) if isinstance(s, n.For)]
     assert kinds == [n.ForKind.BLOCK_IDX_X, n.ForKind.THREAD_IDX_X]
-    assert script(f).strip() == textwrap.dedent(BINDING).strip()
+    assert script(f, spelling="tir").strip() == textwrap.dedent(BINDING).strip()
+    assert script(f).strip() == textwrap.dedent(BINDING).strip().replace(
+        "@T.prim_func", "@T.prim_func(s_tir=True)")
 
 
 @pytest.mark.parametrize("name", list(SPELLINGS))
