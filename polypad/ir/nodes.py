@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from polypad.errors import DTypeError, NotFoundError
+from polypad.errors import DTypeError, NotFoundError, VerifyError
 
 from .operators import ExprOps
 
@@ -311,6 +311,14 @@ class Stmt:
 
     span: Span | None = field(default=None, compare=False, kw_only=True, repr=False)
 
+    def __post_init__(self) -> None:
+        # Children are checked as the statement is made, so that a rewriter that
+        # returns None for a child it removed fails there, not in a later pass.
+        # Statements are few beside expressions, so this costs little.
+        problems = _field_problems(self)
+        if problems:
+            raise VerifyError("ill-formed IR: " + "; ".join(problems))
+
 
 @dataclass(frozen=True, slots=True)
 class For(Stmt):
@@ -479,3 +487,6 @@ def _guard_generated_methods() -> None:
 
 
 _guard_generated_methods()
+
+# Imported last: it reads the annotations of the classes above.
+from .field_types import field_problems as _field_problems  # noqa: E402

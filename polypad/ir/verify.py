@@ -1,6 +1,9 @@
 """The well-formedness check every pass must preserve ("valid IR in, valid IR out").
 
 A function is well formed when:
+- every field holds what the grammar says (:mod:`.field_types`): a statement
+  where a statement is required (never ``None``), expressions where
+  expressions are;
 - every variable is defined before use (parameter, loop counter or let) and
   no binding shadows itself;
 - every buffer used is a parameter or allocated in an enclosing scope, and
@@ -19,10 +22,12 @@ from polypad.arguments import expect
 from polypad.errors import VerifyError
 
 from . import dtypes
+from .field_types import field_problems
 from .nodes import (
     Allocate,
     And,
     BinaryOp,
+    Block,
     Buffer,
     BufferLoad,
     BufferStore,
@@ -55,6 +60,16 @@ class _Verifier(Visitor):
 
     def report(self, message: str) -> None:
         self.problems.append(message)
+
+    def visit(self, node) -> None:
+        # A node whose fields break the grammar is reported and not looked into:
+        # the checks below read its children's dtypes.
+        wrong = field_problems(node)
+        if wrong:
+            where = _where(node)
+            self.problems.extend(f"{problem}{where}" for problem in wrong)
+            return
+        super().visit(node)
 
     @contextmanager
     def scope_var(self, var: Var):
@@ -205,6 +220,30 @@ class _Verifier(Visitor):
         self.generic_visit(node)
         if node.op in ("assume", "likely"):
             self.expect(node.args[0], "bool", f"the argument of T.{node.op}")
+
+
+def _where(node) -> str:
+    """`` (in ...)``: the node, for a message, as far as it can be shown."""
+    match node:
+        case For():
+            text = f"loop {node.var.name}"
+        case IfThenElse():
+            text = f"if {show(node.condition)}" if isinstance(node.condition, Expr) else "if"
+        case LetStmt():
+            text = f"let {node.var.name}"
+        case BufferStore() if isinstance(node.buffer, Buffer):
+            text = f"store to {node.buffer.name}"
+        case Block():
+            text = f"block {node.name!r}"
+        case Allocate() if isinstance(node.buffer, Buffer):
+            text = f"allocation of {node.buffer.name}"
+        case PrimFunc():
+            text = f"function {node.name}"
+        case _:
+            text = type(node).__name__
+    span = getattr(node, "span", None)
+    line = f" at line {span.line}" if span is not None else ""
+    return f" (in {text}{line})"
 
 
 def problems(node: PrimFunc | IRModule) -> list[str]:
