@@ -165,7 +165,9 @@ class _MergeAdjacent(Rewriter):
             out.append(s)
         if len(out) == len(node.stmts) and all(a is b for a, b in zip(out, node.stmts)):
             return node
-        return sequence(*out)
+        merged = sequence(*out)
+        # A statement is still needed where the merges left nothing to run.
+        return n.SeqStmt((), span=node.span) if merged is None else merged
 
 
 # ---------------------------------------------------------------- step 3
