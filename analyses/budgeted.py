@@ -13,6 +13,10 @@ Both check the arguments first: by convention a parameter called ``f`` is
 the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
 each analysis checks its other parameters itself.
+
+Both run the analysis on a deep worker when an argument is a deep tree
+(:func:`polypad.ir.deep.deep_entry`): every walker under a decider may
+recurse as deep as the tree, never raising ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import inspect
 
 from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
+from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 
 from .evidence import Unknown
@@ -36,7 +41,7 @@ def decider(fn):
         check(args, kwargs, budget)
         return run_within(budget, lambda: fn(*args, **kwargs), lambda err: Unknown(str(err)))
 
-    return budgeted
+    return deep_entry(budgeted)
 
 
 def bounded(fn):
@@ -52,7 +57,7 @@ def bounded(fn):
         check(args, kwargs, budget)
         return run_within(budget, lambda: fn(*args, **kwargs), give_up)
 
-    return budgeted
+    return deep_entry(budgeted)
 
 
 def _front_door(fn):
