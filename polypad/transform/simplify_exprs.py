@@ -107,13 +107,12 @@ class ExprSimplifier:
             return None
         from analyses.prover import known_value
 
-        value = known_value(load, context)
-        if value is None or value.dtype != load.dtype:
-            return None
         # A value is worth using when it is no bigger than the load: a constant, or
         # another element (`B[0]` for `A[0]` after `A[0] = B[0]`); a case-split
-        # index would grow the program and every later question about it.
-        if not isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)) and size(value) > size(load):
+        # index would grow the program and every later question about it.  Bigger
+        # candidates are not even proved.
+        value = known_value(load, context, max_size=size(load))
+        if value is None or value.dtype != load.dtype:
             return None
         return value
 
