@@ -16,6 +16,7 @@ A function is well formed when:
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 from polypad.arguments import expect
@@ -260,3 +261,16 @@ def verify(node: PrimFunc | IRModule) -> None:
     if found:
         name = getattr(node, "name", "")
         raise VerifyError(f"{name} is not well formed:\n  " + "\n  ".join(found))
+
+
+def checked_result(out: PrimFunc, before: PrimFunc, where: str) -> PrimFunc:
+    """``out``, what pass or primitive ``where`` made of ``before``, verified when the
+    environment variable ``POLYPAD_VERIFY_PASSES`` is set ("valid IR in, valid IR
+    out"; the test suite and the fuzzer set it): a :class:`VerifyError` names
+    ``where`` and every problem, at the rewrite that made them."""
+    if out is not before and os.environ.get("POLYPAD_VERIFY_PASSES"):
+        found = problems(out)
+        if found:
+            raise VerifyError(f"{where} built ill-formed IR from {before.name}:\n  "
+                              + "\n  ".join(found))
+    return out

@@ -220,10 +220,9 @@ def _from_affs(pw_affs: Sequence[isl.PwAff]) -> isl.Map | None:
     """
     affs = isl.AffList.alloc(pw_affs[0].get_ctx(), len(pw_affs))
     for pa in pw_affs:
-        pieces = pa.get_pieces()
-        if len(pieces) != 1 or not pieces[0][0].plain_is_universe():
+        if not pa.isa_aff():  # one piece, on the universe
             return None
-        affs = affs.add(pieces[0][1])
+        affs = affs.add(pa.as_aff())
     domain = pw_affs[0].get_domain_space()
     values = domain.params().set_from_params().add_dims(isl.dim_type.set, len(pw_affs))
     space = isl.Space.map_from_domain_and_range(domain, values)

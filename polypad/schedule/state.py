@@ -21,6 +21,7 @@ from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
+from polypad.ir.verify import checked_result
 
 from .trace import Step, Trace
 
@@ -52,6 +53,7 @@ def primitive(method):
         new_func, result = out if isinstance(out, tuple) else (out, None)
         if not isinstance(new_func, n.PrimFunc):
             raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
+        checked_result(new_func, self.func, method.__name__)
         self._install(new_func)
         if outermost:
             # A ``*loops`` parameter is recorded as "*loops" so the step prints and
