@@ -142,14 +142,7 @@ def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
     """
     listed = time.get_map_list()
     maps = [listed.get_at(k) for k in range(listed.n_map())]
-    if not maps:
-        return time
-    fixed = [m.detect_equalities() for m in maps if not m.plain_is_empty()]
-    constant = []
-    for k in range(maps[0].dim(isl.dim_type.out)):
-        values = {_fixed_value(m, k) for m in fixed}
-        if len(values) == 1 and None not in values:
-            constant.append(k)
+    constant = constant_dims(maps)
     if not constant:
         return time
     out = empty()
@@ -158,6 +151,19 @@ def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
             m = m.project_out(isl.dim_type.out, k, 1)
         out = out.union(isl.UnionMap.from_map(m))
     return out
+
+
+def constant_dims(maps: list[isl.Map]) -> list[int]:
+    """The output dimensions that ``maps`` (all with as many) fix to one value each."""
+    if not maps:
+        return []
+    fixed = [m.detect_equalities() for m in maps if not m.plain_is_empty()]
+    constant = []
+    for k in range(maps[0].dim(isl.dim_type.out)):
+        values = {_fixed_value(m, k) for m in fixed}
+        if len(values) == 1 and None not in values:
+            constant.append(k)
+    return constant
 
 
 def _fixed_value(m: isl.Map, k: int) -> int | None:
