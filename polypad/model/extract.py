@@ -22,6 +22,14 @@ from .model import Model, StatementModel
 from .nest import collect
 from .schedule import time_map
 
+# Models of the functions asked about most recently, keyed by identity (a PrimFunc
+# hashes structurally, which costs a walk of the whole tree): a pass asks one
+# decider after another about the same function, and a 64-deep nest's model
+# costs a tenth of a second.  A model is not changed once built (its names may
+# gain the variables later conversions name).
+_MODELS: dict[int, tuple[n.PrimFunc, Model]] = {}
+_KEEP = 16
+
 
 @deep_entry
 def extract(func: n.PrimFunc) -> Model:
@@ -29,11 +37,23 @@ def extract(func: n.PrimFunc) -> Model:
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
-    statement's ``may`` flag records it).
+    statement's ``may`` flag records it).  The model of a function asked about
+    recently is the one built then.
 
     >>> m = extract(f)
     >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
     """
+    found = _MODELS.get(id(func))
+    if found is not None and found[0] is func:
+        return found[1]
+    model = _extract(func)
+    if len(_MODELS) >= _KEEP:
+        _MODELS.pop(next(iter(_MODELS)), None)
+    _MODELS[id(func)] = (func, model)
+    return model
+
+
+def _extract(func: n.PrimFunc) -> Model:
     names = Names()
     buffers = Names()
     # Parameters and buffers of the signature claim their plain names first.
