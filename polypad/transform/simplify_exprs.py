@@ -35,6 +35,7 @@ import islpy as isl
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.visitor import node_fields, walk
 from polypad.model import set_to_condition
 
@@ -52,6 +53,9 @@ class ExprSimplifier:
 
     # ------------------------------------------------------------ values
 
+    # expr and cond are the steps of a recursive walk (polypad.ir.deep): a deep
+    # expression built inside a pass moves to the deep worker there.
+    @guarded
     def expr(self, e: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
         """``e`` simplified where ``ctx`` (and the value context) hold."""
         if e.dtype == "bool" and not isinstance(e, n.Select):
@@ -142,6 +146,7 @@ class ExprSimplifier:
 
     # ------------------------------------------------------------ conditions
 
+    @guarded
     def cond(self, c: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
         """The boolean ``c`` simplified where ``ctx`` holds, keeping its form."""
         decided = self.facts.decide(c, ctx)
