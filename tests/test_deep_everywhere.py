@@ -38,7 +38,8 @@ import codegen
 import polypad as pp
 from analyses import Proved, Refuted, Unknown
 from analyses.conditional import Removable
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import IllegalTransformError, PolypadError, TooDeepError
+from polypad.ir import deep
 from polypad.ir import nodes as n
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
@@ -331,3 +332,15 @@ def test_a_refusal_on_a_deep_nest_is_a_polypad_error_with_evidence():
         pp.Schedule(parsed("reduction", "sum")).reorder_by_map(
             "sum", "{ sum_0[i] -> [i, 0]; sum_1[i, k] -> [i, 4 - k] }", ("p", "q"))
     assert [x.statement for x in err.value.evidence.instances] == ["sum_1", "sum_1"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: T.simplify(f),
+    lambda f: analyses.check_bounds(f),
+    lambda f: pp.Schedule(f).split("i", [None, 4]),
+], ids=["pass", "decider", "primitive"])
+def test_what_is_too_deep_even_for_the_worker_is_a_too_deep_error(call, monkeypatch):
+    f = parsed("main", "sum")
+    monkeypatch.setattr(deep, "DEEP_RECURSION_LIMIT", 3000)  # some 1,000 levels
+    with pytest.raises(TooDeepError, match="nested too deeply"):
+        call(f)
