@@ -13,6 +13,10 @@ Both check the arguments first: by convention a parameter called ``f`` is
 the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
 each analysis checks its other parameters itself.
+
+Both run the analysis on a deep worker when an argument is a deep tree
+(:func:`polypad.ir.deep.deep_entry`): every walker under a decider may
+recurse as deep as the tree, never raising ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import inspect
 from polypad.arguments import expect, expect_budget
 from polypad.budget import counting_time_limits, run_within
 from polypad.errors import UnmodelledError
+from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_alias_or_vector, first_opaque
 
@@ -55,7 +60,7 @@ def decider(fn):
             decided = dataclasses.replace(decided, timed_out=True)
         return decided
 
-    return budgeted
+    return deep_entry(budgeted)
 
 
 def bounded(fn):
@@ -78,7 +83,7 @@ def bounded(fn):
             raise UnmodelledError(f"{f.name!r} cannot be modelled: {opaque}")
         return run_within(budget, lambda: fn(*args, **kwargs), give_up)
 
-    return budgeted
+    return deep_entry(budgeted)
 
 
 # The analyses that reason about values (the prover and what is built on it), which

@@ -197,6 +197,10 @@ class Dependences:
         missing = self.all().domain().union(self.all().range()).subtract(new_schedule.domain())
         if not missing.is_empty():
             raise PolypadError(f"the new schedule does not place the instances {missing}")
+        # A dimension with one value everywhere orders nothing; in a deep nest most
+        # are (sequence positions, loops of extent 1), and each one more is a case
+        # of the lexicographic order below.
+        new_schedule = fi.drop_constant_dims(new_schedule)
         order = new_schedule.lex_ge_union_map(new_schedule)  # src -> dst not strictly after
         fallback = None
         for kind in ("flow", "output", "anti"):

@@ -22,6 +22,7 @@ import z3
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.show import show
 from polypad.model import Z3Env
 from polypad.model.z3conv import int_binary, int_cast
@@ -88,6 +89,7 @@ class _Converter:
         self.env = env
         self.ctx = env.ctx
 
+    @guarded  # a step of a recursive walk (polypad.ir.deep), as z3conv's is
     def convert(self, e: n.Expr) -> z3.ExprRef:
         env, c = self.env, self.convert
         match e:

@@ -175,10 +175,14 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
     when = inst.statement_time(ours[src_name], depth).intersect_domain(at).range()
     earlier_writes = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
     reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
+    seen: set[int] = set()  # a long sum reads one element many times, with one relation
     for s in model.statements:
         times = inst.statement_time(s, depth)
         up_to = times.intersect_range(times.range().lex_le_set(when).domain()).domain()
         for a in s.accesses:
+            if a.kind == "read" and id(a.relation) in seen:
+                continue
+            seen.add(id(a.relation))
             if a.kind == "read":
                 reads = reads.union(isl.UnionSet(a.relation.intersect_domain(up_to).range()))
             elif s.name in ours:

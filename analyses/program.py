@@ -287,7 +287,13 @@ class Program:
                 shared += 1
             out = isl.Map.empty(pairs.get_space())
             same = pairs  # the first j counters agree
+            fixed_a, fixed_b = dom_a.detect_equalities(), dom_b.detect_equalities()
             for j in range(shared):
+                value = _fixed(fixed_a, j)
+                if value is not None and value == _fixed(fixed_b, j):
+                    # One value on both sides (a loop of extent 1): the counters agree,
+                    # and no case of the order starts here.  A deep nest has many.
+                    continue
                 out = out.union(same.order_lt(isl.dim_type.in_, j, isl.dim_type.out, j))
                 same = same.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
             if a.slots[shared] < b.slots[shared]:
@@ -398,6 +404,12 @@ class Program:
                     continue
                 out = out.union(pairs.apply_range(self.before(w_site, target)))
         return out.coalesce()
+
+
+def _fixed(domain: isl.Set, k: int) -> int | None:
+    """The value ``domain`` plainly fixes its dimension ``k`` to, or ``None``."""
+    value = domain.plain_get_val_if_fixed(isl.dim_type.set, k)
+    return None if value.is_nan() else value.to_python()
 
 
 # Programs of the functions asked about most recently, keyed by identity (a

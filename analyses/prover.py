@@ -497,8 +497,13 @@ def _solver(ctx: z3.Context, strict: bool = False) -> z3.Solver:
     return z3.Then("simplify", "smt", ctx=ctx).solver()
 
 
-def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
+def known_value(load: n.BufferLoad, context: Context, *,
+                max_size: int | None = None) -> n.Expr | None:
     """A value proven equal to ``load`` at ``context`` (from assumptions or stores), or None.
+
+    With ``max_size``, only constants and candidates of at most that many
+    nodes are tried: a caller that would not use a bigger value does not pay
+    for its proof (a stored 10,000-term sum).
 
     Candidates come from the facts about the element, then from equalities in
     the conditions on data around the point (``if A[0] == n:`` offers ``n``,
@@ -511,9 +516,19 @@ def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
     expect(load, n.BufferLoad, "load", "known_value")
     expect(context, Context, "context", "known_value")
     for candidate in _candidates(load, context):
+        if max_size is not None and _bigger_than(candidate, max_size):
+            continue
         if prove(load.equal(candidate), context):
             return candidate
     return None
+
+
+def _bigger_than(e: n.Expr, limit: int) -> bool:
+    """Whether ``e`` is not a constant and has more than ``limit`` nodes (counted up to
+    the first one past the limit)."""
+    if isinstance(e, (n.IntImm, n.FloatImm, n.BoolImm)):
+        return False
+    return any(k >= limit for k, _ in enumerate(walk(e)))
 
 
 def _candidates(load: n.BufferLoad, context: Context):

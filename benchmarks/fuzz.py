@@ -7,7 +7,8 @@ hypothesis engine, no shrinking): three in four are loop nests of
 integer arithmetic that wraps, assumptions on ``n`` and on buffer elements,
 prover probes), one in four are the structural deciders' programs (adjacent
 loops, a local buffer).  For each case, ``tests/fuzz_support.py`` runs every
-pass and asks ``is_no_op`` of three statements, ``can_remove_conditional``
+pass (each verifying its result: ``fuzz_support`` sets
+``POLYPAD_VERIFY_PASSES``) and asks ``is_no_op`` of three statements, ``can_remove_conditional``
 of two ifs and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies
 every schedule primitive, and both compare executions on inputs that satisfy
 the assumptions.

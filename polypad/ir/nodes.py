@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from polypad.errors import DTypeError, NotFoundError
+from polypad.errors import DTypeError, NotFoundError, VerifyError
 
 from .deep import guard_generated_methods
 from .operators import ExprOps
@@ -328,6 +328,14 @@ class Stmt:
 
     span: Span | None = field(default=None, compare=False, kw_only=True, repr=False)
 
+    def __post_init__(self) -> None:
+        # Children are checked as the statement is made, so that a rewriter that
+        # returns None for a child it removed fails there, not in a later pass.
+        # Statements are few beside expressions, so this costs little.
+        problems = _field_problems(self)
+        if problems:
+            raise VerifyError("ill-formed IR: " + "; ".join(problems))
+
 
 @dataclass(frozen=True, slots=True)
 class For(Stmt):
@@ -523,5 +531,8 @@ from .nodes_tvm import (  # noqa: E402, F401
 # Generated equality, hashing and repr recurse: run them on a deep worker too.
 guard_generated_methods(Expr, Stmt, PrimFunc, IRModule, skip=(Var,))
 
-from .block_header import fit as _fit_header  # noqa: E402  (it reads the nodes above)
+from .block_header import fit as _fit_header  # noqa: E402, I001  (it reads the nodes above)
 from .nodes_block import BlockAxis, BlockHeader, BufferRegion  # noqa: E402, F401
+
+# Imported last: it reads the annotations of the classes above.
+from .field_types import field_problems as _field_problems  # noqa: E402, I001

@@ -1,6 +1,9 @@
 """The well-formedness check every pass must preserve ("valid IR in, valid IR out").
 
 A function is well formed when:
+- every field holds what the grammar says (:mod:`.field_types`): a statement
+  where a statement is required (never ``None``), expressions where
+  expressions are;
 - every variable is defined before use (parameter, loop counter or let) and
   no binding shadows itself;
 - every buffer used is a parameter or allocated in an enclosing scope, and
@@ -20,6 +23,7 @@ A function is well formed when:
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 from polypad.arguments import expect
@@ -27,6 +31,7 @@ from polypad.errors import VerifyError
 
 from . import dtypes
 from .block_header import layout
+from .field_types import field_problems
 from .nodes import (
     Allocate,
     And,
@@ -70,6 +75,16 @@ class _Verifier(Visitor):
 
     def report(self, message: str) -> None:
         self.problems.append(message)
+
+    def visit(self, node) -> None:
+        # A node whose fields break the grammar is reported and not looked into:
+        # the checks below read its children's dtypes.
+        wrong = field_problems(node)
+        if wrong:
+            where = _where(node)
+            self.problems.extend(f"{problem}{where}" for problem in wrong)
+            return
+        super().visit(node)
 
     @contextmanager
     def scope_var(self, var: Var):
@@ -318,6 +333,30 @@ class _Verifier(Visitor):
             self.expect(node.args[0], "bool", f"the argument of T.{node.op}")
 
 
+def _where(node) -> str:
+    """`` (in ...)``: the node, for a message, as far as it can be shown."""
+    match node:
+        case For():
+            text = f"loop {node.var.name}"
+        case IfThenElse():
+            text = f"if {show(node.condition)}" if isinstance(node.condition, Expr) else "if"
+        case LetStmt():
+            text = f"let {node.var.name}"
+        case BufferStore() if isinstance(node.buffer, Buffer):
+            text = f"store to {node.buffer.name}"
+        case Block():
+            text = f"block {node.name!r}"
+        case Allocate() if isinstance(node.buffer, Buffer):
+            text = f"allocation of {node.buffer.name}"
+        case PrimFunc():
+            text = f"function {node.name}"
+        case _:
+            text = type(node).__name__
+    span = getattr(node, "span", None)
+    line = f" at line {span.line}" if span is not None else ""
+    return f" (in {text}{line})"
+
+
 def problems(node: PrimFunc | IRModule) -> list[str]:
     """Every well-formedness problem of ``node``, as readable sentences."""
     expect(node, (PrimFunc, IRModule), "node", "verify")
@@ -332,3 +371,16 @@ def verify(node: PrimFunc | IRModule) -> None:
     if found:
         name = getattr(node, "name", "")
         raise VerifyError(f"{name} is not well formed:\n  " + "\n  ".join(found))
+
+
+def checked_result(out: PrimFunc, before: PrimFunc, where: str) -> PrimFunc:
+    """``out``, what pass or primitive ``where`` made of ``before``, verified when the
+    environment variable ``POLYPAD_VERIFY_PASSES`` is set ("valid IR in, valid IR
+    out"; the test suite and the fuzzer set it): a :class:`VerifyError` names
+    ``where`` and every problem, at the rewrite that made them."""
+    if out is not before and os.environ.get("POLYPAD_VERIFY_PASSES"):
+        found = problems(out)
+        if found:
+            raise VerifyError(f"{where} built ill-formed IR from {before.name}:\n  "
+                              + "\n  ".join(found))
+    return out

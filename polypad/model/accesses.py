@@ -52,12 +52,18 @@ def statement_accesses(
         relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, domain)
         owner, indices = through_view(stmt.buffer, stmt.indices)
         out.append(Access("write", owner, indices, stmt, relation.intersect_domain(domain), may))
+    # A long expression reads the same element many times (`A[i] + A[i] + ...`):
+    # each distinct access and path is converted once.
+    reads: dict = {}
     for load, path in _reads(leaf):
-        relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
-        where, exact = _path_set(path, space, domain)
+        key = (load.buffer, load.indices, path)
+        found = reads.get(key)
+        if found is None:
+            relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
+            where, exact = _path_set(path, space, domain)
+            found = reads[key] = (relation.intersect_domain(where), may or not exact)
         owner, indices = through_view(load.buffer, load.indices)
-        out.append(Access("read", owner, indices, load,
-                          relation.intersect_domain(where), may or not exact))
+        out.append(Access("read", owner, indices, load, *found))
     return tuple(out)
 
 

@@ -201,12 +201,32 @@ def to_map(space: AffineSpace, pw_affs: Sequence[isl.PwAff], range_name: str | N
         if range_name is not None:
             rng = rng.set_tuple_name(isl.dim_type.set, range_name)
         return isl.Map.from_domain_and_range(space.universe, isl.Set.universe(rng))
-    out = isl.Map.from_pw_aff(pw_affs[0])
-    for pa in pw_affs[1:]:
-        out = out.flat_range_product(isl.Map.from_pw_aff(pa))
+    out = _from_affs(pw_affs)
+    if out is None:
+        out = isl.Map.from_pw_aff(pw_affs[0])
+        for pa in pw_affs[1:]:
+            out = out.flat_range_product(isl.Map.from_pw_aff(pa))
     if range_name is not None:
         out = out.set_tuple_name(isl.dim_type.out, range_name)
     return out
+
+
+def _from_affs(pw_affs: Sequence[isl.PwAff]) -> isl.Map | None:
+    """The map of ``pw_affs`` built at once when each is one affine piece on the whole
+    domain (as loop counters and constants are), else ``None``.
+
+    A product of one-output maps, one at a time, costs a copy of the growing
+    map per output: the schedule of a 64-deep nest has 129.
+    """
+    affs = isl.AffList.alloc(pw_affs[0].get_ctx(), len(pw_affs))
+    for pa in pw_affs:
+        if not pa.isa_aff():  # one piece, on the universe
+            return None
+        affs = affs.add(pa.as_aff())
+    domain = pw_affs[0].get_domain_space()
+    values = domain.params().set_from_params().add_dims(isl.dim_type.set, len(pw_affs))
+    space = isl.Space.map_from_domain_and_range(domain, values)
+    return isl.Map.from_multi_aff(isl.MultiAff.from_aff_list(space, affs))
 
 
 def floor_div(pa: isl.PwAff, divisor: int) -> isl.PwAff:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.concurrency import Recent
 from polypad.errors import NotAffineError, UnmodelledError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
@@ -23,6 +24,13 @@ from .model import Model, StatementModel
 from .nest import collect
 from .schedule import time_map
 
+# Models of the functions asked about most recently, keyed by identity (a PrimFunc
+# hashes structurally, which costs a walk of the whole tree): a pass asks one
+# decider after another about the same function, and a 64-deep nest's model
+# costs a tenth of a second.  A model is not changed once built (its names may
+# gain the variables later conversions name).
+_MODELS = Recent(16)
+
 
 @deep_entry
 def extract(func: n.PrimFunc) -> Model:
@@ -32,11 +40,19 @@ def extract(func: n.PrimFunc) -> Model:
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
     statement's ``may`` flag records it).  A construct it cannot model at all
     (an opaque TVM intrinsic, ``T.attr``...) raises
-    :class:`~polypad.errors.UnmodelledError` naming it and its line.
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.  The model
+    of a function asked about recently is the one built then.
 
     >>> m = extract(f)
     >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
     """
+    found = _MODELS.get((func,))
+    if found is not None:
+        return found
+    return _MODELS.put((func,), _extract(func))
+
+
+def _extract(func: n.PrimFunc) -> Model:
     opaque = first_opaque(func)
     if opaque is not None:
         raise UnmodelledError(f"{func.name!r} cannot be modelled: {opaque}")

@@ -49,6 +49,7 @@ from polypad.ir.deep import guarded
 from polypad.ir.opaque import OPAQUE
 from polypad.ir.show import show
 from polypad.ir.views import through_view
+from polypad.ir.visitor import walk
 
 from .ranges import Range, Ranges, dtype_range
 
@@ -79,6 +80,10 @@ class Z3Env:
         #: Uninterpreted math applications: (op, args, term, the known points' conditions).
         self.applications: list[tuple] = []
         self._names: set[str] = set()
+        #: Terms of the expressions :func:`to_z3` converted, by structure (see there),
+        #: and of the loads converted outside any let.
+        self._terms: dict[n.Expr, z3.ExprRef] = {}
+        self._loads: dict[n.BufferLoad, z3.ExprRef] = {}
 
     # ------------------------------------------------------------ symbols
 
@@ -194,8 +199,24 @@ class Z3Env:
 
 
 def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
-    """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted)."""
-    return _convert(expr, env if env is not None else Z3Env())
+    """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted).
+
+    An expression converted again in the same env is the same term, looked up
+    instead of rebuilt: a prover converts a stored value for its goal, for the
+    model's value and for the counterexample, and a 10,000-term sum costs a
+    tenth of a second each time.  Not one holding ``T.undef()`` (each
+    occurrence is a fresh constant), nor while a ``let`` is bound.
+    """
+    if env is None:
+        return _convert(expr, Z3Env())
+    if env._bound:
+        return _convert(expr, env)
+    term = env._terms.get(expr)
+    if term is None:
+        term = _convert(expr, env)
+        if not any(isinstance(x, n.Call) and x.op == "undef" for x in walk(expr)):
+            env._terms[expr] = term
+    return term
 
 
 # Exact values of math functions at a few points (exp(0) = 1, ...): Z3 leaves the
@@ -314,6 +335,15 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
             return z3.RealVal(repr(v), env.ctx)  # "0.1" is 1/10, as the author wrote it
         case n.BoolImm(value=v):
             return z3.BoolVal(v, env.ctx)
+        case n.Add(a=n.Add(), b=b) if not dtypes.is_int(e.dtype):
+            # A chain of float additions is one n-ary sum: equal over the reals,
+            # and built in one call instead of one Python operator per term.
+            terms = [b]
+            while isinstance(e.a, n.Add) and e.a.dtype == e.dtype:
+                e = e.a
+                terms.append(e.b)
+            terms.append(e.a)
+            return z3.Sum(*[c(x) for x in reversed(terms)])
         case n.Add(a=a, b=b):
             return c(a) + c(b)
         case n.Sub(a=a, b=b):
@@ -359,7 +389,14 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
             return _cast(c(v), v.dtype, dtype)
         case n.BufferLoad(buffer=buf, indices=idx):
             buf, idx = through_view(buf, idx)  # a view reads its memory owner's elements
-            return env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]), buf.dtype)
+            # A long expression reads the same element many times: one term each.
+            term = None if env._bound else env._loads.get(e)
+            if term is None:
+                term = env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]),
+                                    buf.dtype)
+                if not env._bound:
+                    env._loads[e] = term
+            return term
         case n.Call(op=op) if op in OPAQUE:
             raise PolypadError(f"T.{op} is an opaque TVM intrinsic, with no value in Z3")
         case n.Call(op="assume" | "likely", args=(arg,)):

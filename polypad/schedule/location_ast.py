@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and
@@ -43,18 +44,26 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stm
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
     parameters); ``None`` when no instance runs."""
+    times = [model.statement(name).time.intersect_domain(domain)
+             for name, domain in instances.items()]
+    size = max((time.dim(isl.dim_type.out) for time in times), default=0)
+    # A time dimension with one value for every instance orders nothing, and costs
+    # ISL's AST generation a level: in a deep nest most are.  The iterators keep the
+    # numbers of the dimensions they stand for.
+    constant = constant_dims(times) if all(
+        time.dim(isl.dim_type.out) == size for time in times) else []
     schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    size = 0
-    for name, domain in instances.items():
-        time = model.statement(name).time.intersect_domain(domain)
-        size = max(size, time.dim(isl.dim_type.out))
+    for time in times:
+        for k in reversed(constant):
+            time = time.project_out(isl.dim_type.out, k, 1)
         schedule = schedule.union(isl.UnionMap.from_map(time))
     if schedule.is_empty():
         return None
     build = isl.AstBuild.from_context(context)
-    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
+    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size - len(constant))
     for k in range(size):
-        ids = ids.add(isl.Id(f"{_ITER}{k}"))
+        if k not in constant:
+            ids = ids.add(isl.Id(f"{_ITER}{k}"))
     node = build.set_iterators(ids).node_from_schedule_map(schedule)
     return _Emitter(model, context).stmt(node)
 

@@ -6,6 +6,10 @@ Primitives live in mixins, one module per family, and are declared with
 primitive called from inside another primitive is not recorded again, so
 ``sequential_buffer_access``, which applies ``distribute`` and
 ``reorder_by_map``, is recorded as the one call the user made.
+
+A primitive on a deep function (a 10,000-term sum, a 64-deep nest) runs on a
+deep worker (:mod:`polypad.ir.deep`), as passes and deciders do: nothing
+under it raises ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import inspect
 from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import in_worker, is_deep, run_deep
+from polypad.ir.verify import checked_result
 from polypad.script.derive_header import attach_headers
 
 from .trace import Step, Trace
@@ -34,6 +40,8 @@ def primitive(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        if not in_worker() and is_deep(self.func):
+            return run_deep(wrapper, self, *args, **kwargs)
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         check_references(bound.arguments, where)
@@ -46,6 +54,7 @@ def primitive(method):
         new_func, result = out if isinstance(out, tuple) else (out, None)
         if not isinstance(new_func, n.PrimFunc):
             raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
+        checked_result(new_func, self.func, method.__name__)
         self._install(new_func)
         if outermost:
             # A ``*loops`` parameter is recorded as "*loops" so the step prints and

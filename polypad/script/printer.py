@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 
+from ..errors import VerifyError
 from ..ir import intrinsics
 from ..ir.deep import guarded
 from ..ir.nodes import (
@@ -210,7 +211,8 @@ class _Printer(BlockPrinting, LoweredPrinter):
     def stmt(self, s: Stmt, indent: int) -> None:
         method = getattr(self, "_" + type(s).__name__, None)
         if method is None:
-            raise TypeError(f"script() cannot print the statement {type(s).__name__}")
+            raise VerifyError(f"script() cannot print the statement {type(s).__name__}: "
+                              "the IR is not well formed (pp.verify says where)")
         method(s, indent)
 
     def _SeqStmt(self, s: SeqStmt, indent: int) -> None:
@@ -313,7 +315,8 @@ class _Printer(BlockPrinting, LoweredPrinter):
         if isinstance(e, Compare):
             a, b = self._operand(e.a, e.b, CMP + 1), self._operand(e.b, e.a, CMP + 1)
             return f"{a} {_CMP[type(e)]} {b}", CMP
-        raise TypeError(f"script() cannot print the expression {type(e).__name__}")
+        raise VerifyError(f"script() cannot print the expression {type(e).__name__}: "
+                          "the IR is not well formed (pp.verify says where)")
 
     def _operand(self, x: Expr, sibling: Expr, need: int) -> str:
         """``x`` beside ``sibling``, parenthesized unless it binds at least ``need``."""

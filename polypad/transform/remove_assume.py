@@ -32,6 +32,7 @@ from __future__ import annotations
 from polypad.arguments import expect
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Evaluate, PrimFunc
+from polypad.ir.verify import checked_result
 from polypad.ir.visitor import walk
 
 from ._removal import StatementRemover
@@ -56,7 +57,7 @@ class _RemoveAssume(StatementRemover):
 def remove_assume(func: PrimFunc) -> PrimFunc:
     """``func`` without its ``T.assume`` statements (the same object if it had none)."""
     expect(func, PrimFunc, "func", "remove_assume")
-    return _RemoveAssume(keep_checkable=False).visit(func)
+    return checked_result(_RemoveAssume(keep_checkable=False).visit(func), func, "remove_assume")
 
 
 def remove_uncheckable_assume(func: PrimFunc) -> PrimFunc:
@@ -64,4 +65,5 @@ def remove_uncheckable_assume(func: PrimFunc) -> PrimFunc:
 
     The others stay, for the targets to check at run time.
     """
-    return _RemoveAssume(keep_checkable=True).visit(func)
+    return checked_result(_RemoveAssume(keep_checkable=True).visit(func), func,
+                          "remove_uncheckable_assume")

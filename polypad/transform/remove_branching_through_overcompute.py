@@ -43,6 +43,7 @@ from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
 from polypad.errors import ArgumentValueError, BudgetExceeded, NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import deep_entry
 from polypad.ir.locate import find_block
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
@@ -77,6 +78,7 @@ class BranchingReport:
         return "\n".join(str(e) for e in self.entries) or "no conditionals"
 
 
+@deep_entry
 def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
                                           strict_ieee: bool = False,
                                           sweeps: int | None = None,

@@ -45,6 +45,7 @@ from polypad.ir.nodes import (
     Var,
 )
 from polypad.ir.substitute import free_vars
+from polypad.ir.verify import checked_result
 from polypad.ir.visitor import walk
 
 from ._removal import StatementRemover
@@ -81,7 +82,7 @@ def remove_store_undef(func: PrimFunc) -> PrimFunc:
     """
     expect(func, PrimFunc, "func", "remove_store_undef")
     rewriter = _RemoveStoreUndef()
-    result = rewriter.visit(func)
+    result = checked_result(rewriter.visit(func), func, "remove_store_undef")
     _check_no_undef(result, rewriter.undef_vars)
     return result
 

@@ -86,7 +86,7 @@ def simplify(func: n.PrimFunc) -> n.PrimFunc:
     for _ in range(MAX_ROUNDS):
         simplifier = _Simplifier(func)
         body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
-        if body is func.body:
+        if body is func.body or (body is None and _is_empty(func.body)):
             return func
         func = dataclasses.replace(func, body=NO_OP if body is None else body)
         if not simplifier.learned:
@@ -164,6 +164,8 @@ class _Simplifier:
                 ctx = self.assume(child.value.args[0], ctx)
         merged = self.merge(items)
         stmts = [x for x, _ in merged]
+        if not stmts:
+            return None  # `pass`, or statements that were all removed
         if len(stmts) == len(s.stmts) and all(a is b for a, b in zip(stmts, s.stmts)):
             return s
         return sequence(*stmts)
@@ -239,6 +241,11 @@ class _Simplifier:
         if value is s.value and body is s.body:
             return s
         return dataclasses.replace(s, value=value, body=body)
+
+
+def _is_empty(body: n.Stmt) -> bool:
+    """Whether ``body`` runs nothing: ``pass`` (an empty ``SeqStmt``)."""
+    return isinstance(body, n.SeqStmt) and not body.stmts
 
 
 def _loads(*exprs: n.Expr) -> int:
