@@ -397,6 +397,7 @@ class Block(Stmt):
     header: BlockHeader | None = None
 
     def __post_init__(self) -> None:
+        Stmt.__post_init__(self)  # the children's grammar first: the header reads the body
         if self.header is not None:
             object.__setattr__(self, "header", _fit_header(self.body, self.header))
 
