@@ -33,6 +33,7 @@ from polypad.model import (
     to_set,
 )
 from polypad.model.affine import to_pw_aff
+from polypad.model.isl_helpers import empty_union_map
 
 from .ast_to_ir import AstToIR, user_call
 
@@ -43,7 +44,7 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stm
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
     parameters); ``None`` when no instance runs."""
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    schedule = empty_union_map()
     size = 0
     for name, domain in instances.items():
         time = model.statement(name).time.intersect_domain(domain)
