@@ -3,8 +3,9 @@
 Given ``at=loop``, the cache is allocated inside the loop, shaped as the box
 of the elements the block touches in one iteration of the loop (and the
 loops around it), and filled or flushed inside each iteration over exactly
-that iteration's region (ISL, as :mod:`.compute_at` computes regions).  The
-block's accesses are shifted to the box's corner.  A register tile:
+that iteration's region (ISL, :mod:`.location_placement`).  The block's
+accesses are shifted to the box's corner (:mod:`.location_box`).  A register
+tile:
 
 Before (``C`` tiled by ``io``/``jo``)::
 
