@@ -1,4 +1,4 @@
-"""The legality rules of the loop primitives, each a named check.
+"""The legality rules of the schedule primitives, each a named check.
 
 A check returns nothing when its primitive may go ahead, and otherwise
 raises :class:`~polypad.errors.IllegalTransformError` whose ``evidence`` is
