@@ -18,14 +18,15 @@ import analyses
 from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
 from polypad.ir.nodes import BoolImm, PrimFunc
+from polypad.semantics import interpreter
+from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
 from . import fastmath as fastmath_flags
-from . import interpreter, numba_runtime
+from . import numba_runtime
 from . import vector_width as widths
 from .checks import kernel_error
 from .emit import emit
 from .kernel import Kernel
-from .lower import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 from .numba_kernel import cache_dir, clear_cache, compile_kernel
 from .precondition import CallCheck
 

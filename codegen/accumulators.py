@@ -52,8 +52,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, ForKind, Var
 from polypad.ir.visitor import children, walk
-
-from .checks import is_check
+from polypad.semantics.lowering import is_check
 
 
 def _bound_inside(loop: ir.For) -> set[Var]:

@@ -8,8 +8,9 @@ An assumption kept by lowering (``check_assumptions=True``, see
 
 Numba can raise only an exception whose class it knows, but it passes
 run-time values along: the second argument numbers the assumption (its
-place in :func:`checked_assumptions`), the rest are the values of its free
-variables (:func:`~codegen.interpreter.free_vars`).  The kernel's call
+place in :func:`~polypad.semantics.lowering.checked_assumptions`), the rest
+are the values of its free variables
+(:func:`~polypad.semantics.interpreter.free_vars`).  The kernel's call
 wrapper hands what the kernel raised to :func:`kernel_error`, which turns it
 into the :class:`~polypad.errors.AssumptionError` the reference executor
 raises for the same failure -- the assumption in script syntax, the
@@ -30,35 +31,16 @@ import numpy as np
 
 from polypad.errors import BoundsCheckError, PolypadError
 from polypad.ir import nodes as ir
-from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Buffer, PrimFunc
-from polypad.ir.visitor import walk
+from polypad.semantics.interpreter import assumption_error, free_vars
+from polypad.semantics.lowering import checked_assumptions
+from polypad.semantics.values import convert
 
-from .interpreter import assumption_error, convert, free_vars
 from .loop_ranges import kernel_range_error
 from .pyexpr import ExprPrinter
 
 #: The first argument of the ``AssertionError`` a failed check raises.
 MARKER = "polypad.assume"
-
-
-def is_check(stmt: ir.Stmt) -> bool:
-    """Whether ``stmt`` is an assumption to check (``Evaluate(T.assume(c))``)."""
-    return isinstance(stmt, ir.Evaluate) and is_call(stmt.value, "assume")
-
-
-def checked_assumptions(func: PrimFunc) -> list[ir.Evaluate]:
-    """The assumptions left in lowered ``func``, distinct by identity, in walk order."""
-    seen: dict[int, ir.Evaluate] = {}
-    for node in walk(func.body):
-        if is_check(node):
-            seen.setdefault(id(node), node)
-    return list(seen.values())
-
-
-def has_check(stmt: ir.Stmt) -> bool:
-    """Whether an assumption check is under ``stmt``."""
-    return any(is_check(node) for node in walk(stmt))
 
 
 def check_lines(stmt: ir.Evaluate, number: int, expr: ExprPrinter) -> list[str]:

@@ -71,9 +71,10 @@ from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.nodes import Buffer, ForKind, PrimFunc, Var
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
+from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 
 from .accumulators import holds_helper, nesting, promotable, touched
-from .checks import check_lines, checked_assumptions, has_check, is_check
+from .checks import check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, flag, vector_helpers
 from .loop_ranges import check_lines as range_check_lines

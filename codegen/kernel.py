@@ -15,7 +15,6 @@ polypad's error by the ``explain`` function the build supplies (see
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -25,16 +24,11 @@ from polypad.errors import ArgumentError
 from polypad.ir import dtypes
 from polypad.ir.nodes import BoolImm, Buffer, BufferStore, Expr, PrimFunc, Var
 from polypad.ir.visitor import walk
+from polypad.semantics.values import numpy_dtype
 
 if TYPE_CHECKING:  # codegen.timing imports this module
     from .precondition import CallCheck
     from .timing import Timing
-
-
-@functools.cache  # the reference executor asks once per value it computes
-def numpy_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype of an IR dtype string."""
-    return np.dtype(dtypes.numpy_name(dtype))
 
 
 def written_buffers(func: PrimFunc) -> set[Buffer]:

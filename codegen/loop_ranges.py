@@ -35,6 +35,7 @@ from polypad.ir import nodes as ir
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.visitor import walk
 from polypad.model.ranges import Range, Ranges, dtype_range
+from polypad.semantics.loop_ranges import range_error
 
 from .pyexpr import ADD, ExprPrinter, constant
 
@@ -117,33 +118,6 @@ def check_lines(loop: ir.For, number: int, low: bool, high: bool,
         condition = f"{extent} > {constant(0, loop.extent.dtype)[0]} and {condition}"
     args = ", ".join([repr(MARKER), str(number), expr(loop.min), expr(loop.extent)])
     return [f"if {condition}:", f"    raise AssertionError({args})"]
-
-
-def _where(loop: ir.For) -> str:
-    if loop.span is None:
-        return ""
-    return f" at {loop.span.filename}:{loop.span.line}"
-
-
-def range_error(func: PrimFunc, loop: ir.For, first: int, extent: int) -> LoopRangeError:
-    """The error for ``loop`` of ``func`` entered with ``min = first``, ``extent``::
-
-        loop 'i' of 'f' at f.py:4 runs from 2147483640 to 2147483649 (min 2147483640,
-        extent 10), outside the range [-2147483648, 2147483647] of its int32 counter
-    """
-    dtype, last = loop.var.dtype, first + extent - 1
-    lo, hi = dtype_range(dtype)
-    return LoopRangeError(
-        f"loop {loop.var.name!r} of {func.name!r}{_where(loop)} runs from {first} to "
-        f"{last} (min {first}, extent {extent}), outside the range [{lo}, {hi}] of its "
-        f"{dtype} counter", var=loop.var.name, dtype=dtype, first=first, last=last)
-
-
-def check_range(func: PrimFunc, loop: ir.For, first: int, extent: int) -> None:
-    """Raise :class:`LoopRangeError` unless a loop entered with these values fits."""
-    lo, hi = dtype_range(loop.var.dtype)
-    if extent > 0 and not (lo <= first and first + extent - 1 <= hi):
-        raise range_error(func, loop, first, extent)
 
 
 def kernel_range_error(func: PrimFunc, error: BaseException) -> LoopRangeError | None:

@@ -38,10 +38,10 @@ from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.semantics.values import numpy_dtype
 
 from . import vector_width as widths
 from .emit import KERNEL_NAME
-from .kernel import numpy_dtype
 
 #: Environment variable that overrides :func:`cache_dir`.
 CACHE_ENV = "POLYPAD_CACHE_DIR"
