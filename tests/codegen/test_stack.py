@@ -4,7 +4,7 @@ import numpy as np
 from codegen_support import copy, random_args
 
 import codegen
-from codegen.stack import MAX_STACK_BYTES, stack_elements
+from codegen.numba.stack import MAX_STACK_BYTES, stack_elements
 from polypad.ir.nodes import Buffer
 from polypad.script import parse
 

@@ -149,7 +149,7 @@ def _import(name: str, source: str, width: int | None):
 
 
 def signature(func: PrimFunc) -> tuple:
-    """The Numba argument types of a checked call (see :mod:`.kernel`)."""
+    """The Numba argument types of a checked call (see :mod:`codegen.calling`)."""
     sig = []
     for param in func.params:
         if isinstance(param, Buffer):
