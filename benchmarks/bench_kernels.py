@@ -12,7 +12,7 @@ One run prints a table (and, with ``--json PATH``, writes it as JSON):
 - the row sum of a 4096 x 4094 float32 array through
   ``polypad.examples.row_summation`` -- unscheduled; with the outer loop
   ``parallel`` (the accumulator is the emitter's own,
-  codegen/accumulators.py); and through ``row_summation.schedule`` (rows in
+  codegen/numba/accumulators.py); and through ``row_summation.schedule`` (rows in
   parallel, each summed in 16 vector lanes by ``rfactor``) -- against
   ``A.sum(axis=1)``; and the unscheduled source with the accumulator edited
   back out (by hand, never polypad output), to show what the accumulator is

@@ -1,5 +1,5 @@
 """Vector width against speed: the measurement behind ``codegen.build``'s default
-``vector_width`` (codegen/vector_width.py).
+``vector_width`` (codegen/numba/vector_width.py).
 
 Each kernel is compiled three ways -- as LLVM tunes it for this CPU (no
 width set), at 256 and at 512 bits -- and timed in one run, the variants'

@@ -12,9 +12,9 @@ An edge goes to the most specific module the statement names:
 ``from polypad.ir.nodes import Var`` one to ``polypad.ir.nodes`` too, and
 ``from codegen import build`` one to ``codegen`` (a package, whose
 ``__init__`` defines the name).  Importing a submodule runs its packages'
-``__init__`` files as well: ``from codegen.lower import lower`` runs
-``polypad/transform/__init__.py`` if ``codegen/lower.py`` imports
-``polypad.transform.remove_assume``.  ``edges(implied=True)`` adds those
+``__init__`` files as well: ``from polypad.transform.simplify import simplify``
+runs ``polypad/transform/__init__.py``, which imports every pass, before
+``simplify.py``.  ``edges(implied=True)`` adds those
 edges too (:attr:`Edge.implied`): from the importer to every package above the
 target that is not a package of the importer itself (whose ``__init__`` is
 already running).

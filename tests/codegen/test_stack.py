@@ -1,4 +1,4 @@
-"""Small allocations on the stack (codegen/stack.py): placement, zero-fill, limits."""
+"""Small allocations on the stack (codegen/numba/stack.py): placement, zero-fill, limits."""
 
 import numpy as np
 from codegen_support import copy, random_args
