@@ -14,10 +14,13 @@ An edge goes to the most specific module the statement names:
 ``__init__`` defines the name).  Importing a submodule runs its packages'
 ``__init__`` files as well: ``from polypad.transform.simplify import simplify``
 runs ``polypad/transform/__init__.py``, which imports every pass, before
-``simplify.py``.  ``edges(implied=True)`` adds those
-edges too (:attr:`Edge.implied`): from the importer to every package above the
-target that is not a package of the importer itself (whose ``__init__`` is
-already running).
+``simplify.py``.  ``edges(implied=True)`` adds those edges too
+(:attr:`Edge.implied`): from the importer to every package above the target
+that is not a package of the importer itself (whose ``__init__`` is already
+running).  ``edges(named_packages=True)`` adds, for every
+``from PACKAGE import name``, an edge to ``PACKAGE`` itself, the importer's own
+package included (also :attr:`Edge.implied`): the stricter reading under which
+``from . import vector_width`` inside a package's module imports the package.
 
 :func:`edges` returns the edges; :func:`cycles` the strongly connected
 components of more than one module (each a set of modules that import one
@@ -128,10 +131,11 @@ def _packages_above(target: str, source: str) -> list[str]:
 
 
 def edges(root: Path = ROOT, packages: Iterable[str] = PACKAGES, *,
-          implied: bool = False) -> list[Edge]:
+          implied: bool = False, named_packages: bool = False) -> list[Edge]:
     """Every import edge between modules of ``packages`` (see the module docstring),
     sorted, one per import statement and target; with ``implied``, also the edges to
-    the packages whose ``__init__`` such an import runs."""
+    the packages whose ``__init__`` such an import runs, and with ``named_packages``
+    to the package a ``from`` import names."""
     known = modules(root, packages)
     found: set[Edge] = set()
     for module, path in known.items():
@@ -144,6 +148,8 @@ def edges(root: Path = ROOT, packages: Iterable[str] = PACKAGES, *,
                 base = _base(node, module, is_package)
                 names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                          for alias in node.names]
+                if named_packages and base in known and base != module and base not in names:
+                    found.add(Edge(module, base, where, rel, node.lineno, implied=True))
             for name in names:
                 target = _resolve(name, known)
                 if target is None or target == module:
@@ -248,11 +254,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="count module-level imports only")
     parser.add_argument("--implied", action="store_true",
                         help="add the edges to the packages whose __init__ an import runs")
+    parser.add_argument("--named-packages", action="store_true",
+                        help="add an edge to the package every `from PACKAGE import` names")
     parser.add_argument("--involving", metavar="PACKAGE,...",
                         help="only the cycles through these packages, each with a shortest "
                              "circle through each of their modules in it")
     options = parser.parse_args(argv)
-    found = edges(implied=options.implied)
+    found = edges(implied=options.implied, named_packages=options.named_packages)
     if options.module_level:
         found = [e for e in found if e.where == MODULE]
     if options.edges:

@@ -29,12 +29,13 @@ from polypad.ir.nodes import PrimFunc
 
 from ..precondition import CallCheck
 from ..target import Executable, Target
-from . import fastmath as fastmath_flags
-from . import runtime
-from . import vector_width as widths
 from .checks import kernel_error
 from .compiler import compile_kernel
 from .emit import emit
+from .fastmath import DEFAULT as DEFAULT_FASTMATH
+from .fastmath import mode as fastmath_mode
+from .runtime import runnable
+from .vector_width import resolve as resolve_width
 
 
 class NumbaTarget(Target):
@@ -43,12 +44,12 @@ class NumbaTarget(Target):
     name = "numba"
     options = ("fastmath", "vector_width", "boundscheck")
 
-    def __init__(self, *, fastmath: bool | str | None = fastmath_flags.DEFAULT,
+    def __init__(self, *, fastmath: bool | str | None = DEFAULT_FASTMATH,
                  vector_width: int | None = None, boundscheck: bool = False):
         #: The fast-math mode: ``None``, ``"contract"`` or ``"full"``.
-        self.fastmath = fastmath_flags.mode(fastmath)
+        self.fastmath = fastmath_mode(fastmath)
         #: The vector width in bits, ``None`` for LLVM's choice.
-        self.vector_width = widths.resolve(vector_width)
+        self.vector_width = resolve_width(vector_width)
         self.boundscheck = boundscheck
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
@@ -60,4 +61,4 @@ class NumbaTarget(Target):
         return Executable(load=lambda: compile_kernel(func, source, width), source=source,
                           tests_precondition=in_kernel is not None,
                           explain=partial(kernel_error, func, in_kernel),
-                          runnable=partial(runtime.runnable, width=width))
+                          runnable=partial(runnable, width=width))
