@@ -186,3 +186,6 @@ def test_what_targets_share_imports_no_target_and_the_semantics_no_analyses(monk
                 and not e.source.startswith("codegen")
                 and e.source not in ("polypad.cli", "polypad.demo")]
     assert graph.involving(graph.cycles(edges), ["codegen", "polypad.semantics"]) == []
+    # Nor where `from PACKAGE import name` counts as an import of the package too.
+    strict = graph.edges(named_packages=True)
+    assert graph.involving(graph.cycles(strict), ["codegen", "polypad.semantics"]) == []
