@@ -2,27 +2,22 @@
 
 ``codegen.build`` builds a function that stays inside its buffers for some
 parameter values only (:func:`analyses.bounds_precondition`, e.g. ``n < 29``)
-and checks the values of each call against that condition.  The Numba kernel
-tests it in its first lines, once, before its loops::
-
-    @numba.njit(cache=True, fastmath={"contract"}, error_model="numpy")
-    def kernel(A, n):
-        if not (n < 29):
-            raise AssertionError("polypad.precondition", n)
-        for i in range(n):
-            ...
-
-and the kernel's call wrapper turns the ``AssertionError`` into an
-:class:`~polypad.errors.OutOfBoundsError` (:meth:`CallCheck.kernel_error`).
-The reference executor tests the same condition before it runs.
+and checks the values of each call against that condition: either the
+kernel's call wrapper tests it (:meth:`CallCheck.check`), before calling the
+kernel, or a target's compiled code tests it itself, once, before its loops
+(the Numba kernel in its first lines, :mod:`codegen.numba.checks`), and the
+call wrapper turns what the kernel raised into the same
+:class:`~polypad.errors.OutOfBoundsError` (:meth:`CallCheck.error`).  The
+reference executor's condition is always tested by the wrapper.
 
 The condition is isl's, over exact integers, so it is printed without the
-wrap-around of the IR's fixed-width arithmetic (:func:`exact_source`):
-Numba computes it on the arguments as 64-bit integers, which is exact when
-interval arithmetic shows that no intermediate value leaves ``int64``.  When
-one might (a large coefficient on an ``int64`` parameter, or a ``uint64``
-parameter, which Numba would mix into floats), the wrapper tests it before
-calling the kernel instead, in Python's unbounded integers.
+wrap-around of the IR's fixed-width arithmetic (:func:`exact_source`, Python
+syntax).  A compiled kernel computes it on the arguments as 64-bit integers,
+which is exact when interval arithmetic shows that no intermediate value
+leaves ``int64`` (:attr:`CallCheck.fits_int64`).  When one might (a large
+coefficient on an ``int64`` parameter, or a ``uint64`` parameter, which
+Numba would mix into floats), the wrapper tests it before calling the kernel
+instead, in Python's unbounded integers.
 """
 
 from __future__ import annotations
@@ -34,9 +29,6 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.show import show
 from polypad.model.ranges import Range, dtype_range
-
-#: The first argument of the ``AssertionError`` a failed check raises in a kernel.
-MARKER = "polypad.precondition"
 
 _INT64 = dtype_range("int64")
 _BINARY = {ir.Add: "+", ir.Sub: "-", ir.Mul: "*", ir.FloorDiv: "//", ir.FloorMod: "%",
@@ -61,18 +53,10 @@ class CallCheck:
         text = exact_source(self.condition, names.__getitem__)
         self._test: Callable[..., bool] = eval(  # our own printed source
             f"lambda {', '.join(names.values())}: {text}", {"min": min, "max": max})
-        #: Whether Numba computes the condition exactly (see the module docstring).
-        self.in_kernel = all(dtypes.is_int(v.dtype) and not v.dtype.startswith("uint")
+        #: Whether 64-bit integer arithmetic computes the condition exactly (see the
+        #: module docstring): a compiled kernel may then test it itself.
+        self.fits_int64 = all(dtypes.is_int(v.dtype) and not v.dtype.startswith("uint")
                              for v in self.variables) and _fits_int64(self.condition)
-
-    def lines(self, name: Callable[[ir.Var], str]) -> list[str]:
-        """The two lines (unindented) that test the condition in the kernel."""
-        args = ", ".join([repr(MARKER), *(name(v) for v in self.variables)])
-        text = exact_source(self.condition, name)
-        if not text.startswith("("):  # every other form starts with its own parenthesis
-            text = f"({text})"
-        return [f"if not {text}:",
-                f"    raise AssertionError({args})"]
 
     def check(self, values: Sequence) -> None:
         """Raise :class:`OutOfBoundsError` unless the arguments ``values`` (checked,
@@ -80,12 +64,6 @@ class CallCheck:
         scalars = [values[k] for k in self._positions]
         if not self._test(*scalars):
             raise self.error(scalars)
-
-    def kernel_error(self, error: BaseException) -> OutOfBoundsError | None:
-        """The error for a failed check in the kernel, or None for another error."""
-        if isinstance(error, AssertionError) and error.args[:1] == (MARKER,):
-            return self.error([int(v) for v in error.args[1:]])
-        return None
 
     def error(self, scalars: Sequence[int]) -> OutOfBoundsError:
         """The error of a call with these values of :attr:`variables`::

@@ -514,6 +514,7 @@ LAYERS = [
     ("script", ["polypad.script"]),
     ("model", ["polypad.model"]),
     ("layout", ["polypad.layout"]),
+    ("semantics", ["polypad.semantics"]),
     ("analyses", ["analyses"]),
     ("transform", ["polypad.transform"]),
     ("schedule", ["polypad.schedule"]),

@@ -14,8 +14,8 @@ import analyses
 import codegen
 import polypad as pp
 from analyses import dataflow
-from codegen.emit import emit
-from codegen.numba_kernel import compile_kernel
+from codegen.numba.compiler import compile_kernel
+from codegen.numba.emit import emit
 from polypad.errors import PolypadError, TooDeepError
 from polypad.ir import deep
 from polypad.ir import nodes as n

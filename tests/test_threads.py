@@ -22,7 +22,7 @@ import rfc_questions as rq
 
 import codegen
 import polypad as pp
-from codegen import numba_kernel
+from codegen.numba import compiler
 from polypad.examples import conv_layer, row_summation
 from polypad.schedule import Schedule
 from polypad.script import parse
@@ -122,15 +122,15 @@ def test_four_threads_give_the_single_threaded_answers(single_threaded):
 
 
 def test_one_module_written_and_imported_by_many_threads_at_once(tmp_path, monkeypatch):
-    monkeypatch.setenv(numba_kernel.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(compiler.CACHE_ENV, str(tmp_path))
     # A module of its own: the kernel cache of this process must not keep one from tmp_path.
     source = codegen.build(row_summation.schedule().func).source + "\n# test_threads\n"
-    path = tmp_path / f"{numba_kernel.module_name(source)}.py"
+    path = tmp_path / f"{compiler.module_name(source)}.py"
     seen, start = [], threading.Barrier(8)
 
     def write_and_read():
         start.wait()
-        numba_kernel._write(path, source)
+        compiler._write(path, source)
         seen.append(path.read_text())
 
     threads = [threading.Thread(target=write_and_read) for _ in range(8)]
@@ -143,7 +143,7 @@ def test_one_module_written_and_imported_by_many_threads_at_once(tmp_path, monke
 
     def load():
         start.wait()
-        return numba_kernel.load(source)
+        return compiler.load(source)
 
     with ThreadPoolExecutor(8) as pool:
         dispatchers = list(pool.map(lambda _: load(), range(8)))
@@ -158,7 +158,7 @@ PROCESS_STEMS = ["implicit_default_step2", "elementwise_transform_b", "conv1d_tr
 
 def _in_a_child(stem: str) -> tuple:
     answers = rq.ask_all(rq.questions([stem]))
-    return answers, _row_sum_kernel("numba"), codegen.numba_runtime._serial_only
+    return answers, _row_sum_kernel("numba"), codegen.numba.runtime._serial_only
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
@@ -175,7 +175,7 @@ def test_process_pools_give_the_same_answers(method):
         got.update(answers)
         assert child_kernel == kernel
         # A forked child of a process that started GNU OpenMP runs the serial build.
-        assert serial == (method == "fork" and codegen.numba_runtime._layer() == "omp"
+        assert serial == (method == "fork" and codegen.numba.runtime._layer() == "omp"
                           and _gnu_openmp())
     assert rq.differences(got, want) == []
 

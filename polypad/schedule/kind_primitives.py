@@ -5,7 +5,7 @@ Loops are named as :mod:`polypad.ir.loop_names` names them (the variable's
 name where unique, else ``block/var`` or ``var#k``), or passed as ``For``
 nodes.  The kinds print as TVMScript does (``T.parallel``,
 ``T.vectorized``, ``T.unroll``) and the Numba target runs them
-(:mod:`codegen.emit`: ``numba.prange``, a fast-math helper, the body
+(:mod:`codegen.numba.emit`: ``numba.prange``, a fast-math helper, the body
 written out per iteration).
 
 ``parallel`` and ``vectorize`` let the iterations of a loop run in any
@@ -98,7 +98,7 @@ class KindPrimitives:
 
         Always legal: the iterations keep their order.  The extent must be a
         constant (the Numba target writes out constant-bound loops of up to
-        :data:`codegen.emit.MAX_UNROLL` iterations and keeps longer ones).
+        :data:`codegen.numba.emit.MAX_UNROLL` iterations and keeps longer ones).
 
         Before::
 

@@ -6,7 +6,7 @@ iteration of a loop, is allocated in that loop, shaped as the box of what
 one iteration touches.  After ``compute_at`` has moved a producer into its
 consumer's tile, this is what turns the producer's full-size buffer into a
 tile that fits in registers (and that the Numba target allocates on the
-stack, :mod:`codegen.emit`).
+stack, :mod:`codegen.numba.emit`).
 
 Before (``conv`` computed at ``c_0``, tiles of 5 x 8)::
 

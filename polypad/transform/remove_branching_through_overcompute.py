@@ -45,11 +45,11 @@ from polypad.errors import ArgumentValueError, BudgetExceeded, NotFoundError, Po
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.ir.locate import find_block
+from polypad.ir.removal import StatementRemover
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 
 from ._budget import budgeted_pass
-from ._removal import StatementRemover
 
 
 @dataclass(frozen=True)

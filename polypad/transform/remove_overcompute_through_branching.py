@@ -68,11 +68,11 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
+from polypad.ir.removal import NO_OP, StatementRemover
 from polypad.ir.visitor import Rewriter, children
 
 from ._budget import budgeted_pass
 from ._isl_context import IslFacts
-from ._removal import NO_OP, StatementRemover
 from .hoist_expression import HoistedConditionals, HoistedLetBindings, hoist_expression
 from .simplify import simplify
 from .simplify_conditions import merge_pair, sequence

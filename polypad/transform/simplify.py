@@ -59,6 +59,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
+from polypad.ir.removal import NO_OP
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -67,7 +68,6 @@ from polypad.model.domains import conjuncts, loop_bounds
 from ._budget import budgeted_pass
 from ._fold import build_if
 from ._isl_context import IslFacts
-from ._removal import NO_OP
 from .simplify_conditions import merge_pair, sequence
 from .simplify_exprs import ExprSimplifier
 

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from codegen import lower
-from codegen.interpreter import _Interpreter
 from polypad.ir.nodes import Buffer, Var
+from polypad.semantics.interpreter import _Interpreter
 
 
 class Recorder(_Interpreter):

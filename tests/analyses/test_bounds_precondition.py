@@ -97,7 +97,7 @@ def f(A: T.Buffer((8,), "float32"), n: T.int32, m: T.int32):
 
 def interpreter_holds(found, values: dict) -> bool:
     """``found.condition`` evaluated by the reference executor's expression evaluator."""
-    from codegen.interpreter import _Interpreter
+    from polypad.semantics.interpreter import _Interpreter
 
     run = _Interpreter(n.PrimFunc("g", (), n.Evaluate(n.IntImm(0))))
     for var in found.variables:

@@ -5,14 +5,14 @@ import pytest
 from codegen_kernels import elementwise, padded
 
 import codegen
-from codegen.lower_vectors import lower_vectors
-from codegen.lower_views import lower_views
 from polypad.errors import BuildError
 from polypad.ir.nodes import Call, Evaluate, IntImm
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 from polypad.script import parse
+from polypad.semantics.lower_vectors import lower_vectors
+from polypad.semantics.lower_views import lower_views
 from polypad.transform import remove_assume, remove_store_undef
 
 HEADER = '''

@@ -38,10 +38,11 @@ from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.semantics.values import numpy_dtype
 
-from . import vector_width as widths
 from .emit import KERNEL_NAME
-from .kernel import numpy_dtype
+from .vector_width import resolve as resolve_width
+from .vector_width import retarget
 
 #: Environment variable that overrides :func:`cache_dir`.
 CACHE_ENV = "POLYPAD_CACHE_DIR"
@@ -81,7 +82,7 @@ def module_name(source: str, vector_width: int | None = None) -> str:
     """The module (and file) name of ``source`` built with the ``vector_width``
     option of ``codegen.build``: a hash of the text and of the width it
     resolves to, if any."""
-    width = widths.resolve(vector_width)
+    width = resolve_width(vector_width)
     key = source if width is None else f"{source}\0prefer-vector-width={width}"
     return _PREFIX + hashlib.sha256(key.encode()).hexdigest()[:24]
 
@@ -121,7 +122,7 @@ def _holds(path: Path, source: str) -> bool:
 def load(source: str, vector_width: int | None = None):
     """The Numba dispatcher of ``kernel`` in ``source`` (not compiled yet), for the
     ``vector_width`` option of ``codegen.build``."""
-    width = widths.resolve(vector_width)
+    width = resolve_width(vector_width)
     name = module_name(source, width)
     found = _loaded.get(name)
     if found is not None:
@@ -144,12 +145,12 @@ def _import(name: str, source: str, width: int | None):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    widths.retarget(vars(module), width)
+    retarget(vars(module), width)
     return getattr(module, KERNEL_NAME)
 
 
 def signature(func: PrimFunc) -> tuple:
-    """The Numba argument types of a checked call (see :mod:`.kernel`)."""
+    """The Numba argument types of a checked call (see :mod:`codegen.calling`)."""
     sig = []
     for param in func.params:
         if isinstance(param, Buffer):

@@ -29,7 +29,7 @@ context.
 
 Numba's on-disk cache keys compiled code by the Python file, the signature
 and the CPU, not by the pipeline, so the width is part of the module's name
-(:func:`codegen.numba_kernel.module_name`): kernels of different widths are
+(:func:`codegen.numba.compiler.module_name`): kernels of different widths are
 different files and never share compiled code.
 """
 

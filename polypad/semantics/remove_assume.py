@@ -15,8 +15,8 @@ Why it is correct: an assumption is a fact for the analyses, never needed at
 run time (RFC 0077, "New Lowering Transform - Remove T.assume"), so
 ``Evaluate(T.assume(c))`` computes nothing and writes nothing.  A loop, ``if``
 or let whose body held only assumptions has nothing left to do and goes too
-(see :mod:`polypad.transform._removal`).  Lowering runs this pass before
-:func:`polypad.transform.remove_store_undef`, which then finds no
+(see :mod:`polypad.ir.removal`).  Lowering runs this pass before
+:func:`.remove_store_undef`, which then finds no
 ``T.undef()`` left inside an assumption.
 
 :func:`remove_uncheckable_assume` is the variant that lowering runs instead
@@ -32,10 +32,9 @@ from __future__ import annotations
 from polypad.arguments import expect
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Evaluate, PrimFunc
+from polypad.ir.removal import StatementRemover
 from polypad.ir.verify import checked_result
 from polypad.ir.visitor import walk
-
-from ._removal import StatementRemover
 
 
 def checkable(stmt: Evaluate) -> bool:

@@ -26,8 +26,8 @@ A buffer of the loop is promoted when:
   variable bound inside the loop (its counter included) nor a load occurs in
   them: it is one element all along;
 - distinct buffers are distinct memory: a parameter array is checked at the
-  call not to overlap another one the kernel writes (:mod:`.kernel`), and an
-  allocation is fresh.  So nothing else in the loop touches the element;
+  call not to overlap another one the kernel writes (:mod:`codegen.calling`),
+  and an allocation is fresh.  So nothing else in the loop touches the element;
 - the element is surely accessed by this execution of the enclosing code,
   so the load before the loop and the store after it touch nothing the
   program would not (reading out of bounds, or racing with a parallel
@@ -52,8 +52,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, ForKind, Var
 from polypad.ir.visitor import children, walk
-
-from .checks import is_check
+from polypad.semantics.lowering import is_check
 
 
 def _bound_inside(loop: ir.For) -> set[Var]:

@@ -1,8 +1,11 @@
 """The reference executor: walks the lowered IR over numpy arrays.
 
-Slow and meant to be obviously right; the Numba kernels are tested against it.
+It defines what a program means when it runs: slow and meant to be obviously
+right.  Every compiled target is tested against it (``codegen.build(f,
+target="python")`` runs it), and the analyses that refute by running
+(``analyses.execution_refutation``) run it.
 
-Values are numpy scalars of the node's dtype, so float32 arithmetic rounds
+Values are numpy scalars of the node's dtype (:mod:`.values`), so float32 arithmetic rounds
 to float32 after every operation and integers wrap at their width, as numpy
 does.  Integer ``//`` and ``%`` are numpy's ``floor_divide`` and
 ``remainder``: floor semantics, and 0 for a zero divisor (what the Numba
@@ -39,8 +42,8 @@ from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
 from polypad.ir.show import show
 from polypad.ir.visitor import children, walk
 
-from .kernel import numpy_dtype
 from .loop_ranges import check_range
+from .values import convert, numpy_dtype
 
 _ARITH = {
     ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
@@ -60,20 +63,6 @@ _MATH = {
     "bitwise_xor": np.bitwise_xor, "bitwise_not": np.invert,
     "shift_left": np.left_shift, "shift_right": np.right_shift,
 }
-
-
-def convert(value, dtype: str):
-    """``value`` as a numpy scalar of ``dtype``, wrapping like a C cast."""
-    target = numpy_dtype(dtype)
-    if isinstance(value, np.generic) and value.dtype == target:
-        return value  # already one: most results of numpy arithmetic on scalars
-    kind = target.kind
-    if (isinstance(value, int) and kind in "iu") or (type(value) is float and kind == "f"):
-        try:  # a Python number the dtype holds: the scalar type takes it as is
-            return target.type(value)
-        except OverflowError:
-            pass  # wraps like a C cast: the array route below does that
-    return np.asarray(value).astype(target)[()]
 
 
 class _Interpreter:
@@ -136,7 +125,7 @@ class _Interpreter:
                 self.exec(stmt.body)
                 del self.arrays[stmt.buffer]
             case ir.DeclBuffer():
-                # After lowering (codegen.lower_views), a flat view of a whole buffer:
+                # After lowering (.lower_views), a flat view of a whole buffer:
                 # the array reshaped, which shares its memory.
                 self.arrays[stmt.buffer] = self.arrays[stmt.buffer.data].reshape(-1)
                 self.exec(stmt.body)

@@ -1,7 +1,9 @@
 """Deleting statements, and the containers that deleting them empties.
 
 Shared by the lowering passes that turn a statement into a no-op
-(:mod:`.remove_assume`, :mod:`.remove_store_undef`).  A subclass's
+(:mod:`polypad.semantics.remove_assume`, :mod:`polypad.semantics.remove_store_undef`)
+and by the passes of :mod:`polypad.transform` that delete what they proved does
+nothing.  A subclass's
 statement visitor returns ``None`` to delete the statement; this rewriter
 then drops it from its ``SeqStmt`` and removes every enclosing loop, ``if``,
 let, block or allocation left with nothing to do.  Removing those is sound

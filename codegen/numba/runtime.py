@@ -32,7 +32,7 @@ from numba.core.registry import CPUDispatcher
 
 from polypad.concurrency import at_fork_in_child
 
-from . import vector_width as widths
+from .vector_width import pipeline_class
 
 _launching = threading.Lock()  # parallel launches take turns under workqueue
 _serial_only = False  # a forked child of a process that started GNU OpenMP
@@ -102,7 +102,7 @@ def _serial_build(dispatcher, width: int | None) -> Callable:
                 options = {k: v for k, v in value.targetoptions.items()
                            if k not in ("nopython", "parallel")}
                 if width is not None:
-                    options["pipeline_class"] = widths.pipeline_class(width)
+                    options["pipeline_class"] = pipeline_class(width)
                 namespace[attr] = numba.njit(cache=False, parallel=False, **options)(
                     value.py_func)
         serial = namespace[dispatcher.py_func.__name__]

@@ -20,7 +20,7 @@ already holds; writing nothing is one allowed outcome (RFC 0077, "New
 Lowering Transform - Remove T.undef").  A let bound to such a value taints
 its variable: a store of the variable is removed too, and the binding goes
 once nothing uses it.  Emptied loops and ``if``s disappear (see
-:mod:`polypad.transform._removal`).
+:mod:`polypad.ir.removal`).
 
 Afterwards no ``T.undef()`` may remain: one in an index, a loop bound, a
 condition or a still-used let is a :class:`~polypad.errors.BuildError` naming
@@ -44,11 +44,10 @@ from polypad.ir.nodes import (
     Stmt,
     Var,
 )
+from polypad.ir.removal import StatementRemover
 from polypad.ir.substitute import free_vars
 from polypad.ir.verify import checked_result
 from polypad.ir.visitor import walk
-
-from ._removal import StatementRemover
 
 
 class _RemoveStoreUndef(StatementRemover):

@@ -1,25 +1,28 @@
 """The lowering pipeline: what runs between a scheduled function and a kernel.
 
-Both targets execute the *lowered* function, so the reference executor and
-the Numba kernel see exactly the same statements.  With
+Every target executes the *lowered* function, so the reference executor and
+a compiled kernel see exactly the same statements.  With
 ``check_assumptions=True`` (always for the reference executor) the
 assumptions stay in the lowered function as ``Evaluate(T.assume(c))``, which
-both targets execute as a check (see :mod:`.checks`); only those that
-mention ``T.undef()`` go, since they cannot be checked.
+every target executes as a check (:func:`checked_assumptions`); only those
+that mention ``T.undef()`` go, since they cannot be checked.
 """
 
 from __future__ import annotations
 
 from polypad.arguments import got
 from polypad.errors import BuildArgumentError, BuildError
+from polypad.ir import nodes as ir
+from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
-from polypad.transform import remove_assume, remove_store_undef
-from polypad.transform.remove_assume import remove_uncheckable_assume
+from polypad.ir.visitor import walk
 
 from .lower_vectors import lower_vectors
 from .lower_views import lower_views
+from .remove_assume import remove_assume, remove_uncheckable_assume
+from .remove_store_undef import remove_store_undef
 
 #: Run in order.  ``remove_assume`` first: an undef inside an assumption
 #: would otherwise be reported by ``remove_store_undef`` as left over.  Views
@@ -64,3 +67,23 @@ def require_prim_func(func, where: str) -> None:
         raise BuildArgumentError(
             f"{where}: codegen builds a PrimFunc, not {got(func)} (parameter func); "
             "pick one function out of an IRModule with module['name']")
+
+
+def is_check(stmt: ir.Stmt) -> bool:
+    """Whether ``stmt`` is an assumption lowering kept, to check
+    (``Evaluate(T.assume(c))``)."""
+    return isinstance(stmt, ir.Evaluate) and is_call(stmt.value, "assume")
+
+
+def checked_assumptions(func: PrimFunc) -> list[ir.Evaluate]:
+    """The assumptions left in lowered ``func``, distinct by identity, in walk order."""
+    seen: dict[int, ir.Evaluate] = {}
+    for node in walk(func.body):
+        if is_check(node):
+            seen.setdefault(id(node), node)
+    return list(seen.values())
+
+
+def has_check(stmt: ir.Stmt) -> bool:
+    """Whether an assumption check is under ``stmt``."""
+    return any(is_check(node) for node in walk(stmt))

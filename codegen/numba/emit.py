@@ -42,7 +42,8 @@ loop does: a loop :data:`MAX_NESTED_LOOPS` deep, or any compound statement
 :data:`MAX_INDENT` levels in.  Inside a parallel loop such a helper runs its
 own parallel loops serially (Numba cannot launch a parallel region from
 within one).  A long expression is cut into temporaries
-(:mod:`.pyexpr`).
+(:mod:`.pyexpr`).  What each function is compiled with, and what a helper
+takes as parameters, is :mod:`.functions`.
 
 ``T.alloc_buffer`` is zero-filled, on the stack when small (:mod:`.stack`),
 else on the heap aligned to 64 bytes (:mod:`.aligned`): the reference
@@ -50,12 +51,12 @@ executor zero-fills too, so both targets agree even on a program that reads
 before writing.
 
 The bounds precondition of the function, when it has one, is tested once in
-the kernel's first lines (:mod:`.precondition`).
+the kernel's first lines (:mod:`codegen.precondition`, :mod:`.checks`).
 
 A ``T.assume`` still in the lowered function (``check_assumptions=True``) is
 emitted as a check that raises (:mod:`.checks`); a parallel loop holding one
 runs serially.  So is a loop whose range polypad cannot prove fits its
-counter's dtype, at its entry (:mod:`.loop_ranges`).  ``boundscheck=True``
+counter's dtype, at its entry (:mod:`codegen.loop_ranges`).  ``boundscheck=True``
 compiles every function with Numba's bounds checks, and runs parallel loops
 serially too, since Numba reports an exception raised in a parallel region
 as a ``SystemError``.
@@ -63,23 +64,22 @@ as a ``SystemError``.
 
 from __future__ import annotations
 
-import ast
-
 from polypad.errors import BuildError
 from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
-from polypad.ir.nodes import Buffer, ForKind, PrimFunc, Var
+from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
+from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 
+from ..loop_ranges import checked_loops, holds_check
+from ..precondition import CallCheck
 from .accumulators import holds_helper, nesting, promotable, touched
-from .checks import check_lines, checked_assumptions, has_check, is_check
+from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
-from .fastmath import DEFAULT, flag, vector_helpers
-from .loop_ranges import check_lines as range_check_lines
-from .loop_ranges import checked_loops, holds_check
-from .names import RESERVED, Names
-from .precondition import CallCheck
+from .fastmath import DEFAULT, vector_helpers
+from .functions import Function, free_inputs, has_code, parameterized
+from .names import Names
 from .pyexpr import ADD, ATOM, COMPARE, MUL, SPLIT, ExprPrinter, numpy_type
 from .stack import stack_elements
 
@@ -90,39 +90,6 @@ MAX_NESTED_LOOPS = 16
 #: Indentation at which a compound statement goes to a helper.
 MAX_INDENT = 48
 KERNEL_NAME = "kernel"
-_FLAGS = 'cache=True{extra}, error_model="numpy"'
-
-
-def _has_code(lines: list[str]) -> bool:
-    """Whether ``lines`` hold a statement (a suite of comments is a syntax error)."""
-    return any(not line.lstrip().startswith("#") for line in lines)
-
-
-class _Function:
-    """One emitted function: its name, parameters, body lines and needs."""
-
-    def __init__(self, name: str, params: list[str], vectorized: bool,
-                 boundscheck: bool = False, serial: bool = False,
-                 fastmath: str | None = None):
-        self.name, self.params, self.vectorized = name, params, vectorized
-        self.boundscheck = boundscheck
-        self.fastmath = flag(fastmath, vectorized)  # numba.njit's fastmath argument
-        self.lines: list[str] = []
-        self.parallel = False
-        self.serial = serial  # called from a parallel loop: no prange of its own
-        self.loops = 0  # for-loops open at the line being written
-
-    def text(self) -> str:
-        extra = ""
-        if self.parallel:
-            extra += ", parallel=True"
-        if self.fastmath is not None:
-            extra += f", fastmath={self.fastmath}"
-        if self.vectorized or self.boundscheck:
-            extra += f", boundscheck={self.boundscheck}"
-        body = self.lines if _has_code(self.lines) else [*self.lines, "    pass"]
-        return "\n".join([f"@numba.njit({_FLAGS.format(extra=extra)})",
-                          f"def {self.name}({', '.join(self.params)}):", *body])
 
 
 class _Emitter:
@@ -144,24 +111,24 @@ class _Emitter:
         self.expr.out, self.expr.part = self.line, self.part
         self.helpers: list[str] = []
         self.helper_names: dict[str, str] = {}
-        self.current: _Function | None = None
+        self.current: Function | None = None
         self.in_prange = 0  # parallel loops whose body is being written
         self.uses_stack = False  # a buffer is allocated on the stack (:mod:`.stack`)
         self.uses_heap = False  # a buffer is allocated on the heap (:mod:`.aligned`)
 
     def module(self) -> str:
         params = [self.names(p) for p in self.func.params]
-        kernel = self.current = _Function(KERNEL_NAME, params, vectorized=False,
+        kernel = self.current = Function(KERNEL_NAME, params, vectorized=False,
                                           boundscheck=self.boundscheck, fastmath=self.fastmath)
         if self.precondition is not None:  # once per call, before anything runs
-            for text in self.precondition.lines(self.names):
+            for text in precondition_lines(self.precondition, self.names):
                 self.line(1, text)
         self.stmt(self.func.body, 1)
         header = '"""Generated by polypad; do not edit."""\n\nimport numba\nimport numpy as np'
         if self.uses_stack:
-            header += "\n\nfrom codegen.stack import stack_zeros as _pp_stack_zeros"
+            header += "\n\nfrom codegen.numba.stack import stack_zeros as _pp_stack_zeros"
         if self.uses_heap:
-            header += "\n\nfrom codegen.aligned import aligned_zeros as _pp_aligned_zeros"
+            header += "\n\nfrom codegen.numba.aligned import aligned_zeros as _pp_aligned_zeros"
         parts = [header, *self.helpers, kernel.text()]
         return "\n\n\n".join(parts) + "\n"
 
@@ -172,7 +139,7 @@ class _Emitter:
         """A nested suite: ``stmt`` at ``depth``, or ``pass`` if it emits nothing."""
         before = len(self.current.lines)
         self.stmt(stmt, depth)
-        if not _has_code(self.current.lines[before:]):
+        if not has_code(self.current.lines[before:]):
             self.line(depth, "pass")
 
     # -- statements ---------------------------------------------------------
@@ -220,7 +187,7 @@ class _Emitter:
                 self.allocate(stmt.buffer, depth)
                 self.stmt(stmt.body, depth)
             case ir.DeclBuffer():
-                # After lowering (codegen.lower_views), a flat view of a whole buffer.
+                # After lowering (polypad.semantics.lower_views), a flat view of a whole buffer.
                 size = self.expr(as_expr(stmt.buffer.shape[0]))
                 self.line(depth, f"{self.names(stmt.buffer)} = "
                                  f"{self.names(stmt.buffer.data)}.reshape(({size},))")
@@ -391,13 +358,13 @@ class _Emitter:
     def part(self, text: str) -> str:
         """A call of a helper ``_pp_part_<k>`` returning ``text``, one piece of a long
         expression: Numba's and LLVM's time grows faster than a function's length."""
-        args, params, body = _parameterized(text)
-        piece = _Function("{name}", params, vectorized=self.current.vectorized,
+        args, params, body = parameterized(text)
+        piece = Function("{name}", params, vectorized=self.current.vectorized,
                           boundscheck=self.boundscheck, fastmath=self.fastmath)
         piece.lines.append(f"    return {body}")
         return f"{self.register(piece, 'part')}({', '.join(args)})"
 
-    def register(self, function: _Function, kind: str) -> str:
+    def register(self, function: Function, kind: str) -> str:
         """The name of helper ``function`` (named ``{name}``): a new one, or its twin's."""
         template = function.text()
         name = self.helper_names.get(template)
@@ -412,12 +379,12 @@ class _Emitter:
         A ``"vector"`` helper is compiled with fast-math; a ``"nest"`` helper
         holds what is nested too deeply for one function.
         """
-        buffers, variables = _free(stmt)
+        buffers, variables = free_inputs(stmt)
         outer, saved = self.current, dict(self.expr.subst)
         args = [self.names(b) for b in buffers] + [self.expr(v) for v in variables]
         params = [self.names(b) for b in buffers] + [self.names(v) for v in variables]
         self.expr.subst.clear()
-        helper = self.current = _Function("{name}", params,
+        helper = self.current = Function("{name}", params,
                                           vectorized=kind == "vector" or outer.vectorized,
                                           boundscheck=self.boundscheck,
                                           serial=outer.serial or self.in_prange > 0,
@@ -426,63 +393,6 @@ class _Emitter:
         self.current = outer
         self.expr.subst.update(saved)
         self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")
-
-
-def _parameterized(text: str) -> tuple[list[str], list[str], str]:
-    """The names ``text`` (a Python expression) reads from outside, in order of first
-    use, their new names ``_a0``, ``_a1``..., and ``text`` with them renamed: the
-    parameters and body of a helper, the same for every piece of the same shape.
-
-    Module-level names (``np``, ``min``, helpers) and a lambda's parameters are not
-    read from outside.
-    """
-    tree = ast.parse(text, mode="eval")
-    free: dict[str, list[ast.Name]] = {}
-    taken: set[str] = set()
-    stack: list[tuple[ast.AST, frozenset]] = [(tree, frozenset())]
-    while stack:
-        node, bound = stack.pop()
-        if isinstance(node, ast.Lambda):
-            bound = bound | {a.arg for a in node.args.args}
-            taken |= {a.arg for a in node.args.args}
-        elif isinstance(node, ast.Name):
-            taken.add(node.id)
-            if (node.id not in bound and node.id not in RESERVED
-                    and not node.id.startswith("_pp_")):
-                free.setdefault(node.id, []).append(node)
-        stack += [(child, bound) for child in reversed(list(ast.iter_child_nodes(node)))]
-    fresh = (f"_a{k}" for k in range(len(taken) + len(free) + 1))
-    params = []
-    for uses in free.values():
-        params.append(next(name for name in fresh if name not in taken))
-        for use in uses:
-            use.id = params[-1]
-    return list(free), params, ast.unparse(tree)
-
-
-def _free(stmt: ir.Stmt) -> tuple[list[Buffer], list[Var]]:
-    """Buffers and variables ``stmt`` uses but does not define, in first-use order."""
-    bound: set[Var] = set()
-    allocated: set[Buffer] = set()
-    buffers: dict[Buffer, None] = {}
-    variables: dict[Var, None] = {}
-    for node in walk(stmt):
-        match node:
-            case ir.For() | ir.LetStmt() | ir.Let():
-                bound.add(node.var)
-            case ir.Allocate() | ir.DeclBuffer():
-                allocated.add(node.buffer)
-                for extent in node.buffer.shape:
-                    if isinstance(extent, Var):
-                        variables.setdefault(extent)
-                if isinstance(node.buffer.data, Buffer):
-                    buffers.setdefault(node.buffer.data)
-            case ir.BufferLoad() | ir.BufferStore():
-                buffers.setdefault(node.buffer)
-            case Var():
-                variables.setdefault(node)
-    return ([b for b in buffers if b not in allocated],
-            [v for v in variables if v not in bound])
 
 
 def _check_supported(func: PrimFunc) -> None:
@@ -502,7 +412,7 @@ def emit(func: PrimFunc, *, boundscheck: bool = False,
     ``boundscheck=True`` turns on Numba's bounds checks in every function;
     ``fastmath`` is a mode of :mod:`.fastmath` (``None``, ``"contract"`` or
     ``"full"``); ``precondition`` is tested in the kernel's first lines
-    (:mod:`.precondition`).
+    (:func:`.checks.precondition_lines`).
     """
     _check_supported(func)
     return _Emitter(func, boundscheck, fastmath, precondition).module()
