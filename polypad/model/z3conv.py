@@ -47,11 +47,10 @@ from polypad.ir import dtypes, intrinsics
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
 from polypad.ir.opaque import OPAQUE
+from polypad.ir.ranges import Range, Ranges, dtype_range
 from polypad.ir.show import show
 from polypad.ir.views import through_view
 from polypad.ir.visitor import walk
-
-from .ranges import Range, Ranges, dtype_range
 
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
