@@ -50,7 +50,7 @@ from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.fresh import fresh_copy
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
 from polypad.ir.operators import logical_and, logical_not, logical_or

@@ -7,6 +7,10 @@ reaches them gets a name unique within one :class:`Names` table: its own
 name when that is free, ``name_1``, ``name_2``, ... otherwise.  The first
 identity to ask keeps the plain name, so hand-written isl text such as
 ``"[n] -> { S0[i] : i < n }"`` matches what the model builds.
+
+A rewrite that adds loops, variables or blocks to a function names them the
+same way against what the function already uses (:func:`fresh_name`,
+:func:`fresh_block_name`): ``i_0``, ``i_0_1``, ``B_padding_1``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ import re
 import threading
 
 from polypad.concurrency import at_fork_in_child
+
+from . import nodes as n
+from .visitor import walk
 
 _INVALID = re.compile(r"[^A-Za-z0-9_]")
 # One lock for every table: allocating a name takes microseconds, and one lock is
@@ -85,3 +92,40 @@ class Names:
     def objects(self) -> list:
         """Every named identity, in naming order."""
         return list(self._by_obj)
+
+
+# ---------------------------------------------------------------- fresh names in a function
+
+
+def var_names(func: n.PrimFunc) -> set[str]:
+    """The names of every variable of ``func``: parameters, loop counters, lets."""
+    taken = {p.name for p in func.params}
+    for node in walk(func.body):
+        if isinstance(node, (n.For, n.LetStmt, n.Let)):
+            taken.add(node.var.name)
+        elif isinstance(node, n.Var):
+            taken.add(node.name)
+    return taken
+
+
+def fresh_name(taken: set[str], base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``... : the first not in ``taken`` (then taken)."""
+    candidate, k = base, 0
+    while candidate in taken:
+        k += 1
+        candidate = f"{base}_{k}"
+    taken.add(candidate)
+    return candidate
+
+
+def block_names(func: n.PrimFunc) -> set[str]:
+    """The names of every block in ``func``."""
+    return {b.name for b in walk(func.body) if isinstance(b, n.Block)}
+
+
+def fresh_block_name(func: n.PrimFunc, name: str) -> str:
+    """``name``, or ``name_1``, ``name_2``... when a block of ``func`` has it."""
+    taken, candidate, k = block_names(func), name, 1
+    while candidate in taken:
+        candidate, k = f"{name}_{k}", k + 1
+    return candidate

@@ -19,6 +19,7 @@ from polypad.errors import NonInjectiveError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
+from polypad.model.isl_helpers import coordinate
 from polypad.model.to_ir import pw_aff_to_expr, set_to_condition
 
 
@@ -161,9 +162,9 @@ class LayoutRelation:
             return None
         point = pairs.wrap().sample_point()
         n = len(self.inputs)
-        coords = [_coordinate(point, isl.dim_type.set, k) for k in range(2 * n)]
+        coords = [coordinate(point, isl.dim_type.set, k) for k in range(2 * n)]
         params = {point.get_space().get_dim_name(isl.dim_type.param, k):
-                  _coordinate(point, isl.dim_type.param, k)
+                  coordinate(point, isl.dim_type.param, k)
                   for k in range(point.get_space().dim(isl.dim_type.param))}
         first, second = tuple(coords[:n]), tuple(coords[n:])
         transformed = tuple(_evaluate(self.map, first, params))
@@ -189,10 +190,6 @@ def _size(expr: Expr) -> int:
     return sum(1 for _ in walk(expr))
 
 
-def _coordinate(point: isl.Point, kind, pos: int) -> int:
-    return point.get_coordinate_val(kind, pos).to_python()
-
-
 def _evaluate(rel: isl.Map, logical, params) -> list[int]:
     """The image of one logical point (parameters fixed as given)."""
     dom = rel.domain()
@@ -203,7 +200,7 @@ def _evaluate(rel: isl.Map, logical, params) -> list[int]:
         name = dom.get_space().get_dim_name(isl.dim_type.param, k)
         point_set = point_set.fix_val(isl.dim_type.param, k, isl.Val(str(params[name])))
     image = rel.intersect_domain(point_set).range().sample_point()
-    return [_coordinate(image, isl.dim_type.set, k)
+    return [coordinate(image, isl.dim_type.set, k)
             for k in range(image.get_space().dim(isl.dim_type.set))]
 
 

@@ -2,12 +2,10 @@
 
 The steps, each in its own module: :mod:`.nest` finds the leaf statements
 and their context, :mod:`.domains` builds instance sets, :mod:`.accesses`
-the access relations and :mod:`.schedule` the execution order.
+the access relations and :mod:`.program_order` the execution order.
 """
 
 from __future__ import annotations
-
-import islpy as isl
 
 from polypad.concurrency import Recent
 from polypad.errors import NotAffineError, UnmodelledError
@@ -20,9 +18,10 @@ from polypad.ir.show import show
 from .accesses import statement_accesses
 from .affine import AffineSpace
 from .domains import statement_domain
+from .isl_helpers import union_all
 from .model import Model, StatementModel
 from .nest import collect
-from .schedule import time_map
+from .program_order import leaf_time
 
 # Models of the functions asked about most recently, keyed by identity (a PrimFunc
 # hashes structurally, which costs a walk of the whole tree): a pass asks one
@@ -89,12 +88,10 @@ def _extract(func: n.PrimFunc) -> Model:
             name=name, stmt=leaf.stmt, loop_vars=leaf.loop_vars, loops=leaf.loops,
             domain=domain, may=may, dropped_guards=dropped,
             guards=tuple(g.holds for g in leaf.guards), accesses=accesses, block=leaf.block,
-            lets=leaf.lets, space=space, time=time_map(leaf, space, domain, depth),
+            lets=leaf.lets, space=space, time=leaf_time(leaf, space, domain, depth),
             position=leaf.position,
         ))
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in statements:
-        schedule = schedule.union(isl.UnionMap.from_map(s.time))
+    schedule = union_all(s.time for s in statements)
     return Model(
         func=func, statements=tuple(statements), schedule=schedule,
         params=tuple(_params(func, names)), names=names, buffer_names=buffers, tree=tree,

@@ -10,7 +10,8 @@ written out per iteration).
 
 ``parallel`` and ``vectorize`` let the iterations of a loop run in any
 order, so each is refused where the loop carries a dependence
-(:mod:`.carried`): :class:`~polypad.errors.IllegalTransformError` whose
+(:mod:`analyses.loop_carried`, asked by :mod:`.legality`):
+:class:`~polypad.errors.IllegalTransformError` whose
 ``evidence`` holds the two instances (with their iteration values) and the
 element.  A reduction ``B[i] = B[i] + A[i, k]`` carries one over ``k``: it
 runs in parallel or in lanes over ``k`` only after an explicit ``rfactor``,
@@ -22,16 +23,15 @@ legal.
 
 from __future__ import annotations
 
-import dataclasses
-
-from polypad.arguments import expect
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import find_block, find_loop, replace
+from polypad.ir.locate import find_block, find_loop
 from polypad.ir.loop_names import loop_name
 
-from . import rfactor as rf
-from .carried import carried_dependence, floating_reduction_inside
+from .legality import check_independent_iterations, check_vectorize
+from .loop_kinds import with_kind
+from .rfactor import decompose
+from .rfactor import rfactor as rfactor_rewrite
 from .state import primitive
 
 
@@ -59,7 +59,10 @@ class KindPrimitives:
         ``sch.parallel("k")`` raises IllegalTransformError: ``S0(i=0, k=0)``
         writes ``B[0]``, which ``S0(i=0, k=1)`` reads.
         """
-        return _set_kind(self.func, loop, n.ForKind.PARALLEL, "parallel")
+        func = self.func
+        node = find_loop(func, loop)
+        check_independent_iterations(func, node, "parallel")
+        return with_kind(func, node, n.ForKind.PARALLEL)
 
     @primitive
     def vectorize(self, loop: str | n.For):
@@ -86,13 +89,8 @@ class KindPrimitives:
         """
         func = self.func
         node = find_loop(func, loop)
-        found = floating_reduction_inside(func, node)
-        if found is not None:
-            raise IllegalTransformError(
-                "vectorize would let fast-math reassociate a floating-point reduction "
-                f"inside the loop over {loop_name(func, node)}; rfactor it first or "
-                f"vectorize a loop inside it: {found}", found)
-        return _set_kind(func, node, n.ForKind.VECTORIZED, "vectorize")
+        check_vectorize(func, node)
+        return with_kind(func, node, n.ForKind.VECTORIZED)
 
     @primitive
     def unroll(self, loop: str | n.For):
@@ -117,7 +115,7 @@ class KindPrimitives:
         if not isinstance(node.extent, n.IntImm):
             raise PolypadError(f"unroll: the loop over {loop_name(func, node)} has the "
                                f"extent {node.extent}, not a constant")
-        return _with_kind(func, node, n.ForKind.UNROLL)
+        return with_kind(func, node, n.ForKind.UNROLL)
 
     @primitive
     def rfactor(self, loop: str | n.For, factor_axis: int = 0):
@@ -161,11 +159,9 @@ class KindPrimitives:
             for i_wb, k_wb in T.grid(8, 16):
                 B[i_wb] = B[i_wb] + B_rf[k_wb, i_wb]
         """
-        expect(factor_axis, int, "factor_axis", "Schedule.rfactor")
         func = self.func
         node = find_loop(func, loop)
-        new, factored = rf.rfactor(func, node, factor_axis, loop_name(func, node))
-        return new, factored
+        return rfactor_rewrite(func, node, factor_axis, loop_name(func, node))
 
     @primitive
     def decompose_reduction(self, block: str | None, loop: str | n.For):
@@ -202,20 +198,6 @@ class KindPrimitives:
         func = self.func
         node = find_loop(func, loop)
         region = None if block is None else find_block(func, block)
-        new, loops = rf.decompose(func, region, node)
+        new, loops = decompose(func, region, node)
         return new, [loop_name(new, x) for x in loops]
 
-
-def _set_kind(func: n.PrimFunc, loop, kind: n.ForKind, primitive_name: str) -> n.PrimFunc:
-    """``func`` with ``loop`` of ``kind``, unless ``loop`` carries a dependence."""
-    node = find_loop(func, loop)
-    name = loop_name(func, node)
-    found = carried_dependence(func, node, name)
-    if found is not None:
-        raise IllegalTransformError(f"{primitive_name} would break a dependence: {found}",
-                                    found)
-    return _with_kind(func, node, kind)
-
-
-def _with_kind(func: n.PrimFunc, node: n.For, kind: n.ForKind) -> n.PrimFunc:
-    return replace(func, node, dataclasses.replace(node, kind=kind))

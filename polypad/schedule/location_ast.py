@@ -34,6 +34,7 @@ from polypad.model import (
     to_set,
 )
 from polypad.model.affine import to_pw_aff
+from polypad.model.isl_helpers import empty_union_map
 
 from .ast_to_ir import AstToIR, user_call
 
@@ -52,7 +53,7 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stm
     # numbers of the dimensions they stand for.
     constant = constant_dims(times) if all(
         time.dim(isl.dim_type.out) == size for time in times) else []
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    schedule = empty_union_map()
     for time in times:
         for k in reversed(constant):
             time = time.project_out(isl.dim_type.out, k, 1)

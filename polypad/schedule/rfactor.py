@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
+from polypad.ir.naming import fresh_name
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 
-from .split import fresh_name
+from .legality import check_decompose_reduction, check_rfactor
 
 _OPS = {n.Add: 0, n.Mul: 1}  # reduction operator -> its identity
 
@@ -129,7 +130,7 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
         store.buffer, red.value(substitute(out, m), n.BufferLoad(rf, rf_at(m))),
         tuple(substitute(i, m) for i in store.indices)))
     new = replace(func, nest[0], n.Allocate(rf, n.SeqStmt((init, update, back))))
-    _check_bounds(new, where)
+    check_rfactor(new, where)
     return new, Factored(rf.name, [x.var.name for x in init_loops],
                          [x.var.name for x in loops], [x.var.name for x in back_loops])
 
@@ -157,7 +158,7 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
                 or isinstance(x, n.IfThenElse) and x.else_case is None):
             raise PolypadError(f"decompose_reduction: the init sits under a "
                                f"{type(x).__name__} inside the loop over {loop.var.name}")
-    _check_init_moves(func, init, loop)
+    check_decompose_reduction(func, init, loop)
     taken = {x.var.name for x in walk(func.body) if isinstance(x, n.For)}
     chain = [x for x in between if isinstance(x, n.For | n.IfThenElse)]
     pinned = _pinned(chain)
@@ -270,55 +271,6 @@ def _offset(var: n.Expr, start: n.Expr) -> n.Expr:
 def _buffer_names(func: n.PrimFunc) -> set:
     names = {p.name for p in func.params if isinstance(p, n.Buffer)}
     return names | {x.buffer.name for x in walk(func.body) if isinstance(x, n.Allocate)}
-
-
-def _check_bounds(func: n.PrimFunc, where: str) -> None:
-    """The write-back runs for every value of the spatial loops, even those for which
-    a dropped guard ran no reduction: refuse when that leaves a buffer."""
-    import analyses
-
-    found = analyses.check_bounds(func)
-    if isinstance(found, analyses.Refuted):
-        cex = found.counterexample
-        raise IllegalTransformError(f"{where}: the rewrite would access outside a buffer: "
-                                    f"{cex}", cex)
-
-
-def _check_init_moves(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> None:
-    """Refuse when an instance under ``loop`` (other than the init's own) must run
-    before an init instance of the same iterations of the loops around ``loop``."""
-    import islpy as isl
-
-    import analyses
-    from analyses import instances as inst
-
-    deps = analyses.dependences(func)
-    model = deps.model
-    target = next(s for s in model.statements if s.stmt is init)
-    depth = next(k for k, x in enumerate(target.loops) if x is loop)
-    sources = None
-    for s in model.statements:
-        if s is target or not any(x is loop for x in s.loops):
-            continue
-        pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
-        for d in range(depth):
-            pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-        part = isl.UnionMap.from_map(pairs)
-        sources = part if sources is None else sources.union(part)
-    if sources is None:
-        return
-    for kind in ("flow", "output", "anti"):
-        found = deps.tagged(kind).zip().intersect_domain(sources.wrap()).zip()
-        if not found.is_empty():
-            src, dst, element, params = deps.decode(inst.first_point(found))
-            from analyses.evidence import Counterexample
-
-            cex = Counterexample(
-                f"{kind} dependence: {src} touches {element} before the init {dst}; "
-                f"moving the init before the loop over {loop.var.name} would reverse them",
-                instances=(src, dst), element=element, params=params)
-            raise IllegalTransformError(f"decompose_reduction would break a dependence: "
-                                        f"{cex}", cex)
 
 
 def _remove(func: n.PrimFunc, path, store: n.BufferStore) -> n.PrimFunc:

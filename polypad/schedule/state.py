@@ -1,8 +1,9 @@
 """The state every schedule primitive works on: the function, the module, the trace.
 
-Primitives live in mixins, one module per family, and are declared with
-:func:`primitive`: the method returns the rewritten ``PrimFunc`` (or a pair
-``(func, result)``), and the decorator installs it and records the step.  A
+Primitives are methods of family classes, one module per family (indexed in
+:mod:`.primitives`), declared with :func:`primitive`: the method returns the
+rewritten ``PrimFunc`` (or a pair ``(func, result)``), and the decorator
+checks the arguments, installs the result and records the step.  A
 primitive called from inside another primitive is not recorded again, so
 ``sequential_buffer_access``, which applies ``distribute`` and
 ``reorder_by_map``, is recorded as the one call the user made.
@@ -24,6 +25,7 @@ from polypad.ir.deep import in_worker, is_deep, run_deep
 from polypad.ir.verify import checked_result
 from polypad.script.derive_header import attach_headers
 
+from .primitives import PRIMITIVES, REFERENCES
 from .trace import Step, Trace
 
 
@@ -31,12 +33,16 @@ def primitive(method):
     """Declare a schedule primitive: record it in the trace and install its result.
 
     The wrapped method returns the new ``PrimFunc``, or ``(new_func, result)``
-    to hand ``result`` back to the caller.  Its arguments are recorded as
-    :meth:`ScheduleState.printable` makes them, after :func:`check_references`
-    has checked the ones that name blocks, buffers and loops.
+    to hand ``result`` back to the caller.  Its arguments are checked first, as
+    its entry in :data:`.primitives.PRIMITIVES` declares (a method with no
+    entry, such as a primitive a subclass adds, has the ones that name blocks,
+    buffers and loops checked: :func:`check_references`), and recorded as
+    :meth:`ScheduleState.printable` makes them.
     """
     signature = inspect.signature(method)
     where = f"Schedule.{method.__name__}"
+    entry = PRIMITIVES.get(method.__name__)
+    check_arguments = entry.check_arguments if entry is not None else check_references
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
@@ -44,7 +50,7 @@ def primitive(method):
             return run_deep(wrapper, self, *args, **kwargs)
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        check_references(bound.arguments, where)
+        check_arguments(bound.arguments, where)
         outermost = self._depth == 0
         self._depth += 1
         try:
@@ -74,23 +80,12 @@ def primitive(method):
     return wrapper
 
 
-# Parameters that primitives share by name: what each takes.  A name that is
-# not in the function is then a NotFoundError from polypad.ir.locate.
-_REFERENCES = {
-    "block": ((str, n.Block, None), "a block name (str) or None"),
-    "buffer": ((str, n.Buffer), "a buffer name (str) or a Buffer"),
-    "loop": ((str, n.For), "a loop variable name (str) or a For node"),
-    "loop_a": ((str, n.For), "a loop variable name (str) or a For node"),
-    "loop_b": ((str, n.For), "a loop variable name (str) or a For node"),
-}
-
-
 def check_references(arguments: dict, where: str) -> None:
-    """Check the arguments that name blocks, buffers and loops (ArgumentTypeError)."""
-    for param, value in arguments.items():
-        if param in _REFERENCES:
-            types, what = _REFERENCES[param]
-            expect(value, types, param, where, what=what)
+    """Check the arguments that name blocks, buffers and loops (ArgumentTypeError), by
+    their parameter names (:data:`.primitives.REFERENCES`)."""
+    for param in arguments:
+        if param in REFERENCES:
+            REFERENCES[param].check(arguments, where)
 
 
 class ScheduleState:

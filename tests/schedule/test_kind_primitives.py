@@ -25,13 +25,13 @@ from kind_support import (
 )
 
 from analyses import Element, Instance
+from analyses.loop_carried import carried_dependence
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_loop, replace
 from polypad.ir.loop_names import loop_names
 from polypad.ir.substitute import substitute
 from polypad.schedule import Schedule
-from polypad.schedule.carried import carried_dependence
 from polypad.script import parse
 
 # ---------------------------------------------------------------- kinds

@@ -20,8 +20,14 @@ from __future__ import annotations
 
 import islpy as isl
 
-from analyses.evidence import Counterexample
 from polypad.ir import nodes as n
+from polypad.ir.loop_names import loop_name
+from polypad.ir.visitor import walk
+from polypad.model.isl_helpers import maps_of
+
+from . import instances as inst
+from .dataflow import dependences
+from .evidence import Counterexample
 
 
 def carried_dependence(func: n.PrimFunc, loop: n.For, name: str, *,
@@ -34,10 +40,7 @@ def carried_dependence(func: n.PrimFunc, loop: n.For, name: str, *,
     its description says so.  ``floats_only`` looks at floating-point
     elements only.  ``deps`` are ``func``'s dependences when the caller has them.
     """
-    import analyses
-    from analyses import instances as inst
-
-    deps = deps if deps is not None else analyses.dependences(func)
+    deps = deps if deps is not None else dependences(func)
     carried = _carried_pairs(deps.model, loop)
     if carried is None:
         return None
@@ -94,12 +97,8 @@ def floating_reduction_inside(func: n.PrimFunc, loop: n.For) -> Counterexample |
     the loops inside it: such a reduction would be reordered without the user
     asking (``rfactor`` is how one asks).
     """
-    import analyses
-    from polypad.ir.loop_names import loop_name
-    from polypad.ir.visitor import walk
-
     inner_loops = [x for x in walk(loop.body) if isinstance(x, n.For)]
-    deps = analyses.dependences(func) if inner_loops else None
+    deps = dependences(func) if inner_loops else None
     for inner in inner_loops:
         found = carried_dependence(func, inner, loop_name(func, inner), kinds=("flow",),
                                    floats_only=True, deps=deps)
@@ -110,10 +109,8 @@ def floating_reduction_inside(func: n.PrimFunc, loop: n.For) -> Counterexample |
 
 def _on_floats(model, tagged: isl.UnionMap) -> isl.UnionMap:
     """The part of ``tagged`` (``[S -> A] -> [S' -> A]``) on floating-point buffers."""
-    maps: list[isl.Map] = []
-    tagged.foreach_map(maps.append)
     out = isl.UnionMap.empty(tagged.get_space())
-    for m in maps:
+    for m in maps_of(tagged):
         buffer = m.get_space().domain().unwrap().get_tuple_name(isl.dim_type.out)
         if model.buffer(buffer).dtype.startswith(("float", "bfloat")):
             out = out.union(isl.UnionMap.from_map(m))

@@ -19,10 +19,11 @@ import islpy as isl
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
+from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.substitute import free_vars, substitute
+from polypad.model.isl_helpers import empty_union_map, time_map
 
-from .reschedule_plan import empty_union_map, entries, time_map
-from .split import fresh_name, var_names
+from .reschedule_plan import entries
 
 
 def chain_of(func: n.PrimFunc, loops: list[n.For], primitive: str) -> list[n.For]:
@@ -199,5 +200,5 @@ def reorder_schedule(model, chain: list[n.For], new_order: list[n.For]) -> isl.U
             moved = {id(c): s.loop_vars[j] for c, j in zip(chain, levels, strict=True)}
             for c, j in zip(new_order, levels, strict=True):
                 items[1 + 2 * j] = moved[id(c)]
-        out = out.union(isl.UnionMap.from_map(time_map(s, items)))
+        out = out.union(isl.UnionMap.from_map(time_map(s.space, items, s.domain)))
     return out

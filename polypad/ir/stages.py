@@ -1,4 +1,5 @@
-"""Stages: the statements a function runs one after another, and inserting new ones.
+"""Stages and sequences: the statements a function runs one after another, and
+inserting new ones among them.
 
 A *stage* is what RFC 0077 places padding writes and cache copies relative
 to: the outermost statement around an access that is not merely a
@@ -14,14 +15,15 @@ store or an ``if`` is a stage.  So in::
         ...
 
 the write of ``A_cache`` belongs to stage 1, and a padding stage goes right
-after it, inside the allocation.
+after it, inside the allocation.  :func:`seq` builds a flat sequence; the
+schedule rewrites build every new sequence with it.
 """
 
 from __future__ import annotations
 
-from polypad.ir import nodes as n
-from polypad.ir.locate import ancestors, replace
-from polypad.ir.visitor import walk
+from . import nodes as n
+from .locate import ancestors, replace
+from .visitor import walk
 
 CONTAINERS = (n.SeqStmt, n.Allocate, n.LetStmt)
 
@@ -39,23 +41,11 @@ def stores_to(root, buffer: n.Buffer) -> list[n.BufferStore]:
     body = root.body if isinstance(root, n.PrimFunc) else root
     return [s for s in walk(body) if isinstance(s, n.BufferStore) and s.buffer is buffer]
 
+
 def loads_of(root, buffer: n.Buffer) -> list[n.BufferLoad]:
     """Every load of ``buffer`` under ``root``, in program order."""
     body = root.body if isinstance(root, n.PrimFunc) else root
     return [e for e in walk(body) if isinstance(e, n.BufferLoad) and e.buffer is buffer]
-
-
-def block_names(func: n.PrimFunc) -> set[str]:
-    """The names of every block in ``func``."""
-    return {b.name for b in walk(func.body) if isinstance(b, n.Block)}
-
-
-def fresh_block_name(func: n.PrimFunc, name: str) -> str:
-    """``name``, or ``name_1``, ``name_2``... when a block of ``func`` has it."""
-    taken, candidate, k = block_names(func), name, 1
-    while candidate in taken:
-        candidate, k = f"{name}_{k}", k + 1
-    return candidate
 
 
 def insert_after(func: n.PrimFunc, stage: n.Stmt, new: n.Stmt) -> n.PrimFunc:

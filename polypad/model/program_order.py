@@ -1,4 +1,4 @@
-"""Execution order: the 2d+1 schedule map and the ISL schedule tree.
+"""Program order: the 2d+1 time map of each statement and the ISL schedule tree.
 
 Each instance of a statement at loop depth ``d`` runs at time
 ``[p0, l1, p1, l2, ..., ld, pd, 0, ...]``: the loop counters ``l`` interleaved
@@ -20,17 +20,16 @@ import islpy as isl
 from polypad.ir.deep import guarded
 
 from .affine import AffineSpace, to_map
+from .isl_helpers import time_map
 from .nest import Leaf, LeafItem, LoopItem
 
 
-def time_map(leaf: Leaf, space: AffineSpace, domain: isl.Set, depth: int) -> isl.Map:
+def leaf_time(leaf: Leaf, space: AffineSpace, domain: isl.Set, depth: int) -> isl.Map:
     """``S[...] -> [p0, l1, p1, ..., 0...]`` of length ``2 * depth + 1`` on ``domain``."""
-    pws = [space.const(leaf.position[0])]
+    entries: list = [leaf.position[0]]
     for level, var in enumerate(leaf.loop_vars):
-        pws.append(space.var(var))
-        pws.append(space.const(leaf.position[level + 1]))
-    pws += [space.const(0)] * (2 * depth + 1 - len(pws))
-    return to_map(space, pws, None).intersect_domain(domain)
+        entries += [var, leaf.position[level + 1]]
+    return time_map(space, entries, domain, 2 * depth + 1)
 
 
 def schedule_tree(model) -> isl.Schedule:
