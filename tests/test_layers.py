@@ -62,6 +62,31 @@ CLEAN = ("polypad.ir", "polypad.script", "polypad.model", "polypad.layout")
 # violation's text as `violations()` writes it.  Empty each list once its branch is
 # merged; an entry that no longer occurs fails `test_known_violations_still_occur`.
 KNOWN_VIOLATIONS: dict[str, list[str]] = {
+    "analyses": [
+        "analyses.conditional is in an import circle",
+        "analyses.context is in an import circle",
+        "analyses.execution_refutation (analyses) imports codegen.interpreter (codegen)",
+        "analyses.execution_refutation (analyses) imports codegen.lower (codegen)",
+        "analyses.execution_refutation is in an import circle",
+        "analyses.facts is in an import circle",
+        "analyses.history is in an import circle",
+        "analyses.prover is in an import circle",
+        "analyses.refutation is in an import circle",
+        "analyses.stored_value is in an import circle",
+    ],
+    "codegen": [
+        "codegen.kernel is in an import circle",
+        "codegen.lower is in an import circle",
+        "codegen.timing (codegen) imports polypad.viz (faces)",
+        "codegen.timing (codegen) imports polypad.viz.timing (faces)",
+        "codegen.timing is in an import circle",
+    ],
+    # The circle analyses.execution_refutation -> codegen.lower -> polypad.transform ->
+    # its passes -> analyses: it goes once analyses stops importing codegen.
+    "polypad.transform": [
+        "polypad.transform is in an import circle",
+        "polypad.transform.remove_branching_through_overcompute is in an import circle",
+    ],
 }
 
 
@@ -338,7 +363,7 @@ def violations() -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]
     for component in components(graph):
         members = set(component)
         for module in component:
-            add(package_of(module), f"{module} is in a circle of {len(component)} modules",
+            add(package_of(module), f"{module} is in an import circle",
                 _circle(graph, module, members))
     return ({k: sorted(v) for k, v in sorted(out.items())}, details, let_through)
 
@@ -369,11 +394,20 @@ def test_every_module_is_in_a_row():
                      f"{lost}"
 
 
+# The import_module calls whose name is computed, which the graph cannot follow, and
+# what they import.
+COMPUTED_IMPORTS = {
+    "analyses/__init__.py": "analyses' lazy exports: its own submodules",
+    "polypad/schedule/primitives.py": "resolve(): the modules of the index's own paths "
+                                       "(analyses and transform), for tests and docs",
+}
+
+
 def test_import_module_names_are_read():
     _, unread = edges()
     print("import_module calls with a computed name, not followed:", *unread, sep="\n  ")
-    # The one computed name: analyses' lazy exports, its own submodules.
-    assert all(u.startswith("analyses/__init__.py:") for u in unread), unread
+    unknown = [u for u in unread if u.split(":")[0] not in COMPUTED_IMPORTS]
+    assert not unknown, "import a constant name, or say in COMPUTED_IMPORTS what it imports"
 
 
 def test_no_import_goes_up_a_layer_and_no_circle():

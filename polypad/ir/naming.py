@@ -75,10 +75,9 @@ class Names:
         """A new name resembling ``hint`` that nothing in this table has."""
         base = self.sanitize(hint)
         with _lock:
-            candidate, k = base, 0
-            while candidate in self._used or keyword.iskeyword(candidate):
-                k += 1
-                candidate = f"{base}_{k}"
+            # Only the base can be a Python keyword: ``if_1`` is none.
+            taken = self._used | {base} if keyword.iskeyword(base) else self._used
+            candidate = fresh_name(taken, base)
             self._used.add(candidate)
         return candidate
 

@@ -34,7 +34,7 @@ from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
-from polypad.ir.naming import Names
+from polypad.ir.naming import Names, fresh_name
 from polypad.ir.show import show
 
 
@@ -341,13 +341,8 @@ def floor_mod(pa: isl.PwAff, divisor: int) -> isl.PwAff:
 
 
 def _set_space(ctx: isl.Context, dims: Sequence[n.Var], tuple_name: str | None) -> isl.Space:
-    names: list[str] = []
-    for var in dims:
-        base, k, candidate = var.name, 0, var.name
-        while candidate in names:
-            k += 1
-            candidate = f"{base}_{k}"
-        names.append(candidate)
+    taken: set[str] = set()
+    names = [fresh_name(taken, var.name) for var in dims]
     space = isl.Space.create_from_names(ctx, set=names)
     if tuple_name is not None:
         space = space.set_tuple_name(isl.dim_type.set, tuple_name)
