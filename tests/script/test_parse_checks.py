@@ -115,3 +115,15 @@ def test_a_parse_before_the_model_registers_is_an_internal_error_not_a_skipped_c
     with pytest.raises(AssertionError, match="has not registered the block axis check"):
         pp.parse(AXIS)
     pp.parse(MATCH_GOOD.replace("vi = T.axis.spatial(4, i)", "vi = i"))  # nothing to check
+
+
+def test_block_regions_keeps_the_name_the_docs_gave_it():
+    import importlib
+
+    home = importlib.import_module("analyses.block_regions")
+    # (``import polypad.script.block_regions as m`` would find the function
+    # ``polypad.script``, which the front door names ``script``.)
+    documented = importlib.import_module("polypad.script.block_regions")
+
+    for name in ("block_regions", "BlockRegions", "Undecided"):
+        assert getattr(documented, name) is getattr(home, name)
