@@ -124,7 +124,4 @@ def block_names(func: n.PrimFunc) -> set[str]:
 
 def fresh_block_name(func: n.PrimFunc, name: str) -> str:
     """``name``, or ``name_1``, ``name_2``... when a block of ``func`` has it."""
-    taken, candidate, k = block_names(func), name, 1
-    while candidate in taken:
-        candidate, k = f"{name}_{k}", k + 1
-    return candidate
+    return fresh_name(block_names(func), name)
