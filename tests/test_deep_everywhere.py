@@ -39,7 +39,7 @@ import polypad as pp
 from analyses import Proved, Refuted, Unknown
 from analyses.conditional import Removable
 from polypad.errors import IllegalTransformError, PolypadError, TooDeepError
-from polypad.ir import deep
+from polypad.ir import deep_worker
 from polypad.ir import nodes as n
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
@@ -341,6 +341,6 @@ def test_a_refusal_on_a_deep_nest_is_a_polypad_error_with_evidence():
 ], ids=["pass", "decider", "primitive"])
 def test_what_is_too_deep_even_for_the_worker_is_a_too_deep_error(call, monkeypatch):
     f = parsed("main", "sum")
-    monkeypatch.setattr(deep, "DEEP_RECURSION_LIMIT", 3000)  # some 1,000 levels
+    monkeypatch.setattr(deep_worker, "DEEP_RECURSION_LIMIT", 3000)  # some 1,000 levels
     with pytest.raises(TooDeepError, match="nested too deeply"):
         call(f)

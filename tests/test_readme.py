@@ -2,14 +2,13 @@
 
 Every Python block of the README runs here, prints what the README shows, and
 does what its comments say; each claim of its prose is checked by a test
-below.  The documents stand alone (no pointer outside the repository), the
-import rules of docs/architecture.md hold, and the API names the documents
-use exist.
+below.  The documents stand alone (no pointer outside the repository) and
+the API names the documents use exist.  The import rules of
+docs/architecture.md are tests/test_layers.py.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib.util
 import io
@@ -501,89 +500,6 @@ def f(A: T.Buffer((6,), "int32"), n: T.int32, d: T.int32):
         assert list(out) == [7 // -4, 7 % -4, -7 // -4, -7 % -4, 0, 0], target
         codegen.build(f, target=target)(out, 7, 4)
         assert list(out[:4]) == [1, 3, -2, 1], target
-
-
-# ---------------------------------------------------------------- docs/architecture.md: layers
-
-# The rows of the layer table, top to bottom; a module may import, at module
-# level, only from its own row and the rows above it.
-LAYERS = [
-    ("support", ["polypad.errors", "polypad.arguments", "polypad.budget", "polypad.concurrency",
-                 "polypad._version"]),
-    ("IR", ["polypad.ir"]),
-    ("script", ["polypad.script"]),
-    ("model", ["polypad.model"]),
-    ("layout", ["polypad.layout"]),
-    ("semantics", ["polypad.semantics"]),
-    ("analyses", ["analyses"]),
-    ("transform", ["polypad.transform"]),
-    ("schedule", ["polypad.schedule"]),
-    ("codegen", ["codegen"]),
-    ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
-               "polypad.viz", "polypad.tvm"]),
-]
-
-
-def _layer(module: str) -> int | None:
-    best = None
-    for rank, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if module == prefix or module.startswith(prefix + "."):
-                best = rank
-    return best
-
-
-def _is_module(name: str) -> bool:
-    path = ROOT / name.replace(".", "/")
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def _module_level_imports(path: Path, module: str):
-    """The modules that ``path`` (the module ``module``) imports at module level."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            for alias in node.names:
-                # `from polypad import budget` imports the module polypad.budget.
-                full = f"{base}.{alias.name}"
-                yield full if _is_module(full) else base
-
-
-def test_architecture_layer_table_matches_the_docs():
-    text = (DOCS / "architecture.md").read_text()
-    table = text[text.index("| layer | where | what |"):]
-    rows = re.findall(r"^\| (\w+) \|", table, re.M)[1:len(LAYERS) + 1]
-    assert rows == [name for name, _ in LAYERS]
-
-
-def test_modules_import_only_their_own_row_and_the_rows_above():
-    broken = []
-    for package in ("polypad", "analyses", "codegen"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            rel = path.relative_to(ROOT).with_suffix("")
-            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-            module = ".".join(parts)
-            if module == "polypad":
-                continue  # the front door re-exports from several rows
-            own = _layer(module)
-            assert own is not None, f"{module} is in no row of the layer table: add it to " \
-                "docs/architecture.md and to LAYERS here"
-            for target in _module_level_imports(path, module):
-                if target.split(".")[0] not in ("polypad", "analyses", "codegen"):
-                    continue
-                rank = _layer(target)
-                if target == "polypad" and LAYERS[own][0] != "faces":
-                    broken.append(f"{module} imports the front door `polypad`")
-                elif rank is not None and rank > own:
-                    broken.append(f"{module} ({LAYERS[own][0]}) imports {target} "
-                                  f"({LAYERS[rank][0]})")
-    assert not broken, "\n".join(broken)
 
 
 # ---------------------------------------------------------------- TVM interop

@@ -11,15 +11,16 @@ spells a block whose meaning the lowered body holds::
 
 Each part describes a shape of the body, so a pass that rewrites the body
 may leave a part that no longer holds.  :func:`fit` keeps what still does,
-and ``Block`` calls it whenever it is made: the axes must be the variables
-of the leading lets, in order (a split rewrites their values, which is
-fine); ``where`` needs the ``if`` (without ``else``) under them; ``init``
-needs the ``if`` on exactly the reduce axes at their starts first in the
-rest; a declared region must name a buffer the body still loads (for
-``reads``) or stores (``writes``), and where it says one element on an axis
-(extent 1), every such access of that buffer must use that very index (a
-layout or cache rewrite changes the buffer or the index, and the region
-goes: TVM infers it again).
+and ``Block`` calls it whenever it is made (this module hands it to the
+grammar when imported: :func:`~polypad.ir.nodes_stmt.fit_headers_with`):
+the axes must be the variables of the leading lets, in order (a split
+rewrites their values, which is fine); ``where`` needs the ``if`` (without
+``else``) under them; ``init`` needs the ``if`` on exactly the reduce axes
+at their starts first in the rest; a declared region must name a buffer
+the body still loads (for ``reads``) or stores (``writes``), and where it
+says one element on an axis (extent 1), every such access of that buffer
+must use that very index (a layout or cache rewrite changes the buffer or
+the index, and the region goes: TVM infers it again).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .nodes import (
     Stmt,
 )
 from .nodes_block import BlockAxis, BlockHeader, BufferRegion
+from .nodes_stmt import fit_headers_with
 from .visitor import children
 
 
@@ -175,3 +177,6 @@ def _regions_fit(regions: tuple[BufferRegion, ...] | None, accesses: dict):
                     for ix in found):
                 return None
     return regions
+
+
+fit_headers_with(fit)

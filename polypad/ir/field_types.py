@@ -10,6 +10,9 @@ Statements check their fields as they are made (``Stmt.__post_init__``), so
 a rewriter that returns ``None`` for a child it removed fails at that
 rewrite; :func:`polypad.ir.verify.verify` checks every node, expressions
 too.
+
+The annotations are read in each class's own module, so this module
+imports no node: the grammar imports it.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-
-from . import nodes
 
 #: A check: (field name, what it takes in words, the test of a value: ``None`` when
 #: the value is right, else what is wrong with it).
@@ -43,7 +44,7 @@ def field_problems(node) -> list[str]:
 def _checks_of(cls: type) -> tuple[_Check, ...]:
     if not dataclasses.is_dataclass(cls):
         return ()
-    hints = typing.get_type_hints(cls, vars(nodes))
+    hints = typing.get_type_hints(cls)
     checks = []
     for f in dataclasses.fields(cls):
         if not (f.init and f.compare) or f.name not in hints:
@@ -54,8 +55,13 @@ def _checks_of(cls: type) -> tuple[_Check, ...]:
     return tuple(checks)
 
 
+#: The modules of the grammar whose classes a field check tests (nodes and buffers,
+#: ``ForKind``); the classes of TVM's grammar and of block headers are not tested.
+_CHECKED = ("polypad.ir.nodes_expr", "polypad.ir.nodes_stmt")
+
+
 def _is_ir_class(t) -> bool:
-    return isinstance(t, type) and t.__module__ == nodes.__name__
+    return isinstance(t, type) and t.__module__ in _CHECKED
 
 
 def _got(value) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from polypad.errors import NotFoundError
 
 from . import nodes as n
-from .locate import _body, _title
 
 
 def loop_names(root) -> dict[str, n.For]:
@@ -122,3 +121,14 @@ def _stmt_children(node) -> list[n.Stmt]:
         case n.For() | n.LetStmt() | n.Allocate() | n.Block():
             return [node.body]
     return []
+
+
+def _body(root):
+    return root.body if isinstance(root, n.PrimFunc) else root
+
+
+def _title(root) -> str:
+    """``root`` in a message: "function f", "this For"."""
+    if isinstance(root, n.PrimFunc):
+        return f"function {root.name}"
+    return f"this {type(root).__name__}"

@@ -75,10 +75,9 @@ class Names:
         """A new name resembling ``hint`` that nothing in this table has."""
         base = self.sanitize(hint)
         with _lock:
-            candidate, k = base, 0
-            while candidate in self._used or keyword.iskeyword(candidate):
-                k += 1
-                candidate = f"{base}_{k}"
+            # Only the base can be a Python keyword: ``if_1`` is none.
+            taken = self._used | {base} if keyword.iskeyword(base) else self._used
+            candidate = fresh_name(taken, base)
             self._used.add(candidate)
         return candidate
 
@@ -125,7 +124,4 @@ def block_names(func: n.PrimFunc) -> set[str]:
 
 def fresh_block_name(func: n.PrimFunc, name: str) -> str:
     """``name``, or ``name_1``, ``name_2``... when a block of ``func`` has it."""
-    taken, candidate, k = block_names(func), name, 1
-    while candidate in taken:
-        candidate, k = f"{name}_{k}", k + 1
-    return candidate
+    return fresh_name(block_names(func), name)

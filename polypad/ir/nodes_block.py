@@ -6,14 +6,14 @@ with kinds and domains, ``T.where``, ``T.init()``, the regions, the
 attributes), so that the printer writes the block as TVM has it.
 :mod:`.block_header` says where each part stands in the body.
 
-Imported by :mod:`.nodes`, which re-exports every class here.
+Named, with every other node, by :mod:`.nodes`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .nodes import Buffer, Expr, Var
+from .nodes_expr import Buffer, Expr, Var
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,15 @@ polypad keeps, prints and declines to run or analyse: attributes, asserts,
 intrinsics (``T.tvm_struct_get``, ``T.call_extern``, tensor-core fragments)
 are :class:`~polypad.ir.nodes.Call` nodes; :mod:`.opaque` lists them.
 
-Imported by :mod:`.nodes`, which re-exports every class here.
+Named, with every other node, by :mod:`.nodes`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .nodes import Buffer, Expr, Stmt, _derived
+from .nodes_expr import Buffer, Expr, _derived
+from .nodes_stmt import Stmt
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,13 @@ store or an ``if`` is a stage.  So in::
 
 the write of ``A_cache`` belongs to stage 1, and a padding stage goes right
 after it, inside the allocation.  :func:`seq` builds a flat sequence; the
-schedule rewrites build every new sequence with it.
+schedule rewrites build every new sequence with it, and the passes with
+:func:`sequence` (which drops the statements a rewrite removed).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from . import nodes as n
 from .locate import ancestors, replace
@@ -86,12 +89,30 @@ def allocate_from(func: n.PrimFunc, stage: n.Stmt, buffer: n.Buffer,
     return replace(func, stage, n.Allocate(buffer, seq(*first, stage, *then)))
 
 
-def seq(*stmts: n.Stmt) -> n.Stmt:
-    """One statement running ``stmts`` in order; nested sequences are flattened."""
+def flatten(stmts: Iterable[n.Stmt | None]) -> tuple[n.Stmt, ...]:
+    """``stmts`` in order, each ``SeqStmt`` among them replaced by its statements and
+    each ``None`` (a statement a rewrite removed) left out."""
     flat: list[n.Stmt] = []
     for s in stmts:
-        flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
-    return flat[0] if len(flat) == 1 else n.SeqStmt(tuple(flat))
+        if s is not None:
+            flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
+    return tuple(flat)
+
+
+def sequence(*stmts: n.Stmt | None, span: n.Span | None = None) -> n.Stmt | None:
+    """One statement running ``stmts`` in order (:func:`flatten`): a single statement is
+    itself, none is None."""
+    flat = flatten(stmts)
+    if not flat:
+        return None
+    return flat[0] if len(flat) == 1 else n.SeqStmt(flat, span=span)
+
+
+def seq(*stmts: n.Stmt) -> n.Stmt:
+    """One statement running ``stmts`` in order; nested sequences are flattened (none
+    is the empty sequence)."""
+    found = sequence(*stmts)
+    return n.SeqStmt(()) if found is None else found
 
 
 def _insert(func: n.PrimFunc, stage: n.Stmt, new: n.Stmt, *, after: bool) -> n.PrimFunc:

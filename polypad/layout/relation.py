@@ -140,15 +140,18 @@ class LayoutRelation:
         return min((direct, negated), key=_size)
 
     def inverse(self, indices=None) -> Inverse:
-        """The inverse map on the image, and the padding predicate."""
-        from .index_map import IndexMap
+        """The inverse map on the image, and the padding predicate.
 
+        The inverse is an index map of the same class as ``index_map`` (an
+        :class:`~polypad.layout.IndexMap`), made with its ``from_exprs``.
+        """
         self.check_injective()
         outs = self.output_vars(indices)
         inverse = self.map.reverse().as_pw_multi_aff().gist(self.image)
         exprs = [pw_aff_to_expr(inverse.get_pw_aff(k), outs, self.space.names)
                  for k in range(len(self.inputs))]
-        return Inverse(IndexMap.from_exprs(outs, exprs), self.padding_predicate(outs))
+        return Inverse(type(self.index_map).from_exprs(outs, exprs),
+                       self.padding_predicate(outs))
 
     def collision(self) -> Collision | None:
         """Two distinct logical indices with one image, or None when injective."""

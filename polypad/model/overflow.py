@@ -21,10 +21,10 @@ from polypad.concurrency import Recent
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.ranges import Range, dtype_range, wrapping_operations
 
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
-from .ranges import Range, dtype_range, wrapping_operations
 
 
 def wraps_somewhere(expr: n.Expr, space: AffineSpace, domain: isl.Set,

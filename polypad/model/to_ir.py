@@ -22,8 +22,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_and, logical_or
-
-from .ranges import dtype_range
+from polypad.ir.ranges import dtype_range
 
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
 # Keys are ("dim", p), ("param", p) and ("div", k).

@@ -46,12 +46,12 @@ from polypad.errors import PolypadError
 from polypad.ir import dtypes, intrinsics
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.naming import fresh_name
 from polypad.ir.opaque import OPAQUE
+from polypad.ir.ranges import Range, Ranges, dtype_range
 from polypad.ir.show import show
 from polypad.ir.views import through_view
 from polypad.ir.visitor import walk
-
-from .ranges import Range, Ranges, dtype_range
 
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
@@ -99,12 +99,7 @@ class Z3Env:
 
     def fresh_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``... — a name no other symbol of this env has."""
-        name, k = base, 0
-        while name in self._names:
-            k += 1
-            name = f"{base}_{k}"
-        self._names.add(name)
-        return name
+        return fresh_name(self._names, base)
 
     def var(self, var: n.Var) -> z3.ExprRef:
         """The term for ``var``: its binding, or its own constant (created on first use)."""

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from ..ir import dtypes
 from ..ir import nodes as n
 from ..ir.block_header import init_condition
+from ..ir.ranges import dtype_range, value_range
 from ..ir.visitor import Rewriter, walk
 
 Bound = tuple[n.Expr, n.Expr]  # inclusive (lo, hi)
@@ -177,8 +178,6 @@ def _bound(e: n.Expr, loops: Mapping) -> Bound | None:
 def _interval(e: n.Expr, loops: Mapping) -> Bound | None:
     """Constant bounds by interval arithmetic, where every loop ``e`` uses has constant
     bounds (``i * i``, ``T.min(i, 3)``); None where its range is the whole dtype."""
-    from ..model.ranges import dtype_range, value_range
-
     bounds = {}
     for v in walk(e):
         if isinstance(v, n.Var):

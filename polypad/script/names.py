@@ -12,22 +12,10 @@ from __future__ import annotations
 import keyword
 import re
 
-from ..ir.nodes import (
-    Allocate,
-    AttrStmt,
-    Buffer,
-    BufferData,
-    BufferLoad,
-    BufferStore,
-    DeclBuffer,
-    For,
-    Let,
-    LetStmt,
-    PrimFunc,
-    Var,
-)
-from ..ir.views import view_vars
-from ..ir.visitor import walk
+from ..ir.nodes import Buffer, Var
+from ..ir.substitute import free_symbols
+
+__all__ = ["Namer", "free_symbols", "sanitize"]
 
 # Names the script syntax itself reads, which a printed name must not take.  Inside
 # a function only ``T.`` is read: ``I.`` stands in ``@I.ir_module`` alone, outside
@@ -94,45 +82,3 @@ class Namer:
         """The printed name of ``obj``; an unseen object is bound for good."""
         found = self._names.get(obj)
         return found if found is not None else self.bind(obj)
-
-
-def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
-    """Variables and buffers used in ``node`` but bound nowhere inside it."""
-    used_vars: dict[Var, None] = {}
-    used_bufs: dict[Buffer, None] = {}
-    bound: set = set()
-
-    def use_buffer(b: Buffer) -> None:
-        used_bufs.setdefault(b)
-        for d in b.shape:
-            if isinstance(d, Var):
-                used_vars.setdefault(d)
-        if isinstance(b.data, Buffer):
-            use_buffer(b.data)
-
-    roots = [node]
-    if isinstance(node, PrimFunc):
-        roots = [node.body]
-        for p in node.params:
-            bound.add(p)
-            if isinstance(p, Buffer):
-                use_buffer(p)
-    for root in roots:
-        for n in walk(root):
-            if isinstance(n, (For, Let, LetStmt)):
-                bound.add(n.var)
-            elif isinstance(n, Var):
-                used_vars.setdefault(n)
-            elif isinstance(n, (BufferLoad, BufferStore, BufferData)):
-                use_buffer(n.buffer)
-            elif isinstance(n, (Allocate, DeclBuffer)):
-                bound.add(n.buffer)
-                use_buffer(n.buffer)
-                for v in view_vars(n.buffer):
-                    used_vars.setdefault(v)
-            elif isinstance(n, AttrStmt):
-                for part in n.node if isinstance(n.node, tuple) else (n.node,):
-                    if isinstance(part, Buffer):
-                        use_buffer(part)
-    return ([v for v in used_vars if v not in bound],
-            [b for b in used_bufs if b not in bound])

@@ -18,14 +18,15 @@ runs where every reduce variable of the block is at the start of its domain
 (TVM's meaning): an ``if vk == lo:`` before the rest.  ``T.where(c)`` guards
 the rest of the block with ``if c:``.  ``T.reads`` and ``T.writes`` are read
 as regions (:mod:`.parse_region`) and checked against the body once the
-function is read (:mod:`.block_regions`); the analyses find what a block
-reads and writes from its body.
+function is read (:mod:`polypad.model.block_regions`, through
+:mod:`.checks`); the analyses find what a block reads and writes from its
+body.
 
 The axis domains are checked too: TVM requires a binding to lie in its
 domain for every instance of the loops around the block where its
-``T.where`` holds, and once the function is read :mod:`.block_axes` proves
-it with the polyhedral model, or refuses the binding with an instance that
-leaves the domain.
+``T.where`` holds, and once the function is read
+:mod:`polypad.model.block_axes` proves it with the polyhedral model, or
+refuses the binding with an instance that leaves the domain.
 
 What the dialect states beside the lowered body (the axes with their kinds
 and domains, ``T.where``, ``T.init()``, the regions, ``T.block_attr``) is
@@ -41,8 +42,7 @@ from dataclasses import dataclass, field
 from ..ir import operators as ops
 from ..ir.block_header import init_condition as header_init_condition
 from ..ir.nodes import BlockAxis, BlockHeader, BufferRegion, Expr, IfThenElse, IntImm, LetStmt, Var
-from .block_axes import AxisDomain
-from .block_regions import Declared
+from .checks import AxisDomain, Declared
 from .parse_attrs import attr_value
 from .parse_region import parse_regions, span_extent
 from .source import Source, bind_args, call_name, string_arg
@@ -56,9 +56,9 @@ class BlockScope:
 
     Its axes (for ``T.init()`` and the header), the lets at its top level in
     order (the scope of its ``T.reads``), its ``T.reads``/``T.writes``
-    (:class:`~.block_regions.Declared`), its axis domains with its
-    ``T.where`` predicate (checked by :mod:`.block_axes`), its attributes and
-    whether it has a ``T.init()``.  ``loops`` gives the range of each loop
+    (:class:`~.checks.Declared`), its axis domains with its ``T.where``
+    predicate (checked by :mod:`polypad.model.block_axes`), its attributes
+    and whether it has a ``T.init()``.  ``loops`` gives the range of each loop
     around it (the domain of a ``T.axis.remap``).
     """
 
@@ -136,7 +136,7 @@ def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
     start = IntImm(0, hi.dtype) if lo is None else lo
     var, bound = _bind(target.id, exprs.index(value, env), start, span_extent(start, hi),
                        kind, block)
-    # Checked once the function is read (block_axes.check_axes).
+    # Checked once the function is read (polypad.model.block_axes, through .checks).
     if lo is None:
         text = f"[0, {ast.unparse(dom)})"
     else:

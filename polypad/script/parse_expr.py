@@ -111,6 +111,10 @@ class ExprParser(LoweredExprs):
                                        f"script{hint}")
         return method(node, env)
 
+    def _resolved(self, a: ast.expr, b: ast.expr, env: Env):
+        """The values of ``a`` and ``b``, a weak ``T.undef()`` given the other's dtype."""
+        return resolve(self.value(a, env), self.value(b, env))
+
     def expr(self, node: ast.expr, env: Env, dtype: str | None = None) -> Expr:
         """The IR for ``node``; a weak literal becomes a constant of ``dtype``."""
         return self.strong(self.value(node, env), node, dtype)

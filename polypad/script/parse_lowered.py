@@ -100,11 +100,6 @@ class LoweredExprs:
             raise self.src.error(node, f"T.Div takes numbers, not {x.dtype}")
         return truncated_div(x, y)
 
-    def _resolved(self, a: ast.expr, b: ast.expr, env):
-        from .parse_expr import resolve
-
-        return resolve(self.value(a, env), self.value(b, env))
-
     # ------------------------------------------------------------ pointers
 
     def attribute(self, node: ast.Attribute, env):

@@ -32,7 +32,7 @@ from ..ir.nodes import (
     Stmt,
     Var,
 )
-from .block_axes import BlockAxes
+from .checks import BlockAxes
 from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
 from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
@@ -86,10 +86,10 @@ class StmtParser(PackedStmts):
         self.exprs = exprs
         self.blocks: list[BlockScope] = []  # the with T.block(...) statements we are in
         # (block, T.reads, T.writes) of each block that declares regions, checked once the
-        # whole function is read (block_regions.check_declared).
+        # whole function is read (checks.check_blocks).
         self.declared: list = []
         # The axis domains of each block, checked once the whole function is read
-        # (block_axes.check_axes).
+        # (checks.check_blocks).
         self.axes: list[BlockAxes] = []
         self.unnamed = 0  # unnamed blocks so far in this function
         self.loops: dict = {}  # loop Var -> (min, extent): the domain of a T.axis.remap

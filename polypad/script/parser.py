@@ -16,8 +16,7 @@ import tokenize
 from ..errors import TooDeepError
 from ..ir.deep import run_deep
 from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
-from .block_axes import check_axes
-from .block_regions import check_declared
+from .checks import check_blocks
 from .parse_alloc import decl_buffer
 from .parse_attrs import func_attrs, return_dtype
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
@@ -220,9 +219,8 @@ class Parser:
         self.stmts.axes = []
         self.stmts.symbolic = symbolic
         body = self.stmts.body(body_nodes, env)
-        # After the body, axes before regions: a block's axes come before its T.reads.
-        check_axes(self.src, body, self.stmts.axes)
-        check_declared(self.src, body, self.stmts.declared)
+        # After the body: the model checks the blocks' axes, then their regions.
+        check_blocks(self.src, body, self.stmts.axes, self.stmts.declared)
         # A handle no T.match_buffer matches stays a pointer (a packed function's
         # `args: T.handle`), a parameter polypad passes on but does not follow.
         params = tuple(matched.get(a.arg) or env[a.arg].pointer()

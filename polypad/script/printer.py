@@ -59,7 +59,8 @@ from ..ir.nodes import (
     Sub,
     Var,
 )
-from .names import Namer, free_symbols, sanitize
+from ..ir.substitute import free_symbols
+from .names import Namer, sanitize
 from .parse_thread import THREAD_KINDS
 from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
 from .print_lowered import LoweredPrinter, attr_text

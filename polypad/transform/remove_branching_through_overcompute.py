@@ -47,6 +47,7 @@ from polypad.ir.deep import deep_entry
 from polypad.ir.locate import find_block
 from polypad.ir.removal import StatementRemover
 from polypad.ir.show import show
+from polypad.ir.stages import flatten
 from polypad.ir.visitor import walk
 
 from ._budget import budgeted_pass
@@ -233,7 +234,4 @@ class _Replace(StatementRemover):
         out = super().visit_SeqStmt(node)
         if not isinstance(out, n.SeqStmt) or out is node:
             return out
-        flat: list[n.Stmt] = []
-        for s in out.stmts:
-            flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
-        return n.SeqStmt(tuple(flat), span=out.span)
+        return n.SeqStmt(flatten(out.stmts), span=out.span)

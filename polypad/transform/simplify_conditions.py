@@ -41,6 +41,7 @@ import dataclasses
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.stages import sequence
 
 from ._isl_context import IslFacts
 
@@ -103,17 +104,3 @@ def merge_pair(facts: IslFacts, first: n.Stmt, second: n.Stmt,
             return n.SeqStmt((), span=first.span)
         return n.IfThenElse(n.Not(first.condition), other, None, span=first.span)
     return n.IfThenElse(first.condition, then, other, span=first.span)
-
-
-def sequence(*stmts: n.Stmt | None) -> n.Stmt | None:
-    """The statements in order, flattened, with ``None`` left out."""
-    flat: list[n.Stmt] = []
-    for s in stmts:
-        if s is None:
-            continue
-        flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
-    if not flat:
-        return None
-    if len(flat) == 1:
-        return flat[0]
-    return n.SeqStmt(tuple(flat))

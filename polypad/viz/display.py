@@ -15,20 +15,9 @@ from html import escape
 from polypad.errors import PolypadError
 
 from .highlight import highlight
+from .tables import BOX, html_table
 
-_BOX = "font-family:sans-serif;font-size:13px"
-_TABLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
-_CELL = "border:1px solid #ccc;padding:2px 6px;text-align:left;font-family:monospace"
 _BADGE = {"proved": "#2ca02c", "refuted": "#d62728", "unknown": "#b8860b"}
-
-
-def _table(header: tuple[str, ...], rows) -> str:
-    """An HTML table; a header of empty strings is left out."""
-    head = "".join(f'<th style="{_CELL}">{escape(h)}</th>' for h in header)
-    body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{escape(str(c))}</td>' for c in row)
-                   + "</tr>" for row in rows)
-    head = f"<tr>{head}</tr>" if any(header) else ""
-    return f'<table style="{_TABLE}">{head}{body}</table>'
 
 
 def _badge(kind: str, text: str) -> str:
@@ -48,7 +37,7 @@ def primfunc_html(func) -> str:
     """A ``PrimFunc``: its name and the highlighted script."""
     from polypad.script import script
 
-    return (f'<div style="{_BOX}"><b>PrimFunc</b> <code>{escape(func.name)}</code>'
+    return (f'<div style="{BOX}"><b>PrimFunc</b> <code>{escape(func.name)}</code>'
             f"{highlight(script(func))}</div>")
 
 
@@ -58,9 +47,9 @@ def schedule_html(schedule) -> str:
 
     steps = [(k, step.primitive, ", ".join(f"{name}={value!r}" for name, value in step.args))
              for k, step in enumerate(schedule.trace, 1)]
-    trace = _table(("#", "primitive", "arguments"), steps) if steps else \
+    trace = html_table(("#", "primitive", "arguments"), steps) if steps else \
         "<p><i>no primitive applied yet</i></p>"
-    return (f'<div style="{_BOX}"><b>Schedule</b> of <code>{escape(schedule.func.name)}</code>'
+    return (f'<div style="{BOX}"><b>Schedule</b> of <code>{escape(schedule.func.name)}</code>'
             f"{highlight(script(schedule.func))}<b>trace</b> ({len(steps)} steps){trace}</div>")
 
 
@@ -74,7 +63,7 @@ def counterexample_html(counterexample, func=None) -> str:
         rows.append(("element", str(counterexample.element)))
     rows += [("parameter", f"{k} = {v}") for k, v in counterexample.params.items()]
     rows += [("value", f"{k} = {v}") for k, v in counterexample.values.items()]
-    out = _table(("", "counterexample"), rows)
+    out = html_table(("", "counterexample"), rows)
     if can_draw(counterexample):
         out += _picture(lambda: plot_counterexample(counterexample, func=func))
     return out
@@ -89,13 +78,13 @@ def decision_html(decision, func=None) -> str:
     # isinstance, not the class name: deciders return subclasses (Removable is a Proved).
     if isinstance(decision, Proved):
         text = f"by {decision.method}" + (f": {decision.detail}" if decision.detail else "")
-        return f'<div style="{_BOX}">{_badge("proved", text)}</div>'
+        return f'<div style="{BOX}">{_badge("proved", text)}</div>'
     if isinstance(decision, Unknown):
-        return f'<div style="{_BOX}">{_badge("unknown", decision.reason)}</div>'
+        return f'<div style="{BOX}">{_badge("unknown", decision.reason)}</div>'
     if isinstance(decision, Refuted):
         cex = decision.counterexample
         # the description is the table's first row; the badge does not repeat it
-        return (f'<div style="{_BOX}">{_badge("refuted", "")}'
+        return (f'<div style="{BOX}">{_badge("refuted", "")}'
                 f"{counterexample_html(cex, func)}</div>")
     return f"<pre>{escape(str(decision))}</pre>"
 
@@ -109,7 +98,7 @@ def touched_html(touched) -> str:
     rows = [("buffer", f"{touched.buffer.name} {list(map(str, touched.buffer.shape))}"),
             ("kind", touched.kind), ("touched", str(touched)), ("isl set", str(touched.set)),
             ("when", show(touched.predicate)), ("exact", str(touched.exact))]
-    return (f'<div style="{_BOX}"><b>domain touched</b>{_table(("", ""), rows)}'
+    return (f'<div style="{BOX}"><b>domain touched</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_touched(touched))}</div>")
 
 
@@ -124,7 +113,7 @@ def layout_html(relation) -> str:
             ("logical shape", str(list(map(str, relation.shape)))),
             ("transformed shape", str(list(map(str, relation.transformed_shape())))),
             ("padding", show(relation.padding_predicate()))]
-    return (f'<div style="{_BOX}"><b>layout</b>{_table(("", ""), rows)}'
+    return (f'<div style="{BOX}"><b>layout</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_layout(relation.index_map, relation.shape))}</div>")
 
 
@@ -133,8 +122,8 @@ def dependences_html(deps) -> str:
     from .dependences import plot_dependences
 
     rows = [(kind, str(getattr(deps, kind))) for kind in ("flow", "anti", "output")]
-    return (f'<div style="{_BOX}"><b>dependences</b> of <code>{escape(deps.func.name)}</code>'
-            f"{_table(('kind', 'isl relation'), rows)}"
+    return (f'<div style="{BOX}"><b>dependences</b> of <code>{escape(deps.func.name)}</code>'
+            f"{html_table(('kind', 'isl relation'), rows)}"
             f"{_picture(lambda: plot_dependences(deps))}</div>")
 
 
@@ -150,9 +139,9 @@ def model_html(model) -> str:
         stmt = show(s.stmt).strip().splitlines()
         rows.append((s.name, s.block or "", stmt[0] if stmt else "", str(s.domain),
                      str(s.reads), str(s.writes), str(s.time)))
-    table = _table(("statement", "block", "code", "domain", "reads", "writes", "schedule"),
+    table = html_table(("statement", "block", "code", "domain", "reads", "writes", "schedule"),
                    rows)
-    return (f'<div style="{_BOX}"><b>model</b> of <code>{escape(model.func.name)}</code>'
+    return (f'<div style="{BOX}"><b>model</b> of <code>{escape(model.func.name)}</code>'
             f"{table}{_picture(lambda: plot_set(model.domain()))}</div>")
 
 
@@ -168,5 +157,5 @@ def kernel_html(kernel) -> str:
     bounds = f"<p>bounds: {escape(str(kernel.bounds))}</p>" if kernel.bounds is not None else ""
     timing = getattr(kernel, "last_timing", None)
     timed = timing_html(timing, heading="last timing") if timing is not None else ""
-    return (f'<div style="{_BOX}"><b>Kernel</b> <code>{escape(kernel.func.name)}</code> '
+    return (f'<div style="{BOX}"><b>Kernel</b> <code>{escape(kernel.func.name)}</code> '
             f"for {escape(kernel.target)} ({what}){bounds}{highlight(source)}{timed}</div>")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .display import _BOX, _table
 from .svg import COLORS, Canvas, Svg
+from .tables import BOX, html_table
 
 _WIDTH = 260.0  # pixels for the longest run
 _ROW = 26.0  # pixels between bars
@@ -118,6 +118,6 @@ def timing_rows(timing) -> list[tuple[str, str]]:
 
 def timing_html(timing, *, heading: str = "timing") -> str:
     """A timing as HTML: a table of its numbers and :func:`plot_timing`'s chart."""
-    return (f'<div style="{_BOX}"><b>{escape(heading)}</b>'
-            f"{_table(('', ''), timing_rows(timing))}<div>{plot_timing(timing).text}</div>"
+    return (f'<div style="{BOX}"><b>{escape(heading)}</b>'
+            f"{html_table(('', ''), timing_rows(timing))}<div>{plot_timing(timing).text}</div>"
             "</div>")

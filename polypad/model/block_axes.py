@@ -5,9 +5,11 @@ pair, and requires its binding to lie in it for every instance of the
 block: every value of the loop counters around it for which the enclosing
 conditions and the block's ``T.where`` predicate hold (the predicate limits
 the instances, so a binding may leave its domain where the predicate is
-false).  The parser lowers the binding to a let (:mod:`.parse_block`); this
-module checks it once the function is read, with the polyhedral model
-(:func:`polypad.model.extract`) and the contexts of :mod:`.block_regions`.
+false).  The parser lowers the binding to a let
+(:mod:`polypad.script.parse_block`) and, once the function is read, calls
+this check through :mod:`polypad.script.checks`, where the model puts it: it
+asks the polyhedral model (:func:`polypad.model.extract`), with the
+contexts of :mod:`.block_regions`, a question the script layer cannot.
 
 For each axis the model (:func:`polypad.model.extract`) gets a probe
 statement where the binding stands, under its enclosing loops (kept as
@@ -34,9 +36,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from ..errors import NotAffineError
-from ..ir import operators as ops
-from ..ir.nodes import (
+from polypad.errors import NotAffineError
+from polypad.ir import operators as ops
+from polypad.ir.nodes import (
     Buffer,
     BufferStore,
     Expr,
@@ -46,31 +48,13 @@ from ..ir.nodes import (
     Stmt,
     Var,
 )
+from polypad.ir.ranges import dtype_range
+from polypad.script.checks import AxisDomain, BlockAxes
+
+from .affine import to_pw_aff
 from .block_regions import stmt_contexts
-
-
-@dataclass(frozen=True, eq=False)
-class AxisDomain:
-    """``var = T.axis.<kind>(dom, value)``: the domain ``[lo, hi)`` and the call it came from."""
-
-    var: Var
-    lo: Expr
-    hi: Expr
-    node: ast.Call
-    text: str  # the domain as the message writes it: "[0, 16)"
-
-
-@dataclass(frozen=True, eq=False)
-class BlockAxes:
-    """A block's axes with domains, and its ``T.where`` predicate.
-
-    The first ``guarded`` axes come before the predicate; it limits their
-    instances as well as the later axes' (which it encloses already).
-    """
-
-    axes: tuple[AxisDomain, ...]
-    where: Expr | None
-    guarded: int
+from .extract import extract
+from .overflow import wraps_somewhere
 
 
 def check_axes(src, body: Stmt, blocks: list[BlockAxes]) -> None:
@@ -136,10 +120,6 @@ def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt) -> Violati
     binding.  None where every instance stays in the domain, and where the
     model cannot decide.
     """
-    from ..model import extract
-    from ..model.affine import to_pw_aff
-    from ..model.overflow import wraps_somewhere
-
     try:
         model = extract(PrimFunc("axis", (), stmt))
         (s,) = [s for s in model.statements if s.stmt is probe]
@@ -170,8 +150,6 @@ def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt) -> Violati
 
 def _in_dtypes(domain: isl.Set, names) -> isl.Set:
     """The values of ``domain``'s parameters that their dtypes hold."""
-    from ..model.ranges import dtype_range
-
     out = isl.Set.universe(domain.get_space().params())
     for k in range(domain.dim(isl.dim_type.param)):
         name = domain.get_dim_name(isl.dim_type.param, k)
