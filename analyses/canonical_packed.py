@@ -22,11 +22,14 @@ asked about instead:
   buffer parameter.  Two such tensors are different memory only where the
   function says so (``"tirx.noalias": True``, which TVM sets on what it
   lowers); without it the declaration stays opaque.
-* A scalar let whose value an opaque intrinsic gives (``dev_id =
-  T.tvm_struct_get(A_handle, 0, 9, "int32")``) becomes a scalar parameter
+* A scalar let whose value an opaque intrinsic gives (``m =
+  T.tvm_struct_get(args, 0, 13, "int32")``) becomes a scalar parameter
   whose value polypad does not know (:attr:`Unpacked.opaque`): a proof
   holds whatever it is, and a counterexample that needs its value is not
-  claimed.  Lets of pointers go.
+  claimed.  One that steers nothing -- read only by annotations and by
+  checks about such values alone (``assert A_type_index == 0 or ...``,
+  ``dev_id`` in ``T.attr``) -- goes, with those checks: whatever it holds,
+  the computation is the same.  Lets of pointers go.
 * Annotations that change no value (``storage_alignment``,
   ``compute_scope``, ``device_id``, ``device_type``) go, as does the final
   ``return`` of a constant status, and the declarations of tensors over no
@@ -48,7 +51,7 @@ from polypad.ir.opaque import OpaqueSite, first_opaque, is_opaque
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.views import is_view
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children, walk
 
 #: Annotations (``T.attr`` keys) that change no value a kernel computes.
 HARMLESS_ATTRS = frozenset({"storage_alignment", "compute_scope", "device_id",
@@ -99,6 +102,7 @@ class _Unpack:
         self.noalias = any(k in _NOALIAS and v is True for k, v in func.attrs)
         self.tails = _tail_returns(func.body)
         self.checks: list[tuple[OpaqueSite, n.Expr]] = []
+        self.idle = self._idle_scalars()
 
     def run(self) -> Unpacked:
         body = self.stmt(self.func.body)
@@ -126,19 +130,49 @@ class _Unpack:
     # ------------------------------------------------------------ expressions
 
     def opaque_expr(self, e) -> bool:
-        """Whether ``e`` reads something polypad does not know (a pointer, an opaque
-        intrinsic's value)."""
+        """Whether ``e`` computes with something polypad does not know: an opaque
+        intrinsic, a pointer.  (A scalar an intrinsic gave is a parameter of unknown
+        value, which the analyses handle.)"""
         return any(is_opaque(x) or isinstance(x, (n.StringImm, n.BufferData))
-                   or (isinstance(x, n.Var) and x in self.opaque_vars)
+                   or (isinstance(x, n.Var) and x.dtype == "handle")
                    for x in walk(e))
 
     def first_call(self, e) -> str:
         for x in walk(e):
             if is_opaque(x):
                 return f"T.{x.op}"
-            if isinstance(x, n.Var) and x in self.opaque_vars:
-                return repr(x.name)
+            if isinstance(x, n.Var) and x.dtype == "handle":
+                return f"the pointer {x.name!r}"
         return "a pointer"
+
+    def _idle_scalars(self) -> set[n.Var]:
+        """The scalars an opaque intrinsic gives that steer nothing: read only by lets of
+        pointers, annotations, and checks about such values alone (``assert
+        A_type_index == 0 or ...``).  They and their checks are left out: whatever they
+        hold, the computation does the same."""
+        scalars = {x.var for x in walk(self.func.body) if isinstance(x, n.LetStmt)
+                   and x.var.dtype != "handle" and self.opaque_expr(x.value)}
+        steering: set[n.Var] = set()
+        for s in walk(self.func.body):
+            if not isinstance(s, n.Stmt):
+                continue
+            match s:
+                case n.Assert(condition=c) if set(free_vars(c)) <= scalars | self._pointers(c):
+                    continue
+                case n.LetStmt(var=var) if var in scalars or var.dtype == "handle":
+                    continue
+                case n.AttrStmt() | n.DeclBuffer() | n.Return():
+                    continue
+                case n.IfThenElse(condition=c) if self.opaque_expr(c):
+                    continue
+            for e in children(s):
+                if isinstance(e, n.Expr):
+                    steering.update(v for v in free_vars(e) if v in scalars)
+        return scalars - steering
+
+    @staticmethod
+    def _pointers(e: n.Expr) -> set[n.Var]:
+        return {v for v in free_vars(e) if v.dtype == "handle"}
 
     # ------------------------------------------------------------ statements
 
@@ -155,10 +189,12 @@ class _Unpack:
                     return None
                 return kept[0] if len(kept) == 1 else n.SeqStmt(tuple(kept), span=s.span)
             case n.Assert(condition=cond):
-                if not self.opaque_expr(cond):
+                idle = set(free_vars(cond)) <= self.idle | self._pointers(cond)
+                if not self.opaque_expr(cond) and not (idle and free_vars(cond)):
                     return n.Evaluate(assume(cond), span=s.span)
-                site = OpaqueSite("assert", f"reads {self.first_call(cond)}, which polypad "
-                                  "does not evaluate", s.span)
+                why = (f"reads {self.first_call(cond)}, which polypad does not evaluate"
+                       if self.opaque_expr(cond) else "checks only values that steer nothing")
+                site = OpaqueSite("assert", why, s.span)
                 self.out.left_out.append(site)
                 self.checks.append((site, cond))
                 return None
@@ -167,7 +203,8 @@ class _Unpack:
                     self.opaque_vars.add(var)
                     if any(isinstance(x, n.Var) and x in self.from_args for x in walk(value)):
                         self.from_args.add(var)
-                    if var.dtype != "handle":
+                    if var.dtype != "handle" and var not in self.idle:
+                        # a parameter of unknown value from here on
                         self.out.opaque[var] = OpaqueSite(
                             repr(var.name), f"is given by {self.first_call(value)}, whose "
                             "value polypad does not know", s.span)

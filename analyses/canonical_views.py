@@ -16,8 +16,8 @@ which means the same:
 * every vector store is its lanes, one scalar store each, in lane order --
   the same as a vector store, which computes every lane before storing any,
   when no lane reads an element another lane stores (each lane reads at
-  most its own element, and the lanes' elements differ); otherwise each
-  lane's value is bound first, to a let, and stored after;
+  most its own element, and the lanes' elements differ); otherwise every
+  lane is computed into a local buffer of its own first, and stored after;
 * every vector let is one let per lane.
 
 This is what both executors run (``codegen/lower_views.py``,
@@ -83,13 +83,15 @@ class Written(Rewriter):
             written.append(indices)
         if _lanes_apart(stores, written):
             return n.SeqStmt(tuple(stores), span=node.span)
-        temps = [n.Var(f"{node.buffer.name}_lane{k}", dtypes.element(node.buffer.dtype))
-                 for k in range(count)]
-        out: n.Stmt = n.SeqStmt(tuple(n.BufferStore(s.buffer, t, s.indices, span=node.span)
-                                      for s, t in zip(stores, temps)), span=node.span)
-        for s, t in reversed(list(zip(stores, temps))):
-            out = n.LetStmt(t, s.value, out, span=node.span)
-        return out
+        # Every lane computed into a local buffer first, then stored (a let per lane
+        # would be read again, after the stores, by the model's reading of lets).
+        lanes = n.Buffer(f"{node.buffer.name}_lanes", (count,), node.buffer.dtype,
+                         scope="local")
+        first = [n.BufferStore(lanes, s.value, (n.IntImm(k),), span=node.span)
+                 for k, s in enumerate(stores)]
+        then = [n.BufferStore(s.buffer, n.BufferLoad(lanes, (n.IntImm(k),)), s.indices,
+                              span=node.span) for k, s in enumerate(stores)]
+        return n.Allocate(lanes, n.SeqStmt((*first, *then), span=node.span), span=node.span)
 
     def visit_LetStmt(self, node: n.LetStmt) -> n.Stmt:
         count = dtypes.lanes(node.value.dtype)
