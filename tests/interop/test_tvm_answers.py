@@ -19,13 +19,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analyses"))
 
-from overcompute_brute import reads_differ, results_differ  # noqa: E402
+from overcompute_brute import (  # noqa: E402
+    inputs,
+    reads_differ,
+    results_differ,
+    same_results,
+)
 
 import analyses  # noqa: E402
 import polypad as pp  # noqa: E402
 from analyses.canonical import canonical_form  # noqa: E402
 from polypad.errors import OutOfBoundsError  # noqa: E402
 from polypad.ir import nodes as n  # noqa: E402
+from polypad.ir.opaque import OpaqueSite  # noqa: E402
 from polypad.ir.visitor import walk  # noqa: E402
 
 #: Seconds per question: the slowest answers take about a second (a 6-deep conv).
@@ -92,3 +98,22 @@ def test_every_refutation_is_seen_by_running(answers):
                 results_differ(g, stmt, seeds=range(1))
             continue
         assert results_differ(g, stmt, seeds=range(1)) or reads_differ(g, stmt), name
+
+
+def test_the_canonical_form_of_each_lowered_function_computes_what_it_computes():
+    from tvm_corpus import corpus
+
+    checked = 0
+    for name, family, text in (entry[:3] for entry in corpus()):
+        if family != "lowered":
+            continue
+        made = pp.parse(text)
+        for g in (made,) if isinstance(made, n.PrimFunc) else made.funcs:
+            form = canonical_form(g)
+            assert form is not None and not isinstance(form, OpaqueSite), name
+            # Inputs drawn for the canonical form, whose assumptions name the memory's
+            # owner, so that padding an assumption pins is set (it holds for both).
+            assert same_results(g, form.func, seeds=range(2),
+                                args_of=lambda seed, h=form.func: inputs(h, seed)), name
+            checked += 1
+    assert checked == 16
