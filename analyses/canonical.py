@@ -11,7 +11,10 @@ reaches the computation:
    (:mod:`.canonical_packed`: asserts become assumptions, the tensors the
    arguments point to become buffer parameters);
 2. views and vectors written out (:mod:`.canonical_views`: every access of
-   the memory's owner, every lane a statement of its own).
+   the memory's owner, every lane a statement of its own);
+3. where the model would refuse a let whose value a store of its body
+   changes, each let moved down to the statements that read it
+   (:mod:`.scoped_lets`).
 
 A statement of the original is found in the canonical form by what it
 became; the answer is then given back in the original's terms
@@ -33,12 +36,13 @@ from polypad.ir.opaque import OpaqueSite, first_alias_or_vector, first_opaque
 from polypad.ir.show import show
 from polypad.ir.views import is_view, root
 from polypad.ir.visitor import walk
-from polypad.model.nest import is_leaf
+from polypad.model.nest import collect, is_leaf
 
 from .canonical_packed import Unpacked, unpack
 from .canonical_views import Written, write_out_views_and_lanes
 from .evidence import Decision, Instance, Proved, Refuted, Unknown
 from .program import _label
+from .scoped_lets import Scoped, scope_lets
 
 
 @dataclasses.dataclass
@@ -55,7 +59,9 @@ class CanonicalForm:
     func: n.PrimFunc
     packed: Unpacked | None
     written: Written
+    scoped: Scoped | None = None
     _labels: dict[str, str] | None = None
+    _inside: set[int] | None = None
 
     def unpacked_stmt(self, stmt: n.Stmt) -> n.Stmt | None:
         """What ``stmt`` (of the original) became after step 1 (None: left out)."""
@@ -69,8 +75,17 @@ class CanonicalForm:
         inner = self.unpacked_stmt(stmt)
         if inner is None:
             return None
-        found = self.written.made.get(id(inner))
-        return None if found is None or found[0] is not inner else found[1]
+        for rewrite in (self.written, self.scoped):
+            if rewrite is None:
+                continue
+            found = rewrite.made.get(id(inner))
+            if found is None or found[0] is not inner:
+                return None
+            inner = found[1]
+        if self._inside is None:
+            self._inside = {id(x) for x in walk(self.func.body) if isinstance(x, n.Stmt)}
+        # A sequence that a let's scope split is in the canonical form no more.
+        return inner if id(inner) in self._inside else None
 
     @property
     def narrow_views(self) -> bool:
@@ -182,15 +197,20 @@ def _size(buffer: n.Buffer) -> int | None:
 _FORMS = Recent(16)
 
 
+#: Said of a function that is its own canonical form.
+_ITSELF = "itself"
+
+
 def canonical_form(f: n.PrimFunc) -> CanonicalForm | OpaqueSite | None:
     """The canonical form of ``f`` (see the module docstring); ``None`` when ``f`` is
-    its own (no scaffolding, views or vectors), or the construct that keeps it from
-    having one.  Made once per function object."""
-    if first_opaque(f) is None and first_alias_or_vector(f) is None:
-        return None
+    its own (no scaffolding, views, vectors or lets read again), or the construct that
+    keeps it from having one.  Made once per function object."""
     found = _FORMS.get((f,))
     if found is not None:
-        return found
+        return None if found is _ITSELF else found
+    if first_opaque(f) is None and first_alias_or_vector(f) is None and not _rereads(f):
+        _FORMS.put((f,), _ITSELF)
+        return None
     packed = None
     unpacked = f
     if first_opaque(f) is not None:
@@ -202,7 +222,18 @@ def canonical_form(f: n.PrimFunc) -> CanonicalForm | OpaqueSite | None:
     left = first_opaque(func) or first_alias_or_vector(func)
     if left is not None:
         return left
-    return _FORMS.put((f,), CanonicalForm(f, unpacked, func, packed, written))
+    scoped = None
+    if _rereads(func):
+        func, scoped = scope_lets(func)
+    return _FORMS.put((f,), CanonicalForm(f, unpacked, func, packed, written, scoped))
+
+
+def _rereads(f: n.PrimFunc) -> bool:
+    """Whether the model would refuse a let or condition of ``f`` as read again after a
+    store of its body changed it (:func:`polypad.model.nest.collect`)."""
+    reread: list = []
+    collect(f.body, reread)
+    return any(isinstance(stmt, n.LetStmt) for stmt, _, _ in reread)
 
 
 def unmodelled(f: n.PrimFunc, form: CanonicalForm | OpaqueSite, stmt: n.Stmt) -> Unknown:

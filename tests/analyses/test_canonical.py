@@ -285,3 +285,46 @@ def f(args: T.handle, num_args: T.int32, A: T.Buffer((4,), "float32")):
     assumes = [x for x in walk(made.func.body) if isinstance(x, n.Evaluate)]
     assert [pp.script(x).strip() for x in assumes] == ["T.assume(num_args == 1)"]
     assert [site.what for site in made.packed.left_out] == ["assert"]
+
+
+# ---------------------------------------------------------------- lets read again
+
+ARGMAX = '''
+@T.prim_func
+def argmax(x: T.Buffer((2, 4), "float32"), out: T.Buffer((2,), "int32")):
+    idx = T.alloc_buffer((2,), "int32")
+    val = T.alloc_buffer((2,))
+    for i, k in T.grid(2, 4):
+        with T.block("red"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                idx[vi] = -1
+                val[vi] = T.float32(-3.4e38)
+            v_idx: T.let[T.int32] = T.if_then_else(val[vi] >= x[vi, vk], idx[vi], vk)
+            v_val: T.let[T.float32] = T.if_then_else(val[vi] >= x[vi, vk], val[vi], x[vi, vk])
+            idx[vi] = v_idx
+            val[vi] = v_val
+    for i in range(2):
+        out[i] = idx[i]
+'''
+
+
+def test_lets_move_down_to_the_statements_that_read_them():
+    f, made = form(ARGMAX)
+    assert made.scoped is not None
+    store_idx, store_val = [x for x in walk(made.func.body) if isinstance(x, n.BufferStore)][2:4]
+    lets = [x for x in walk(made.func.body) if isinstance(x, n.LetStmt)
+            and x.var.name in ("v_idx", "v_val")]
+    # v_val over both stores (neither changes what it reads before it is stored); v_idx
+    # over its own store only, so the store of val no longer follows it.
+    assert [x.var.name for x in lets] == ["v_val", "v_idx"]
+    assert lets[1].body is store_idx
+    assert same_results(f, made.func, seeds=range(4))
+
+
+def test_an_argmax_init_run_on_every_step_is_refuted():
+    f = pp.parse(ARGMAX)
+    (init,) = ifs(f)
+    decided = analyses.can_remove_conditional(f, init)
+    assert isinstance(decided, Refuted), decided
+    assert results_differ(f, init)
