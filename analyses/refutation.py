@@ -21,9 +21,11 @@ import islpy as isl
 import z3
 
 from polypad import budget
+from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.model import set_to_condition
 
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Refuted, Unknown
@@ -33,6 +35,8 @@ from .traced_values import Untraceable, ValueTrace, constant_value, earliest, fi
 
 #: Input elements a traced counterexample shows with their values.
 _SHOWN_INPUTS = 8
+#: Further points of Z3's a traced refutation tries, after the first instances.
+_MORE_POINTS = 3
 
 
 class CounterexampleSearch:
@@ -145,11 +149,65 @@ class CounterexampleSearch:
                 cell = fix(isl.Set.universe(reads.get_space().range()), element, by_name)
                 same = same.intersect(reads.intersect_range(cell).domain())
         first_same = earliest(same, by_name)
-        for point in dict.fromkeys(p for p in (first, first_same, at) if p is not None):
+        tried = list(dict.fromkeys(p for p in (first, first_same) if p is not None))
+        for point in tried:
             found = self._traced_at(model, free, params, point)
             if found is not None:
                 return found
-        return None
+        # Else a few of Z3's points among the instances that are the first to write
+        # their element (where nothing the statement stored before is behind the value
+        # it replaces), and last the model's own.
+        firsts = self._first_writers(by_name)
+        for _ in range(_MORE_POINTS if firsts is not None else 0):
+            point = self._another_point(firsts, params, [*tried, at])
+            if point is None:
+                break
+            tried.append(point)
+            found = self._traced_at(model, free, params, point)
+            if found is not None:
+                return found
+        return None if at in tried else self._traced_at(model, free, params, at)
+
+    def _first_writers(self, params: dict[str, int]) -> z3.BoolRef | None:
+        """The instances of the question's store that write their element first, as a
+        condition on its loop counters in Z3 (None: not a store, or not exact)."""
+        ctx = self.ctx
+        store = ctx.site.stmt
+        if not isinstance(store, n.BufferStore):
+            return None
+        writes, exact = ctx.program.access(ctx.site, store.buffer, store.indices)
+        if not exact:
+            return None
+        try:
+            firsts = fix(writes.intersect_domain(ctx.domain).reverse().lexmin().range(), (),
+                         params)
+            return self.convert(set_to_condition(firsts, ctx.loop_vars, ctx.names))
+        except (isl.Error, PolypadError):
+            return None
+
+    def _another_point(self, firsts: z3.BoolRef, params: dict, tried: list
+                       ) -> tuple[int, ...] | None:
+        """Loop counters of a model of the premises and the claim's negation among
+        ``firsts``, other than those ``tried``."""
+        ctx, env = self.ctx, self.env
+        xs = [self.convert(v) for v in ctx.loop_vars]
+        left_ms = int((self._until - time.monotonic()) * 1000)
+        if left_ms <= 0 or not xs:
+            return None
+        solver = _fresh_solver(env.ctx)
+        solver.add(*self.held, z3.Not(self.goal_term), firsts)
+        for var, k in params.items():
+            solver.add(self.convert(var) == k)
+        for point in tried:
+            solver.add(z3.Or(*[x != k for x, k in zip(xs, point)]))
+        solver.set("timeout", budget.remaining_ms(left_ms))
+        verdict = solver.check()
+        if verdict != z3.sat:
+            if verdict == z3.unknown and solver.reason_unknown() in ("timeout", "canceled"):
+                budget.note_time_limit()
+            return None
+        found = solver.model()
+        return tuple(int(found.eval(x, model_completion=True).as_long()) for x in xs)
 
     def _traced_at(self, model: z3.ModelRef, free: list[n.Var], params: dict,
                    at: tuple[int, ...]) -> Refuted | None:
