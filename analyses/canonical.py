@@ -225,6 +225,9 @@ def canonical_form(f: n.PrimFunc) -> CanonicalForm | OpaqueSite | None:
     scoped = None
     if _rereads(func):
         func, scoped = scope_lets(func)
+    if func is f:  # nothing to write out (a let read again that no scope can narrow)
+        _FORMS.put((f,), _ITSELF)
+        return None
     return _FORMS.put((f,), CanonicalForm(f, unpacked, func, packed, written, scoped))
 
 

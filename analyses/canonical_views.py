@@ -151,4 +151,6 @@ def write_out_views_and_lanes(func: n.PrimFunc) -> tuple[n.PrimFunc, Written]:
     whose ``made`` says what each statement became."""
     rewrite = Written()
     body = rewrite.visit(func.body)
+    if body is func.body:
+        return func, rewrite
     return n.PrimFunc(func.name, func.params, body, func.attrs, func.ret_dtype), rewrite

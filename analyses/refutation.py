@@ -30,8 +30,15 @@ from polypad.model import set_to_condition
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Refuted, Unknown
 from .facts import loads_in
-from .ieee import py_value
-from .traced_values import Untraceable, ValueTrace, constant_value, earliest, fix
+from .ieee import IEEEEnv, py_value
+from .traced_values import (
+    Untraceable,
+    ValueTrace,
+    all_parameters,
+    constant_value,
+    earliest,
+    fix,
+)
 
 #: Input elements a traced counterexample shows with their values.
 _SHOWN_INPUTS = 8
@@ -132,12 +139,26 @@ class CounterexampleSearch:
         if (ctx.program is None or ctx.site is None or ctx.has_assumptions()
                 or any(loads_in(p) for p in ctx.premises)):
             return None
+        if isinstance(self.env, IEEEEnv):
+            # Bit-precise float equations, one per write, take Z3 seconds: near a
+            # question's timeout, where the answer would depend on the machine's load.
+            return None
         params = {v: k for v, k in at_x.items() if v not in ctx.loop_vars}
         at = tuple(at_x[v] for v in ctx.loop_vars)
+        by_name = {ctx.names.name(v): k for v, k in params.items() if v in ctx.names}
+        # Every parameter gets a value, those the question does not mention too (which
+        # writes ran depends on them): the model's where it has one, else one the
+        # context allows.  The trace and the solver both use these.
+        others = all_parameters(ctx.domain, by_name)
+        if others is None:
+            return None
+        for name, value in others.items():
+            var = ctx.names.lookup(name)
+            if isinstance(var, n.Var) and var not in params:
+                params[var], by_name[name] = value, value
         # The first instance first: it follows the fewest writes, and a caller proving
         # that a statement changes what a later one reads needs the first instance
         # that changes anything (no_op._not_decisive).
-        by_name = {ctx.names.name(v): k for v, k in params.items() if v in ctx.names}
         first = earliest(ctx.domain, by_name)
         # Else the first instance that reads the same elements as the model's point
         # (the first that overwrites a running sum's element, where the first of all
@@ -239,9 +260,7 @@ class CounterexampleSearch:
         solver = _fresh_solver(env.ctx)
         solver.add(*self.held)
         for var, k in pinned.items():
-            term = convert(var)
-            solver.add(term == model.eval(term, model_completion=True) if var in params
-                       else term == k)
+            solver.add(convert(var) == k)
         # Definitions, not IEEE comparisons: `==` on Z3 floats is identity (-0.0 is not
         # 0.0, a NaN is itself), as each value is exactly what the program computes.
         for eq in trace.equations:
@@ -253,12 +272,13 @@ class CounterexampleSearch:
         found = self._check_known_points(solver, env)
         if found is None:
             return None
+        shown = [*free, *(v for v in params if v not in free)]  # every parameter pinned
         refuted = self._counterexample(
-            lambda e: py_value(found.eval(convert(e), model_completion=True)), free, set())
-        shown = sorted(trace.inputs.values(), key=lambda ld: (
+            lambda e: py_value(found.eval(convert(e), model_completion=True)), shown, set())
+        reached = sorted(trace.inputs.values(), key=lambda ld: (
             ld.buffer.name, tuple(i.value for i in ld.indices)))[:_SHOWN_INPUTS]
         inputs = {f"input {show(ld)}": py_value(found.eval(convert(ld), model_completion=True))
-                  for ld in shown}
+                  for ld in reached}
         cex = refuted.counterexample
         return Refuted(dataclasses.replace(cex, values={**cex.values, **inputs}))
 

@@ -200,6 +200,19 @@ def fix(s: isl.Set, coords, params: dict[str, int]) -> isl.Set:
     return s
 
 
+def all_parameters(s: isl.Set, params: dict[str, int]) -> dict[str, int] | None:
+    """Values for every parameter of ``s``: those of ``params``, and for the others
+    the values of a point of ``s`` with those fixed (None when it has none)."""
+    s = fix(s, (), params)
+    if s.is_empty():
+        return None
+    point = s.lexmin().sample_point()
+    space = point.get_space()
+    return {space.get_dim_name(isl.dim_type.param, k):
+            int(point.get_coordinate_val(isl.dim_type.param, k).to_python())
+            for k in range(space.dim(isl.dim_type.param))}
+
+
 def earliest(s: isl.Set, params: dict[str, int]) -> tuple[int, ...] | None:
     """The lexicographically first point of ``s`` with the named parameters at their
     values (None when there is none)."""
