@@ -9,7 +9,11 @@ fact gives.  An element last written with a value the prover does not track
 fails *whatever that element holds*, given the premises -- ``D + 1.0 != D``
 for every ``D`` -- and the element then shows as ``"any"``.  Elements the
 premises determine from the fixed ones (``B[3, 3] = A[3, 3] + 1.0`` with
-``A[3, 3] = 0``) show with their value.
+``A[3, 3] = 0``) show with their value.  Failing that, such an element's
+value at one concrete point is traced write by write back to the inputs
+(:mod:`.traced_values`), and a model of the premises with those values is a
+real execution: a reduction's running sum is refuted with the inputs that
+make it.
 """
 
 from __future__ import annotations
