@@ -119,7 +119,8 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         return Unknown(f"{seen}; rule 3 fails elsewhere ({cex}), not at an instance whose "
                        "value is read")
     why_not = _not_decisive(model, inside, point)
-    if why_not == _EARLIER_WRITE and _traced_apart(f, model, inside, point):
+    if why_not == _EARLIER_WRITE and _traced_apart(f, model, inside, point,
+                                                   rule_3.counterexample.params):
         why_not = ""
     if why_not:
         return Unknown(f"{seen}; rule 3 fails ({cex}), but {why_not}")
@@ -205,10 +206,11 @@ _EARLIER_WRITE = ("an earlier instance of the statement wrote an element read up
                   "the value it replaces may itself come from the statement")
 
 
-def _traced_apart(f: n.PrimFunc, model, inside, point: isl.Point) -> bool:
+def _traced_apart(f: n.PrimFunc, model, inside, point: isl.Point, at_params: dict) -> bool:
     """Whether the value ``point``'s source instance replaces depends on no instance of
-    ``inside``, by tracing it write by write (:mod:`.traced_values`): then it is the
-    same without the statement, and the reader sees the change."""
+    ``inside``, by tracing it write by write (:mod:`.traced_values`) with the parameters
+    the refutation reports (``at_params`` over ``point``'s): then it is the same without
+    the statement, and the reader sees the change."""
     from .program import program_of
     from .traced_values import depends_on_none_of
 
@@ -220,7 +222,8 @@ def _traced_apart(f: n.PrimFunc, model, inside, point: isl.Point) -> bool:
     element = tuple(coords[n_in:n_in + src.dim(isl.dim_type.out)])
     program = program_of(f)
     return depends_on_none_of(program, [s.stmt for s in inside], buffer, element,
-                              program.site_of(stmt), tuple(coords[:n_in]), params)
+                              program.site_of(stmt), tuple(coords[:n_in]),
+                              {**params, **at_params})
 
 
 def _why_dead(model, deps: Dependences, inside) -> str:

@@ -311,7 +311,11 @@ def depends_on_none_of(program: Program, statements: list[n.Stmt], buffer: n.Buf
     value cannot be traced.
     """
     by_name = {program.names.name(v): v for v in program.parameters()}
-    values = {by_name[k]: v for k, v in params.items() if k in by_name}
+    # Every parameter gets a value (which writes ran depends on them all).
+    every = all_parameters(fix(program.domain(site)[0], at, params), params)
+    if every is None:
+        return False
+    values = {by_name[k]: v for k, v in every.items() if k in by_name}
     trace = ValueTrace(program, values, site, at)
     try:
         trace.value_before(buffer, element)
