@@ -18,11 +18,11 @@ dcf9b31 before this work, then this branch):
     packed                 6       0        0        6      0.0
     all                   59       0       23       36      5.0
     after:
-    te                    22       0       21        1      1.0
-    schedule              17       0       17        0      1.5
-    lowered               14       0       12        2      2.9
+    te                    22       0       22        0      1.5
+    schedule              17       0       17        0      1.0
+    lowered               14       0       13        1      0.9
     packed                 6       0        1        5      0.0
-    all                   59       0       51        8      5.4
+    all                   59       0       53        6      3.4
 
 Run: ``python benchmarks/bench_tvm_answers.py [budget]``.
 """
