@@ -90,11 +90,15 @@ def bounded(fn):
 # do not follow a buffer view's aliasing or a vector statement's lanes; the others
 # (dependences, bounds, touched regions, merging) see through both.
 _VALUE_ANALYSES = frozenset({"context_at", "is_no_op", "can_remove_conditional"})
+# Of those, the ones that answer about a function's canonical form (analyses.canonical:
+# a packed function's computation, views and vectors written out) and say themselves
+# what keeps a function from having one.
+_ON_CANONICAL_FORM = frozenset({"is_no_op", "can_remove_conditional"})
 
 
 def _unmodelled(fn, f):
     """What in ``f`` the analysis ``fn`` cannot model (None if nothing, or no ``f``)."""
-    if f is None:
+    if f is None or fn.__name__ in _ON_CANONICAL_FORM:
         return None
     found = first_opaque(f)
     if found is None and fn.__name__ in _VALUE_ANALYSES:

@@ -1,5 +1,6 @@
 """Packed functions and opaque intrinsics: read and printed, refused by name to build,
-``Unknown`` (naming the construct and its line) to every decider."""
+``Unknown`` (naming the construct and its line) to every decider but the value analyses,
+which answer about the computation inside (tests/analyses/test_canonical.py)."""
 
 from __future__ import annotations
 
@@ -72,13 +73,33 @@ def test_deciders_answer_unknown_naming_the_construct_and_its_line():
     f = parse(textwrap.dedent(PACKED))
     reason = ("'scale' cannot be modelled: assert at line 5 is a packed function's check, "
               "which polypad does not run")
-    for answer in (analyses.check_bounds(f), analyses.is_no_op(f, f.body)):
-        assert isinstance(answer, analyses.Unknown) and answer.reason == reason
+    answer = analyses.check_bounds(f)
+    assert isinstance(answer, analyses.Unknown) and answer.reason == reason
     with pytest.raises(UnmodelledError) as info:
         analyses.dependences(f)
     assert str(info.value) == reason
     with pytest.raises(UnmodelledError):
         extract(f)
+    # The value analyses read the computation inside (analyses/canonical_packed.py); a
+    # tensor over an argument's pointer is the caller's memory, distinct from the other
+    # tensors, only where the function says so.
+    answer = analyses.is_no_op(f, f.body)
+    assert isinstance(answer, analyses.Unknown)
+    assert answer.reason == ("'scale' cannot be modelled: buffer 'A' at line 14 is declared "
+                             "over an argument's pointer, and the function does not say its "
+                             'arguments are distinct memory ("tirx.noalias")')
+
+
+def test_the_value_analyses_answer_about_a_packed_functions_computation():
+    text = PACKED.replace('"llvm"})})', '"llvm"}), "tirx.noalias": True})')
+    f = parse(textwrap.dedent(text))
+    (store,) = [x for x in walk(f.body) if isinstance(x, n.BufferStore)]
+    answer = analyses.is_no_op(f, store)
+    assert isinstance(answer, analyses.Refuted), answer
+    cex = answer.counterexample
+    assert cex.element == analyses.Element("A", (0,))
+    assert "when scale returns (the caller reads it)" in cex.description
+    assert cex.values["stored A_1[i] * 2.0"] == 2 * cex.values["A[0]"] != 0.0
 
 
 TENSOR_CORE = '''

@@ -113,12 +113,14 @@ def test_a_lane_past_the_end_is_refuted_with_that_lane():
     assert refuted.counterexample.element.indices == (16,)
 
 
-def test_value_analyses_decline_vector_statements_by_line():
+def test_value_analyses_read_a_vector_statement_lane_by_lane():
     f = parse(textwrap.dedent(SAXPY))
     (store,) = [x for x in walk(f.body) if isinstance(x, n.BufferStore)]
     answer = analyses.is_no_op(f, store)
-    assert isinstance(answer, analyses.Unknown)
-    assert "a vector statement at line 5" in answer.reason
+    assert isinstance(answer, analyses.Refuted), answer
+    cex = answer.counterexample
+    assert cex.element == analyses.Element("B", (0,))
+    assert [i.statement for i in cex.instances] == ["S0", "END"]  # lane 0, read by the caller
 
 
 @pytest.mark.parametrize("build, problem", [

@@ -135,13 +135,17 @@ def test_a_view_past_its_memory_is_refuted_in_the_memory():
     assert refuted.counterexample.element.indices == (16,)
 
 
-def test_value_analyses_decline_views_by_name():
+def test_value_analyses_read_a_view_as_the_memory_it_shares():
     f = parse(textwrap.dedent(REUSE))
     store = [x for x in walk(f.body) if isinstance(x, n.BufferStore)][1]
     answer = analyses.is_no_op(f, store)
-    assert isinstance(answer, analyses.Unknown)
-    assert answer.reason == ("'f' cannot be modelled: view 'x_1' of 'x' at line 5 shares memory "
-                             "with another buffer, which the value analyses do not follow")
+    assert isinstance(answer, analyses.Refuted), answer
+    cex = answer.counterexample
+    # x_1[i] = x[i] * 3.0 changes x[i], which B's loop reads.
+    assert cex.element == analyses.Element("x", (0,))
+    assert [i.statement for i in cex.instances] == ["S1", "S2"]
+    assert "whose memory the view x_1 shares" in cex.description
+    assert cex.values["stored x[i] * 3.0"] == 3 * cex.values["x[0]"]
 
 
 def test_a_view_of_another_dtype_is_refused():
