@@ -16,11 +16,11 @@ import numpy as np
 from inputs_support import make_inputs
 
 import codegen
-from codegen.interpreter import _Interpreter
 from polypad.ir import nodes as n
-from polypad.ir.fresh import fresh_copy
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import replace
 from polypad.ir.visitor import walk
+from polypad.semantics.interpreter import _Interpreter
 
 
 def everywhere(f: n.PrimFunc, stmt: n.IfThenElse) -> n.PrimFunc:
