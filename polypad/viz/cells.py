@@ -59,7 +59,9 @@ class BufferView:
         return divmod(index[0], self.cols)
 
     def row_name(self, r: int) -> str:
-        return str(r * self.cols) if self.wrapped else str(r)
+        if len(self.shape) == 1:  # a row of a 1-D buffer is named by its first index
+            return str(r * self.cols) if self.wrapped else ""
+        return str(r)
 
     def col_name(self, c: int) -> str:
         return f"+{c}" if self.wrapped else str(c)

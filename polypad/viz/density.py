@@ -10,6 +10,8 @@ still show.
 
 from __future__ import annotations
 
+import math
+
 import islpy as isl
 import numpy as np
 
@@ -66,10 +68,11 @@ def draw_density(canvas: Canvas, s: isl.Set, kept: list[int], axes: tuple[str, .
     size = [max(1, ceil_div(h - low + 1, m)) for low, h, m in zip(lo, hi, limits)]
     counts = bin_counts(s, kept, lo, hi, size, total)
     grid = counts if counts.ndim == 2 else counts.reshape(1, -1)
-    step = max(4.0, min(16.0, (width - 60) / grid.shape[1]))
-    room = max(text_width(str(v), TICK) for v in (lo[0], hi[0], axes[0] + " ↓")) + 8 \
+    # Whole pixels: squares drawn edge to edge with crisp edges leave no seams.
+    step = float(max(4, min(16, int((width - 60) / grid.shape[1]))))
+    room = math.ceil(max(text_width(str(v), TICK) for v in (lo[0], hi[0], axes[0] + " ↓")) + 8) \
         if len(kept) == 2 else 6.0
-    panel = Panel(left + room, top + CAPTION + TICK + 14, (0, 0),
+    panel = Panel(round(left + room), round(top + CAPTION + TICK + 14), (0, 0),
                   (grid.shape[0] - 1, grid.shape[1] - 1), step)
     canvas.text(left, top + CAPTION, title, size=CAPTION, weight="bold", cls="caption")
     block = " x ".join(map(str, size if len(size) == 2 else [size[0]]))

@@ -150,9 +150,13 @@ def layout_html(relation) -> str:
     rows = [("index map", repr(relation.index_map)),
             ("logical shape", shape_text(relation.shape)),
             ("transformed shape", shape_text(relation.transformed_shape())),
-            ("padding", show(relation.padding_predicate()))]
+            ("padding", _padding_text(show(relation.padding_predicate())))]
     return (f'<div style="{BOX}"><b>layout</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_layout(relation.index_map, relation.shape))}</div>")
+
+
+def _padding_text(predicate: str) -> str:
+    return "none" if predicate == "False" else predicate
 
 
 def dependences_html(deps) -> str:

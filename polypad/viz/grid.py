@@ -17,7 +17,7 @@ from .points import Points
 from .svg import CAPTION, COLORS, TICK, Canvas, text_width
 
 STEP = 26.0  # pixels between neighbouring integer points, when there is room
-MIN_STEP = 8.0  # below this a panel is drawn as a density (polypad.viz.density)
+MIN_STEP = 7.0  # below this a panel is drawn as a density (polypad.viz.density)
 TOOLTIPS = 1024  # points drawn one element each, with a tooltip; beyond, one path
 
 
