@@ -167,7 +167,7 @@ def draw_cells(canvas: Canvas, left: float, top: float, *, rows: Pick, cols: Pic
             size = next((z for z in (10, 8) if text_width(look.label, z) <= cell - 3), None)
             if look.label and size:
                 canvas.text(cx + cell / 2, ry + cell / 2 + size * 0.35, look.label,
-                            size=size, anchor="middle", cls="cell-label")
+                            size=size, anchor="middle", cls="cell-label", halo=False)
     for hidden, gy in row_gaps:
         text = rows_text(hidden) if rows_text else f"rows {hidden.start}..{hidden.stop - 1}"
         canvas.rect(grid_left, gy + 3, right - grid_left, GAP - 6, cls="gap rows",

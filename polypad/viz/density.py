@@ -57,6 +57,23 @@ def _capacity(lo, hi, size, shape, dims: int) -> np.ndarray:
     return per_axis[0].reshape(1, -1)
 
 
+def _runs(mask: np.ndarray, left: float, top: float, step: int):
+    """Path pieces covering the true cells of ``mask``: one rectangle per run of
+    neighbouring cells in a row."""
+    for r, row in enumerate(mask):
+        c = 0
+        while c < len(row):
+            if not row[c]:
+                c += 1
+                continue
+            end = c
+            while end < len(row) and row[end]:
+                end += 1
+            width = (end - c) * step
+            yield f"M{round(left) + c * step} {round(top) + r * step}h{width}v{step}h-{width}z"
+            c = end
+
+
 def draw_density(canvas: Canvas, s: isl.Set, kept: list[int], axes: tuple[str, ...],
                  left: float, top: float, *, title: str, total: int,
                  width: float) -> Panel:
@@ -81,19 +98,18 @@ def draw_density(canvas: Canvas, s: isl.Set, kept: list[int], axes: tuple[str, .
     capacity = _capacity(lo, hi, size, grid.shape, len(kept))
     shade = np.ceil(8 * grid / np.maximum(capacity, 1)).astype(int)
     for level in range(1, 9):
-        cells = np.argwhere(shade == level)
-        if len(cells):
-            d = "".join(f"M{panel.left + c * step:.1f} {panel.top + r * step:.1f}"
-                        f"h{step:.1f}v{step:.1f}h-{step:.1f}z" for r, c in cells)
+        d = "".join(_runs(shade == level, panel.left, panel.top, int(step)))
+        if d:
             canvas.path(d, cls=f"bin shade-{level}", color="none", fill=COLORS["point"],
                         opacity=0.12 + 0.11 * level, width=0, layer="shapes", crisp=True,
                         title=f"blocks {level - 1}/8 to {level}/8 in the set")
     canvas.rect(panel.left, panel.top, grid.shape[1] * step, grid.shape[0] * step,
                 cls="frame", fill="none", stroke=COLORS["frame"])
     _axis_ticks(canvas, panel, lo, hi, size, axes, grid.shape)
-    canvas.text(panel.left, panel.bottom + 16, f"{total} points; each square is a block of "
-                f"{block} positions, darker where more of them are in the set", size=LABEL,
-                cls="note", color=COLORS["muted"])
+    canvas.text(panel.left, panel.bottom + 16, f"{total} points in blocks of {block}",
+                size=LABEL, cls="note", color=COLORS["muted"])
+    canvas.text(panel.left, panel.bottom + 32, "darker where more of a block is in the set",
+                size=LABEL, cls="note", color=COLORS["muted"])
     return panel
 
 

@@ -32,7 +32,8 @@ from .svg import CAPTION, COLORS, LABEL, MAX_WIDTH, Canvas, Svg
 from .window import changes, drawn, pick
 
 _GAP = 70.0  # between the logical and the transformed grid, room for the arrow
-_ROWS = 32  # rows of a grid drawn before a window is taken
+_ROWS = 32  # rows of the transformed grid drawn before a window is taken
+_LOGICAL_ROWS = 16  # of the logical grid: its window only follows the transformed one
 _PANELS = 6  # small multiples per side
 
 
@@ -81,7 +82,8 @@ def _draw_side(ids: np.ndarray, size: int, logical_shape, *, name: str, transfor
         if focus_ids is not None and not transformed:
             where = np.isin(part.reshape(-1), focus_ids)
             focus = sorted({int(k) // view.cols for k in np.flatnonzero(where)})
-        for r in drawn(pick(view.rows, focus, limit=_ROWS)):
+        rows = _ROWS if transformed else _LOGICAL_ROWS
+        for r in drawn(pick(view.rows, focus, limit=rows)):
             row = part.reshape(-1)[r * view.cols:(r + 1) * view.cols]
             seen.extend(int(v) for v in row if v >= 0)
 
@@ -105,7 +107,7 @@ def _draw_side(ids: np.ndarray, size: int, logical_shape, *, name: str, transfor
         title = f"[{', '.join(map(str, lead))}, :, :]" if lead else None
         grid = draw_buffer(canvas, left, top, part.shape, look, rows_focus=focus,
                            title=title, summary=summary if transformed else None,
-                           max_rows=_ROWS, budget=width)
+                           max_rows=rows, budget=width)
         return grid.right, grid.bottom
 
     arrange(canvas, shown, draw, top=CAPTION + 8, total=len(keys), width=width,

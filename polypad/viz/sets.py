@@ -115,7 +115,7 @@ def draw_tuple(canvas: Canvas, piece: isl.Set, params: dict, fixed: dict, top: f
         if dense:
             panel = draw_density(canvas, part, drawn, axes, left, panel_top, title=title,
                                  total=sizes[key], width=room_w)
-            return panel.right, panel.bottom + 22
+            return panel.right, panel.bottom + 38
         pts = Points(name, axes, tuple(coordinates(part, drawn)), points.fixed, given)
         panel = draw_panel(canvas, pts, left, panel_top, title=title, lo=lo, hi=hi, step=step)
         width, height = panel_size(lo, hi, axes, step)

@@ -171,17 +171,19 @@ class Canvas:
 
     def text(self, x, y, content: str, *, size: float = LABEL, anchor: str = "start",
              cls: str = "label", color: str = COLORS["text"], weight: str = "normal",
-             title: str | None = None) -> None:
-        """A label with a halo of the background colour; its width is estimated
-        (no font metrics) to size the picture."""
+             title: str | None = None, halo: bool = True) -> None:
+        """A label with a halo of the background colour (``halo=False`` for text on a
+        cell of its own, which no arrow crosses); its width is estimated (no font
+        metrics) to size the picture."""
         width = text_width(content, size)
         right = x + (width if anchor == "start" else width / 2 if anchor == "middle" else 0)
         self._grow(right, y + 0.35 * size)
+        ring = (f' stroke="{COLORS["background"]}" stroke-width="3" stroke-linejoin="round" '
+                f'paint-order="stroke"') if halo else ""
         self.labels.append(
             f'<text class="{cls}" x="{_num(x)}" y="{_num(y)}" font-size="{_num(size)}" '
-            f'text-anchor="{anchor}" fill="{color}" font-weight="{weight}" '
-            f'stroke="{COLORS["background"]}" stroke-width="3" stroke-linejoin="round" '
-            f'paint-order="stroke">{escape(content)}{_title(title)}</text>')
+            f'text-anchor="{anchor}" fill="{color}" font-weight="{weight}"{ring}>'
+            f'{escape(content)}{_title(title)}</text>')
 
     def place(self, other: Canvas, x: float, y: float) -> None:
         """Draw everything on ``other`` here, its origin at (``x``, ``y``)."""

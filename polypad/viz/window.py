@@ -19,11 +19,12 @@ Pick = list  # of int (drawn) and range (a run left out, drawn as one gap)
 def pick(n: int, focus: Iterable[int] = (), *, limit: int, context: int = 1,
          ends: int = 2) -> Pick:
     """The indices of ``0 .. n-1`` to draw, at most about ``limit`` of them: all when
-    ``n <= limit``; else the first and last ``ends``, and each ``focus`` index with
-    ``context`` neighbours while room is left.  Each run left out is a ``range``.
+    ``n <= limit``; else the first and last ``ends``, each ``focus`` index with
+    ``context`` neighbours while room is left, and the start in the room left over.
+    Each run left out is a ``range``.
 
     >>> pick(100, [50], limit=8)
-    [0, 1, range(2, 49), 49, 50, 51, range(52, 98), 98, 99]
+    [0, 1, 2, range(3, 49), 49, 50, 51, range(52, 98), 98, 99]
     """
     if n <= limit:
         return list(range(n))
@@ -33,6 +34,10 @@ def pick(n: int, focus: Iterable[int] = (), *, limit: int, context: int = 1,
         if len(keep | near) > limit:
             break
         keep |= near
+    for k in range(n):  # the room left shows the start
+        if len(keep) >= limit:
+            break
+        keep.add(k)
     out: Pick = []
     previous = -1
     for k in sorted(keep):
@@ -62,5 +67,5 @@ def changes(rows: np.ndarray) -> list[int]:
 
 def wrap_width(n: int) -> int:
     """How many elements of a 1-D buffer of ``n`` one drawn row holds: all of a short
-    buffer, else 16 (32 beyond 256), so that tiles of 2, 4, 8 line up in columns."""
-    return n if n <= 24 else 16 if n <= 256 else 32
+    buffer, else 16, so that tiles of 2, 4, 8 and 16 line up in columns."""
+    return n if n <= 24 else 16

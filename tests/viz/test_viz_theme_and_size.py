@@ -56,7 +56,8 @@ def check_structure(text: str, *, limit: int = 200_000):
     assert texts, "a picture says what it shows"
     for t in texts:
         assert t.get("fill") not in (None, "", "none", "currentColor"), t.attrib
-        assert t.get("stroke") == COLORS["background"] and t.get("paint-order") == "stroke"
+        if t.get("class") != "cell-label":  # on its own cell, no arrow crosses it
+            assert t.get("stroke") == COLORS["background"] and t.get("paint-order") == "stroke"
     return root
 
 
@@ -84,7 +85,8 @@ def test_a_64_by_64_set_is_dots_within_the_cap():
 def test_a_large_set_is_a_density_of_blocks_with_its_count():
     root = check_structure(viz.plot_set("{ [i, j] : 0 <= i < 1000 and 0 <= j < i }").text)
     notes = [t.text for t in with_class(root, "note")]
-    assert notes and notes[0].startswith("499500 points; each square is a block of 16 x 16")
+    assert notes == ["499500 points in blocks of 16 x 16",
+                     "darker where more of a block is in the set"]
 
 
 @pytest.mark.parametrize("n", [10, 100, 10_000])
@@ -98,8 +100,8 @@ def test_a_layout_of_any_length_is_readable(n):
         assert n < 24 or {"0", "16", "96"} <= ticks
     else:  # a window, each run of rows left out one gap saying what it hides
         gaps = [g.find(f"{SVG_NS}title").text for g in with_class(root, "gap", "rows")]
-        assert "rows 2..2497: no padding" in gaps
-        assert len(with_class(root, "logical")) < 200
+        assert "rows 30..2497: no padding" in gaps
+        assert len(with_class(root, "logical")) <= 16 * 16
 
 
 def test_the_window_of_a_large_layout_holds_its_padding():
