@@ -24,7 +24,8 @@ def choose(keys: Sequence, focus: Iterable = (), limit: int = MAX_PANELS) -> lis
     ``focus`` keys, the first ones and the last."""
     if len(keys) <= limit:
         return list(keys)
-    wanted = [k for k in keys if k in set(focus)][: limit - 2]
+    focus = set(focus)
+    wanted = [k for k in keys if k in focus][: limit - 2]
     keep = set(wanted) | {keys[-1]}
     for k in keys:
         if len(keep) >= limit:
