@@ -164,7 +164,7 @@ def draw_cells(canvas: Canvas, left: float, top: float, *, rows: Pick, cols: Pic
                 continue
             canvas.rect(cx, ry, cell, cell, cls=look.cls, fill=look.fill, title=look.tooltip,
                         stroke=look.stroke, dash=look.dash)
-            size = next((z for z in (10, 8) if text_width(look.label, z) <= cell - 3), None)
+            size = next((z for z in (10, 8, 7) if text_width(look.label, z) <= cell - 2), None)
             if look.label and size:
                 canvas.text(cx + cell / 2, ry + cell / 2 + size * 0.35, look.label,
                             size=size, anchor="middle", cls="cell-label", halo=False)
