@@ -32,7 +32,7 @@ from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_alias_or_vector, first_opaque
 
-from .evidence import Unknown
+from .evidence import Counterexample, Refuted, Unknown
 
 
 def decider(fn):
@@ -58,9 +58,21 @@ def decider(fn):
             # A time limit ended some part of the decision (an Unknown built from
             # another keeps only its reason): with more time it may be decided.
             decided = dataclasses.replace(decided, timed_out=True)
-        return decided
+        return _with_func(decided, f)
 
     return deep_entry(budgeted)
+
+
+def _with_func(decided, f):
+    """``decided`` with its counterexample knowing the function it is about, so that
+    its picture draws the real buffers.  A counterexample that already knows one (an
+    inner decider found it, on the function its instances belong to) keeps it."""
+    if f is None or not isinstance(decided, Refuted):
+        return decided
+    cex = decided.counterexample
+    if not isinstance(cex, Counterexample) or cex.func is not None:
+        return decided
+    return dataclasses.replace(decided, counterexample=dataclasses.replace(cex, func=f))
 
 
 def bounded(fn):

@@ -182,6 +182,14 @@ class Dependences:
 
         return dependences_html(self)
 
+    def __repr__(self) -> str:
+        def short(relation: isl.UnionMap) -> str:
+            text = str(relation)
+            return text if len(text) <= 100 else text[:97] + "..."
+
+        return (f"Dependences({self.func.name}: flow {short(self.flow)}; "
+                f"anti {short(self.anti)}; output {short(self.output)})")
+
     def violations(self, new_schedule: isl.UnionMap) -> Counterexample | None:
         """A dependence ``src -> dst`` with ``new_schedule(dst)`` not after
         ``new_schedule(src)``, or ``None`` when the new schedule keeps them all.

@@ -177,6 +177,21 @@ class LayoutRelation:
             raise NonInjectiveError(f"index map {self.index_map!r} is not injective on shape "
                                     f"{list(_shape_names(self.shape))}: {found}", found)
 
+    def __repr__(self) -> str:
+        from polypad.ir.show import show
+
+        def text(extent) -> str:
+            return str(extent) if isinstance(extent, int) else show(extent)
+
+        shape = ", ".join(map(text, self.shape))
+        try:
+            out = ", ".join(map(text, self.transformed_shape()))
+            padding = self.padding_predicate()
+        except PolypadError as err:  # a repr never raises
+            return f"LayoutRelation({self.index_map!r} on [{shape}]: {err})"
+        return (f"LayoutRelation({self.index_map!r} on [{shape}] -> [{out}], "
+                f"padding where {show(padding)})")
+
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the shapes, the padding and the two grids.
 

@@ -112,6 +112,12 @@ class Model:
         """Every statement's write relation, as one union map."""
         return union_all(s.writes for s in self.statements)
 
+    def __repr__(self) -> str:
+        parts = "; ".join(str(s.domain) for s in self.statements)
+        if len(parts) > 300:
+            parts = parts[:297] + "..."
+        return f"Model({self.func.name}: {len(self.statements)} statements: {parts})"
+
     def _repr_html_(self) -> str:
         """Jupyter's rich display: a table of the statements and a picture of their instances.
 

@@ -5,7 +5,9 @@ notebook first asks, so that the IR, the analyses and the schedule never
 import :mod:`polypad.viz` (nor its pictures) at import time.  Every string that
 comes from a user (names, conditions, script text, values) is escaped.  A
 picture that cannot be drawn (a symbolic parameter, too many axes) is
-replaced by a line saying why: a display must never raise.
+replaced by a line saying why: a display must never raise.  Each display is a
+box that sets its own text and background colours (:mod:`.tables`), so it
+reads in a light or a dark notebook theme.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from html import escape
 from polypad.errors import PolypadError
 
 from .highlight import highlight
-from .tables import BOX, html_table
+from .tables import BOX, MUTED, html_table, shape_text
 
 _BADGE = {"proved": "#2ca02c", "refuted": "#d62728", "unknown": "#b8860b"}
 
@@ -30,7 +32,8 @@ def _picture(draw) -> str:
     try:
         return f"<div>{draw().text}</div>"
     except PolypadError as err:
-        return f'<div style="color:#666;font-style:italic">(no picture: {escape(str(err))})</div>'
+        return (f'<div style="color:{MUTED};font-style:italic">'
+                f"(no picture: {escape(str(err))})</div>")
 
 
 def primfunc_html(func) -> str:
@@ -54,19 +57,55 @@ def schedule_html(schedule) -> str:
 
 
 def counterexample_html(counterexample, func=None) -> str:
-    """A ``Counterexample``: its parts as a table, and the element on its buffer."""
+    """A ``Counterexample``: its parts as a table, and the element on its buffer (the
+    function's buffer: ``func``, or the one the decider attached)."""
+    return f'<div style="{BOX}">{_counterexample_parts(counterexample, func)}</div>'
+
+
+def _counterexample_parts(counterexample, func=None) -> str:
     from .evidence import can_draw, plot_counterexample
 
+    func = func if func is not None else getattr(counterexample, "func", None)
     rows = [("what goes wrong", counterexample.description)]
     rows += [("instance", str(i)) for i in counterexample.instances]
     if counterexample.element is not None:
         rows.append(("element", str(counterexample.element)))
     rows += [("parameter", f"{k} = {v}") for k, v in counterexample.params.items()]
     rows += [("value", f"{k} = {v}") for k, v in counterexample.values.items()]
+    if func is not None:
+        rows.append(("in function", func.name))
     out = html_table(("", "counterexample"), rows)
-    if can_draw(counterexample):
+    if clashing(counterexample, func):
+        out += _picture(lambda: plot_clash(counterexample, func))
+    elif can_draw(counterexample):
         out += _picture(lambda: plot_counterexample(counterexample, func=func))
     return out
+
+
+def clashing(counterexample, func) -> bool:
+    """Whether ``counterexample`` names two statement instances of ``func`` that a
+    dependence picture can show (a merge or a schedule refusal)."""
+    if func is None or len(counterexample.instances) < 2:
+        return False
+    from polypad.model import extract
+
+    from .points import dim_names
+
+    try:
+        statements = extract(func).statements
+    except PolypadError:
+        return False
+    return all(any(instance.statement in (s.name, s.block)
+                   and set(dim_names(s.domain)) <= set(instance.indices) for s in statements)
+               for instance in counterexample.instances[:2])
+
+
+def plot_clash(counterexample, func):
+    """The dependence picture of ``func`` with the two instances ringed and joined."""
+    from .dependences import plot_dependences
+
+    return plot_dependences(func, focus=counterexample.instances[:2],
+                            element=counterexample.element)
 
 
 def decision_html(decision, func=None) -> str:
@@ -82,11 +121,10 @@ def decision_html(decision, func=None) -> str:
     if isinstance(decision, Unknown):
         return f'<div style="{BOX}">{_badge("unknown", decision.reason)}</div>'
     if isinstance(decision, Refuted):
-        cex = decision.counterexample
         # the description is the table's first row; the badge does not repeat it
         return (f'<div style="{BOX}">{_badge("refuted", "")}'
-                f"{counterexample_html(cex, func)}</div>")
-    return f"<pre>{escape(str(decision))}</pre>"
+                f"{_counterexample_parts(decision.counterexample, func)}</div>")
+    return f'<pre style="{BOX}">{escape(str(decision))}</pre>'
 
 
 def touched_html(touched) -> str:
@@ -95,7 +133,7 @@ def touched_html(touched) -> str:
 
     from .touched import plot_touched
 
-    rows = [("buffer", f"{touched.buffer.name} {list(map(str, touched.buffer.shape))}"),
+    rows = [("buffer", f"{touched.buffer.name}{shape_text(touched.buffer.shape)}"),
             ("kind", touched.kind), ("touched", str(touched)), ("isl set", str(touched.set)),
             ("when", show(touched.predicate)), ("exact", str(touched.exact))]
     return (f'<div style="{BOX}"><b>domain touched</b>{html_table(("", ""), rows)}'
@@ -110,11 +148,15 @@ def layout_html(relation) -> str:
     from .layout import plot_layout
 
     rows = [("index map", repr(relation.index_map)),
-            ("logical shape", str(list(map(str, relation.shape)))),
-            ("transformed shape", str(list(map(str, relation.transformed_shape())))),
-            ("padding", show(relation.padding_predicate()))]
+            ("logical shape", shape_text(relation.shape)),
+            ("transformed shape", shape_text(relation.transformed_shape())),
+            ("padding", _padding_text(show(relation.padding_predicate())))]
     return (f'<div style="{BOX}"><b>layout</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_layout(relation.index_map, relation.shape))}</div>")
+
+
+def _padding_text(predicate: str) -> str:
+    return "none" if predicate == "False" else predicate
 
 
 def dependences_html(deps) -> str:

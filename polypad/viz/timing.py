@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .svg import COLORS, Canvas, Svg
+from .svg import COLORS, LABEL, Canvas, Svg, text_width
 from .tables import BOX, html_table
 
 _WIDTH = 260.0  # pixels for the longest run
@@ -53,7 +53,7 @@ def plot_timing(timing) -> Svg:
     # A run interrupted by the machine can take many medians; on its scale the bars vanish.
     slowest = max(max(runs) for _, _, runs, _ in rows)
     scale = min(slowest, _CLIP * max(median for *_, median in rows)) or 1.0
-    left = 0.6 * 11 * max(len(label) for _, label, _, _ in rows) + 10
+    left = max(text_width(label, LABEL) for _, label, _, _ in rows) + 12
     canvas = Canvas()
     canvas.text(0, 14, f"median of {len(timing.runs)} runs (dots: each run)",
                 size=12, cls="caption title", weight="bold")
