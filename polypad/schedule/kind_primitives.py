@@ -26,11 +26,11 @@ from __future__ import annotations
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, find_loop
-from polypad.ir.loop_names import loop_name
+from polypad.ir.loop_names import loop_name, loop_ref
 
+from .decompose import decompose
 from .legality import check_independent_iterations, check_vectorize
 from .loop_kinds import with_kind
-from .rfactor import decompose
 from .rfactor import rfactor as rfactor_rewrite
 from .state import primitive
 
@@ -199,5 +199,5 @@ class KindPrimitives:
         node = find_loop(func, loop)
         region = None if block is None else find_block(func, block)
         new, loops = decompose(func, region, node)
-        return new, [loop_name(new, x) for x in loops]
+        return new, [loop_ref(new, x) for x in loops]
 

@@ -74,27 +74,66 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
 
 
 def check_independent_iterations(func: n.PrimFunc, node: n.For, primitive: str) -> None:
-    """``parallel`` (and ``vectorize``): refuse a loop that carries a dependence, two of
-    its iterations touching one element and one of them writing it."""
+    """``parallel``: refuse a loop that carries a dependence, two of its iterations
+    touching one element and one of them writing it.  Where only reductions make it
+    carry one, the refusal suggests ``rfactor`` of the loop."""
     from analyses.loop_carried import carried_dependence
 
-    found = carried_dependence(func, node, loop_name(func, node))
+    name = loop_name(func, node)
+    found = carried_dependence(func, node, name)
     if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
+        raise IllegalTransformError(f"{primitive} would break a dependence: {found}"
+                                    f"{_rfactor_hint(func, node, name)}", found)
 
 
 def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
-    """``vectorize``: refuse a floating-point reduction carried by a loop inside ``node``
-    (fast-math would reassociate it), then a dependence ``node`` carries."""
-    from analyses.loop_carried import floating_reduction_inside
+    """``vectorize``: refuse a floating-point reduction carried by a loop that the lanes
+    stay around (fast-math would reassociate it), then a dependence ``node`` carries.
 
-    found = floating_reduction_inside(func, node)
+    The lanes go below the loops inside ``node`` where they can
+    (:func:`polypad.semantics.vector_lanes.lanes_innermost`): each lane then
+    reduces its own element in order, so a loop around a reduction (max-pool's
+    channels) vectorizes.  Two updates of one element by an exact reduction
+    (integers; ``min``, ``max``) may swap, so a loop carrying only those
+    vectorizes too (:func:`analyses.reductions.reduction_dependences` with
+    ``exact_only``).
+    """
+    from analyses.loop_carried import carried_dependence, floating_reduction_inside
+    from analyses.reductions import reduction_dependences
+    from polypad.semantics.vector_lanes import lanes_innermost
+
+    name = loop_name(func, node)
+    _, stuck = lanes_innermost(node)
+    found = floating_reduction_inside(func, node, stuck)
     if found is not None:
         raise IllegalTransformError(
             "vectorize would let fast-math reassociate a floating-point reduction "
-            f"inside the loop over {loop_name(func, node)}; rfactor it first or "
-            f"vectorize a loop inside it: {found}", found)
-    check_independent_iterations(func, node, "vectorize")
+            f"inside the loop over {name}, whose lanes cannot move below the loops "
+            f"inside it (a let, guard or loop bound there uses {node.var.name}, or an "
+            f"allocation); rfactor the reduction first (sch.rfactor) or vectorize a "
+            f"loop inside it: {found}", found)
+    found = carried_dependence(func, node, name, deps=reduction_dependences(
+        func, exact_only=True))
+    if found is not None:
+        raise IllegalTransformError(f"vectorize would break a dependence: {found}"
+                                    f"{_rfactor_hint(func, node, name)}", found)
+
+
+def _rfactor_hint(func: n.PrimFunc, node: n.For, name: str) -> str:
+    """The suggestion to ``rfactor`` a loop that carries nothing but reductions, else
+    nothing."""
+    from analyses.loop_carried import carried_dependence
+    from analyses.reductions import reduction_dependences
+
+    deps = reduction_dependences(func)
+    if carried_dependence(func, node, name, deps=deps) is not None:
+        return ""
+    inside = {id(x) for x in walk(node)}
+    carried = [r for r in deps.reductions if id(r.statement.stmt) in inside]
+    what = ", ".join(f"{r.buffer.name} ({r.op})" for r in carried) or "a reduction"
+    return (f"; only the reduction into {what} makes {name} carry it: "
+            f"sch.rfactor({name!r}) gives each iteration of {name} a partial result of "
+            f"its own, after which {name} carries nothing")
 
 
 # ---------------------------------------------------------------- split with padding
@@ -346,3 +385,43 @@ def _tags(accesses) -> isl.UnionSet | None:
     tags = [isl.UnionSet.from_set(a.relation.wrap()) for a in accesses]
     return functools.reduce(isl.UnionSet.union, tags) if tags else None
 
+
+
+# ---------------------------------------------------------------- a nest made perfect
+
+
+def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> None:
+    """:func:`.sink.perfect_nest`: refuse unless each moved statement runs in ``after``
+    exactly the instances it ran in ``before`` -- its domain there, the loop it went
+    into projected out, is its domain here: the loop runs at least once wherever the
+    statement ran.  ``moved`` pairs each moved statement with that loop's variable."""
+    from analyses import instances as inst
+
+    old, new = extract(before), extract(after)
+    inside: dict[int, list[n.Var]] = {}
+    for stmt, var in moved:
+        for node in walk(stmt):
+            inside.setdefault(id(node), []).append(var)
+    for s in old.statements:
+        into = inside.get(id(s.stmt))
+        if into is None:
+            continue
+        t = next(t for t in new.statements if t.stmt is s.stmt)
+        ran = t.domain
+        for at in sorted((k for k, x in enumerate(t.loops) if x.var in into), reverse=True):
+            ran = ran.project_out(isl.dim_type.set, at, 1)
+        lost = s.domain.subtract(ran.set_tuple_name(s.domain.get_tuple_name()))
+        if lost.is_empty():
+            continue
+        var = into[0]
+        coords, params = inst.point_coordinates(lost.sample_point())
+        instance = inst.instance(old, s, coords[:len(s.loop_vars)])
+        cex = Counterexample(
+            f"{instance} runs before the loop over {var.name}, which runs no iteration "
+            f"there: moved into its first iteration, it would not run",
+            instances=(instance,), params=params)
+        raise IllegalTransformError(
+            f"{primitive}: the loops are not perfectly nested, and the statements beside "
+            f"the loop over {var.name} cannot move into its first (or last) iteration: "
+            f"{cex}; prove the loop runs (T.assume) or decompose_reduction the init out "
+            "first", cex)

@@ -23,13 +23,15 @@ from __future__ import annotations
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops, find_block, find_loop
-from polypad.ir.loop_names import loop_name, loop_names
+from polypad.ir.loop_names import LoopRef, loop_names, loop_ref
 from polypad.ir.visitor import walk
 
 from .fuse_reorder import chain_of, reorder_schedule
 from .fuse_reorder import fuse as fuse_rewrite
 from .fuse_reorder import reorder as reorder_rewrite
-from .legality import check_order, check_split_pad
+from .legality import check_order, check_split_pad, check_sunk
+from .reduction_nest import loop_by_var
+from .sink import perfect_nest
 from .split import split as split_rewrite
 from .split import without_guard
 from .state import check_references, primitive
@@ -56,7 +58,7 @@ class TilingPrimitives:
         """
         check_references({"block": block}, "Schedule.get_loops")
         func = self.func
-        names = {id(loop): name for name, loop in loop_names(func).items()}
+        names = {id(loop): LoopRef(name, loop.var) for name, loop in loop_names(func).items()}
         if block is None:
             return list(names.values())
         node = find_block(func, block)
@@ -104,9 +106,9 @@ class TilingPrimitives:
         node = find_loop(func, loop)
         if tail != "pad":
             new, loops, _ = split_rewrite(func, node, factors, tail)
-            return new, [loop_name(new, x) for x in loops]
+            return new, [loop_ref(new, x) for x in loops]
         guarded, loops, guard = split_rewrite(func, node, factors, "predicate")
-        names = [loop_name(guarded, x) for x in loops]
+        names = [loop_ref(guarded, x) for x in loops]
         if guard is None:
             return guarded, names  # the factors divide the extent: nothing to pad
         # The same loops without the guard: their names do not change.
@@ -133,7 +135,7 @@ class TilingPrimitives:
         func = self.func
         nodes = [find_loop(func, x) for x in loops]
         new, fused = fuse_rewrite(func, nodes)
-        return new, loop_name(new, fused)
+        return new, loop_ref(new, fused)
 
     @primitive
     def reorder(self, *loops):
@@ -159,11 +161,22 @@ class TilingPrimitives:
         """
         from polypad.model import extract
 
-        func = self.func
-        nodes = [find_loop(func, x) for x in loops]
+        func, nodes = self._perfect([find_loop(self.func, x) for x in loops], "reorder")
         new, old_chain, new_order = reorder_rewrite(func, nodes)
         check_order(func, reorder_schedule(extract(func), old_chain, new_order), "reorder")
         return new
+
+    def _perfect(self, nodes: list[n.For], primitive: str) -> tuple[n.PrimFunc, list[n.For]]:
+        """The function with the chain of ``nodes`` made perfect where statements beside
+        a loop break it (:func:`.sink.perfect_nest`, checked), and the loops in it."""
+        func = self.func
+        if len(nodes) < 2:
+            return func, nodes
+        new, moved = perfect_nest(func, nodes)
+        if not moved:
+            return func, nodes
+        check_sunk(func, new, moved, primitive)
+        return new, [loop_by_var(new, x.var) for x in nodes]
 
     @primitive
     def tile(self, loops, factors, *, tail: str = "predicate"):
@@ -189,10 +202,10 @@ class TilingPrimitives:
             raise PolypadError(f"tile: {len(loops)} loops but {len(factors)} factors")
         nodes = [find_loop(self.func, x) for x in loops]
         if len(nodes) > 1:
-            chain_of(self.func, nodes, "tile")
-        # Names taken up front stay valid: a split only adds loops with fresh names.
-        # (A ``var#k`` name can shift when the split loop shared its variable's name.)
-        names = [loop_name(self.func, x) for x in nodes]
+            func, inside = self._perfect(nodes, "tile")
+            chain_of(func, inside, "tile")
+        # Handles taken up front stay valid: a split keeps the other loops' variables.
+        names = [loop_ref(self.func, x) for x in nodes]
         outer, inner = [""] * len(names), [""] * len(names)
         # All or nothing: the nested primitives install their results as they go.
         funcs = dict(self._funcs)
