@@ -25,26 +25,13 @@ the guard.  Legal where nothing under the loop must run before the init
 
 from __future__ import annotations
 
-from analyses.combiners import update_of
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors
 from polypad.ir.substitute import substitute
-from polypad.ir.visitor import walk
 
 from .legality import check_decompose_reduction
-from .reduction_nest import copy_nest, insert_before, loop_var_names, pinned, reads, remove
-
-
-def find_init(func: n.PrimFunc, block: n.Block | None, loop: n.For) -> n.BufferStore | None:
-    """The init of a reduction under ``loop`` (inside ``block``; anywhere for ``None``):
-    the first store that writes a buffer without reading it and that a reduction
-    update under ``loop`` updates."""
-    inside_block = {id(x) for x in walk(func.body if block is None else block)}
-    stores = [x for x in walk(loop) if isinstance(x, n.BufferStore) and id(x) in inside_block]
-    updated = {id(u.buffer) for u in map(update_of, stores) if u is not None}
-    return next((s for s in stores if id(s.buffer) in updated
-                 and not reads(s.value, s.buffer)), None)
+from .reduction_nest import copy_nest, find_init, insert_before, loop_var_names, pinned, remove
 
 
 def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For

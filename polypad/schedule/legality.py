@@ -38,7 +38,7 @@ import islpy as isl
 from analyses.evidence import Counterexample, Element
 from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
-from polypad.ir.locate import replace
+from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_name
 from polypad.ir.stages import loads_of, stage_of, stores_to
 from polypad.ir.visitor import walk
@@ -54,20 +54,27 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
-    With ``reassociate``, two updates of one element by one reduction
-    (``B[i] = B[i] + v``) may swap (:mod:`analyses.reductions`).
+    Two updates of one element by one exact reduction (integers; ``min``,
+    ``max``) may swap: that changes no bit.  With ``reassociate``, so may those
+    of a floating-point sum or product (:mod:`analyses.reductions`).
     """
     import analyses
+    from analyses.reductions import reduction_dependences
 
     if reassociate:
-        from analyses.reductions import reduction_dependences
-
         found = reduction_dependences(func).violations(schedule)
     else:
         found = analyses.dependences(func).violations(schedule)
-    if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
-
+        if found is not None:  # perhaps only exact reductions' updates swap
+            found = reduction_dependences(func, exact_only=True).violations(schedule)
+    if found is None:
+        return
+    hint = ""
+    if not reassociate and reduction_dependences(func).violations(schedule) is None:
+        hint = ("; only a floating-point reduction's terms would combine in another order: "
+                "accept that with sch.rfactor, or with reassociate=True "
+                "(reorder_by_map, sequential_buffer_access)")
+    raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}", found)
 
 
 # ---------------------------------------------------------------- loop kinds
@@ -120,20 +127,28 @@ def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
 
 
 def _rfactor_hint(func: n.PrimFunc, node: n.For, name: str) -> str:
-    """The suggestion to ``rfactor`` a loop that carries nothing but reductions, else
-    nothing."""
+    """What would let ``node`` carry nothing, where a reduction is what it carries:
+    ``rfactor`` of the loop, or first ``decompose_reduction`` of an init inside it."""
     from analyses.loop_carried import carried_dependence
     from analyses.reductions import reduction_dependences
 
+    from .reduction_nest import find_init
+
     deps = reduction_dependences(func)
-    if carried_dependence(func, node, name, deps=deps) is not None:
+    if carried_dependence(func, node, name, deps=deps) is None:
+        inside = {id(x) for x in walk(node)}
+        carried = [r for r in deps.reductions if id(r.statement.stmt) in inside]
+        what = ", ".join(f"{r.buffer.name} ({r.op})" for r in carried) or "a reduction"
+        return (f"; only the reduction into {what} makes {name} carry it: "
+                f"sch.rfactor({name!r}) gives each iteration of {name} a partial result of "
+                f"its own, after which {name} carries nothing")
+    init = find_init(func, None, node)
+    if init is None:
         return ""
-    inside = {id(x) for x in walk(node)}
-    carried = [r for r in deps.reductions if id(r.statement.stmt) in inside]
-    what = ", ".join(f"{r.buffer.name} ({r.op})" for r in carried) or "a reduction"
-    return (f"; only the reduction into {what} makes {name} carry it: "
-            f"sch.rfactor({name!r}) gives each iteration of {name} a partial result of "
-            f"its own, after which {name} carries nothing")
+    blocks = [x for x in ancestors(func, init) if isinstance(x, n.Block)]
+    block = blocks[-1].name if blocks else None
+    return (f"; the init of {init.buffer.name} runs inside {name}: "
+            f"sch.decompose_reduction({block!r}, {name!r}) moves it out first")
 
 
 # ---------------------------------------------------------------- split with padding

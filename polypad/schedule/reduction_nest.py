@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from analyses.combiners import update_of
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
@@ -37,6 +38,17 @@ LAYERS = (n.For, n.Block, n.LetStmt)
 def reads(expr, buffer: n.Buffer) -> bool:
     """Whether ``expr`` loads ``buffer``."""
     return any(isinstance(x, n.BufferLoad) and x.buffer is buffer for x in walk(expr))
+
+
+def find_init(func: n.PrimFunc, block: n.Block | None, loop: n.For) -> n.BufferStore | None:
+    """The init of a reduction under ``loop`` (inside ``block``; anywhere for ``None``):
+    the first store that writes a buffer without reading it and that a reduction
+    update under ``loop`` updates."""
+    inside_block = {id(x) for x in walk(func.body if block is None else block)}
+    stores = [x for x in walk(loop) if isinstance(x, n.BufferStore) and id(x) in inside_block]
+    updated = {id(u.buffer) for u in map(update_of, stores) if u is not None}
+    return next((s for s in stores if id(s.buffer) in updated
+                 and not reads(s.value, s.buffer)), None)
 
 
 def is_layer(x: n.Stmt) -> bool:

@@ -65,10 +65,20 @@ def perfect_nest(func: n.PrimFunc, loops: list[n.For]
 
 
 def _sunk(loop: n.For, before: tuple, after: tuple) -> n.For:
-    first = n.IfThenElse(n.Eq(loop.var, loop.min), seq(*before)) if before else None
-    last = n.IfThenElse(n.Eq(loop.var, _last(loop)), seq(*after)) if after else None
+    first = _guarded(before, n.Eq(loop.var, loop.min))
+    last = _guarded(after, n.Eq(loop.var, _last(loop)))
     return n.For(loop.var, loop.min, loop.extent, loop.kind, sequence(first, loop.body, last),
                  span=loop.span)
+
+
+def _guarded(stmts: tuple, cond: n.Expr) -> n.Stmt | None:
+    """``stmts`` under ``cond``; a lone ``if`` (without ``else``) takes it as a conjunct:
+    an init sunk twice (``tile`` of ``k``) reads ``if k_0 == 0 and k_1 == 0:``."""
+    if not stmts:
+        return None
+    if len(stmts) == 1 and isinstance(stmts[0], n.IfThenElse) and stmts[0].else_case is None:
+        return n.IfThenElse(n.And(stmts[0].condition, cond), stmts[0].then_case)
+    return n.IfThenElse(cond, seq(*stmts))
 
 
 def _last(loop: n.For) -> n.Expr:
