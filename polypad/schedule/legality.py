@@ -66,7 +66,10 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     else:
         found = analyses.dependences(func).violations(schedule)
         if found is not None:  # perhaps only exact reductions' updates swap
-            found = reduction_dependences(func, exact_only=True).violations(schedule)
+            exact = reduction_dependences(func, exact_only=True)
+            broken = exact.violations(schedule)
+            # The value-based pair reads best, unless it is one the reduction frees.
+            found = None if broken is None else broken if _frees(exact, found) else found
     if found is None:
         return
     hint = ""
@@ -75,6 +78,17 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
                 "accept that with sch.rfactor, or with reassociate=True "
                 "(reorder_by_map, sequential_buffer_access)")
     raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}", found)
+
+
+def _frees(deps, cex: Counterexample) -> bool:
+    """Whether ``cex``'s two instances are updates of one reduction that ``deps``
+    (:class:`analyses.reductions.ReductionDependences`) lets swap."""
+    from analyses.instances import labels
+
+    names = labels(deps.model)
+    free = {names[r.statement.name] for r in deps.reductions}
+    first, second = cex.instances
+    return first.statement == second.statement and first.statement in free
 
 
 # ---------------------------------------------------------------- loop kinds
