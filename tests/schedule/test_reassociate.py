@@ -16,8 +16,8 @@ from kind_support import assert_same, check_schedule
 import codegen
 from analyses import Element, Instance
 from polypad.errors import ArgumentTypeError, IllegalTransformError
-from polypad.ir.structural import assert_structural_equal
 from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
 from polypad.schedule import Schedule
 from polypad.script import parse
 
