@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import islpy as isl
 
-from analyses.combiners import update_of
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
@@ -46,6 +45,9 @@ def find_init(func: n.PrimFunc, block: n.Block | None, loop: n.For) -> n.BufferS
     update under ``loop`` updates."""
     inside_block = {id(x) for x in walk(func.body if block is None else block)}
     stores = [x for x in walk(loop) if isinstance(x, n.BufferStore) and id(x) in inside_block]
+    # analyses imports polypad, whose import runs this module: imported on use.
+    from analyses.combiners import update_of
+
     updated = {id(u.buffer) for u in map(update_of, stores) if u is not None}
     return next((s for s in stores if id(s.buffer) in updated
                  and not reads(s.value, s.buffer)), None)

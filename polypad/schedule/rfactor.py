@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from analyses.combiners import update_of
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
@@ -72,6 +71,9 @@ class Factored:
 def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
             ) -> tuple[n.PrimFunc, Factored]:
     """``func`` with the reduction over ``loop`` factored (see the module docstring)."""
+    # analyses imports polypad, whose import runs this module: imported on use.
+    from analyses.combiners import update_of
+
     where = f"rfactor: the loop over {name}"
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     decomposed = None
@@ -154,6 +156,8 @@ def _init_form(func: n.PrimFunc, stores) -> bool:
     """Whether ``stores`` are an init and its update in TVM's ``T.init()`` form: the
     init, under an ``if`` of its own, first in a sequence whose other statement holds
     the update of the same element."""
+    from analyses.combiners import update_of
+
     init, upd = stores
     u = update_of(upd)
     if (u is None or not isinstance(init, n.BufferStore) or init.buffer is not u.buffer
