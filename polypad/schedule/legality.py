@@ -452,5 +452,5 @@ def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> 
         raise IllegalTransformError(
             f"{primitive}: the loops are not perfectly nested, and the statements beside "
             f"the loop over {var.name} cannot move into its first (or last) iteration: "
-            f"{cex}; prove the loop runs (T.assume) or decompose_reduction the init out "
-            "first", cex)
+            f"{cex}; a reduction's init moves out of the nest instead with "
+            "sch.decompose_reduction", cex)
