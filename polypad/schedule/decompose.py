@@ -27,17 +27,28 @@ from __future__ import annotations
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import ancestors
+from polypad.ir.locate import ancestors, find_block
 from polypad.ir.substitute import substitute
 
 from .legality import check_decompose_reduction
-from .reduction_nest import copy_nest, find_init, insert_before, loop_var_names, pinned, remove
+from .reduction_nest import (
+    copy_nest,
+    find_init,
+    insert_before,
+    loop_var_names,
+    pinned,
+    remove,
+    unshared,
+)
 
 
 def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
               ) -> tuple[n.PrimFunc, list[n.For]]:
     """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
     copied loops (see the module docstring)."""
+    func, loop = unshared(func, loop)
+    if block is not None:
+        block = find_block(func, block.name)
     init = find_init(func, block, loop)
     if init is None:
         what = "the function" if block is None else f"block {block.name!r}"

@@ -36,7 +36,7 @@ import functools
 import islpy as isl
 
 from analyses.evidence import Counterexample, Element
-from polypad.errors import IllegalTransformError
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_name
@@ -103,8 +103,29 @@ def check_independent_iterations(func: n.PrimFunc, node: n.For, primitive: str) 
     name = loop_name(func, node)
     found = carried_dependence(func, node, name)
     if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}"
-                                    f"{_rfactor_hint(func, node, name)}", found)
+        hint = _rfactor_hint(func, node, name) or _store_at_hint(func, node, name, found)
+        raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}",
+                                    found)
+
+
+def _store_at_hint(func: n.PrimFunc, node: n.For, name: str, found: Counterexample) -> str:
+    """The suggestion to ``store_at`` a buffer the function allocates outside ``node``
+    and accesses only inside it (a producer computed at the loop shares it), else
+    nothing."""
+    if found.element is None:
+        return ""
+    inside = {id(x) for x in walk(node)}
+    for x in walk(func.body):
+        if isinstance(x, n.Allocate) and x.buffer.name == found.element.buffer:
+            accesses = [a for a in walk(func.body) if isinstance(a, (n.BufferLoad,
+                        n.BufferStore)) and a.buffer is x.buffer]
+            if not any(id(y) in inside for y in walk(x.body)) or not all(
+                    id(a) in inside for a in accesses):
+                return ""
+            return (f"; every access of {x.buffer.name} is in the loop: "
+                    f"sch.store_at({x.buffer.name!r}, {name!r}) gives each iteration a "
+                    f"{x.buffer.name} of its own")
+    return ""
 
 
 def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
@@ -180,7 +201,9 @@ def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc
     bounds = analyses.check_bounds(padded)
     if isinstance(bounds, analyses.Refuted):
         cex = bounds.counterexample
-        raise IllegalTransformError(f"{what} outside a buffer: {cex}", cex)
+        raise IllegalTransformError(f"{what} outside a buffer: {cex}; tail='predicate' "
+                                    "(a guard) or tail='partition' (a tail loop) keeps them "
+                                    "out", cex)
     decided = analyses.can_remove_conditional(guarded, guard)
     if isinstance(decided, analyses.Proved):
         return
@@ -191,7 +214,8 @@ def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc
             cex, description=rename(cex.description),
             instances=tuple(dataclasses.replace(i, statement=rename(i.statement))
                             for i in cex.instances))
-        raise IllegalTransformError(f"{what} that change the result: {cex}", cex)
+        raise IllegalTransformError(f"{what} that change the result: {cex}; tail='predicate' "
+                                    "or tail='partition' runs none", cex)
     raise IllegalTransformError(
         f"{what}, not known to be harmless: {rename(decided.reason)}", None)
 
@@ -431,10 +455,12 @@ def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> 
     for stmt, var in moved:
         for node in walk(stmt):
             inside.setdefault(id(node), []).append(var)
+    checked = 0
     for s in old.statements:
         into = inside.get(id(s.stmt))
         if into is None:
             continue
+        checked += 1
         t = next(t for t in new.statements if t.stmt is s.stmt)
         ran = t.domain
         for at in sorted((k for k, x in enumerate(t.loops) if x.var in into), reverse=True):
@@ -454,3 +480,8 @@ def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> 
             f"the loop over {var.name} cannot move into its first (or last) iteration: "
             f"{cex}; a reduction's init moves out of the nest instead with "
             "sch.decompose_reduction", cex)
+    leaves = {id(x) for stmt, _ in moved for x in walk(stmt)
+              if isinstance(x, (n.BufferStore, n.Evaluate))}
+    if checked < len(leaves):  # pragma: no cover - a statement the model did not see
+        raise PolypadError(f"{primitive}: {len(leaves) - checked} moved statements were "
+                           "not checked")

@@ -26,6 +26,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name
 from polypad.ir.substitute import free_vars, substitute
@@ -217,10 +218,23 @@ def insert_before(func: n.PrimFunc, stmt: n.Stmt, new: n.Stmt) -> n.PrimFunc:
     return replace(func, stmt, n.SeqStmt((new, stmt)))
 
 
-def loop_by_var(func: n.PrimFunc, var: n.Var) -> n.For:
+def unshared(func: n.PrimFunc, loop: n.For) -> tuple[n.PrimFunc, n.For]:
+    """``func`` with the statements under ``loop`` made new objects, and the loop.
+
+    ``split(tail="partition")`` leaves one statement object in the main nest and the
+    tail nest; the rewrites here find statements by identity and replace them, which
+    must reach one place only.  Variables stay: the copy binds the same ones."""
+    copy = fresh_copy(loop)
+    return replace(func, loop, copy), copy
+
+
+def loop_by_var(func: n.PrimFunc, var: n.Var, holding: n.Stmt | None = None) -> n.For:
     """The loop of ``func`` over the variable ``var`` (an identity): a rewrite that
-    rebuilds the statements around a loop keeps its variable."""
+    rebuilds the statements around a loop keeps its variable.  Where a partition's
+    tail shares the loop, ``holding`` (a statement object of one copy) says which."""
     found = [x for x in walk(func.body) if isinstance(x, n.For) and x.var is var]
+    if holding is not None and len(found) > 1:
+        found = [x for x in found if any(y is holding for y in walk(x))]
     if len(found) != 1:  # pragma: no cover - rewrites keep a loop's variable unique
         raise PolypadError(f"the loop over {var.name} is not in {func.name} once")
     return found[0]

@@ -50,6 +50,7 @@ from .reduction_nest import (
     offset,
     reads,
     single_statement_nest,
+    unshared,
 )
 
 _FORMS = "X[idx] = combine(X[idx], e) for a combiner +, *, max, min, &, |, ^"
@@ -75,11 +76,12 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
     from analyses.combiners import update_of
 
     where = f"rfactor: the loop over {name}"
+    func, loop = unshared(func, loop)
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     decomposed = None
     if len(stores) == 2 and _init_form(func, stores):
         func, decomposed = _decompose_init(func, stores[1])
-        loop = loop_by_var(func, loop.var)
+        loop = loop_by_var(func, loop.var, holding=stores[1])
         stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     if len(stores) != 1 or not isinstance(stores[0], n.BufferStore):
         held = ("a T.evaluate" if len(stores) == 1
@@ -144,7 +146,8 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
     new = replace(func, nest[0], n.Allocate(rf, n.SeqStmt((init, update, back))))
     check_rfactor(new, where)
     return new, Factored(rf.name, [loop_ref(new, x) for x in init_loops],
-                         [loop_ref(new, loop_by_var(new, x.var)) for x in loops],
+                         [loop_ref(new, loop_by_var(new, x.var, holding=update))
+                          for x in loops],
                          [loop_ref(new, x) for x in back_loops], decomposed)
 
 

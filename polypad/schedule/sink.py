@@ -33,16 +33,20 @@ from .fuse_reorder import through_blocks
 
 
 def perfect_nest(func: n.PrimFunc, loops: list[n.For]
-                 ) -> tuple[n.PrimFunc, list[tuple[n.Stmt, n.Var]]]:
+                 ) -> tuple[n.PrimFunc, list[tuple[n.Stmt, n.Var]], list[n.For]]:
     """``func`` with the chain from the outermost of ``loops`` down to the others made
     perfect where a sequence breaks it, and the statements moved, each with the
-    variable of the loop it went into.  Nothing moves where nothing breaks the
+    variable of the loop it went into, and the chain of loops in the new function,
+    outermost first.  Nothing moves where nothing breaks the
     chain (or where a sequence holds more than one way down): ``func`` comes back.
+    The statements under the outermost loop must be objects of their own
+    (:func:`.reduction_nest.unshared`): a moved one is replaced by identity.
     """
     wanted = {x.var for x in loops}
     current = min(loops, key=lambda x: _depth(func, x))
     found = {current.var}
     moved: list[tuple[n.Stmt, n.Var]] = []
+    chain = [current]
     while not wanted <= found:
         body = through_blocks(current.body)
         if isinstance(body, n.SeqStmt):
@@ -60,8 +64,12 @@ def perfect_nest(func: n.PrimFunc, loops: list[n.For]
         if not isinstance(body, n.For):
             break
         current = body
+        chain.append(current)
         found.add(current.var)
-    return func, moved
+    if moved:  # the loops above a sequence that moved were rebuilt
+        chain = [next(y for y in walk(func.body) if isinstance(y, n.For) and y.var is x.var
+                      and any(z is chain[-1] for z in walk(y))) for x in chain]
+    return func, moved, chain
 
 
 def _sunk(loop: n.For, before: tuple, after: tuple) -> n.For:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import enclosing_loops, find_block, find_loop
+from polypad.ir.locate import ancestors, enclosing_loops, find_block, find_loop
 from polypad.ir.loop_names import LoopRef, loop_names, loop_ref
 from polypad.ir.visitor import walk
 
@@ -30,7 +30,7 @@ from .fuse_reorder import chain_of, reorder_schedule
 from .fuse_reorder import fuse as fuse_rewrite
 from .fuse_reorder import reorder as reorder_rewrite
 from .legality import check_order, check_split_pad, check_sunk
-from .reduction_nest import loop_by_var
+from .reduction_nest import unshared
 from .sink import perfect_nest
 from .split import split as split_rewrite
 from .split import without_guard
@@ -172,11 +172,16 @@ class TilingPrimitives:
         func = self.func
         if len(nodes) < 2:
             return func, nodes
-        new, moved = perfect_nest(func, nodes)
+        # A partition's tail shares statements with the main nest: copy them first.
+        top = min(nodes, key=lambda x: len(ancestors(func, x)))
+        unique, copy = unshared(func, top)
+        inside = {x.var: x for x in walk(copy) if isinstance(x, n.For)}
+        new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
         if not moved:
             return func, nodes
-        check_sunk(func, new, moved, primitive)
-        return new, [loop_by_var(new, x.var) for x in nodes]
+        check_sunk(unique, new, moved, primitive)
+        by_var = {x.var: x for x in chain}
+        return new, [by_var.get(x.var, x) for x in nodes]
 
     @primitive
     def tile(self, loops, factors, *, tail: str = "predicate"):
