@@ -35,6 +35,7 @@ from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_ref
 from polypad.ir.naming import fresh_name
+from polypad.ir.show import show
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 
@@ -121,7 +122,7 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
     for x in axes:
         if not (isinstance(x.extent, n.IntImm) or x.extent in params):
             raise PolypadError(f"rfactor: the loop over {x.var.name} has the extent "
-                               f"{x.extent}, neither a constant nor a parameter")
+                               f"{show(x.extent)}, neither a constant nor a parameter")
         if dropped & set(free_vars(x.min)):
             raise PolypadError(f"rfactor: the start of the loop over {x.var.name} depends "
                                "on a reduction loop")

@@ -2,9 +2,13 @@
 
 Loops are named as :mod:`polypad.ir.loop_names` names them: the loop
 variable's name where it is unique in the function, else ``block/var`` or
-``var#k``.  ``get_loops`` hands out such names, every primitive here takes
-them (or ``For`` nodes) and each primitive that makes loops returns the
-names of the new ones.
+``var#k``.  ``get_loops`` hands out *handles*
+(:class:`~polypad.ir.loop_names.LoopRef`: a ``str``, the name, holding the
+loop's variable), every primitive here takes them (or names, or ``For``
+nodes) and each primitive that makes loops returns the handles of the new
+ones.  A handle finds its loop whatever its name has become, as long as the
+loop itself is there: it outlasts ``compute_at``, ``fuse``, ``split`` and
+``reorder`` of other loops.
 
 ``split`` with ``tail="predicate"`` or ``"partition"`` and ``fuse`` keep the
 order of every statement instance, so they are always legal.  ``reorder``
@@ -41,7 +45,7 @@ class TilingPrimitives:
     """Mixin of :class:`~polypad.schedule.Schedule`."""
 
     def get_loops(self, block: str | None = None) -> list[str]:
-        """The names of the loops around ``block``'s statements, outermost first.
+        """The handles of the loops around ``block``'s statements, outermost first.
 
         The loops outside the ``with T.block`` come first, then those inside
         it, in program order.  ``block=None`` lists every loop of the function.
@@ -54,7 +58,10 @@ class TilingPrimitives:
                     for i, j in T.grid(8, 8):
                         B[n, i, j] = A[n, i, j]
 
-        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.
+        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.  Each is a
+        :class:`~polypad.ir.loop_names.LoopRef`, which compares and prints as
+        that name and finds its loop after other steps rename it (``compute_at``
+        of a block into a loop changes the loop's ``block/var`` name).
         """
         check_references({"block": block}, "Schedule.get_loops")
         func = self.func
@@ -68,7 +75,7 @@ class TilingPrimitives:
 
     @primitive
     def split(self, loop: str | n.For, factors, *, tail: str = "predicate"):
-        """Split ``loop`` into a nest of loops of the given ``factors``; their names.
+        """Split ``loop`` into a nest of loops of the given ``factors``; their handles.
 
         ``factors`` lists the new extents outermost first; one of them may be
         ``None``, the rounded-up quotient (it must be the outermost when the
@@ -118,7 +125,7 @@ class TilingPrimitives:
 
     @primitive
     def fuse(self, *loops):
-        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its name.
+        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its handle.
 
         Always legal: the fused loop runs the instances in the same order.
 
@@ -143,9 +150,15 @@ class TilingPrimitives:
 
         ``loops`` are listed outermost first, as in TVM (Halide's ``reorder``
         lists them innermost first).
-        The loops must lie on one perfectly nested chain with rectangular
-        bounds; loops of the chain that are not named stay in place.  The new
-        order is checked against every dependence; a broken one raises
+        The loops must lie on one chain with rectangular bounds; loops of the
+        chain that are not named stay in place.  Statements beside a loop of
+        the chain (a reduction's init written before its loop) move into the
+        loop's first iteration, under ``if k == <start>:``, and what follows
+        the loop into its last -- TVM's ``T.init()`` form -- where isl proves
+        the loop runs wherever they did (:func:`.legality.check_sunk`; refused
+        with the instance that would be lost otherwise).  The new order is
+        checked against every dependence (two updates of one element by an
+        exact reduction may swap); a broken one raises
         :class:`~polypad.errors.IllegalTransformError` whose evidence holds
         the two instances and the element.
 
@@ -185,13 +198,15 @@ class TilingPrimitives:
 
     @primitive
     def tile(self, loops, factors, *, tail: str = "predicate"):
-        """Split each of the perfectly nested ``loops`` by its factor and move the inner
-        loops inside; the names of the outer loops, then of the inner ones.
+        """Split each of the nested ``loops`` by its factor and move the inner
+        loops inside; the handles of the outer loops, then of the inner ones.
 
         A convenience for ``split`` (``[None, factor]``, with ``tail``
         "predicate" or "pad"; a partition's tail nests could not be reordered)
-        of each loop, then ``reorder`` of the new loops, outer ones first; the
-        trace records it as one step.
+        of each loop, then ``reorder`` of the new loops, outer ones first (a
+        reduction's init before the loop over its axis moves into that loop's
+        first iteration, as ``reorder`` moves it); the trace records it as one
+        step.
 
         Before::
 
