@@ -89,15 +89,19 @@ def _carried_pairs(model, loop: n.For) -> isl.UnionMap | None:
     return out
 
 
-def floating_reduction_inside(func: n.PrimFunc, loop: n.For) -> Counterexample | None:
+def floating_reduction_inside(func: n.PrimFunc, loop: n.For,
+                              within: tuple[n.Stmt, ...] | None = None) -> Counterexample | None:
     """A flow dependence through a floating-point element that a loop inside ``loop``
     carries (a sum over ``k`` inside a loop over ``i``), or ``None``.
 
     ``vectorize`` compiles its loop with fast-math, whose reassociation reaches
     the loops inside it: such a reduction would be reordered without the user
-    asking (``rfactor`` is how one asks).
+    asking (``rfactor`` is how one asks).  ``within`` narrows the question to
+    the loops in those statements (the ones the lanes still stay around:
+    :func:`polypad.semantics.vector_lanes.lanes_innermost`).
     """
-    inner_loops = [x for x in walk(loop.body) if isinstance(x, n.For)]
+    roots = (loop.body,) if within is None else within
+    inner_loops = [x for root in roots for x in walk(root) if isinstance(x, n.For)]
     deps = dependences(func) if inner_loops else None
     for inner in inner_loops:
         found = carried_dependence(func, inner, loop_name(func, inner), kinds=("flow",),

@@ -51,9 +51,20 @@ def collapsible(loop: ir.For, checked: dict) -> ir.For | None:
         return None
     if id(loop) in checked or id(inner) in checked:
         return None
+    if any(isinstance(node, ir.For) for node in walk(inner.body)):
+        return None  # its lanes go below those loops first (emit: lanes_innermost)
+    # A let of a counter (a block's axis, vc = c) stands for it.
+    of_inner, of_outer = {inner.var}, {loop.var}
+    for node in walk(inner.body):
+        if isinstance(node, ir.LetStmt):
+            used = {v for v in walk(node.value) if isinstance(v, ir.Var)}
+            if used & of_inner:
+                of_inner.add(node.var)
+            if used & of_outer:
+                of_outer.add(node.var)
     for node in walk(inner.body):
         if isinstance(node, (ir.BufferLoad, ir.BufferStore)):
             used = {v for index in node.indices for v in walk(index) if isinstance(v, ir.Var)}
-            if inner.var in used and loop.var not in used:
+            if used & of_inner and not used & of_outer:
                 return None  # a lane's own element (rfactor's B_rf[j_1]): keep the lanes
     return inner

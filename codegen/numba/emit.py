@@ -20,7 +20,10 @@ Loop kinds:
 
 - ``PARALLEL`` is ``numba.prange``, and the function holding it gets
   ``parallel=True`` (only then: the parallel pipeline costs compile time).
-- ``VECTORIZED`` is written in place, as a plain loop that LLVM vectorizes
+- ``VECTORIZED`` with loops inside goes below them first
+  (:func:`polypad.semantics.vector_lanes.lanes_innermost`: max-pool's
+  channels inside its window loops).  It is written in place, as a plain
+  loop that LLVM vectorizes
   with the kernel's own facts about the arrays, unless its flags differ from
   the kernel's (``fastmath="full"``: fast-math on vectorized loops only).
   Then it moves into a helper ``_pp_vector_<k>`` compiled with
@@ -71,6 +74,7 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 from polypad.semantics.lowering import checked_assumptions, has_check, is_check
+from polypad.semantics.vector_lanes import lanes_innermost
 
 from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
@@ -228,6 +232,16 @@ class _Emitter:
         """``loop``, with the buffers it reduces into held in locals (:mod:`.accumulators`)."""
         # Consumed here: a node shared by two places of the tree is seen again.
         seen, count = self.before.pop(id(loop), ({}, 0))
+        if loop.kind is ForKind.VECTORIZED:
+            # Lanes below the loops inside, so LLVM vectorizes the innermost loop and
+            # each lane's reduction keeps its order (polypad.semantics.vector_lanes).
+            lanes, _ = lanes_innermost(loop)
+            if lanes is not loop:
+                if self.vector_helpers and not self.current.vectorized:
+                    self.helper(lanes, depth, "vector")
+                else:
+                    self.stmt(lanes, depth)
+                return
 
 
         def before(element) -> bool:

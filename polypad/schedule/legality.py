@@ -36,9 +36,9 @@ import functools
 import islpy as isl
 
 from analyses.evidence import Counterexample, Element
-from polypad.errors import IllegalTransformError
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import replace
+from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_name
 from polypad.ir.stages import loads_of, stage_of, stores_to
 from polypad.ir.visitor import walk
@@ -54,47 +54,136 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
-    With ``reassociate``, two updates of one element by one reduction
-    (``B[i] = B[i] + v``) may swap (:mod:`analyses.reductions`).
+    Two updates of one element by one exact reduction (integers; ``min``,
+    ``max``) may swap: that changes no bit.  With ``reassociate``, so may those
+    of a floating-point sum or product (:mod:`analyses.reductions`).
     """
     import analyses
+    from analyses.reductions import reduction_dependences
 
     if reassociate:
-        from analyses.reductions import reduction_dependences
-
         found = reduction_dependences(func).violations(schedule)
     else:
         found = analyses.dependences(func).violations(schedule)
-    if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
+        if found is not None:  # perhaps only exact reductions' updates swap
+            exact = reduction_dependences(func, exact_only=True)
+            broken = exact.violations(schedule)
+            # The value-based pair reads best, unless it is one the reduction frees.
+            found = None if broken is None else broken if _frees(exact, found) else found
+    if found is None:
+        return
+    hint = ""
+    if not reassociate and reduction_dependences(func).violations(schedule) is None:
+        hint = ("; only a floating-point reduction's terms would combine in another order: "
+                "accept that with sch.rfactor, or with reassociate=True "
+                "(reorder_by_map, sequential_buffer_access)")
+    raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}", found)
 
+
+def _frees(deps, cex: Counterexample) -> bool:
+    """Whether ``cex``'s two instances are updates of one reduction that ``deps``
+    (:class:`analyses.reductions.ReductionDependences`) lets swap."""
+    from analyses.instances import labels
+
+    names = labels(deps.model)
+    free = {names[r.statement.name] for r in deps.reductions}
+    first, second = cex.instances
+    return first.statement == second.statement and first.statement in free
 
 
 # ---------------------------------------------------------------- loop kinds
 
 
 def check_independent_iterations(func: n.PrimFunc, node: n.For, primitive: str) -> None:
-    """``parallel`` (and ``vectorize``): refuse a loop that carries a dependence, two of
-    its iterations touching one element and one of them writing it."""
+    """``parallel``: refuse a loop that carries a dependence, two of its iterations
+    touching one element and one of them writing it.  Where only reductions make it
+    carry one, the refusal suggests ``rfactor`` of the loop."""
     from analyses.loop_carried import carried_dependence
 
-    found = carried_dependence(func, node, loop_name(func, node))
+    name = loop_name(func, node)
+    found = carried_dependence(func, node, name)
     if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
+        hint = _rfactor_hint(func, node, name) or _store_at_hint(func, node, name, found)
+        raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}",
+                                    found)
+
+
+def _store_at_hint(func: n.PrimFunc, node: n.For, name: str, found: Counterexample) -> str:
+    """The suggestion to ``store_at`` a buffer the function allocates outside ``node``
+    and accesses only inside it (a producer computed at the loop shares it), else
+    nothing."""
+    if found.element is None:
+        return ""
+    inside = {id(x) for x in walk(node)}
+    for x in walk(func.body):
+        if isinstance(x, n.Allocate) and x.buffer.name == found.element.buffer:
+            accesses = [a for a in walk(func.body) if isinstance(a, (n.BufferLoad,
+                        n.BufferStore)) and a.buffer is x.buffer]
+            if not any(id(y) in inside for y in walk(x.body)) or not all(
+                    id(a) in inside for a in accesses):
+                return ""
+            return (f"; every access of {x.buffer.name} is in the loop: "
+                    f"sch.store_at({x.buffer.name!r}, {name!r}) gives each iteration a "
+                    f"{x.buffer.name} of its own")
+    return ""
 
 
 def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
-    """``vectorize``: refuse a floating-point reduction carried by a loop inside ``node``
-    (fast-math would reassociate it), then a dependence ``node`` carries."""
-    from analyses.loop_carried import floating_reduction_inside
+    """``vectorize``: refuse a floating-point reduction carried by a loop that the lanes
+    stay around (fast-math would reassociate it), then a dependence ``node`` carries.
 
-    found = floating_reduction_inside(func, node)
+    The lanes go below the loops inside ``node`` where they can
+    (:func:`polypad.semantics.vector_lanes.lanes_innermost`): each lane then
+    reduces its own element in order, so a loop around a reduction (max-pool's
+    channels) vectorizes.  Two updates of one element by an exact reduction
+    (integers; ``min``, ``max``) may swap, so a loop carrying only those
+    vectorizes too (:func:`analyses.reductions.reduction_dependences` with
+    ``exact_only``).
+    """
+    from analyses.loop_carried import carried_dependence, floating_reduction_inside
+    from analyses.reductions import reduction_dependences
+    from polypad.semantics.vector_lanes import lanes_innermost
+
+    name = loop_name(func, node)
+    _, stuck = lanes_innermost(node)
+    found = floating_reduction_inside(func, node, stuck)
     if found is not None:
         raise IllegalTransformError(
             "vectorize would let fast-math reassociate a floating-point reduction "
-            f"inside the loop over {loop_name(func, node)}; rfactor it first or "
-            f"vectorize a loop inside it: {found}", found)
-    check_independent_iterations(func, node, "vectorize")
+            f"inside the loop over {name}, whose lanes cannot move below the loops "
+            f"inside it (a let, guard or loop bound there uses {node.var.name}, or an "
+            f"allocation); rfactor the reduction first (sch.rfactor) or vectorize a "
+            f"loop inside it: {found}", found)
+    found = carried_dependence(func, node, name, deps=reduction_dependences(
+        func, exact_only=True))
+    if found is not None:
+        raise IllegalTransformError(f"vectorize would break a dependence: {found}"
+                                    f"{_rfactor_hint(func, node, name)}", found)
+
+
+def _rfactor_hint(func: n.PrimFunc, node: n.For, name: str) -> str:
+    """What would let ``node`` carry nothing, where a reduction is what it carries:
+    ``rfactor`` of the loop, or first ``decompose_reduction`` of an init inside it."""
+    from analyses.loop_carried import carried_dependence
+    from analyses.reductions import reduction_dependences
+
+    from .reduction_nest import find_init
+
+    deps = reduction_dependences(func)
+    if carried_dependence(func, node, name, deps=deps) is None:
+        inside = {id(x) for x in walk(node)}
+        carried = [r for r in deps.reductions if id(r.statement.stmt) in inside]
+        what = ", ".join(f"{r.buffer.name} ({r.op})" for r in carried) or "a reduction"
+        return (f"; only the reduction into {what} makes {name} carry it: "
+                f"sch.rfactor({name!r}) gives each iteration of {name} a partial result of "
+                f"its own, after which {name} carries nothing")
+    init = find_init(func, None, node)
+    if init is None:
+        return ""
+    blocks = [x for x in ancestors(func, init) if isinstance(x, n.Block)]
+    block = blocks[-1].name if blocks else None
+    return (f"; the init of {init.buffer.name} runs inside {name}: "
+            f"sch.decompose_reduction({block!r}, {name!r}) moves it out first")
 
 
 # ---------------------------------------------------------------- split with padding
@@ -112,7 +201,9 @@ def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc
     bounds = analyses.check_bounds(padded)
     if isinstance(bounds, analyses.Refuted):
         cex = bounds.counterexample
-        raise IllegalTransformError(f"{what} outside a buffer: {cex}", cex)
+        raise IllegalTransformError(f"{what} outside a buffer: {cex}; tail='predicate' "
+                                    "(a guard) or tail='partition' (a tail loop) keeps them "
+                                    "out", cex)
     decided = analyses.can_remove_conditional(guarded, guard)
     if isinstance(decided, analyses.Proved):
         return
@@ -123,7 +214,8 @@ def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc
             cex, description=rename(cex.description),
             instances=tuple(dataclasses.replace(i, statement=rename(i.statement))
                             for i in cex.instances))
-        raise IllegalTransformError(f"{what} that change the result: {cex}", cex)
+        raise IllegalTransformError(f"{what} that change the result: {cex}; tail='predicate' "
+                                    "or tail='partition' runs none", cex)
     raise IllegalTransformError(
         f"{what}, not known to be harmless: {rename(decided.reason)}", None)
 
@@ -346,3 +438,50 @@ def _tags(accesses) -> isl.UnionSet | None:
     tags = [isl.UnionSet.from_set(a.relation.wrap()) for a in accesses]
     return functools.reduce(isl.UnionSet.union, tags) if tags else None
 
+
+
+# ---------------------------------------------------------------- a nest made perfect
+
+
+def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> None:
+    """:func:`.sink.perfect_nest`: refuse unless each moved statement runs in ``after``
+    exactly the instances it ran in ``before`` -- its domain there, the loop it went
+    into projected out, is its domain here: the loop runs at least once wherever the
+    statement ran.  ``moved`` pairs each moved statement with that loop's variable."""
+    from analyses import instances as inst
+
+    old, new = extract(before), extract(after)
+    inside: dict[int, list[n.Var]] = {}
+    for stmt, var in moved:
+        for node in walk(stmt):
+            inside.setdefault(id(node), []).append(var)
+    checked = 0
+    for s in old.statements:
+        into = inside.get(id(s.stmt))
+        if into is None:
+            continue
+        checked += 1
+        t = next(t for t in new.statements if t.stmt is s.stmt)
+        ran = t.domain
+        for at in sorted((k for k, x in enumerate(t.loops) if x.var in into), reverse=True):
+            ran = ran.project_out(isl.dim_type.set, at, 1)
+        lost = s.domain.subtract(ran.set_tuple_name(s.domain.get_tuple_name()))
+        if lost.is_empty():
+            continue
+        var = into[0]
+        coords, params = inst.point_coordinates(lost.sample_point())
+        instance = inst.instance(old, s, coords[:len(s.loop_vars)])
+        cex = Counterexample(
+            f"{instance} runs before the loop over {var.name}, which runs no iteration "
+            f"there: moved into its first iteration, it would not run",
+            instances=(instance,), params=params)
+        raise IllegalTransformError(
+            f"{primitive}: the loops are not perfectly nested, and the statements beside "
+            f"the loop over {var.name} cannot move into its first (or last) iteration: "
+            f"{cex}; a reduction's init moves out of the nest instead with "
+            "sch.decompose_reduction", cex)
+    leaves = {id(x) for stmt, _ in moved for x in walk(stmt)
+              if isinstance(x, (n.BufferStore, n.Evaluate))}
+    if checked < len(leaves):  # pragma: no cover - a statement the model did not see
+        raise PolypadError(f"{primitive}: {len(leaves) - checked} moved statements were "
+                           "not checked")

@@ -122,7 +122,12 @@ class _Emitter(AstToIR):
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
-        return substitute(s.stmt, dict(zip(s.loop_vars, args, strict=True)))
+        # A block's axes (lets of loop counters, no loads: location_placement) are
+        # inlined: the regenerated loops bind the counters only.
+        mapping = dict(zip(s.loop_vars, args, strict=True))
+        for var, value in s.lets.items():
+            mapping[var] = substitute(value, mapping)
+        return substitute(s.stmt, mapping)
 
 
 def _first_statement(model: Model, node: isl.AstNode) -> StatementModel | None:

@@ -22,6 +22,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, find_loop
 from polypad.ir.show import show
+from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract
 from polypad.model.isl_helpers import empty_union_map, maps_of
 
@@ -75,9 +76,13 @@ def placement(func: n.PrimFunc, block: str, loop, primitive: str) -> Placement:
     if not under:
         raise PolypadError(f"{where}: loop {loop!r} runs no statement")
     for s in moved:
-        if s.lets or s.may:
-            raise PolypadError(f"{where}: {s.block}'s statement {s.stmt!r} uses a let or a "
-                               "data-dependent guard, which cannot be regenerated")
+        # A let of loop counters (a block's axes) is inlined where the loops are
+        # regenerated; a let that loads would read at another time.
+        loads = any(isinstance(x, n.BufferLoad) for value in s.lets.values() for x in walk(value))
+        if loads or s.may:
+            raise PolypadError(f"{where}: {s.block}'s statement {show(s.stmt)} uses a let "
+                               "that loads or a data-dependent guard, which cannot be "
+                               "regenerated")
         if s.is_assume:
             # Its instances follow no write, so no iteration is the one to run them at;
             # dropping the fact silently would lose what the user stated.

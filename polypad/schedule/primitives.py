@@ -135,38 +135,45 @@ _ENTRIES = (
         (), _S + "fuse_reorder.fuse"),
     Primitive(
         "reorder", "tiling", (_LOOPS,),
-        "the new order keeps every dependence",
-        (_ORDER,), _S + "fuse_reorder.reorder"),
+        "the new order keeps every dependence; statements beside a loop of the chain (a "
+        "reduction's init) move into its first or last iteration where isl proves it runs "
+        "wherever they do",
+        (_S + "legality.check_sunk", _ORDER), _S + "fuse_reorder.reorder"),
     Primitive(
         "tile", "tiling",
         (Takes("loops", (list, tuple), "a list of loop names"),
          Takes("factors", (list, tuple), "a list of ints"),
          OneOf("tail", ("predicate", "pad")), _LOOPS),
         "as split of each loop, then reorder",
-        (_S + "legality.check_split_pad", _ORDER), None, via=("split", "reorder")),
+        (_S + "legality.check_split_pad", _S + "legality.check_sunk", _ORDER), None,
+        via=("split", "reorder")),
     # ---------------------------------------------------------------- loop kinds, reductions
     Primitive(
         "parallel", "kind", (LOOP,),
-        "the loop carries no dependence",
+        "the loop carries no dependence (a reduction's updates race: rfactor first)",
         (_S + "legality.check_independent_iterations",), _S + "loop_kinds.with_kind"),
     Primitive(
         "vectorize", "kind", (LOOP,),
-        "the loop carries no dependence, and no loop inside it carries a floating-point "
+        "the loop carries no dependence but the updates of an exact reduction (integers, "
+        "min, max), and no loop that its lanes cannot move below carries a floating-point "
         "reduction (fast-math would reassociate it)",
-        (_S + "legality.check_vectorize",), _S + "loop_kinds.with_kind"),
+        (_S + "legality.check_vectorize", "analyses.reductions.reduction_dependences"),
+        _S + "loop_kinds.with_kind"),
     Primitive(
         "unroll", "kind", (LOOP,),
         "always legal: the iterations keep their order (the extent must be a constant)",
         (), _S + "loop_kinds.with_kind"),
     Primitive(
         "rfactor", "kind", (LOOP, Takes("factor_axis", int)),
-        "reassociates the reduction, which the call accepts; the write-back stays "
-        "inside every buffer",
-        (_S + "legality.check_rfactor",), _S + "rfactor.rfactor"),
+        "reassociates the reduction (any combiner of analyses.combiners), which the call "
+        "accepts; the write-back stays inside every buffer; a T.init() is decomposed first",
+        (_S + "legality.check_rfactor", _S + "legality.check_decompose_reduction"),
+        _S + "rfactor.rfactor"),
     Primitive(
         "decompose_reduction", "kind", (BLOCK, LOOP),
-        "nothing under the loop must run before the init",
-        (_S + "legality.check_decompose_reduction",), _S + "rfactor.decompose"),
+        "nothing under the loop must run before the init (a guard pins loops to their "
+        "first iteration where isl proves it)",
+        (_S + "legality.check_decompose_reduction",), _S + "decompose.decompose"),
     # ---------------------------------------------------------------- compute location
     Primitive(
         "compute_at", "location", (BLOCK, LOOP, _BLOCK_NAME),

@@ -22,6 +22,7 @@ from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
+from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
 from polypad.ir.verify import checked_result
 from polypad.script.derive_header import attach_headers
 
@@ -51,10 +52,13 @@ def primitive(method):
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         check_arguments(bound.arguments, where)
+        # Loop handles by their current names, for the method and the trace alike.
+        for k, v in list(bound.arguments.items())[1:]:
+            bound.arguments[k] = current_handles(self.func, v)
         outermost = self._depth == 0
         self._depth += 1
         try:
-            out = method(self, *args, **kwargs)
+            out = method(*bound.args, **bound.kwargs)
         finally:
             self._depth -= 1
         new_func, result = out if isinstance(out, tuple) else (out, None)
@@ -78,6 +82,17 @@ def primitive(method):
 
     wrapper.is_primitive = True
     return wrapper
+
+
+def current_handles(func: n.PrimFunc, value):
+    """``value`` with each loop handle (:class:`~polypad.ir.loop_names.LoopRef`) in it,
+    alone or in a list or tuple, renamed to its loop's name in ``func`` now; a handle
+    whose loop is gone raises :class:`~polypad.errors.NotFoundError`."""
+    if isinstance(value, LoopRef):
+        return loop_ref(func, find_named_loop(func, value))
+    if isinstance(value, (list, tuple)) and any(isinstance(v, LoopRef) for v in value):
+        return type(value)(current_handles(func, v) for v in value)
+    return value
 
 
 def check_references(arguments: dict, where: str) -> None:
@@ -140,6 +155,8 @@ class ScheduleState:
         """``value`` as the trace keeps it: text for index maps and lambdas, names for nodes."""
         from polypad.layout import IndexMap
 
+        if isinstance(value, str):
+            return str(value)  # a loop handle as its name: a replay finds it by name
         if isinstance(value, IndexMap):
             return repr(value)[len("IndexMap("):-1]
         if isinstance(value, n.Block):

@@ -76,7 +76,8 @@ def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...
         for a in s.accesses:
             if a.buffer is old:
                 refuse_access(model, s, a, f"{where}: {{who}} {a.kind}s {old.name} outside "
-                              "the loop")
+                              "the loop; sch.compute_at (or reverse_compute_at) of its "
+                              "block into the loop first")
     users = [s for s in under if any(a.buffer is old for a in s.accesses)]
     if not users:
         raise PolypadError(f"{where}: nothing in the loop accesses {old.name}")

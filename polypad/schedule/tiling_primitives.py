@@ -2,9 +2,13 @@
 
 Loops are named as :mod:`polypad.ir.loop_names` names them: the loop
 variable's name where it is unique in the function, else ``block/var`` or
-``var#k``.  ``get_loops`` hands out such names, every primitive here takes
-them (or ``For`` nodes) and each primitive that makes loops returns the
-names of the new ones.
+``var#k``.  ``get_loops`` hands out *handles*
+(:class:`~polypad.ir.loop_names.LoopRef`: a ``str``, the name, holding the
+loop's variable), every primitive here takes them (or names, or ``For``
+nodes) and each primitive that makes loops returns the handles of the new
+ones.  A handle finds its loop whatever its name has become, as long as the
+loop itself is there: it outlasts ``compute_at``, ``fuse``, ``split`` and
+``reorder`` of other loops.
 
 ``split`` with ``tail="predicate"`` or ``"partition"`` and ``fuse`` keep the
 order of every statement instance, so they are always legal.  ``reorder``
@@ -22,14 +26,16 @@ from __future__ import annotations
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import enclosing_loops, find_block, find_loop
-from polypad.ir.loop_names import loop_name, loop_names
+from polypad.ir.locate import ancestors, enclosing_loops, find_block, find_loop
+from polypad.ir.loop_names import LoopRef, loop_names, loop_ref
 from polypad.ir.visitor import walk
 
 from .fuse_reorder import chain_of, reorder_schedule
 from .fuse_reorder import fuse as fuse_rewrite
 from .fuse_reorder import reorder as reorder_rewrite
-from .legality import check_order, check_split_pad
+from .legality import check_order, check_split_pad, check_sunk
+from .reduction_nest import unshared
+from .sink import perfect_nest
 from .split import split as split_rewrite
 from .split import without_guard
 from .state import check_references, primitive
@@ -39,7 +45,7 @@ class TilingPrimitives:
     """Mixin of :class:`~polypad.schedule.Schedule`."""
 
     def get_loops(self, block: str | None = None) -> list[str]:
-        """The names of the loops around ``block``'s statements, outermost first.
+        """The handles of the loops around ``block``'s statements, outermost first.
 
         The loops outside the ``with T.block`` come first, then those inside
         it, in program order.  ``block=None`` lists every loop of the function.
@@ -52,11 +58,14 @@ class TilingPrimitives:
                     for i, j in T.grid(8, 8):
                         B[n, i, j] = A[n, i, j]
 
-        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.
+        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.  Each is a
+        :class:`~polypad.ir.loop_names.LoopRef`, which compares and prints as
+        that name and finds its loop after other steps rename it (``compute_at``
+        of a block into a loop changes the loop's ``block/var`` name).
         """
         check_references({"block": block}, "Schedule.get_loops")
         func = self.func
-        names = {id(loop): name for name, loop in loop_names(func).items()}
+        names = {id(loop): LoopRef(name, loop.var) for name, loop in loop_names(func).items()}
         if block is None:
             return list(names.values())
         node = find_block(func, block)
@@ -66,7 +75,7 @@ class TilingPrimitives:
 
     @primitive
     def split(self, loop: str | n.For, factors, *, tail: str = "predicate"):
-        """Split ``loop`` into a nest of loops of the given ``factors``; their names.
+        """Split ``loop`` into a nest of loops of the given ``factors``; their handles.
 
         ``factors`` lists the new extents outermost first; one of them may be
         ``None``, the rounded-up quotient (it must be the outermost when the
@@ -104,9 +113,9 @@ class TilingPrimitives:
         node = find_loop(func, loop)
         if tail != "pad":
             new, loops, _ = split_rewrite(func, node, factors, tail)
-            return new, [loop_name(new, x) for x in loops]
+            return new, [loop_ref(new, x) for x in loops]
         guarded, loops, guard = split_rewrite(func, node, factors, "predicate")
-        names = [loop_name(guarded, x) for x in loops]
+        names = [loop_ref(guarded, x) for x in loops]
         if guard is None:
             return guarded, names  # the factors divide the extent: nothing to pad
         # The same loops without the guard: their names do not change.
@@ -116,7 +125,7 @@ class TilingPrimitives:
 
     @primitive
     def fuse(self, *loops):
-        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its name.
+        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its handle.
 
         Always legal: the fused loop runs the instances in the same order.
 
@@ -133,7 +142,7 @@ class TilingPrimitives:
         func = self.func
         nodes = [find_loop(func, x) for x in loops]
         new, fused = fuse_rewrite(func, nodes)
-        return new, loop_name(new, fused)
+        return new, loop_ref(new, fused)
 
     @primitive
     def reorder(self, *loops):
@@ -141,9 +150,15 @@ class TilingPrimitives:
 
         ``loops`` are listed outermost first, as in TVM (Halide's ``reorder``
         lists them innermost first).
-        The loops must lie on one perfectly nested chain with rectangular
-        bounds; loops of the chain that are not named stay in place.  The new
-        order is checked against every dependence; a broken one raises
+        The loops must lie on one chain with rectangular bounds; loops of the
+        chain that are not named stay in place.  Statements beside a loop of
+        the chain (a reduction's init written before its loop) move into the
+        loop's first iteration, under ``if k == <start>:``, and what follows
+        the loop into its last -- TVM's ``T.init()`` form -- where isl proves
+        the loop runs wherever they did (:func:`.legality.check_sunk`; refused
+        with the instance that would be lost otherwise).  The new order is
+        checked against every dependence (two updates of one element by an
+        exact reduction may swap); a broken one raises
         :class:`~polypad.errors.IllegalTransformError` whose evidence holds
         the two instances and the element.
 
@@ -159,21 +174,39 @@ class TilingPrimitives:
         """
         from polypad.model import extract
 
-        func = self.func
-        nodes = [find_loop(func, x) for x in loops]
+        func, nodes = self._perfect([find_loop(self.func, x) for x in loops], "reorder")
         new, old_chain, new_order = reorder_rewrite(func, nodes)
         check_order(func, reorder_schedule(extract(func), old_chain, new_order), "reorder")
         return new
 
+    def _perfect(self, nodes: list[n.For], primitive: str) -> tuple[n.PrimFunc, list[n.For]]:
+        """The function with the chain of ``nodes`` made perfect where statements beside
+        a loop break it (:func:`.sink.perfect_nest`, checked), and the loops in it."""
+        func = self.func
+        if len(nodes) < 2:
+            return func, nodes
+        # A partition's tail shares statements with the main nest: copy them first.
+        top = min(nodes, key=lambda x: len(ancestors(func, x)))
+        unique, copy = unshared(func, top)
+        inside = {x.var: x for x in walk(copy) if isinstance(x, n.For)}
+        new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
+        if not moved:
+            return func, nodes
+        check_sunk(unique, new, moved, primitive)
+        by_var = {x.var: x for x in chain}
+        return new, [by_var.get(x.var, x) for x in nodes]
+
     @primitive
     def tile(self, loops, factors, *, tail: str = "predicate"):
-        """Split each of the perfectly nested ``loops`` by its factor and move the inner
-        loops inside; the names of the outer loops, then of the inner ones.
+        """Split each of the nested ``loops`` by its factor and move the inner
+        loops inside; the handles of the outer loops, then of the inner ones.
 
         A convenience for ``split`` (``[None, factor]``, with ``tail``
         "predicate" or "pad"; a partition's tail nests could not be reordered)
-        of each loop, then ``reorder`` of the new loops, outer ones first; the
-        trace records it as one step.
+        of each loop, then ``reorder`` of the new loops, outer ones first (a
+        reduction's init before the loop over its axis moves into that loop's
+        first iteration, as ``reorder`` moves it); the trace records it as one
+        step.
 
         Before::
 
@@ -189,10 +222,10 @@ class TilingPrimitives:
             raise PolypadError(f"tile: {len(loops)} loops but {len(factors)} factors")
         nodes = [find_loop(self.func, x) for x in loops]
         if len(nodes) > 1:
-            chain_of(self.func, nodes, "tile")
-        # Names taken up front stay valid: a split only adds loops with fresh names.
-        # (A ``var#k`` name can shift when the split loop shared its variable's name.)
-        names = [loop_name(self.func, x) for x in nodes]
+            func, inside = self._perfect(nodes, "tile")
+            chain_of(func, inside, "tile")
+        # Handles taken up front stay valid: a split keeps the other loops' variables.
+        names = [loop_ref(self.func, x) for x in nodes]
         outer, inner = [""] * len(names), [""] * len(names)
         # All or nothing: the nested primitives install their results as they go.
         funcs = dict(self._funcs)
