@@ -67,6 +67,17 @@ def coordinate(point: isl.Point, kind: isl.dim_type, k: int) -> int:
     return int(point.get_coordinate_val(kind, k).to_python())
 
 
+def fix(s: isl.Set, coords, params: dict[str, int]) -> isl.Set:
+    """``s`` with its first set dims at ``coords`` and the named parameters at their values."""
+    for j, v in enumerate(coords):
+        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
+    for p in range(s.dim(isl.dim_type.param)):
+        name = s.get_dim_name(isl.dim_type.param, p)
+        if name in params:
+            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
+    return s
+
+
 def time_map(space: AffineSpace, entries: Sequence, domain: isl.Set,
              length: int | None = None) -> isl.Map:
     """``S[...] -> [entries..., 0...]`` on ``domain``: each entry an int (a constant), a

@@ -208,11 +208,15 @@ def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
     instead of rebuilt: a prover converts a stored value for its goal, for the
     model's value and for the counterexample, and a 10,000-term sum costs a
     tenth of a second each time.  Not one holding ``T.undef()`` (each
-    occurrence is a fresh constant), nor while a ``let`` is bound.
+    occurrence is a fresh constant), nor while a ``let`` is bound, nor under a
+    bit-precise semantics (where ``-0.0`` and ``0.0``, equal nodes, differ).
     """
     if env is None:
         return _convert(expr, Z3Env())
-    if env.bound:
+    if env.bound or env.floats.bit_precise:
+        # Bit for bit, FloatImm(-0.0) is not FloatImm(0.0), though the two nodes are
+        # equal (as Python's floats are): a term looked up by structure could be the
+        # other zero's.
         return _convert(expr, env)
     term = env._terms.get(expr)
     if term is None:
