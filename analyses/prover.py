@@ -8,13 +8,15 @@ Two deciders, chosen by the question:
   context's domain holds no point outside it.  Otherwise ISL's
   ``sample_point`` is the counterexample.  Nothing is enumerated, so
   extents of 10^9 cost what extents of 4 cost.
-* a *value question* goes to Z3 (:func:`polypad.model.to_z3`): buffers are
+* a *value question* goes to Z3 (:mod:`analyses.z3_question`): buffers are
   uninterpreted functions, floats are reals (or IEEE floats with
-  ``strict_ieee=True``: :mod:`polypad.model.float_semantics`), and the premises are the
-  context's domain, its conditions on data and lets, and the buffer facts
-  (assumptions, stored values) instantiated at the loads the question and
-  its premises read (:mod:`analyses.facts`).  Every call has a timeout; a
-  timeout is ``Unknown``.
+  ``strict_ieee=True``: :mod:`polypad.model.float_semantics`), and the
+  premises are the context's domain, its conditions on data and lets, and
+  the buffer facts (assumptions, stored values, and the stored constants
+  later writes keep, :mod:`analyses.kept_constants`) instantiated at the
+  loads the question and its premises read (:mod:`analyses.facts`).  Every
+  call has a timeout; a timeout is ``Unknown``.  What the caller needs back
+  is said by a :class:`~analyses.proof_options.ProofOptions`.
 
 An index question that is not quasi-affine (``i * j < 100``) also goes to
 Z3, with integer variables; if Z3 cannot decide it the ``Unknown`` names the

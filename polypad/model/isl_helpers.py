@@ -7,6 +7,7 @@ once:
 >>> union_all([S0_time, S1_time])          # one isl.UnionMap
 >>> maps_of(deps)                          # [isl.Map, ...]
 >>> coordinate(point, isl.dim_type.set, 0) # a Python int
+>>> fix(domain, (3, 0), {"n": 8})          # the set at one point, n = 8
 
 :func:`time_map` builds the map from a statement's instances to a time
 vector of constants, loop counters and quasi-affine pieces, the form of the
