@@ -91,7 +91,9 @@ class BarrierPlan:
 @dataclass
 class _Container:
     node: n.Stmt
-    size: int
+    #: Where slot ``k`` is in the IR: (a ``SeqStmt`` and the index of the statement the
+    #: barrier goes before, its length for after the last; or a loop and 0 or 1).
+    positions: list[tuple[n.Stmt, int]]
     nonuniform: str | None  # why not every thread of a block reaches it alike
 
 
@@ -117,9 +119,14 @@ class _Timeline:
     def visit(self, stmt, entries, descs, reason, tvars) -> None:
         match stmt:
             case n.SeqStmt():
-                self.containers[id(stmt)] = _Container(stmt, len(stmt.stmts), reason)
-                for k, s in enumerate(stmt.stmts):
-                    self.visit(s, entries + [k], descs + [("seq", stmt)], reason, tvars)
+                # A sequence inside a block or an allocation that is itself in a
+                # sequence continues it: one barrier can serve both.
+                flat = _flatten(stmt)
+                positions = [(owner, k) for owner, k, _ in flat]
+                positions.append((flat[-1][0], flat[-1][1] + 1) if flat else (stmt, 0))
+                self.containers[id(stmt)] = _Container(stmt, positions, reason)
+                for k, (_, _, child) in enumerate(flat):
+                    self.visit(child, entries + [k], descs + [("seq", stmt)], reason, tvars)
             case n.For() if is_bound(stmt):
                 if stmt.kind in THREAD_AXES:
                     tvars = tvars | {stmt.var}
@@ -136,7 +143,8 @@ class _Timeline:
                 if isinstance(_through(stmt.body), n.SeqStmt):
                     self.visit(stmt.body, entries, descs, reason, tvars)
                 else:
-                    self.containers[id(stmt)] = _Container(stmt, 1, reason)
+                    self.containers[id(stmt)] = _Container(stmt, [(stmt, 0), (stmt, 1)],
+                                                           reason)
                     self.visit(stmt.body, entries + [0], descs + [("seq", stmt)], reason,
                                tvars)
             case n.IfThenElse():
@@ -156,6 +164,21 @@ class _Timeline:
             case _:
                 for child in children(stmt):
                     self.visit(child, entries, descs, reason, tvars)
+
+
+def _flatten(seq: n.SeqStmt) -> list[tuple[n.SeqStmt, int, n.Stmt]]:
+    """The statements of ``seq`` with each block or allocation around a sequence
+    replaced by that sequence's statements: (the sequence holding it, its index, it)."""
+    out = []
+    for k, child in enumerate(seq.stmts):
+        inner = child
+        while isinstance(inner, (n.Block, n.Allocate)):
+            inner = inner.body
+        if isinstance(inner, n.SeqStmt) and inner.stmts:
+            out += _flatten(inner)
+        else:
+            out.append((seq, k, child))
+    return out
 
 
 def _through(stmt: n.Stmt) -> n.Stmt:
@@ -338,8 +361,10 @@ def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
                 chosen.add(0)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
-        plan.slots[key] = plan.slots.get(key, set()) | chosen
-        plan.nodes[key] = container.node
+        for slot in chosen:
+            owner, index = container.positions[slot]
+            plan.slots.setdefault(id(owner), set()).add(index)
+            plan.nodes[id(owner)] = owner
     return None
 
 

@@ -100,7 +100,8 @@ class _Kernel:
                                      f"shape on a GPU, not {buffer.shape}")
                 shape.append(str(extent))
             kind = "shared" if buffer.scope == "shared" else "local"
-            out.append(f"    {self.names(buffer)} = cuda.{kind}.array(({', '.join(shape)},), "
+            dims = ", ".join(shape) + ("," if len(shape) == 1 else "")
+            out.append(f"    {self.names(buffer)} = cuda.{kind}.array(({dims}), "
                        f"{numpy_type(buffer.dtype)})")
         return out
 

@@ -1,0 +1,63 @@
+"""Schedule primitives: GPU axes — ``bind``.
+
+``sch.bind(loop, "threadIdx.x")`` binds a loop to one of TVM's GPU axes
+(``blockIdx.x/y/z``, ``threadIdx.x/y/z``): it prints as
+``T.thread_binding(n, thread="threadIdx.x")``, the CPU targets still run it
+as a serial loop, and ``codegen.build(f, target="cuda")`` runs its iterations
+on GPU threads (:mod:`codegen.cuda`).  Caches for a GPU are
+``cache_read``/``cache_write`` with ``scope="shared"`` or ``"local"`` at a
+loop, whose fill loops are then bound to the thread axes like any other
+(cooperative loads; docs/cuda.md).
+
+``bind`` is refused where the bound function would race on a GPU
+(:mod:`.gpu_legality`, asking :mod:`analyses.gpu_sync`): two blocks, or two
+threads of one block that no barrier can order, touching one element with
+one writing, or a barrier needed where not every thread of the block
+reaches it.  Barriers themselves are not in the IR: the ``cuda`` target puts
+them exactly where the same analysis says values flow between threads.
+"""
+
+from __future__ import annotations
+
+from polypad.ir import nodes as n
+from polypad.ir.locate import find_loop
+from polypad.ir.loop_names import loop_name
+
+from .gpu_legality import check_bind
+from .loop_kinds import with_kind
+from .state import primitive
+
+#: The axes ``bind`` takes, in TVM's spelling.
+AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+class GpuPrimitives:
+    """Mixin of :class:`~polypad.schedule.Schedule`."""
+
+    @primitive
+    def bind(self, loop: str | n.For, thread: str):
+        """Bind ``loop`` to the GPU axis ``thread`` (``T.thread_binding``).
+
+        Before::
+
+            for i in T.serial(64):
+                for j in T.serial(64):
+                    B[i, j] = A[i, j] * 2
+
+        ``sch.bind("i", "blockIdx.x"); sch.bind("j", "threadIdx.x")``::
+
+            for i in T.thread_binding(64, thread="blockIdx.x"):
+                for j in T.thread_binding(64, thread="threadIdx.x"):
+                    B[i, j] = A[i, j] * 2
+
+        Refused (:class:`~polypad.errors.IllegalTransformError`, the two
+        instances, their threads and the element as evidence) where two
+        blocks, or two threads of a block in an order no barrier can keep,
+        would touch one element and one of them write it: binding ``k`` of
+        ``C[i] = C[i] + A[i, k]`` to ``threadIdx.x`` races on ``C[i]``.
+        """
+        func = self.func
+        node = find_loop(func, loop)
+        bound = with_kind(func, node, n.ForKind(thread))
+        check_bind(bound, node, loop_name(func, node), thread)
+        return bound
