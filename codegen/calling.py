@@ -51,8 +51,8 @@ def _scalar(param: Var, value):
 def _array(param: Buffer, value, extents: dict[Var, int], written: bool,
            device_arrays: bool = False) -> np.ndarray:
     name = param.name
-    if device_arrays and not isinstance(value, np.ndarray) and \
-            hasattr(value, "__cuda_array_interface__"):
+    if device_arrays and not isinstance(value, np.ndarray) and (
+            hasattr(value, "__cuda_array_interface__") or hasattr(value, "copy_to_host")):
         return _device_array(param, value, extents)
     if not isinstance(value, np.ndarray):
         raise ArgumentError(f"argument {name!r} must be a numpy array, "
@@ -82,9 +82,14 @@ def _array(param: Buffer, value, extents: dict[Var, int], written: bool,
 
 
 def _device_array(param: Buffer, value, extents: dict[Var, int]):
-    """A device array (``__cuda_array_interface__``), checked as ``_array`` checks a
-    numpy array: dtype, shape, C-contiguous."""
-    name, face = param.name, value.__cuda_array_interface__
+    """A device array, checked as ``_array`` checks a numpy array: dtype, shape,
+    C-contiguous.  Read from its ``__cuda_array_interface__``, or, for a numba device
+    array of the CUDA simulator, which has none, from its ``shape``, ``dtype`` and
+    ``strides``."""
+    name, face = param.name, getattr(value, "__cuda_array_interface__", None)
+    if face is None:
+        face = {"typestr": np.dtype(value.dtype).str, "shape": value.shape,
+                "strides": value.strides}
     expected = numpy_dtype(param.dtype)
     if np.dtype(face["typestr"]) != expected:
         raise ArgumentError(f"argument {name!r} must have dtype {expected}, "

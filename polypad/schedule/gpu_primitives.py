@@ -1,4 +1,4 @@
-"""Schedule primitives: GPU axes — ``bind``.
+"""Schedule primitives for GPUs — ``bind``, ``set_scope``.
 
 ``sch.bind(loop, "threadIdx.x")`` binds a loop to one of TVM's GPU axes
 (``blockIdx.x/y/z``, ``threadIdx.x/y/z``): it prints as
@@ -19,11 +19,14 @@ them exactly where the same analysis says values flow between threads.
 
 from __future__ import annotations
 
+import dataclasses
+
 from polypad.ir import nodes as n
-from polypad.ir.locate import find_loop
+from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
 
-from .gpu_legality import check_bind
+from .gpu_legality import check_bind, check_set_scope
+from .layout_rewrite import relayout
 from .loop_kinds import with_kind
 from .state import primitive
 
@@ -61,3 +64,28 @@ class GpuPrimitives:
         bound = with_kind(func, node, n.ForKind(thread))
         check_bind(bound, node, loop_name(func, node), thread)
         return bound
+
+    @primitive
+    def set_scope(self, buffer: str | n.Buffer, scope: str):
+        """Put ``buffer``, which the function allocates, in memory ``scope``:
+        ``"global"``, ``"shared"`` (one copy per GPU block) or ``"local"`` (one per
+        thread).  Nothing changes on a CPU; on a GPU, ``rfactor``'s partial results
+        go to shared memory this way (docs/cuda.md).
+
+        Before::
+
+            B_rf = T.alloc_buffer((4,), "float32")
+
+        ``sch.set_scope("B_rf", "shared")``::
+
+            B_rf = T.alloc_buffer((4,), "float32", scope="shared")
+
+        Refused for a parameter, and, where loops are bound to GPU axes, where
+        the new scope makes them race (two blocks sharing a shared buffer's
+        element, two threads a local one's).
+        """
+        func = self.func
+        old = find_buffer(func, buffer)
+        changed = relayout(func, old, dataclasses.replace(old, scope=scope))
+        check_set_scope(func, changed, old, scope)
+        return changed

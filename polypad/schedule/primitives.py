@@ -241,6 +241,12 @@ _ENTRIES = (
         "every barrier the order needs is reached by every thread of the block",
         (_S + "gpu_legality.check_bind", "analyses.gpu_sync.plan_barriers"),
         _S + "loop_kinds.with_kind"),
+    Primitive(
+        "set_scope", "gpu", (BUFFER, OneOf("scope", ("global", "shared", "local"))),
+        "the function allocates the buffer (a parameter is the caller's memory), and where "
+        "loops are bound to GPU axes, the new scope makes none of them race",
+        (_S + "gpu_legality.check_set_scope", "analyses.gpu_sync.plan_barriers"),
+        _S + "layout_rewrite.relayout"),
     # ---------------------------------------------------------------- merge
     Primitive(
         "merge_adjacent_loops", "merge", (LOOP_A, LOOP_B),
