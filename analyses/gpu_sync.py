@@ -42,12 +42,13 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polypad.errors import BuildError
+from polypad.errors import BuildError, NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
 from polypad.model import extract
+from polypad.model.affine import as_space, condition_set
 from polypad.model.isl_helpers import time_map
 
 from . import instances as inst
@@ -110,13 +111,37 @@ class _Timeline:
         self.launch = launch
         self.leaves: dict[int, _Leaf] = {}
         self.containers: dict[int, _Container] = {}
-        self.visit(launch.root, [], [], None, frozenset())
+        self.visit(launch.root, [], [], None, frozenset(), ())
 
-    def varying(self, expr, tvars) -> bool:
-        return (any(v in tvars for v in free_vars(expr))
-                or any(isinstance(x, n.BufferLoad) for x in walk(expr)))
+    def varies(self, cond: n.Expr, loops: tuple, tvars) -> bool:
+        """Whether two threads of one block may disagree on ``cond`` (at the same
+        values of everything else): decided by isl where ``cond`` is affine in the
+        thread loops' counters, else assumed where it reads memory or a value
+        computed from a counter."""
+        if any(isinstance(x, n.BufferLoad) for x in walk(cond)):
+            return True
+        used = [v for v in free_vars(cond) if v in tvars]
+        if not used:
+            return False
+        threads = [loop.var for loop in loops if loop.kind in THREAD_AXES]
+        if any(v not in threads for v in used):
+            return True
+        space = as_space([loop.var for loop in loops])
+        try:
+            box = space.universe
+            for loop in loops:
+                box = box.intersect(condition_set(
+                    n.And(loop.var >= loop.min, loop.var < loop.min + loop.extent), space))
+            holds = condition_set(cond, space)
+        except NotAffineError:
+            return True
+        yes, no = box.intersect(holds), box.subtract(holds)
+        for var in sorted(threads, key=space.position, reverse=True):
+            yes = yes.project_out(isl.dim_type.set, space.position(var), 1)
+            no = no.project_out(isl.dim_type.set, space.position(var), 1)
+        return not yes.intersect(no).is_empty()
 
-    def visit(self, stmt, entries, descs, reason, tvars) -> None:
+    def visit(self, stmt, entries, descs, reason, tvars, loops) -> None:
         match stmt:
             case n.SeqStmt():
                 # A sequence inside a block or an allocation that is itself in a
@@ -126,44 +151,49 @@ class _Timeline:
                 positions.append((flat[-1][0], flat[-1][1] + 1) if flat else (stmt, 0))
                 self.containers[id(stmt)] = _Container(stmt, positions, reason)
                 for k, (_, _, child) in enumerate(flat):
-                    self.visit(child, entries + [k], descs + [("seq", stmt)], reason, tvars)
+                    self.visit(child, entries + [k], descs + [("seq", stmt)], reason, tvars,
+                               loops)
             case n.For() if is_bound(stmt):
                 if stmt.kind in THREAD_AXES:
                     tvars = tvars | {stmt.var}
                     if not self.launch.full(stmt) and reason is None:
-                        reason = (f"loop {stmt.var.name!r} runs on only {show(stmt.extent)} "
-                                  f"of the threads on {stmt.kind.value}")
-                self.visit(stmt.body, entries, descs, reason, tvars)
+                        reason = (f"loop {stmt.var.name!r}, which runs on only "
+                                  f"{show(stmt.extent)} of the threads on {stmt.kind.value}")
+                self.visit(stmt.body, entries, descs, reason, tvars, loops + (stmt,))
             case n.For():
-                if reason is None and (self.varying(stmt.min, tvars)
-                                       or self.varying(stmt.extent, tvars)):
-                    reason = f"the bounds of loop {stmt.var.name!r} depend on the thread"
+                inside = loops + (stmt,)
+                if self.varies(n.And(stmt.var >= stmt.min, stmt.var < stmt.min + stmt.extent),
+                               inside, tvars):
                     tvars = tvars | {stmt.var}
+                    if reason is None:
+                        reason = (f"loop {stmt.var.name!r}, whose bounds depend on the "
+                                  "thread")
                 entries, descs = entries + [stmt.var], descs + [("loop", stmt)]
                 if isinstance(_through(stmt.body), n.SeqStmt):
-                    self.visit(stmt.body, entries, descs, reason, tvars)
+                    self.visit(stmt.body, entries, descs, reason, tvars, inside)
                 else:
                     self.containers[id(stmt)] = _Container(stmt, [(stmt, 0), (stmt, 1)],
                                                            reason)
                     self.visit(stmt.body, entries + [0], descs + [("seq", stmt)], reason,
-                               tvars)
+                               tvars, inside)
             case n.IfThenElse():
-                if reason is None and self.varying(stmt.condition, tvars):
+                if reason is None and self.varies(stmt.condition, loops, tvars):
                     reason = f"the condition {show(stmt.condition)}"
                 self.visit(stmt.then_case, entries + [0], descs + [("if", stmt)], reason,
-                           tvars)
+                           tvars, loops)
                 if stmt.else_case is not None:
                     self.visit(stmt.else_case, entries + [1], descs + [("if", stmt)], reason,
-                               tvars)
+                               tvars, loops)
             case n.LetStmt():
-                if self.varying(stmt.value, tvars):
+                if any(v in tvars for v in free_vars(stmt.value)) or any(
+                        isinstance(x, n.BufferLoad) for x in walk(stmt.value)):
                     tvars = tvars | {stmt.var}
-                self.visit(stmt.body, entries, descs, reason, tvars)
+                self.visit(stmt.body, entries, descs, reason, tvars, loops)
             case n.BufferStore() | n.Evaluate():
                 self.leaves[id(stmt)] = _Leaf(entries, descs)
             case _:
                 for child in children(stmt):
-                    self.visit(child, entries, descs, reason, tvars)
+                    self.visit(child, entries, descs, reason, tvars, loops)
 
 
 def _flatten(seq: n.SeqStmt) -> list[tuple[n.SeqStmt, int, n.Stmt]]:
@@ -220,6 +250,16 @@ def plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
         if launch is None:
             raise BuildError(f"statement {show(s.stmt)} is outside every kernel launch")
         by_launch.setdefault(launch.index, []).append(s)
+    for alloc in found.allocations:
+        if alloc.buffer.scope in ("shared", "local"):
+            users = {launch_of[id(x)].index for x in walk(alloc.body)
+                     if isinstance(x, (n.BufferStore, n.BufferLoad))
+                     and x.buffer is alloc.buffer and id(x) in launch_of}
+            if len(users) > 1:
+                raise BuildError(f"{alloc.buffer.scope} buffer {alloc.buffer.name!r} is used "
+                                 f"by {len(users)} kernel launches; {alloc.buffer.scope} "
+                                 "memory lives only as long as one: allocate it in global "
+                                 "memory")
     for launch in found.launches:
         statements = by_launch.get(launch.index, [])
         if not statements:

@@ -101,7 +101,8 @@ def structure(func: n.PrimFunc) -> Structure:
 
     Raises :class:`~polypad.errors.BuildError` where the GPU cannot run what
     the function says: a loop bound to an axis inside another loop bound to
-    it, a virtual thread, or a bound loop whose extent is not an expression
+    it, a virtual thread, a global buffer allocated inside a launch (a kernel
+    cannot allocate global memory), or a bound loop whose extent is not an expression
     of the scalar parameters (the launch extent is computed before the launch).
     """
     out = Structure([], [], [])
@@ -130,6 +131,10 @@ def _top(stmt: n.Stmt, out: Structure) -> None:
 
 
 def _bound_loops(stmt: n.Stmt, launch: Launch, active: tuple, params: set) -> None:
+    if isinstance(stmt, n.Allocate) and stmt.buffer.scope not in ("shared", "local"):
+        raise BuildError(f"buffer {stmt.buffer.name!r} is allocated in {stmt.buffer.scope} "
+                         "memory inside a kernel; give it scope 'shared' or 'local' "
+                         "(sch.set_scope), or allocate it outside the thread-bound loops")
     if isinstance(stmt, n.For) and stmt.kind in VIRTUAL:
         raise BuildError(f"loop {stmt.var.name!r} is bound to {stmt.kind.value}; "
                          "virtual threads do not run on a GPU")
