@@ -221,7 +221,7 @@ def row_sum(cuda, cp, rows, size):
     print(f"  (row sum: build {built:.2f} s, first call with compile {first:.2f} s)")
 
 
-def elementwise(cuda, rows, size, threads: int = 256):
+def elementwise(cuda, cp, rows, size, threads: int = 256):
     import polypad as pp
 
     func = pp.parse(f'''
@@ -242,10 +242,16 @@ def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size})
     kernel(da, db)
     first = time.perf_counter() - start
     ours = _median(lambda: kernel(da, db), cuda.synchronize)
-    copy = _median(lambda: db.copy_to_device(da), cuda.synchronize)
     nbytes = 2 * a.nbytes
-    _row(rows, f"device-to-device copy {size}x{size}", copy, nbytes / copy / 1e9, "GB/s")
-    kernel(da, db)  # the copy overwrote B
+    if cp is not None:  # cudaMemcpy device to device, through cupy
+        ca, cb = cp.asarray(a), cp.empty_like(cp.asarray(a))
+        copy = _median(lambda: cp.copyto(cb, ca), cp.cuda.Device().synchronize)
+        peer_name = "cupy.copyto (device to device)"
+    else:
+        copy = _median(lambda: db.copy_to_device(da), cuda.synchronize)
+        peer_name = "numba copy_to_device (device to device)"
+    _row(rows, f"{peer_name} {size}x{size}", copy, nbytes / copy / 1e9, "GB/s")
+    kernel(da, db)
     ok = np.array_equal(db.copy_to_host(), a * 2 + 1)
     _row(rows, f"polypad elementwise B = A * 2 + 1 {size}x{size}", ours, nbytes / ours / 1e9,
          "GB/s", copy, "exact ok" if ok else "FAILED", compile_s=first)
@@ -279,7 +285,7 @@ def main() -> int:
     if "rowsum" in only:
         row_sum(cuda, cp, rows, 4096 if quick else 16384)
     if "elementwise" in only:
-        elementwise(cuda, rows, 2048 if quick else 8192)
+        elementwise(cuda, cp, rows, 2048 if quick else 8192)
     print()
     print("| kernel | time | rate | vs peer | check | first call (compile) |")
     print("|---|---|---|---|---|---|")

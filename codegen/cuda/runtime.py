@@ -75,7 +75,15 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
             grid, block = launch(*values)
             if min(grid) <= 0 or min(block) <= 0:
                 continue
-            kernel[grid, block](*device)
+            try:
+                kernel[grid, block](*device)
+            except AttributeError as error:
+                if "row_stack" not in str(error):
+                    raise
+                # numba-cuda 0.30.4 compiles with np.row_stack, which numpy 2.5 removed.
+                raise MissingDependencyError(
+                    f"numba-cuda cannot compile with numpy {np.__version__} ({error}); "
+                    "install numpy<2.5, as the polypad[cuda] extra does") from error
         for moved, value in copies:
             moved.copy_to_host(value)
         cuda.synchronize()
