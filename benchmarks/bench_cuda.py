@@ -90,11 +90,11 @@ def _row(rows, name, seconds, rate, unit, peer=None, check="", compile_s=None):
     rows.append((name, seconds, rate, unit, peer, check, compile_s))
 
 
-def sgemm(cuda, cp, rows, size):
+def sgemm(cuda, cp, rows, size, per_thread=4, with_peer=True):
     from polypad.examples import matmul
 
     func = matmul.matmul(size, size, size)
-    sch = matmul.schedule_cuda(func, tile=16)
+    sch = matmul.schedule_cuda(func, threads=16, per_thread=per_thread, k_tile=16)
     kernel, built, _ = _build(sch.func)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size), dtype=np.float32)
@@ -113,15 +113,16 @@ def sgemm(cuda, cp, rows, size):
         ca, cb = cp.asarray(a), cp.asarray(b)
         peer = _median(lambda: cp.matmul(ca, cb), cp.cuda.Device().synchronize)
         want = cp.asnumpy(cp.matmul(ca, cb))
-        _row(rows, f"cupy matmul (cuBLAS, TF32 off) {size}^3", peer, flops / peer / 1e12,
-             "TFLOP/s")
+        if with_peer:
+            _row(rows, f"cupy matmul (cuBLAS, TF32 off) {size}^3", peer,
+                 flops / peer / 1e12, "TFLOP/s")
     else:
         want = a[:256].astype(np.float64) @ b.astype(np.float64)
         got = got[:256]
     err = float(np.abs(got - want).max() / np.abs(want).max())
     check = f"max rel err {err:.1e}" + (" ok" if err < 1e-4 else " FAILED")
-    _row(rows, f"polypad matmul.schedule_cuda {size}^3", ours, flops / ours / 1e12, "TFLOP/s",
-         peer, check, compile_s=first)
+    _row(rows, f"polypad matmul.schedule_cuda {size}^3, {per_thread}x{per_thread} per thread",
+         ours, flops / ours / 1e12, "TFLOP/s", peer, check, compile_s=first)
     print(f"  (sgemm: build {built:.2f} s, first call with compile {first:.2f} s)")
 
 
@@ -278,6 +279,7 @@ def main() -> int:
     quick = options.quick
     if "sgemm" in only:
         sgemm(cuda, cp, rows, 1024 if quick else 4096)
+        sgemm(cuda, cp, rows, 1024 if quick else 4096, per_thread=8, with_peer=False)
     if "conv" in only:
         sizes = dict(n=1, ci=64, co=64, w=100, h=80) if quick else \
             dict(n=5, ci=128, co=128, w=100, h=80)

@@ -41,7 +41,12 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
+from .compact import INDEX_VARS
 from .expr import ExprPrinter, Names, numpy_type
+
+#: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
+#: array in registers only where every index is a constant).
+MAX_UNROLL = 64
 
 #: The numba.cuda spelling of each axis.
 SPELLING = {ForKind.BLOCK_IDX_X: "cuda.blockIdx.x", ForKind.BLOCK_IDX_Y: "cuda.blockIdx.y",
@@ -65,9 +70,11 @@ class _Kernel:
     """The text of one kernel."""
 
     def __init__(self, func: PrimFunc, plan: BarrierPlan, launch: Launch, names: Names,
-                 params: list[str]):
+                 params: list[str], boxes: dict):
         self.plan, self.launch, self.names = plan, launch, names
         self.expr = ExprPrinter(names)
+        self.boxes = boxes
+        self.expr.offsets = {b: offsets for b, (_, offsets) in boxes.items()}
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their
@@ -82,6 +89,11 @@ class _Kernel:
     def text(self, index: int, fastmath: bool, lets: list[ir.LetStmt]) -> str:
         head = [f"@cuda.jit(fastmath={fastmath})",
                 f"def kernel_{index}({', '.join(self.params)}):"]
+        if any(b in self.declared for b in self.boxes) or any(
+                isinstance(x, ir.Allocate) and x.buffer in self.boxes
+                for x in walk(self.launch.root)):
+            for var, axis in zip(INDEX_VARS, AXES):  # what the boxes' offsets read
+                self.line(1, f"{self.names(var)} = {SPELLING[axis]}")
         body_start = len(self.lines)
         for let in lets:
             self.line(1, f"{self.names(let.var)} = {self.expr(let.value)}")
@@ -94,7 +106,7 @@ class _Kernel:
         out = []
         for buffer in sorted(self.declared, key=self.names):
             shape = []
-            for extent in buffer.shape:
+            for extent in self.shape(buffer):
                 if not isinstance(extent, int):
                     raise BuildError(f"{buffer.scope} buffer {buffer.name!r} needs a constant "
                                      f"shape on a GPU, not {buffer.shape}")
@@ -104,6 +116,11 @@ class _Kernel:
             out.append(f"    {self.names(buffer)} = cuda.{kind}.array(({dims}), "
                        f"{numpy_type(buffer.dtype)})")
         return out
+
+    def shape(self, buffer: Buffer) -> tuple:
+        """``buffer``'s shape in this kernel: a local buffer's box (:mod:`.compact`)."""
+        box = self.boxes.get(buffer)
+        return box[0] if box is not None else buffer.shape
 
     def barrier(self, depth: int) -> None:
         self.line(depth, "cuda.syncthreads()")
@@ -172,12 +189,22 @@ class _Kernel:
     def loop(self, loop: ir.For, depth: int, axes: frozenset) -> None:
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
         var = self.names(loop.var)
+        slots = self.plan.at(loop)  # a loop whose body is no sequence: 0 before, 1 after
+        if (loop.kind is ForKind.UNROLL and isinstance(loop.min, ir.IntImm)
+                and isinstance(loop.extent, ir.IntImm) and loop.extent.value <= MAX_UNROLL):
+            for value in range(loop.min.value, loop.min.value + loop.extent.value):
+                self.line(depth, f"{var} = {value}")
+                if 0 in slots:
+                    self.barrier(depth)
+                self.stmt(loop.body, depth, axes)
+                if 1 in slots:
+                    self.barrier(depth)
+            return
         if isinstance(loop.min, ir.IntImm) and loop.min.value == 0:
             self.line(depth, f"for {var} in range({self.expr(loop.extent)}):")
         else:
             end = self.expr(add(loop.min, loop.extent))
             self.line(depth, f"for {var} in range({self.expr(loop.min)}, {end}):")
-        slots = self.plan.at(loop)  # a loop whose body is no sequence: 0 before, 1 after
         if 0 in slots:
             self.barrier(depth + 1)
         self.block(loop.body, depth + 1, axes)
@@ -191,8 +218,9 @@ class _Kernel:
                              "it outside the thread-bound loops")
         self.declared.add(buffer)
         if buffer.scope == "local":  # zero-filled, as the reference executor does
-            counters = [self.names.fresh("_z") for _ in buffer.shape]
-            for k, (counter, extent) in enumerate(zip(counters, buffer.shape)):
+            shape = self.shape(buffer)
+            counters = [self.names.fresh("_z") for _ in shape]
+            for k, (counter, extent) in enumerate(zip(counters, shape)):
                 self.line(depth + k, f"for {counter} in range({extent}):")
             zero = "np.float32(0)" if buffer.dtype == "float32" else \
                 f"{numpy_type(buffer.dtype)}(0)"
@@ -220,12 +248,15 @@ def _launch_function(index: int, launch: Launch, expr: ExprPrinter, scalars: lis
 def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
     """The module text for lowered ``func`` with the barriers of ``plan``: kernels
     ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``."""
+    from .compact import local_boxes
+
+    boxes = local_boxes(func)
     names = Names()
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     parts, entries = [HEADER], []
     for launch in plan.structure.launches:
-        kernel = _Kernel(func, plan, launch, names, params)
+        kernel = _Kernel(func, plan, launch, names, params, boxes)
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
                                                                         ir.BufferLoad))}
         for alloc in plan.structure.allocations:

@@ -88,6 +88,9 @@ class ExprPrinter:
     def __init__(self, names: Names):
         self.names = names
         self.ranges = Ranges()
+        #: Local buffers cut to each thread's box (:mod:`.compact`): per dimension the
+        #: box's first element and the stride, ``(index - first) // stride``.
+        self.offsets: dict[ir.Buffer, list[tuple[ir.Expr, int]]] = {}
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -142,8 +145,16 @@ class ExprPrinter:
         return f"{a} {op} {b}", level
 
     def load(self, buffer: ir.Buffer, indices) -> str:
-        """``A[i, j]``."""
-        inner = ", ".join(self(i) for i in indices) if indices else "0"
+        """``A[i, j]`` (``A[(i - lo) // s, ...]`` for a buffer cut to a thread's box)."""
+        offsets = self.offsets.get(buffer)
+        texts = [self(i) for i in indices]
+        if offsets is not None:
+            for k, (index, (first, stride)) in enumerate(zip(indices, offsets)):
+                if not (isinstance(first, ir.IntImm) and first.value == 0):
+                    texts[k] = f"{self.operand(index, ADD)} - {self.operand(first, MUL)}"
+                if stride != 1:
+                    texts[k] = f"({texts[k]}) // {stride}"
+        inner = ", ".join(texts) if texts else "0"
         return f"{self.names(buffer)}[{inner}]"
 
     def call(self, expr: ir.Call) -> tuple[str, int]:

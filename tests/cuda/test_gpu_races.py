@@ -253,8 +253,13 @@ def test_the_plan_orders_every_conflicting_pair_by_enumeration(func):
 
 
 def test_the_scheduled_plans_order_every_conflicting_pair_by_enumeration():
+    from polypad.examples import matmul
+
     assert _check_by_enumeration(K.tiled_matmul().func).count == 2
     assert _check_by_enumeration(K.block_row_sum().func).count == 1
+    registers = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2,
+                                     k_tile=4)
+    assert _check_by_enumeration(registers.func).count == 2
 
 
 def test_the_enumeration_fails_a_plan_without_its_barriers():
