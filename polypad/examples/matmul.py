@@ -59,12 +59,16 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     # The accumulators: shared while the loops are bound one by one (every state in
     # between is legal), each thread's own part of local memory at the end.
     sch.cache_write("C", "C", "shared", "C_local", at=bj)
+    # The zeroing before the k loop, not under a test in its innermost iteration.
+    init_ti, init_tj, init_ii, init_ji = sch.decompose_reduction("C", ko)
     sch.cache_read("C", "A", "shared", at=ko)
     sch.cache_read("C", "B", "shared", at=ko)
     sch.bind(bi, "blockIdx.y")
     sch.bind(bj, "blockIdx.x")
     sch.bind(ti, "threadIdx.y")
     sch.bind(tj, "threadIdx.x")
+    sch.bind(init_ti, "threadIdx.y")
+    sch.bind(init_tj, "threadIdx.x")
     for block in ("A_shared", "B_shared", "C_local"):
         rows, cols = sch.get_loops(block)[-2:]
         rows_out, rows_in = sch.split(rows, [None, t])
@@ -76,6 +80,6 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
             sch.unroll(rows_out)
             sch.unroll(cols_out)
     sch.set_scope("C_local", "local")
-    sch.unroll(ii)
-    sch.unroll(ji)
+    for loop in (ii, ji, init_ii, init_ji):
+        sch.unroll(loop)
     return sch
