@@ -256,6 +256,11 @@ def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size})
     ok = np.array_equal(db.copy_to_host(), a * 2 + 1)
     _row(rows, f"polypad elementwise B = A * 2 + 1 {size}x{size}", ours, nbytes / ours / 1e9,
          "GB/s", copy, "exact ok" if ok else "FAILED", compile_s=first)
+    # The same kernel launched directly, without the Kernel call's checks.
+    (bare, launch), = kernel.compile()._impl.kernels
+    grid, block = launch()
+    alone = _median(lambda: bare[grid, block](da, db), cuda.synchronize)
+    _row(rows, "  the same kernel launched directly", alone, nbytes / alone / 1e9, "GB/s", copy)
     print(f"  (elementwise: build {built:.2f} s)")
 
 

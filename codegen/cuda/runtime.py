@@ -88,4 +88,5 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
             moved.copy_to_host(value)
         cuda.synchronize()
 
+    run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
     return run
