@@ -14,8 +14,8 @@ workers sleep (imported first: libgomp reads the setting when it loads), and
 :mod:`.slp` compiles kernels with vectorized loops with LLVM's SLP vectorizer.
 """
 
-from . import threads  # noqa: F401  (first: before anything loads libgomp)
 from .compiler import cache_dir, clear_cache
 from .target import NumbaTarget
+from .threads import wait_policy  # sets OMP_WAIT_POLICY before a parallel call loads libgomp
 
-__all__ = ["NumbaTarget", "cache_dir", "clear_cache"]
+__all__ = ["NumbaTarget", "cache_dir", "clear_cache", "wait_policy"]
