@@ -140,9 +140,10 @@ def stencil_schedule(f):
     """docs/schedules.md, "Elementwise": chunks on the cores, each in 16 lanes."""
     sch = pp.Schedule(f)
     (i,) = sch.get_loops("B")
-    i_0, i_1 = sch.split(i, [None, 16])
+    i_0, i_1 = sch.split(i, [None, 4096])  # chunks on the cores
+    _, i_3 = sch.split(i_1, [None, 16])    # a chunk in 16 lanes
     sch.parallel(i_0)
-    sch.vectorize(i_1)
+    sch.vectorize(i_3)
     return sch
 
 

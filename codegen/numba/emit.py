@@ -181,6 +181,9 @@ class _Emitter:
                                  f"{self.expr(stmt.value)}")
             case ir.LetStmt():
                 self.expr.bound(stmt.var, stmt.value, stmt.value)
+                if any(v in self.expr.parallel_vars for v in walk(stmt.value)
+                       if isinstance(v, ir.Var)):
+                    self.expr.parallel_vars.add(stmt.var)
                 self.line(depth, f"{self.names(stmt.var)} = {self.expr(stmt.value)}")
                 self.stmt(stmt.body, depth)
             case ir.Evaluate() if is_check(stmt):
@@ -357,7 +360,11 @@ class _Emitter:
             self.line(depth, f"for {var} in range({self.expr(loop.min)}, {end}):")
         self.current.loops += 1
         self.in_prange += prange
+        if prange:
+            self.expr.parallel_vars.add(loop.var)
         self.block(loop.body, depth + 1)
+        if prange:
+            self.expr.parallel_vars.discard(loop.var)
         self.in_prange -= prange
         self.current.loops -= 1
 

@@ -8,6 +8,9 @@ it, and the results against the reference executor.
 - A kernel with a vectorized loop is compiled with LLVM's SLP vectorizer
   (codegen/numba/slp.py): rfactor's 16 lanes become packed adds, not 16 scalar
   ones.
+- In a parallel loop's body, an index computed from its counter and never
+  negative is written unsigned (codegen/numba/pyexpr.py): LLVM then
+  vectorizes a 1-D loop with plain loads, not gathers.
 - OpenMP's idle workers sleep (codegen/numba/threads.py).
 
 The machine-code tests compile in a kernel cache of their own (Numba does not
@@ -21,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import re
 
 import numpy as np
 import pytest
@@ -30,6 +34,7 @@ import codegen
 import polypad as pp
 from codegen.numba import slp, threads
 from codegen.numba.compiler import compile_kernel
+from codegen.numba.vector_width import cpu_has_avx512
 
 X86 = platform.machine() in ("x86_64", "AMD64")
 
@@ -106,12 +111,13 @@ def test_a_vectorized_loop_along_an_exact_reduction_holds_the_element_in_a_local
     start = lines.index("    for k_0 in numba.prange(4):")
     assert lines[start:start + 7] == [
         "    for k_0 in numba.prange(4):",
-        "        C_rf_acc = C_rf[k_0]",
+        "        C_rf_acc = C_rf[np.uint64(k_0)]",
         "        for k_1 in range(96):",
         "            # block dot",
         "            vk = k_0 * 96 + k_1",
-        "            C_rf_acc = np.int32(C_rf_acc + np.int32(A[vk]) * np.int32(B[vk]))",
-        "        C_rf[k_0] = C_rf_acc",
+        "            C_rf_acc = np.int32(C_rf_acc + np.int32(A[np.uint64(vk)]) "
+        "* np.int32(B[np.uint64(vk)]))",
+        "        C_rf[np.uint64(k_0)] = C_rf_acc",
     ]
 
 
@@ -192,3 +198,62 @@ def test_a_process_that_loaded_libgomp_first_is_left_alone(monkeypatch):
     threads.configure()
     assert "OMP_WAIT_POLICY" not in os.environ
     assert threads.wait_policy().startswith("libgomp's default")
+
+
+def stencil(n: int, chunk: int, lanes: int = 16):
+    """A 1-D stencil in chunks on the cores, each chunk in lanes."""
+    f = pp.parse(f'''
+@T.prim_func
+def stencil(A: T.Buffer(({n + 2},), "float32"), B: T.Buffer(({n},), "float32")):
+    for i in T.serial({n}):
+        with T.block("B"):
+            B[i] = T.float32(0.25) * A[i] + T.float32(0.5) * A[i + 1] + T.float32(0.25) * A[i + 2]
+''')
+    sch = pp.Schedule(f)
+    i_0, i_1 = sch.split("i", [None, chunk])
+    _, i_3 = sch.split(i_1, [None, lanes])
+    sch.parallel(i_0)
+    sch.vectorize(i_3)
+    return sch.func
+
+
+def test_indices_from_a_parallel_counter_are_unsigned_where_never_negative():
+    source = codegen.build(stencil(64, 32)).source
+    assert ("B[np.uint64(i_0 * 32 + (i_1_0 * 16 + i_1_1))] = np.float32(0.25) * "
+            "A[np.uint64(i_0 * 32 + (i_1_0 * 16 + i_1_1))]") in source
+    # Serial: Numba's own indexing, unchanged.
+    assert "np.uint64" not in codegen.build(dot(64)).source
+    # An index that interval arithmetic cannot show non-negative stays signed.
+    shifted = codegen.build(pp.parse('''
+@T.prim_func
+def shifted(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        B[i] = A[i * 2 - i // 2]
+''')).source
+    assert "B[np.uint64(i)] = A[i * 2 - i // 2]" in shifted
+
+
+@pytest.mark.numba
+def test_unsigned_indices_select_the_same_elements():
+    func = stencil(3 * 48 + 0, 48)
+    _same_as_reference(codegen.build(func), func, exact=True)
+    shifted = pp.parse('''
+@T.prim_func
+def shifted(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        B[i] = A[i * 2 - i // 2] + A[15 - i]
+''')
+    _same_as_reference(codegen.build(shifted), shifted, exact=True)
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
+    func = stencil(8 * 4096, 4096)
+    asm = _asm(func, tmp_path, monkeypatch)
+    assert "vgather" not in asm and "vscatter" not in asm
+    signed = _asm(func, tmp_path, monkeypatch,
+                  edit=lambda source: re.sub(r"np\.uint64\(((?:[^()]|\([^()]*\))*)\)",
+                                             r"\1", source))
+    if cpu_has_avx512():  # the gathers the casts avoid
+        assert "vgather" in signed
