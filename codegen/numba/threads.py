@@ -5,15 +5,17 @@ usual case on Linux) that is ``omp``, and libgomp's idle workers *spin* for
 a while (300000 turns, about a millisecond) before they sleep, both after a
 parallel region and at its end while the other threads finish.  On a machine
 whose cores other processes also use, a spinning worker holds a core that
-the thread it waits for needs, and that thread runs a time slice later: with
-one of two cores busy, the 128 x 4094 row sum (0.08 ms serially) took 27 to
-32 ms a call, and the 4096 x 4094 one ran slower than its serial form
-(``benchmarks/bench_threading.py``).  With the workers sleeping at once
-(``OMP_WAIT_POLICY=passive``), the same calls took 0.08 ms and about half the
-serial time; Numba's ``workqueue`` layer, the other one here (TBB is not
-installed), wakes its threads for each region and cost 1.7x the serial time
-on the small kernel, busy or not.  On a quiet machine spinning saves the
-wake-up (a few microseconds) on back-to-back calls of tiny kernels only.
+the thread it waits for needs, and that thread runs a time slice later: on
+the shared 2-core machine, with one more core busy, the 128 x 4094 row sum
+(0.03 to 0.08 ms serially) took 27 to 37 ms a call, and the 4096 x 4094 one
+ran up to 3x slower than its serial form (``benchmarks/bench_threading.py``).
+With the workers sleeping at once (``OMP_WAIT_POLICY=passive``), the small
+one took 0.04 to 0.09 ms (1.15 to 1.35x its serial form: waking the worker)
+and the large one about its serial time or less; Numba's ``workqueue`` layer,
+the other one here (TBB is not installed), cost 1.7 to 3.2x the serial time
+on the small kernel, busy or not, and spinning 1000 turns 2.8x.  On a quiet
+machine spinning saves the wake-up (microseconds) on back-to-back calls of
+tiny kernels only.
 
 So, when this module is imported (by ``codegen.numba``), the environment gets
 ``OMP_WAIT_POLICY=passive`` unless it says otherwise: libgomp reads it once,
