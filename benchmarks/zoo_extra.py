@@ -121,7 +121,7 @@ def argmax_schedule(f):
 
 
 def argmax_peer(A, I):
-    np.argmax(A, axis=1, out=I.view(np.int32) if I.dtype == np.int32 else I)
+    I[:] = np.argmax(A, axis=1)  # numpy's argmax writes intp; I is int32
 
 
 # -- 1-D stencil -------------------------------------------------------------------
