@@ -257,3 +257,49 @@ def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
                                              r"\1", source))
     if cpu_has_avx512():  # the gathers the casts avoid
         assert "vgather" in signed
+
+
+def matmul_register_tile(n: int):
+    """docs/schedules.md's matmul: an 8 x 32 tile in a buffer of its own."""
+    f = pp.parse(f'''
+@T.prim_func
+def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+           C: T.Buffer(({n}, {n}), "float32")):
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+    sch = pp.Schedule(f)
+    sch.cache_write("C", "C")
+    i, j, k = sch.get_loops("C")
+    i_0, j_0, i_1, j_1 = sch.tile([i, j], [8, 32])
+    sch.reorder(j_0, i_0, k, i_1, j_1)
+    init = sch.decompose_reduction("C", k)
+    sch.reverse_compute_at("C_cache", i_0)
+    sch.store_at("C_cache", i_0)
+    sch.parallel(j_0)
+    sch.unroll(i_1)
+    sch.vectorize(j_1)
+    sch.vectorize(init[-1])
+    sch.vectorize(sch.get_loops("C_cache")[-1])
+    return sch.func
+
+
+def test_a_cache_write_tile_is_a_stack_buffer():
+    source = codegen.build(matmul_register_tile(64)).source
+    assert "C_cache = numba.carray(_pp_stack_zeros(256, np.float32), (8, 32))" in source
+    assert slp.MARK in source
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_register_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
+    func = matmul_register_tile(64)
+    asm = _asm(func, tmp_path, monkeypatch)
+    # 8 rows x 32 columns: 16 (AVX-512) or 32 (AVX2) packed multiply-adds per k.
+    if cpu_has_avx512():
+        assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
+    _same_as_reference(codegen.build(func), func, exact=False)
