@@ -21,7 +21,7 @@ from polypad.ir import nodes as n
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import Candidate
+from .space import Candidate, fuses
 
 
 class Refused(Exception):
@@ -196,12 +196,3 @@ def _parallel(b: _Builder, order: list, outer_part: list) -> list:
         outer_part = [first, *outer_part[2:]]
     b.need("parallel", first)
     return outer_part
-
-
-def fuses(extent: int | None) -> bool:
-    """Whether an outermost parallel loop of ``extent`` is fused with the next: too
-    few iterations to share among cores evenly (a batch of 1 to 7 images)."""
-    return extent is not None and extent < FUSE_BELOW
-
-
-FUSE_BELOW = 8

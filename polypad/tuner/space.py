@@ -83,6 +83,15 @@ class Candidate:
         return "-".join(parts)
 
 
+def fuses(extent: int | None) -> bool:
+    """Whether an outermost parallel loop of ``extent`` is fused with the next: too
+    few iterations to share among cores evenly (a batch of 1 to 7 images)."""
+    return extent is not None and extent < FUSE_BELOW
+
+
+FUSE_BELOW = 8
+
+
 def factors(extent: int | None, choices: tuple[int, ...]) -> list[int]:
     """The split factors to try for a loop of ``extent``: 0 (no split), then the
     ``choices`` below the extent, divisors first."""
@@ -95,8 +104,6 @@ def factors(extent: int | None, choices: tuple[int, ...]) -> list[int]:
 def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
     """How many of the root's loops a candidate leaves outside its tile, where the
     producers may go (the same count :mod:`.realize` builds)."""
-    from .realize import fuses
-
     spatial = nest.root.spatial
     if not spatial:
         return 0
