@@ -9,9 +9,11 @@ lower, so that a wrong model still meets good candidates.  The plain function
 beats it.  The order is a function of the function, the seed and the core
 count alone.
 
-Budget.  The order is walked in batches of twice the runner's parallelism;
-the search stops before a batch once ``budget_s`` has passed (or
-``max_candidates`` have been tried).  The wall clock decides only where the
+Budget.  The order is walked in batches of the runner's parallelism (one
+candidate per process); the search does not start a batch that, taking as
+long as the last one, would end past ``budget_s`` (nor one past
+``max_candidates``), so it overruns the budget by a fraction of a batch at
+most, besides the first batch, which always runs.  The wall clock decides only where the
 walk stops, never what comes next: two searches with one seed try the same
 candidates in the same order, and one given more time tries a longer prefix.
 The winner is the fastest median; one within :data:`TIE` of an earlier
@@ -103,9 +105,10 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
 
     position = 0
     tried = 0
-    batch_size = 2 * runner.parallelism
+    batch_size = runner.parallelism
+    last_batch = 0.0  # seconds the last batch took: the next is not started past the budget
     while position < len(order):
-        if time.perf_counter() - start > budget_s:
+        if time.perf_counter() - start + (last_batch if tried else 0.0) > budget_s:
             break
         if max_candidates is not None and tried >= max_candidates:
             break
@@ -124,6 +127,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
         if not batch:
             continue
         tried += len(batch)
+        batch_start = time.perf_counter()
         compiled = runner.compile(func, nest, [c for _, c in batch], check)
         index = {id(c): k for (k, _), c in zip(batch, compiled)}
         ready: list[Compiled] = []
@@ -142,6 +146,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
             record(index[id(c)], c.candidate, "ok", seconds, c.trace)
             _log(log, key_hash, target, c.candidate, "ok", seconds, runs, c.trace, seed,
                  compile_s=round(c.compile_s, 3))
+        last_batch = time.perf_counter() - batch_start
     tuning.exhausted = position >= len(order)
     tuning.search_s = time.perf_counter() - start
     if best[2] is None:
