@@ -44,8 +44,10 @@ RTOL = 1e-3
 TIMED_SECONDS = 0.25
 MIN_CALLS, MAX_CALLS = 3, 15
 #: A candidate whose first call is this many times slower than the best is not
-#: timed further.
+#: timed further; nor one whose first call takes this many seconds (its noise is
+#: small beside its length, and the budget is better spent on others).
 CUT = 4.0
+LONG_CALL = 0.5
 
 
 @dataclass
@@ -174,14 +176,15 @@ def _compare(got: dict, expected: dict) -> str:
 
 def time_candidate(func: n.PrimFunc, seed: int, best: float | None) -> list[float]:
     """The seconds of timed calls of scheduled ``func`` on :func:`inputs`: one call, and
-    unless that is :data:`CUT` times slower than ``best``, a median's worth more."""
+    unless that is :data:`CUT` times slower than ``best`` or longer than
+    :data:`LONG_CALL`, a median's worth more."""
     import codegen
     from codegen.timing import measure
 
     kernel = codegen.build(func).compile()
     args = inputs(func, seed)
     first = measure(kernel, *args, repeat=1).runs
-    if best is not None and first[0] > CUT * best:
+    if (best is not None and first[0] > CUT * best) or first[0] >= LONG_CALL:
         return list(first)
     calls = int(min(MAX_CALLS, max(MIN_CALLS, TIMED_SECONDS / max(first[0], 1e-9))))
     return list(measure(kernel, *args, repeat=calls).runs)

@@ -42,22 +42,22 @@ from .log import TuningLog, func_hash
 from .measure import Compiled, make_check, trace_from_json
 from .nest import analyze
 from .report import Tried, Tuning
-from .space import Candidate, enumerate_space
+from .space import Candidate, enumerate_space, plain
 
 TIE = 0.02
 EXPLORE_EVERY = 4
-PLAIN = Candidate()  # no step: the function as written
+PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
 
 def ranked(func_or_nest, seed: int, cores: int | None = None) -> list[Candidate]:
     """The order a search walks the space of ``func`` in (see the module docstring)."""
     nest = analyze(func_or_nest) if isinstance(func_or_nest, n.PrimFunc) else func_or_nest
     cores = cores or os.cpu_count() or 1
-    space = [c for c in enumerate_space(nest) if c != PLAIN]
+    space = [c for c in enumerate_space(nest) if not c.is_plain]
     space.sort(key=lambda c: (estimate(nest, c, cores), c.key))
     rng = random.Random(seed)
     head, tail = space[: max(1, len(space) // 8)], space[max(1, len(space) // 8):]
-    order: list[Candidate] = [PLAIN]
+    order: list[Candidate] = [plain(nest)]
     while head or tail:
         if tail and len(order) % EXPLORE_EVERY == 0:
             order.append(tail.pop(rng.randrange(len(tail))))
@@ -95,7 +95,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
                                   from_log, detail))
         if status == "ok":
             traces[cand.key] = trace
-            if cand == PLAIN:
+            if cand.is_plain:
                 tuning.plain_seconds = seconds
             if best[0] is None or seconds < best[0] * (1 - TIE):
                 best[:] = [seconds, index, trace]
@@ -185,7 +185,7 @@ def _from_log(func: n.PrimFunc, key_hash: str, target: str, entries):
             continue
         tuning = Tuning(func.name, key_hash, target, space=0, from_log=True,
                         best_key=rec["key"], best_seconds=rec["seconds"])
-        plain = entries.candidates.get(PLAIN.key)
+        plain = entries.candidates.get(PLAIN_KEY)
         tuning.plain_seconds = plain.get("seconds") if plain else None
         tuning.tried = [Tried(r["key"], r["status"], r.get("seconds"), 0.0, True)
                         for r in entries.candidates.values()]

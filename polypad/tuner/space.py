@@ -70,8 +70,15 @@ class Candidate:
         return cls(**fields)
 
     @property
+    def is_plain(self) -> bool:
+        """Whether the candidate takes no step: the function as written."""
+        return self == Candidate(at=tuple(-1 for _ in self.at))
+
+    @property
     def key(self) -> str:
         """A short text naming the candidate, stable across processes."""
+        if self.is_plain:
+            return "plain"
         parts = [f"ti{self.tile_inner}", f"to{self.tile_outer}", self.reduction[0]]
         parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
@@ -119,6 +126,11 @@ def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
     if parallel and count >= 2 and fuses(first):
         count -= 1
     return count
+
+
+def plain(nest: Nest) -> Candidate:
+    """The candidate of ``nest`` that takes no step."""
+    return Candidate(at=tuple(-1 for _ in nest.producers))
 
 
 def enumerate_space(nest: Nest) -> list[Candidate]:

@@ -84,3 +84,52 @@ def tuning_html(tuning) -> str:
     curve = "" if tuning.from_log else f"<div>{plot_tuning(tuning).text}</div>"
     return (f'<div style="{BOX}"><b>autoschedule</b> of <code>{escape(tuning.func)}</code>'
             f"<p>{summary}</p>{curve}<b>trace</b>{trace}</div>")
+
+
+def plot_speedups(results: dict) -> Svg:
+    """Bars of speedup over the plain nest, one per kernel: ``results`` maps a kernel's
+    name to a tuning (its ``speedup``) or to a number.  A line marks 1x."""
+    rows = [(name, r if isinstance(r, int | float) else (r.speedup or 1.0))
+            for name, r in results.items()]
+    canvas = Canvas()
+    canvas.text(0, 14, "autoschedule: speedup over the plain nest", size=12,
+                cls="caption title", weight="bold")
+    if not rows:
+        canvas.text(0, 40, "no kernel", cls="caption")
+        return canvas.render("speedups")
+    left = max(len(name) for name, _ in rows) * 7.5 + 12
+    top, row, bar, width = 26.0, 24.0, 14.0, 300.0
+    scale = max(max(s for _, s in rows), 1.0)
+    for k, (name, speedup) in enumerate(rows):
+        y = top + k * row
+        canvas.text(0, y + bar - 3, name, cls="label kernel")
+        canvas.rect(left, y, width * speedup / scale, bar, cls="bar speedup",
+                    fill=COLORS["flow"], stroke="none", title=f"{name}: {speedup:.3g}x")
+        canvas.text(left + width * speedup / scale + 6, y + bar - 3, f"{speedup:.3g}x",
+                    cls="value")
+    one = left + width / scale
+    canvas.line(one, top - 4, one, top + len(rows) * row, cls="axis one", color=COLORS["grid"],
+                dash="3 3")
+    canvas.text(one, top + len(rows) * row + 12, "1x", size=10, anchor="middle", cls="tick")
+    return canvas.render("speedups")
+
+
+def live_progress():
+    """A ``progress`` callback for ``autoschedule`` in a notebook: one output that
+    redraws the curve of :func:`plot_tuning` after each candidate (its last picture
+    stays in the saved notebook).  Outside IPython it does nothing."""
+    try:
+        from IPython.display import SVG, display
+    except ImportError:  # pragma: no cover - IPython comes with Jupyter
+        return lambda tuning: None
+    handle = None
+
+    def show(tuning) -> None:
+        nonlocal handle
+        picture = SVG(plot_tuning(tuning).text)
+        if handle is None:
+            handle = display(picture, display_id=True)
+        else:
+            handle.update(picture)
+
+    return show

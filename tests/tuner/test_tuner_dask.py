@@ -46,8 +46,8 @@ def test_no_timing_overlaps_another_task_on_the_machine(client):
                 spans.append((part["start"], part["stop"], task["key"]))
     timings = [s for s in spans if "time_candidate" in str(s[2])]
     compiles = [s for s in spans if "_compile_task" in str(s[2])]
-    assert len(timings) >= 1 and len(compiles) == 6
+    assert len(timings) >= 1 and len(compiles) == 6, spans
     for start, stop, key in timings:
         for other_start, other_stop, other in spans:
             if other != key:
-                assert other_stop <= start or other_start >= stop, (key, other)
+                assert other_stop <= start or other_start >= stop, (key, other, spans)

@@ -11,7 +11,7 @@ import polypad as pp
 from polypad.errors import IllegalTransformError
 from polypad.tuner.nest import analyze
 from polypad.tuner.realize import Refused, realize
-from polypad.tuner.search import PLAIN, ranked
+from polypad.tuner.search import PLAIN_KEY, ranked
 from polypad.tuner.space import Candidate
 
 pytestmark = pytest.mark.numba
@@ -30,7 +30,7 @@ def test_the_result_replays_and_matches_the_reference(tuned_matmul):
     assert_matches_reference(f, sch.func)
     tuning = sch.tuning
     assert tuning.measured == 5
-    assert [t.key for t in tuning.tried][0] == PLAIN.key  # the baseline comes first
+    assert [t.key for t in tuning.tried][0] == PLAIN_KEY  # the baseline comes first
     assert tuning.best_seconds == min(t.seconds for t in tuning.tried if t.status == "ok")
     assert tuning.checked_against == "reference executor"
 
@@ -40,7 +40,7 @@ def test_the_walk_is_the_same_for_a_seed():
     first, again, other = ranked(nest, 0, cores=2), ranked(nest, 0, cores=2), ranked(nest, 1, 2)
     assert first == again
     assert first != other and sorted(map(str, first)) == sorted(map(str, other))
-    assert first[0] == PLAIN
+    assert first[0].key == PLAIN_KEY
 
 
 def test_two_searches_with_one_seed_try_the_same_candidates(tuned_matmul):
@@ -80,6 +80,14 @@ def test_producers_are_computed_inside_the_root_when_the_space_says():
     steps = [step.primitive for step in sch.trace]
     assert steps[:5] == ["split", "parallel", "compute_at", "store_at", "vectorize"]
     assert_matches_reference(f, sch.func)
+
+
+def test_the_plain_nest_of_a_pipeline_is_the_baseline():
+    f = blur()
+    sch = pp.autoschedule(f, budget_s=120, max_candidates=2, workers=0)
+    first = sch.tuning.tried[0]
+    assert (first.key, first.status) == (PLAIN_KEY, "ok")
+    assert sch.tuning.plain_seconds == first.seconds
 
 
 def test_bad_arguments_are_refused_with_the_parameter_named():
