@@ -30,7 +30,7 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 from __future__ import annotations
 
 from .nest import Nest, StageInfo
-from .space import Candidate
+from .space import Candidate, fuses
 
 GATHER = 2.0
 STRIDE_PENALTY = 4.0
@@ -48,10 +48,13 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
     parallel = cand.parallel and _parallel_extent(root, cand) > 1
     for producer, at in zip(nest.producers, cand.at):
         inside = at >= 0
+        # Computed at a loop, the producer's tile is what the root's loops inside it span.
+        tile = _inside(root, cand, at) if inside else producer.instances
+        width = min(tile, producer.lanes)
         stage = _stage_cost(producer, Candidate(vectorize=cand.vectorize,
                                                 reduction=cand.producer_reduction,
-                                                tile_inner=1, tile_outer=1 if inside else 0),
-                            cores, tiled=inside)
+                                                tile_inner=width, tile_outer=1),
+                            cores, tiled=inside, tile=tile)
         if inside:
             halo = 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
             stage *= halo
@@ -77,7 +80,36 @@ def _parallel_extent(stage: StageInfo, cand: Candidate) -> int:
     return first
 
 
-def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool) -> float:
+def _inside(root: StageInfo, cand: Candidate, at: int) -> int:
+    """How many elements of the root the loops inside its ``at``-th outer loop span."""
+    spatial = [loop.extent or 64 for loop in root.spatial]
+    if cand.rfactor or not spatial:
+        sizes = spatial
+        outer_count = len(spatial)
+    else:
+        u = spatial[-2:-1]
+        v = spatial[-1]
+        outer = spatial[:-2] + ([-(-u[0] // cand.tile_outer)] if u and cand.tile_outer else u)
+        outer += [-(-v // cand.tile_inner)] if cand.tile_inner else []
+        inner = ([cand.tile_outer] if u and cand.tile_outer else [])
+        inner += [cand.tile_inner or v]
+        sizes = outer + inner
+        outer_count = len(outer)
+    if cand.parallel and outer_count >= 2 and fuses_first(spatial, cand):
+        sizes = [sizes[0] * sizes[1], *sizes[2:]]
+    total = 1
+    for extent in sizes[at + 1:]:
+        total *= extent
+    return total
+
+
+def fuses_first(spatial: list[int], cand: Candidate) -> bool:
+    """Whether the parallel outermost loop is fused with the next (:func:`.space.fuses`)."""
+    return fuses(spatial[0])
+
+
+def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
+                tile: int | None = None) -> float:
     instances = float(stage.instances)
     spatial, reduction = stage.spatial, stage.reduction
     lanes = stage.lanes
@@ -99,7 +131,8 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool) -> f
             and instances > CACHE_ELEMENTS and not tiled):
         speed /= STRIDE_PENALTY
     if cand.reduction == "outer" and reduction and spatial:
-        tile = (cand.tile_inner or spatial[-1].extent or lanes) * (cand.tile_outer or 1)
+        if tile is None:
+            tile = (cand.tile_inner or spatial[-1].extent or lanes) * (cand.tile_outer or 1)
         speed *= (1 / REGISTER_GAIN) if tile / lanes <= REGISTERS else 1 / SPILL
         if cand.cache_write:
             speed *= 1.1
