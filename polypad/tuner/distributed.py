@@ -19,6 +19,7 @@ Dask is an optional dependency: ``pip install polypad[distributed]``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 from polypad.errors import MissingDependencyError
@@ -30,12 +31,21 @@ from .space import Candidate
 RESOURCE = "polypad_measure"
 
 
-def _compile_task(func, nest, candidate, check) -> Compiled:
+def _compile_task(func, nest, candidate, check) -> tuple[Compiled, tuple[float, float]]:
+    """Compile on this worker; returns the result and the task's wall-clock span."""
     from distributed import get_worker
 
+    start = time.time()
     compiled = compile_candidate(func, nest, candidate, check)
     compiled.where = get_worker().address
-    return compiled
+    return compiled, (start, time.time())
+
+
+def _time_task(func, seed: int, best) -> tuple[list[float], tuple[float, float]]:
+    """Time on this worker; returns the runs and the task's wall-clock span."""
+    start = time.time()
+    runs = time_candidate(func, seed, best)
+    return runs, (start, time.time())
 
 
 class DaskRunner:
@@ -63,6 +73,9 @@ class DaskRunner:
         self._resources = all(RESOURCE in (info.get("resources") or {})
                               for info in workers.values())
         self._scattered = None
+        #: (what, start, stop, worker) of every task, by the workers' own clocks:
+        #: "compile" or "time", in seconds since the epoch.
+        self.spans: list[tuple[str, float, float, str]] = []
 
     @property
     def description(self) -> str:
@@ -82,7 +95,11 @@ class DaskRunner:
         f, ne, ch = self._scattered[1]
         futures = [self.client.submit(_compile_task, f, ne, c, ch, pure=False)
                    for c in candidates]
-        return self.client.gather(futures)
+        out = []
+        for compiled, (start, stop) in self.client.gather(futures):
+            self.spans.append(("compile", start, stop, compiled.where))
+            out.append(compiled)
+        return out
 
     def time(self, compiled: list[Compiled], seed: int, best) -> Iterator[
             tuple[Compiled, list[float]]]:
@@ -98,7 +115,7 @@ class DaskRunner:
                     continue
                 waiting.remove(c)
                 extra = {"resources": {RESOURCE: 1}} if self._resources else {}
-                future = self.client.submit(time_candidate, c.func, seed, best(), pure=False,
+                future = self.client.submit(_time_task, c.func, seed, best(), pure=False,
                                             workers=[c.where], allow_other_workers=True,
                                             **extra)
                 running[host] = (future, c)
@@ -106,7 +123,9 @@ class DaskRunner:
             for host, (future, c) in list(running.items()):
                 if future in done:
                     del running[host]
-                    yield c, future.result()
+                    runs, (start, stop) = future.result()
+                    self.spans.append(("time", start, stop, c.where))
+                    yield c, runs
 
     def close(self) -> None:
         self._scattered = None
