@@ -6,7 +6,9 @@ ties broken by the candidate's key; then every fourth place goes to a
 candidate drawn, with ``random.Random(seed)``, from those the model ranks
 lower, so that a wrong model still meets good candidates.  The plain function
 (no step) is tried first: it is the baseline, and the result when nothing
-beats it.  The order is a function of the function, the seed and the core
+beats it -- except for a nest of more than :data:`PLAIN_FIRST_BELOW`
+statement instances, whose plain run would take much of the budget: it is
+tried last.  The order is a function of the function, the seed and the core
 count alone.
 
 Budget.  The order is walked in batches of the runner's parallelism (one
@@ -45,6 +47,8 @@ from .report import Tried, Tuning
 from .space import Candidate, enumerate_space, plain
 
 TIE = 0.02
+#: A nest of more statement instances than this is tried plain last, not first.
+PLAIN_FIRST_BELOW = 100_000_000
 EXPLORE_EVERY = 4
 PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
@@ -57,15 +61,18 @@ def ranked(func_or_nest, seed: int, cores: int | None = None) -> list[Candidate]
     space.sort(key=lambda c: (estimate(nest, c, cores), c.key))
     rng = random.Random(seed)
     head, tail = space[: max(1, len(space) // 8)], space[max(1, len(space) // 8):]
-    order: list[Candidate] = [plain(nest)]
+    # The plain nest first, as the baseline; a large one last: timing it would take
+    # much of the budget, and it is seldom the best (the conv layer's takes seconds).
+    large = nest.root.instances + sum(p.instances for p in nest.producers) > PLAIN_FIRST_BELOW
+    order: list[Candidate] = [] if large else [plain(nest)]
     while head or tail:
-        if tail and len(order) % EXPLORE_EVERY == 0:
+        if tail and (len(order) + large) % EXPLORE_EVERY == 0:
             order.append(tail.pop(rng.randrange(len(tail))))
         elif head:
             order.append(head.pop(0))
         else:
             order.append(tail.pop(0))
-    return order
+    return order + ([plain(nest)] if large else [])
 
 
 def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, seed: int,
