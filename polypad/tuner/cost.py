@@ -21,6 +21,8 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 - register tiles: a reduction moved outside a tile that fits in the vector
   registers keeps the tile's accumulators there (``REGISTER_GAIN``); a tile
   too large for them spills (``SPILL``);
+- a tile factor that does not divide its loop leaves a guarded tail, whose
+  loops have no constant extent (``TAIL``);
 - a parallel loop costs a fixed ``PARALLEL_OVERHEAD`` per call (waking the
   threads), which a small kernel does not win back;
 - a producer computed inside the root's loops is recomputed on the halo of
@@ -38,7 +40,8 @@ CACHE_ELEMENTS = 1 << 16
 REGISTER_GAIN = 0.5
 SPILL = 1.5
 PARALLEL_OVERHEAD = 20_000.0
-REGISTERS = 24  # vector registers a tile's accumulators may hold (of AVX-512's 32)
+REGISTERS = 24
+TAIL = 1.5  # vector registers a tile's accumulators may hold (of AVX-512's 32)
 
 
 def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
@@ -56,14 +59,23 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
                                                 tile_inner=width, tile_outer=1),
                             cores, tiled=inside, tile=tile)
         if inside:
-            halo = 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
-            stage *= halo
+            # A producer read at offsets (a stencil's) covers more points than the root:
+            # computed per tile, it computes the tile's halo again.
+            if _points(producer) > _points(root):
+                stage *= 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
             if parallel:
                 stage /= min(cores, _parallel_extent(root, cand)) * 0.9
         elif cand.parallel:
             stage /= cores * 0.9
         cost += stage
     return cost + (PARALLEL_OVERHEAD if cand.parallel else 0.0)
+
+
+def _points(stage: StageInfo) -> int:
+    total = 1
+    for loop in stage.spatial:
+        total *= loop.extent or 64
+    return total
 
 
 def _parallel_extent(stage: StageInfo, cand: Candidate) -> int:
@@ -138,7 +150,20 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
             speed *= 1.1
     if cand.unroll:
         speed *= 1.05
+    if _tail(spatial, cand):
+        speed /= TAIL
     return instances / speed
+
+
+def _tail(spatial, cand: Candidate) -> bool:
+    """Whether a tile factor leaves a tail: a guard in the tile's loops, which then
+    have no constant extent to unroll or vectorize cleanly."""
+    if cand.rfactor or not spatial:
+        return False
+    v = spatial[-1].extent
+    u = spatial[-2].extent if len(spatial) >= 2 else None
+    return bool((cand.tile_inner and v and v % cand.tile_inner)
+                or (cand.tile_outer and u and u % cand.tile_outer))
 
 
 def _lanes(strides: tuple[str, ...], width: int) -> float:

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from .nest import Nest
 
 VECTOR_FACTORS = (8, 16, 32, 64)
-OUTER_FACTORS = (2, 4, 8, 16)
+OUTER_FACTORS = (2, 4, 5, 8, 16)
 RFACTOR_LANES = (16,)
 
 

@@ -53,3 +53,19 @@ def test_no_timing_overlaps_another_task_on_the_machine(client):
         for other in runner.spans:
             if other[1:] != (start, stop, worker):
                 assert other[2] <= start or other[1] >= stop, (what, start, stop, other)
+
+
+def test_polypad_tune_runs_on_the_scheduler_it_is_given(client, tmp_path, capsys):
+    from tuner_support import BLUR
+
+    from polypad.cli import EXIT_OK, main
+
+    kernel = tmp_path / "blur.py"
+    kernel.write_text(BLUR)
+    address = client.scheduler.address
+    code = main(["tune", str(kernel), "--scheduler", address, "--budget", "120",
+                 "--max-candidates", "2"])
+    out, err = capsys.readouterr()
+    assert code == EXIT_OK, err
+    assert "compiled on 2 Dask workers" in out
+    assert out.startswith("# function blur\n# blur: best ")
