@@ -18,7 +18,12 @@ lands, so that the two benchmarks share one zoo.
 that OpenBLAS picks its kernel for this CPU (issue 25's peer).  Timings taken on
 a shared machine are noisy: compare the columns of one run, not runs.
 
-Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME]``.
+With ``--dask N``, last: the same N candidates of the matmul (at 256^3) searched
+on a ``LocalCluster`` of one worker process and of two, and the ratio of the
+search times (issue 25 asks for 1.5x with two, compiling dominating).
+
+Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME]
+[--dask N]``.
 """
 
 from __future__ import annotations
@@ -128,6 +133,24 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
                 refused=sum(sch.tuning.refused.values()), trace=str(sch.trace))
 
 
+def dask_rows(candidates: int) -> None:
+    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers."""
+    from distributed import Client, LocalCluster
+
+    func = recipe("Matmul")["kernel"](n=256)
+    seconds = {}
+    for workers in (1, 2):
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            start = time.perf_counter()
+            sch = pp.autoschedule(func, budget_s=3600, max_candidates=candidates,
+                                  client=client, small=recipe("Matmul")["kernel"](n=64))
+            seconds[workers] = time.perf_counter() - start
+            print(f"# LocalCluster of {workers}: {len(sch.tuning.tried)} candidates in "
+                  f"{seconds[workers]:.1f} s", flush=True)
+    print(f"# two workers / one: {seconds[1] / seconds[2]:.2f}x faster")
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:9.2f}"
 
@@ -139,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--only", default=None, help="only the kernel of this name")
     parser.add_argument("--log", default=None, help="a tuning log to use and extend")
+    parser.add_argument("--dask", type=int, default=0, metavar="N",
+                        help="also search N candidates on LocalClusters of 1 and 2 workers")
     args = parser.parse_args(argv)
     print(f"# autoschedule, budget {args.budget:g} s per kernel, median of {args.repeat} "
           f"calls; {os.cpu_count()} cores; numpy {np.__version__}")
@@ -159,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
               f" | {r['search_s']:8.1f} | {r['measured']} of {r['space']} "
               f"({r['refused']} refused)", flush=True)
     print()
+    if args.dask:
+        dask_rows(args.dask)
     for r in rows:
         print(f"# {r['name']}: autoschedule's trace")
         for line in (r["trace"] or "(the plain nest)").splitlines():
