@@ -183,8 +183,12 @@ def _from_log(func: n.PrimFunc, key_hash: str, target: str, entries):
 
     from .log import TuningLogWarning
 
+    # The searches' picks first, the last one's first (a search keeps an earlier
+    # candidate within TIE of a faster one), then the others, fastest first.
+    picks = [str(rec.get("best")) for rec in reversed(entries.searches)]
     timed = sorted((rec for rec in entries.candidates.values() if rec["status"] == "ok"),
-                   key=lambda rec: rec["seconds"])
+                   key=lambda rec: (picks.index(rec["key"]) if rec["key"] in picks
+                                    else len(picks), rec["seconds"]))
     for rec in timed:
         try:
             trace = trace_from_json(rec["trace"])

@@ -88,13 +88,17 @@ def test_corrupt_and_foreign_lines_are_skipped_with_a_warning(logged, tmp_path):
     broken.write_text("\n".join([
         "{not json", json.dumps({"format": "other-tool", "x": 1}),
         json.dumps(foreign_machine), json.dumps(dict(good, seconds=-1.0, key="negative")),
-        json.dumps(bad_trace), *lines, lines[0][: len(lines[0]) // 2]]) + "\n")
+        json.dumps(bad_trace), *lines,
+        # a search line naming the forged candidate, and a line cut short
+        json.dumps(dict(json.loads(lines[-1]), best="forged")),
+        lines[0][: len(lines[0]) // 2]]) + "\n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         again = best_logged(matmul(), broken)
     messages = [str(w.message) for w in caught if issubclass(w.category, TuningLogWarning)]
     assert len(messages) == 2
     assert "skipped 5 line(s)" in messages[0]
+    assert "line 12: not JSON" in messages[0]
     for why in ("line 1: not JSON", "line 2: not a polypad tuning record",
                 "line 3: recorded on another machine", "line 4: a candidate record"):
         assert why in messages[0]
