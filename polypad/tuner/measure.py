@@ -141,6 +141,8 @@ def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check:
         built = realize(func, nest, candidate)
     except Refused as refused:
         return Compiled(candidate, "refused", refused.reason, primitive=refused.primitive)
+    except Exception as error:  # a bug in the tuner drops the candidate, not the search
+        return Compiled(candidate, "error", f"internal: {type(error).__name__}: {error}")
     sch = built.schedule
     steps = trace_json(sch.trace)
     try:
@@ -151,9 +153,10 @@ def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check:
             return Compiled(candidate, "wrong", wrong, trace=steps, skipped=built.skipped)
         kernel = codegen.build(sch.func)
         kernel.compile()
-    except PolypadError as error:
-        return Compiled(candidate, "error", f"{type(error).__name__}: {error}", trace=steps,
-                        skipped=built.skipped)
+    except Exception as error:  # PolypadError from a build; anything else is a bug
+        kind = "" if isinstance(error, PolypadError) else "internal: "
+        return Compiled(candidate, "error", f"{kind}{type(error).__name__}: {error}",
+                        trace=steps, skipped=built.skipped)
     return Compiled(candidate, "ok", trace=steps, func=sch.func,
                     compile_s=time.perf_counter() - start, skipped=built.skipped)
 

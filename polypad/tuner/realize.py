@@ -88,7 +88,8 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
     if cand.parallel:
         # before the producers move in: their buffers' allocations would come between
         # the loops that fuse
-        if not cand.rfactor and cand.vectorize and order and order[0] is inner_part[-1]:
+        if (not cand.rfactor and cand.vectorize and order and inner_part
+                and order[0] is inner_part[-1]):
             raise Refused("parallel", "the only spatial loop is the vector loop")
         outer_part = _parallel(b, order, outer_part)
     for producer, at in reversed(list(zip(nest.producers, cand.at))):

@@ -5,7 +5,7 @@ the same for the same seed."""
 from __future__ import annotations
 
 import pytest
-from tuner_support import assert_matches_reference, blur, matmul, prefix
+from tuner_support import assert_matches_reference, blur, dot, matmul, prefix
 
 import polypad as pp
 from polypad.errors import IllegalTransformError
@@ -91,6 +91,17 @@ def test_the_plain_nest_of_a_pipeline_is_the_baseline():
     first = sch.tuning.tried[0]
     assert (first.key, first.status) == (PLAIN_KEY, "ok")
     assert sch.tuning.plain_seconds == first.seconds
+
+
+def test_a_full_reduction_with_no_spatial_loop_is_searched():
+    f = dot()
+    sch = pp.autoschedule(f, budget_s=120, workers=0)
+    statuses = {t.status for t in sch.tuning.tried}
+    assert sch.tuning.exhausted and statuses <= {"ok", "refused"}
+    assert "rfactor" in {line.split("(")[0].split(".")[1] for line in
+                         (str(realize(f, analyze(f), Candidate(rfactor=16, vectorize=True))
+                              .schedule.trace)).splitlines()}
+    assert_matches_reference(f, sch.func)
 
 
 def test_bad_arguments_are_refused_with_the_parameter_named():

@@ -42,6 +42,22 @@ def prefix(A: T.Buffer((14,), "int32"), B: T.Buffer((14,), "int32")):
 '''
 
 
+DOT = '''
+@T.prim_func
+def dot(A: T.Buffer((320,), "int8"), B: T.Buffer((320,), "int8"), C: T.Buffer((1,), "int32")):
+    for k in T.serial(320):
+        with T.block("dot"):
+            vk = T.axis.reduce(320, k)
+            with T.init():
+                C[0] = 0
+            C[0] = C[0] + T.int32(A[vk]) * T.int32(B[vk])
+'''
+
+
+def dot():
+    return pp.parse(DOT)
+
+
 def matmul():
     return pp.parse(MATMUL)
 
