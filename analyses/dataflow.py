@@ -1,9 +1,11 @@
 """Data dependences between statement instances, from ISL's dataflow analysis.
 
-``dependences(f)`` runs ``isl.UnionAccessInfo.compute_flow`` on the model
-of ``f`` (:func:`polypad.model.extract`), with every access tagged by the
-element it touches (``[S0[i] -> A[i]] -> A[i]``), so each dependence knows
-its element:
+``dependences(f)`` computes ISL's value-based dataflow
+(:func:`analyses.value_flow.value_flow`, which stands in for
+``isl.UnionAccessInfo.compute_flow``: that one loses dependences in the ISL
+islpy bundles) on the model of ``f`` (:func:`polypad.model.extract`), with
+every access tagged by the element it touches (``[S0[i] -> A[i]] -> A[i]``),
+so each dependence knows its element:
 
 * **flow** (read after write, value based): sinks are the reads; sources
   are the writes, *must* where the write certainly happens, *may* under a
@@ -49,6 +51,7 @@ from . import flow_inputs as fi
 from . import instances as inst
 from .budgeted import bounded
 from .evidence import Counterexample, Element, Instance
+from .value_flow import Flow, value_flow
 
 _KINDS = ("flow", "flow_must", "anti", "output", "live_out")
 
@@ -303,7 +306,6 @@ class _Flows:
         every = every.union(kills).union(end_reads)
         time = fi.drop_constant_dims(fi.union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
-        self.time_as_map = fi.counters_free(statements)
         self._tagged: dict[str, isl.UnionMap] = {}
         self._forward: dict[str, isl.UnionMap] | None = None
         self._out_of: dict[frozenset[str], isl.UnionMap] = {}
@@ -317,7 +319,7 @@ class _Flows:
             return self._forward
         flow = self.compute(self.real_r.union(self.end_t), self.must_w, self.may_w,
                             self.kill_t)
-        may_dep, must_dep = flow.get_may_dependence(), flow.get_must_dependence()
+        may_dep, must_dep = flow.may_dependence, flow.must_dependence
         end_tags = self.end_t.domain()
         self._tagged.update({
             "flow": may_dep.subtract_range(end_tags),
@@ -325,7 +327,7 @@ class _Flows:
             "live_out": may_dep.intersect_range(end_tags),
         })
         # Reads of a local buffer before any write see garbage, not an input.
-        no_source = fi.untag_domain(flow.get_may_no_source().subtract_domain(end_tags))
+        no_source = fi.untag_domain(flow.may_no_source.subtract_domain(end_tags))
         live_in, unwritten = no_source, fi.empty()
         for scope in self.scopes:
             if scope.buffer in self.model.buffer_names:
@@ -343,11 +345,9 @@ class _Flows:
         }
         return self._forward
 
-    def compute(self, sink, must, may, kill) -> isl.UnionFlow:
-        """ISL's dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
-        info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
-        info = info.set_may_source(may).set_kill(kill)
-        return fi.set_time(info, self.tagged_time, as_map=self.time_as_map).compute_flow()
+    def compute(self, sink, must, may, kill) -> Flow:
+        """The dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
+        return value_flow(sink, must, may, kill, self.tagged_time)
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
@@ -359,7 +359,7 @@ class _Flows:
                 flow = self.compute(all_w, self.must_w, self.may_w, self.kill_t)
             else:  # anti: every certain write kills the reads before it
                 flow = self.compute(all_w, fi.empty(), self.real_r, self.kill_t.union(self.must_w))
-            self._tagged[kind] = flow.get_may_dependence()
+            self._tagged[kind] = flow.may_dependence
         return self._tagged[kind]
 
     def flow_out_of(self, names: frozenset[str]) -> isl.UnionMap:
@@ -383,7 +383,7 @@ class _Flows:
             return self._out_of[names]
         ours = fi.from_statements(self.must_w.union(self.may_w), names)
         sinks = self.real_r.union(self.end_t)
-        # ISL's work grows with the sinks: backwards they are the writes of `names`,
+        # The work grows with the sinks: backwards they are the writes of `names`,
         # forwards every read.  Either way the answer is the same.
         if self._forward is not None or self.whole or sinks.n_map() <= ours.n_map():
             self.forward()
@@ -400,10 +400,9 @@ class _Flows:
         ours = fi.from_statements(self.must_w.union(self.may_w), names)
         reads = fi.keep_maps(self.real_r.union(self.end_t),
                              lambda m: fi.statement_of(m.get_space().domain()) not in names)
-        info = isl.UnionAccessInfo.from_sink(ours).set_must_source(fi.empty())
-        info = info.set_may_source(reads).set_kill(self.kill_t.union(self.must_w))
-        info = fi.set_time(info, fi.negate_time(self.tagged_time), as_map=self.time_as_map)
-        return info.compute_flow().get_may_dependence().reverse()
+        flow = value_flow(ours, fi.empty(), reads, self.kill_t.union(self.must_w),
+                          fi.negate_time(self.tagged_time))
+        return flow.may_dependence.reverse()
 
     def output_from(self, names: frozenset[str]) -> isl.UnionMap:
         """The tagged output dependences whose source is a statement in ``names``.
@@ -419,10 +418,8 @@ class _Flows:
             return fi.from_statements(self._tagged["output"], names)
         ours = fi.from_statements(self.must_w.union(self.may_w), names)
         flipped = fi.negate_time(self.tagged_time)
-        info = isl.UnionAccessInfo.from_sink(ours).set_must_source(self.must_w)
-        info = info.set_may_source(self.may_w).set_kill(self.kill_t)
-        return fi.set_time(info, flipped, as_map=self.time_as_map).compute_flow() \
-            .get_may_dependence().reverse()
+        flow = value_flow(ours, self.must_w, self.may_w, self.kill_t, flipped)
+        return flow.may_dependence.reverse()
 
 
 # The flows of the functions asked about most recently, keyed by identity:
