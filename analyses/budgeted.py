@@ -12,7 +12,8 @@ let the error rise to it (see :func:`polypad.budget.run_within`).
 Both check the arguments first: by convention a parameter called ``f`` is
 the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
-each analysis checks its other parameters itself.
+each analysis checks its other parameters itself.  An ISL error inside a
+decider answers ``Unknown`` with its message.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from __future__ import annotations
 import functools
 import inspect
 
+import islpy as isl
+
 from polypad.arguments import expect, expect_budget
-from polypad.budget import run_within
+from polypad.budget import is_exhausted, run_within
 from polypad.ir.nodes import PrimFunc
 
 from .evidence import Unknown
@@ -34,9 +37,26 @@ def decider(fn):
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
         check(args, kwargs, budget)
-        return run_within(budget, lambda: fn(*args, **kwargs), lambda err: Unknown(str(err)))
+        return run_within(budget, lambda: _isl_failure_unknown(fn, args, kwargs),
+                          lambda err: Unknown(str(err)))
 
     return budgeted
+
+
+def _isl_failure_unknown(fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs)``, or ``Unknown`` naming the ISL error it raised.
+
+    An ISL error inside a decider is a failure of ISL or of polypad, never a
+    fact about the function: it must not escape a decider as a traceback.
+    ISL stopping at its operation limit is the budget running out and goes
+    on rising (:func:`polypad.budget.run_within` answers it).
+    """
+    try:
+        return fn(*args, **kwargs)
+    except isl.Error as err:
+        if is_exhausted(err):
+            raise
+        return Unknown(f"{fn.__name__} could not decide: ISL failed ({err})")
 
 
 def bounded(fn):

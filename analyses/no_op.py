@@ -94,7 +94,10 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     point = None
     if isinstance(rule_3, Refuted):
         point = _at(escaping, model, inside[0], rule_3.counterexample)
-    src, dst, element, params = deps.decode(point or inst.first_point(escaping))
+    point = point or inst.first_point(escaping)
+    if point is None:
+        return Unknown("some value it writes may be read later, but ISL gave no instance of it")
+    src, dst, element, params = deps.decode(point)
     if dst.statement == "END":
         read = f"{element} still holds it when {f.name} returns (the caller reads it)"
     else:
