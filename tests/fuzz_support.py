@@ -29,6 +29,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,12 +160,16 @@ def question(report: Report, what: str):
 
 
 class _SmallValues:
-    """A numpy generator for :func:`make_inputs` whose floats are small integers."""
+    """A numpy generator for :func:`make_inputs` whose floats are small integers, and
+    whose scalars come from ``scalars`` when given (``n`` near the ends of int32)."""
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, scalars=None) -> None:
         self.rng = rng
+        self.scalars = scalars
 
     def integers(self, *args, **kwargs):
+        if self.scalars and "size" not in kwargs:  # make_inputs draws a scalar
+            return self.scalars[int(self.rng.integers(0, len(self.scalars)))]
         return self.rng.integers(*args, **kwargs)
 
     def standard_normal(self, shape):
@@ -190,18 +195,20 @@ class Case:
     func: n.PrimFunc
     inputs: list[list]
     results: list[list]
-    n_values: range  # the values of the scalar n worth trying by brute force
+    n_values: Sequence[int]  # the values of the scalar n worth trying by brute force
 
 
-def make_case(text: str, seed: int, n_values: range = range(0, 17)) -> Case | None:
+def make_case(text: str, seed: int, n_values: Sequence[int] = range(0, 17), *,
+              scalars: Sequence[int] | None = None) -> Case | None:
     """The case of ``text``, or ``None`` when no input set runs (or the function cannot
-    be built: an access provably out of bounds)."""
+    be built: an access provably out of bounds).  ``scalars``: the values the inputs'
+    scalars are drawn from (by default ``make_inputs``' own, 0 to 16)."""
     func = parse(text)
     try:
         kernel = codegen.build(func, target="python")
     except OutOfBoundsError:
         return None
-    rng = _SmallValues(np.random.default_rng(seed))
+    rng = _SmallValues(np.random.default_rng(seed), scalars)
     inputs, results = [], []
     for _ in range(INPUT_SETS):
         args = make_inputs(func, rng)
