@@ -11,8 +11,9 @@ executor checks each assumption when it runs; one that fails on an input
 element it can repair (``... or A[i, j] == 0``, ``A[i] <= A[i + 1]``: set
 that element so the comparison holds and start over) is repaired, and an
 execution whose assumptions still fail (a scalar parameter outside an
-assumed range) is discarded; if every execution is, the check fails rather
-than pass vacuously.  ``T.undef()`` evaluates to a fresh random value each
+assumed range), or that a loop refuses (its range leaves its counter's
+dtype), is discarded; if every execution is, the check fails rather than
+pass vacuously.  ``T.undef()`` evaluates to a fresh random value each
 time.  Input values are small integers (also in float buffers), so float32
 arithmetic on them is exact and agrees with the prover's reals.
 """
@@ -25,6 +26,7 @@ import numpy as np
 
 from codegen.interpreter import _Interpreter, convert
 from codegen.kernel import numpy_dtype
+from polypad.errors import LoopRangeError
 from polypad.ir import nodes as n
 
 VALUES = (-2, -1, 0, 1, 2)  # input values: small, and 0 often enough to meet assumptions
@@ -139,8 +141,8 @@ def _run(func, stmt, cond, where, args, rng, found) -> bool:
             position = next(k for k, p in enumerate(func.params) if p is fix.buffer)
             args[position][fix.index] = fix.value
             continue
-        except _Inconsistent:
-            return False
+        except (_Inconsistent, LoopRangeError):
+            return False  # an assumption fails, or a loop's range leaves its counter's dtype
         found.extend(seen)
         return True
     return False
