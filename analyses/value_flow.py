@@ -17,8 +17,8 @@ maximised over ``0 <= l <= 2 and 0 <= m <= 1`` reports no point without a
 solution, though ``S[0, 0]``, ``S[1, 1]`` and ``S[2, 0]`` have none.
 
 Here every step is a set operation ISL does exactly (composition,
-intersection, subtraction); no lexicographic optimum is taken (ISL's
-``lexmin`` has also returned an empty optimum of a non-empty set):
+intersection, subtraction), and the one lexicographic maximum taken is
+checked against its definition before it is used:
 
 * ``pairs``: each sink with each must-source or kill that touches the same
   element strictly earlier (accesses are tagged by their element, so "the
@@ -79,14 +79,15 @@ def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
     may_only = may.subtract(killers)  # a must access trumps a may access of the same element
     space = _time_space(time)
     pairs = _earlier(sink.apply_range(killers.reverse()), time, space)
-    last = latest(pairs.apply_range(time), space)
+    last = _last(pairs.apply_range(time), space)
     found = _pairs_at(pairs, time, last, killers)
     later = _earlier(sink.apply_range(may_only.reverse()), time, space)
-    # A may-source at or before the last must-source (or kill) is overwritten.
-    stale = later.range_map().apply_range(time).range_product(
-        later.domain_map().apply_range(last))
-    lex_le = isl.UnionSet.from_set(isl.Map.lex_le(space).wrap())
-    later = later.subtract(stale.intersect_range(lex_le).domain().unwrap())
+    # A may-source counts where no must-source (or kill) came before, or after the last.
+    both = later.range_map().apply_range(time).range_product(
+        later.domain_map().apply_range(last))  # [sink -> source] -> [t(source) -> last]
+    after_last = isl.UnionSet.from_set(isl.Map.lex_gt(space).wrap())
+    later = later.subtract_domain(last.domain()).union(
+        both.intersect_range(after_last).domain().unwrap())
     # Two must-sources at the last time: ISL cannot tell which wrote last, nor can we.
     tied = _tied(found)
     certain = found.subtract_domain(later.domain()).subtract_domain(tied)
@@ -117,12 +118,31 @@ def _earlier(pairs: isl.UnionMap, time: isl.UnionMap, space: isl.Space) -> isl.U
     return both.intersect_range(after).domain().unwrap()
 
 
-def latest(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
-    """For each sink, the one time of ``times`` that no other of its times follows.
+def _last(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """For each sink, the latest of the times ``times`` gives it.
 
-    The lexicographic maximum, as a subtraction: cheaper than ISL's ``lexmax``
-    checked against its definition, and it needs no check.
+    ISL's ``lexmax`` answers, checked against the definition: a function on
+    the whole domain of ``times``, inside it, and followed by no time of
+    ``times``.  Where the check fails (ISL's ``lexmin`` has returned an empty
+    optimum of a non-empty set), :func:`latest` answers instead: exact, but
+    on relations with integer divisions its subtraction can take minutes
+    where ``lexmax`` and the check take a second.
     """
+    try:
+        best = times.lexmax()
+        later_than = isl.UnionMap.from_map(isl.Map.lex_lt(space))
+        if (best.is_single_valued() and best.is_subset(times)
+                and times.domain().is_subset(best.domain())
+                and times.intersect(best.apply_range(later_than)).is_empty()):
+            return best
+    except isl.Error as err:
+        if "maximal number of operations exceeded" in str(err):
+            raise
+    return latest(times, space)
+
+
+def latest(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """For each sink, the one time of ``times`` that no other of its times follows."""
     earlier_than = isl.UnionMap.from_map(isl.Map.lex_gt(space))
     return times.subtract(times.apply_range(earlier_than))
 

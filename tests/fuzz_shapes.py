@@ -15,7 +15,11 @@ Its kinds:
   loop ranges (``T.serial(n, n + 2)``), where 32-bit arithmetic wraps;
 * ``nested``: ``if``/``else`` nested four deep with lets and a local buffer
   allocated inside a loop;
-* ``indirect``: data-dependent indices, ``A[B[i, j] % 8]``, as loads and stores.
+* ``indirect``: data-dependent indices, ``A[B[i, j] % 8]``, as loads and stores;
+* ``modular``: issue 21's own nest, two loops updating one buffer through
+  quasi-affine indices of both counters (``A[(2 * m + l) % 8]``,
+  ``A[((l + 1) % 4) // 2]``), under ``if l % 3 < 1`` / ``else``: where the
+  dataflow ISL computed lost the read of a live store.
 
 Every kind mixes in the statements of :class:`fuzz_programs.NestBuilder`,
 whose ``element``/``load`` here may also pick a data-dependent index or the
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 
 from fuzz_programs import NestBuilder, NestOptions
 
-KINDS = ("assume", "edge", "nested", "indirect")
+KINDS = ("assume", "edge", "nested", "indirect", "modular")
 INT32_MAX, INT32_MIN = 2**31 - 1, -(2**31)
 #: Values of ``n`` near the ends of int32 (and a few small ones) that the inputs draw from.
 EDGE_VALUES = (INT32_MAX, INT32_MAX - 1, INT32_MAX - 3, INT32_MAX - 7, INT32_MIN,
@@ -179,6 +183,61 @@ def _edge_statements(choose, builder: ShapeBuilder) -> None:
     builder.stmts([], 1, 0)
 
 
+def _quasi_affine(choose, ranges: dict[str, tuple[int, int]], size: int = 8) -> str:
+    """An index of both counters that stays in ``[0, size)``: a floor modulo, a floor
+    division of one, or a floor division that the counters' ranges keep inside."""
+    c = choose
+    terms = [f"{k} * {v}" if k != 1 else v for v, k in
+             ((v, c.choice([-2, -1, 1, 1, 2, 3])) for v in c.subset(sorted(ranges), 2))]
+    offset = c.integer(-2, 5)
+    expr = " + ".join([*terms, str(offset)])
+    form = c.choice(["mod", "mod", "mod_div", "div"])
+    if form == "mod_div":
+        return f"(({expr}) % {c.choice([4, 6, 8])}) // {c.integer(2, 3)}"
+    if form == "div":
+        d = c.integer(2, 4)
+        values = [eval(expr, {}, dict(zip(ranges, point)))  # noqa: S307 -- our own text
+                  for point in _points(ranges)]
+        if values and min(values) // d >= 0 and max(values) // d < size:
+            return f"({expr}) // {d}"
+    return f"({expr}) % {size}"
+
+
+def _points(ranges: dict[str, tuple[int, int]]):
+    out = [()]
+    for lo, hi in ranges.values():
+        out = [(*p, v) for p in out for v in range(lo, hi)]
+    return out
+
+
+def _modular_nest(choose, builder: ShapeBuilder) -> None:
+    """Two loops updating ``A`` through quasi-affine indices of both counters, with an
+    ``if``/``else`` on a modulo of the outer one (issue 21's nest)."""
+    c = choose
+    outer, inner = (0, c.integer(3, 6)), (0, c.integer(2, 3))
+    both = {"l": outer, "m": inner}
+    lines = builder.lines
+    dtype = builder.dtypes["A"]
+    one = "1.0" if dtype == "float32" else "1"
+
+    def store(pad: str, ranges: dict) -> None:
+        target, source = _quasi_affine(c, ranges), _quasi_affine(c, ranges)
+        value = c.choice([f"A[{source}]", f"A[{source}] + {one}", "0" if dtype == "int32"
+                          else "0.0", f"T.{dtype}(l) - ({one} + A[{source}])"])
+        lines.append(f"{pad}A[{target}] = {value}")
+
+    lines.append(f"    for l in T.serial({outer[1]}):")
+    lines.append(f"        for m in T.serial({inner[1]}):")
+    store("            ", both)
+    lines.append(f"            if l % {c.integer(2, 3)} < {c.integer(1, 2)}:")
+    store("                ", both)
+    if c.boolean():
+        lines.append("            else:")
+        store("                ", both)
+    for _ in range(c.integer(1, 2)):
+        store("        ", {"l": outer})
+
+
 def shape_program(choose, kind: str | None = None, max_statements: int = 6) -> Shape:
     """A random function of one of :data:`KINDS` (``kind``, or chosen)."""
     c = choose
@@ -218,6 +277,8 @@ def shape_program(choose, kind: str | None = None, max_statements: int = 6) -> S
         builder.locals.pop()
     if kind == "edge":
         _edge_statements(c, builder)
+    elif kind == "modular":
+        _modular_nest(c, builder)
     else:
         builder.stmts([], 1, 0)
     if builder.probes < 4:
