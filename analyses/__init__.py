@@ -10,6 +10,7 @@ a :class:`Counterexample`, or an :class:`Unknown` with its reason.
 >>> analyses.can_merge_loops(f, "i", "j")
 >>> analyses.is_no_op(f, stmt)
 >>> analyses.check_bounds(f)                  # every access inside its buffer?
+>>> analyses.bounds_precondition(f).condition # for which parameter values?
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ _LAZY = {
     "context_at": "context",
     "Context": "context",
     "check_bounds": "bounds",
+    "bounds_precondition": "precondition",
+    "BoundsPrecondition": "precondition",
     "can_remove_conditional": "conditional",
     "Removable": "conditional",
 }

@@ -12,17 +12,21 @@ The instances that run are the statement's domain (loop bounds and affine
 ``and`` and ``or`` evaluate lazily, so ``i < 10 and A[i] > 0`` never loads
 ``A[10]``) and to where the integer assumptions that ran before hold
 (``T.assume(0 <= n < 8)``, through
-:func:`analyses.facts.int_assume_facts`).  Symbolic extents are ISL
-parameters and never negative.
+:func:`analyses.facts.int_assume_facts`).  Scalar parameters and symbolic
+extents are ISL parameters, each within its dtype's range (a call cannot
+pass an ``int32`` ``n`` of ``2**33``), and extents are never negative.
+Where an index's ``+``, ``-`` and ``*`` leave its dtype, the element
+executed is the exact index wrapped around, ``(e - lo) mod 2**bits + lo``,
+which is quasi-affine too.
 
 * ``Proved("isl")`` when no access has such an instance.
 * ``Refuted`` when one surely has: the counterexample names the statement
   instance, the element and the parameter values -- the lexicographically
   first bad instance, found by ISL (``lexmin``, ``sample_point``), never by
-  enumeration.
+  enumeration, at parameter values near zero where there are such.
 * ``Unknown`` when the rest cannot be decided: an index that is not
-  quasi-affine (``A[B[i]]``, ``A[i * j]``) or whose arithmetic may wrap
-  around its integer width, or a bad instance that only a data-dependent
+  quasi-affine (``A[B[i]]``, ``A[i * j]``) or in which ``//``, ``%``,
+  ``min`` or ``max`` may take a wrapped operand, or a bad instance that only a data-dependent
   guard, which the model drops, might keep from running.  The reason names
   each such access and expression.
 
@@ -40,12 +44,14 @@ from polypad.arguments import expect
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.show import show
+from polypad.ir.views import is_view, through_view
 from polypad.ir.visitor import children, walk
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.nest import is_leaf
-from polypad.model.overflow import wrapping_operation
+from polypad.model.overflow import executed_set, wrapped_pw_aff, wrapping_operation
 from polypad.model.ranges import dtype_range
 
 from .budgeted import decider
@@ -99,15 +105,15 @@ def check_bounds(f: n.PrimFunc, *, within: n.Stmt | None = None) -> Proved | Ref
         raise PolypadError(f"check_bounds takes a PrimFunc, not {type(f).__name__}")
     expect(within, (n.Stmt, None), "within", "check_bounds", what="a statement of f or None")
     inside = None if within is None else {id(x) for x in walk(within) if isinstance(x, n.Stmt)}
-    checker = _Checker(program_of(f))
+    checker = Checker(program_of(f))
     reasons: list[str] = []
     count = 0
     matched = False
-    for site, label in zip(checker.program.sites, _labels(f.body), strict=True):
+    for site, label in zip(checker.program.sites, statement_labels(f.body), strict=True):
         if inside is not None and id(site.stmt) not in inside:
             continue
         matched = True
-        for access in _site_accesses(site):
+        for access in site_accesses(site):
             count += 1
             decided = checker.decide(access, label)
             if isinstance(decided, Refuted):
@@ -121,7 +127,7 @@ def check_bounds(f: n.PrimFunc, *, within: n.Stmt | None = None) -> Proved | Ref
     return Proved("isl", f"{count} accesses stay inside their buffers")
 
 
-class _Checker:
+class Checker:
     """The ISL questions of :func:`check_bounds`, with what they share cached."""
 
     def __init__(self, program: Program) -> None:
@@ -171,10 +177,54 @@ class _Checker:
         return self._boxes[buffer]
 
     def decide(self, access: _Access, label: str) -> Proved | Refuted | Unknown:
-        """Whether ``access`` stays inside its buffer; ``label`` names its statement."""
+        """Whether ``access`` stays inside its buffer; ``label`` names its statement.
+
+        A vector access is decided lane by lane, and an access through a view
+        both inside the view and inside the memory it shares (in the indices
+        of the buffer owning it).
+        """
+        for buffer, indices in self.targets(access):
+            found = self.examine(access, buffer, indices)
+            if not isinstance(found, Outside):
+                if isinstance(found, Proved):
+                    continue
+                return found
+            evidence = self.counterexample(access, label, found.bad, buffer)
+            if found.unmodelled:
+                return Unknown(f"{evidence} -- unless {' or '.join(found.unmodelled)} (which "
+                               "the analysis cannot model) keeps that instance from running")
+            return Refuted(evidence)
+        return Proved("isl")
+
+    def targets(self, access: _Access) -> list[tuple[n.Buffer, tuple]]:
+        """The (buffer, indices) pairs ``access`` must stay inside: one per vector
+        lane, and for an access through a view both the view and, in its indices,
+        the buffer owning the memory."""
+        node = access.node
+        count = max((lane_count(i) for i in node.indices), default=1)
+        out = []
+        for k in range(count):
+            indices = tuple(lane(i, k) for i in node.indices)
+            targets = [(node.buffer, indices)]
+            if is_view(node.buffer):
+                # A view's extents may be lets (``A_1 = A.view(n * m)`` prints a let):
+                # then only the memory it shares bounds it.
+                params = set(self.program.func.params)
+                if not all(isinstance(d, int) or d in params for d in node.buffer.shape):
+                    targets = []
+                targets.append(through_view(node.buffer, indices))
+            out.extend(targets)
+        return out
+
+    def examine(self, access: _Access, buffer: n.Buffer | None = None,
+                indices: tuple | None = None) -> Proved | Unknown | Outside:
+        """Where ``access`` leaves ``buffer`` (its own buffer unless given) at
+        ``indices`` (its own unless given): nowhere (``Proved``), at the instances
+        of an :class:`Outside`, or ``Unknown`` when its index is not modelled."""
         site, node = access.site, access.node
-        key = (site.index, node.buffer, tuple(node.indices), access.path,
-               tuple(access.lets.items()))
+        buffer = node.buffer if buffer is None else buffer
+        indices = tuple(node.indices) if indices is None else indices
+        key = (site.index, buffer, indices, access.path, tuple(access.lets.items()))
         if key in self._inside:
             return Proved("isl")
         space = self.program.space(site)
@@ -184,48 +234,49 @@ class _Checker:
         unmodelled = [show(cond) for _, cond in dropped]
         for cond, value in access.path:
             try:
-                if wrapping_operation(cond, space, where) is not None:
-                    raise NotAffineError("it may wrap around", cond)  # ISL would not
-                holds = to_set(cond, space)
+                holds = executed_set(cond, space, where)
             except NotAffineError:
                 unmodelled.append(show(cond) if value else f"not {show(cond)}")
                 continue
             where = where.intersect(holds if value else holds.complement())
         try:
-            pws = [to_pw_aff(index, space) for index in node.indices]
+            pws = [to_pw_aff(index, space) for index in indices]
         except NotAffineError as err:
             return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                           f"{node.buffer.name}: {err}")
-        for index in node.indices:
+                           f"{buffer.name}: {err}")
+        for index in indices:
             wraps = wrapping_operation(index, space, where, modular_root=True)
             if wraps is not None:
                 return Unknown(f"cannot tell whether the {access.describe()} stays inside "
-                               f"{node.buffer.name}: {show(wraps)} may wrap around its "
+                               f"{buffer.name}: {show(wraps)} may wrap around its "
                                f"{wraps.dtype} range")
-        relation = to_map(space, pws, self.program.buffer_names.name(node.buffer))
-        bad = relation.intersect_domain(where).subtract_range(self.box(node.buffer))
+        name = self.program.buffer_names.name(buffer)
+        relation = to_map(space, pws, name).intersect_domain(where)
+        exact = None
+        if not relation.subtract_range(_dtype_box(self.box(buffer), indices)).is_empty():
+            # Some exact index leaves its dtype.  Only `+ - *` lead to it (checked
+            # above), so the executed index is the exact one wrapped around.
+            exact = relation.subtract_range(self.box(buffer))
+            pws = [wrapped_pw_aff(pw, index.dtype) for pw, index in zip(pws, indices,
+                                                                  strict=True)]
+            relation = to_map(space, pws, name).intersect_domain(where)
+        bad = relation.subtract_range(self.box(buffer))
         if bad.is_empty():
             self._inside.add(key)
             return Proved("isl")
-        # Where the exact index leaves the index's dtype, the executed one wrapped.
-        sure = bad.intersect_range(_dtype_box(self.box(node.buffer), node.indices))
-        if sure.is_empty():
-            return Unknown(f"the {access.describe()} is outside {node.buffer.name} only "
-                           "where its index would wrap around its integer type")
-        evidence = self._counterexample(access, label, sure)
-        if unmodelled:
-            return Unknown(f"{evidence} -- unless {' or '.join(unmodelled)} (which the "
-                           "analysis cannot model) keeps that instance from running")
-        return Refuted(evidence)
+        return Outside(bad, tuple(unmodelled), exact, buffer)
 
-    def _counterexample(self, access: _Access, label: str, bad: isl.Map) -> Counterexample:
-        pairs = bad.wrap()
+    def counterexample(self, access: _Access, label: str, bad: isl.Map,
+                       buffer: n.Buffer | None = None) -> Counterexample:
+        """The first instance of ``bad`` (instances of ``access`` -> elements of
+        ``buffer``, its own buffer unless given, outside it), at parameter values
+        near zero where there are such."""
+        pairs = _near_zero(bad.wrap())
         first = pairs.lexmin()  # the first bad instance, for each parameter value
         point = (first if not first.is_empty() else pairs).sample_point()
         coords, params = point_coordinates(point)
         depth = len(access.site.loop_vars)
         names = dim_names(self.program.space(access.site).space)
-        buffer = access.buffer
         shape = ", ".join(getattr(x, "name", str(x)) for x in buffer.shape)
         shape = f"({shape}{',' if len(buffer.shape) == 1 else ''})"
         return Counterexample(
@@ -234,6 +285,34 @@ class _Checker:
             element=Element(buffer.name, tuple(coords[depth:])),
             params=params,
         )
+
+
+@dataclass(frozen=True, eq=False)
+class Outside:
+    """Where an access leaves its buffer: ``bad`` maps its instances to the elements
+    outside (the indices executed); ``unmodelled`` are the conditions on the path
+    to it that the analysis could not model, any of which might keep ``bad`` from
+    running.  Where an index wraps around, ``exact`` holds the instances whose
+    exact index is outside (a superset of ``bad`` without ``mod 2**bits``)."""
+
+    bad: isl.Map
+    unmodelled: tuple[str, ...]
+    exact: isl.Map | None = None
+    buffer: n.Buffer | None = None  # the buffer left (a view's owner), if not the access's
+
+
+def _near_zero(pairs: isl.Set) -> isl.Set:
+    """``pairs`` at parameter values of at most 64, else 65536, in magnitude, where it
+    has points there: a counterexample a reader (and a test) can run."""
+    for limit in (64, 65536):
+        box = isl.Set.universe(pairs.get_space())
+        for k in range(pairs.dim(isl.dim_type.param)):
+            box = box.lower_bound_val(isl.dim_type.param, k, isl.Val(str(-limit)))
+            box = box.upper_bound_val(isl.dim_type.param, k, isl.Val(str(limit)))
+        near = pairs.intersect(box)
+        if not near.is_empty():
+            return near
+    return pairs
 
 
 def _dtype_box(box: isl.Set, indices) -> isl.Set:
@@ -249,7 +328,7 @@ def _dtype_box(box: isl.Set, indices) -> isl.Set:
 # ---------------------------------------------------------------- what runs where
 
 
-def _site_accesses(site: Site) -> list[_Access]:
+def site_accesses(site: Site) -> list[_Access]:
     """The accesses ``site`` itself evaluates (not those of the statements inside it)."""
     out: list[_Access] = []
     stmt = site.stmt
@@ -291,7 +370,7 @@ def _loads(site: Site, e: n.Expr, path: _Path, lets: dict, out: list[_Access]) -
                 _loads(site, child, path, lets, out)
 
 
-def _labels(body: n.Stmt) -> list[str]:
+def statement_labels(body: n.Stmt) -> list[str]:
     """How evidence names each statement, in the order of
     :func:`analyses.context.collect_sites`: the innermost block's name, else
     the model's ``S<k>`` for a store or assumption (as ``polypad check``
@@ -322,7 +401,8 @@ def _labels(body: n.Stmt) -> list[str]:
                     visit(other, block)
             case n.Block(name=name, body=inner):
                 visit(inner, name)
-            case n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner):
+            case (n.For(body=inner) | n.LetStmt(body=inner) | n.Allocate(body=inner)
+                  | n.DeclBuffer(body=inner)):
                 visit(inner, block)
 
     visit(body, None)

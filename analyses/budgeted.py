@@ -14,33 +14,68 @@ the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
 each analysis checks its other parameters itself.  An ISL error inside a
 decider answers ``Unknown`` with its message.
+
+Both run the analysis on a deep worker when an argument is a deep tree
+(:func:`polypad.ir.deep.deep_entry`): every walker under a decider may
+recurse as deep as the tree, never raising ``RecursionError``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
 import islpy as isl
 
 from polypad.arguments import expect, expect_budget
-from polypad.budget import is_exhausted, run_within
+from polypad.budget import counting_time_limits, is_exhausted, run_within
+from polypad.errors import UnmodelledError
+from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
+from polypad.ir.opaque import first_alias_or_vector, first_opaque
 
-from .evidence import Unknown
+from .evidence import Counterexample, Refuted, Unknown
 
 
 def decider(fn):
-    """``fn`` with a ``budget=`` keyword; running out of it answers ``Unknown``."""
+    """``fn`` with a ``budget=`` keyword; running out of it answers ``Unknown``.
+
+    A function holding a construct polypad cannot model (an opaque TVM
+    intrinsic, ``T.attr``...: :func:`polypad.ir.opaque.first_opaque`; for the
+    value analyses, also a buffer view or a vector statement) gets ``Unknown``
+    naming it and its line, before any work.
+    """
     check = _front_door(fn)
 
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
-        check(args, kwargs, budget)
-        return run_within(budget, lambda: _isl_failure_unknown(fn, args, kwargs),
-                          lambda err: Unknown(str(err)))
+        f = check(args, kwargs, budget)
+        opaque = _unmodelled(fn, f)
+        if opaque is not None:
+            return Unknown(f"{f.name!r} cannot be modelled: {opaque}")
+        with counting_time_limits() as limits:
+            decided = run_within(budget, lambda: _isl_failure_unknown(fn, args, kwargs),
+                                 lambda err: Unknown(str(err)))
+        if limits[0] and isinstance(decided, Unknown) and not decided.timed_out:
+            # A time limit ended some part of the decision (an Unknown built from
+            # another keeps only its reason): with more time it may be decided.
+            decided = dataclasses.replace(decided, timed_out=True)
+        return _with_func(decided, f)
 
-    return budgeted
+    return deep_entry(budgeted)
+
+
+def _with_func(decided, f):
+    """``decided`` with its counterexample knowing the function it is about, so that
+    its picture draws the real buffers.  A counterexample that already knows one (an
+    inner decider found it, on the function its instances belong to) keeps it."""
+    if f is None or not isinstance(decided, Refuted):
+        return decided
+    cex = decided.counterexample
+    if not isinstance(cex, Counterexample) or cex.func is not None:
+        return decided
+    return dataclasses.replace(decided, counterexample=dataclasses.replace(cex, func=f))
 
 
 def _isl_failure_unknown(fn, args: tuple, kwargs: dict):
@@ -60,7 +95,11 @@ def _isl_failure_unknown(fn, args: tuple, kwargs: dict):
 
 
 def bounded(fn):
-    """``fn`` with a ``budget=`` keyword; running out of it raises ``BudgetExceeded``."""
+    """``fn`` with a ``budget=`` keyword; running out of it raises ``BudgetExceeded``.
+
+    A function holding a construct polypad cannot model raises
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.
+    """
 
     def give_up(err):
         raise err
@@ -69,10 +108,33 @@ def bounded(fn):
 
     @functools.wraps(fn)
     def budgeted(*args, budget: float | None = None, **kwargs):
-        check(args, kwargs, budget)
+        f = check(args, kwargs, budget)
+        opaque = _unmodelled(fn, f)
+        if opaque is not None:
+            raise UnmodelledError(f"{f.name!r} cannot be modelled: {opaque}")
         return run_within(budget, lambda: fn(*args, **kwargs), give_up)
 
-    return budgeted
+    return deep_entry(budgeted)
+
+
+# The analyses that reason about values (the prover and what is built on it), which
+# do not follow a buffer view's aliasing or a vector statement's lanes; the others
+# (dependences, bounds, touched regions, merging) see through both.
+_VALUE_ANALYSES = frozenset({"context_at", "is_no_op", "can_remove_conditional"})
+# Of those, the ones that answer about a function's canonical form (analyses.canonical:
+# a packed function's computation, views and vectors written out) and say themselves
+# what keeps a function from having one.
+_ON_CANONICAL_FORM = frozenset({"is_no_op", "can_remove_conditional"})
+
+
+def _unmodelled(fn, f):
+    """What in ``f`` the analysis ``fn`` cannot model (None if nothing, or no ``f``)."""
+    if f is None or fn.__name__ in _ON_CANONICAL_FORM:
+        return None
+    found = first_opaque(f)
+    if found is None and fn.__name__ in _VALUE_ANALYSES:
+        found = first_alias_or_vector(f)
+    return found
 
 
 def _front_door(fn):
@@ -81,12 +143,16 @@ def _front_door(fn):
     params = list(inspect.signature(fn).parameters)
     position = params.index("f") if "f" in params else None
 
-    def check(args: tuple, kwargs: dict, budget) -> None:
+    def check(args: tuple, kwargs: dict, budget) -> PrimFunc | None:
+        f = None
         if position is not None:
             if position < len(args):
-                expect(args[position], PrimFunc, "f", where)
+                f = args[position]
+                expect(f, PrimFunc, "f", where)
             elif "f" in kwargs:
-                expect(kwargs["f"], PrimFunc, "f", where)
+                f = kwargs["f"]
+                expect(f, PrimFunc, "f", where)
         expect_budget(budget, where)
+        return f
 
     return check

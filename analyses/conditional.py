@@ -54,9 +54,10 @@ from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.fresh import fresh_copy
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
+from polypad.ir.opaque import OpaqueSite
 from polypad.ir.operators import logical_and, logical_not, logical_or
 from polypad.ir.show import show
 from polypad.ir.structural import structural_equal
@@ -65,6 +66,7 @@ from polypad.ir.visitor import node_fields, walk
 
 from .bounds import check_bounds
 from .budgeted import decider
+from .canonical import CanonicalForm, canonical_form, unmodelled
 from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
 from .execution_refutation import refute_by_execution, runs_exactly
@@ -123,6 +125,9 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
     expect(stmt, (n.IfThenElse, str), "stmt", "can_remove_conditional",
            what="an IfThenElse of f or the name of a block holding one")
     stmt = conditional_of(f, stmt)
+    form = canonical_form(f)
+    if form is not None:
+        return _on_canonical_form(f, stmt, form, strict_ieee)
     if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
         return Unknown("the conditional holds a T.assume: removing the condition would "
                        "assert a fact where it was not stated")
@@ -135,6 +140,31 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
         if isinstance(decided[keep], Proved):
             return decided[keep]
     return _neither(decided["then"], decided["else"])
+
+
+def _on_canonical_form(f: n.PrimFunc, stmt: n.IfThenElse, form: CanonicalForm | OpaqueSite,
+                       strict: bool) -> Decision:
+    """The answer for ``stmt`` of a function with a packed function's scaffolding, views
+    or vectors: asked of its canonical form (:mod:`analyses.canonical`), in ``f``'s terms.
+
+    The canonical form accesses the memory a view shares; where a view covers less
+    than its memory, running the kept branch everywhere must also stay inside each
+    view it accesses, which the bounds check of the function with its views decides.
+    """
+    target = form.stmt(stmt) if isinstance(form, CanonicalForm) else None
+    if not isinstance(target, n.IfThenElse):
+        return unmodelled(f, form, stmt)
+    decided = form.map_back(can_remove_conditional(form.func, target, strict_ieee=strict))
+    if isinstance(decided, Removable) and form.narrow_views:
+        inner = form.unpacked_stmt(stmt)
+        kept = inner.then_case if decided.keep == "then" else inner.else_case
+        leaves = _out_of_bounds(inner, replace(form.unpacked, inner, kept), decided.keep)
+        if isinstance(leaves, Refuted) and stmt.else_case is None:
+            return leaves
+        if leaves is not None:
+            return Unknown(f"the {decided.keep} branch may not replace the statement: "
+                           f"{leaves}; the other branch was not tried")
+    return decided
 
 
 def _neither(keep_then: Decision, keep_else: Decision) -> Decision:

@@ -20,9 +20,12 @@ so each dependence knows its element:
   function returns, seen by an extra instance ``END[]`` that reads every
   buffer the function does not allocate itself.
 
-``T.assume`` statements are facts, not accesses: they order nothing and
-are left out, unless ``assumes=True`` asks for their reads as sinks (a
-no-op decider must not remove a store an assumption looks at).
+A ``T.assume`` reads what its condition loads: a fact about those values
+at its point, which a write of one of them before it (flow) or after it
+(anti) would make false if the two swapped.  So its loads are sinks and
+anti sources like any other read; it writes nothing.  (The value prover
+uses an assumption as a fact source instead, valid until such a write:
+:mod:`.facts`.)
 
 A question about a few statements -- where do the values they write go,
 what overwrites them -- is answered from the forward flows
@@ -42,6 +45,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polypad.concurrency import Recent
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
@@ -91,12 +95,11 @@ class Dependences:
     by element) but may change the others -- only those are to be read.
     """
 
-    def __init__(self, model: Model, *, assumes: bool = False,
-                 buffers: Iterable[n.Buffer] | None = None,
+    def __init__(self, model: Model, *, buffers: Iterable[n.Buffer] | None = None,
                  about: isl.UnionSet | None = None) -> None:
         self.model = model
         self.func = model.func
-        self._flows = _flows_of(model, assumes, buffers, about)
+        self._flows = _flows_of(model, buffers, about)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
 
@@ -181,6 +184,14 @@ class Dependences:
 
         return dependences_html(self)
 
+    def __repr__(self) -> str:
+        def short(relation: isl.UnionMap) -> str:
+            text = str(relation)
+            return text if len(text) <= 100 else text[:97] + "..."
+
+        return (f"Dependences({self.func.name}: flow {short(self.flow)}; "
+                f"anti {short(self.anti)}; output {short(self.output)})")
+
     def violations(self, new_schedule: isl.UnionMap) -> Counterexample | None:
         """A dependence ``src -> dst`` with ``new_schedule(dst)`` not after
         ``new_schedule(src)``, or ``None`` when the new schedule keeps them all.
@@ -196,6 +207,10 @@ class Dependences:
         missing = self.all().domain().union(self.all().range()).subtract(new_schedule.domain())
         if not missing.is_empty():
             raise PolypadError(f"the new schedule does not place the instances {missing}")
+        # A dimension with one value everywhere orders nothing; in a deep nest most
+        # are (sequence positions, loops of extent 1), and each one more is a case
+        # of the lexicographic order below.
+        new_schedule = fi.drop_constant_dims(new_schedule)
         order = new_schedule.lex_ge_union_map(new_schedule)  # src -> dst not strictly after
         fallback = None
         for kind in ("flow", "output", "anti"):
@@ -267,7 +282,7 @@ class _Flows:
     (see :func:`analyses.flow_inputs.drop_constant_dims`).
     """
 
-    def __init__(self, model: Model, assumes: bool, buffers: frozenset[int] | None = None,
+    def __init__(self, model: Model, buffers: frozenset[int] | None = None,
                  about: isl.UnionSet | None = None) -> None:
         def kept(buffer: n.Buffer) -> bool:
             return buffers is None or id(buffer) in buffers
@@ -284,10 +299,11 @@ class _Flows:
         kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
         end_reads, end_time = fi.end_reads(model, self.scopes, kept)
         statements = [s for s in model.statements if touches(s)]
-        writes = [a for s in statements if not s.is_assume
-                  for a in s.accesses if a.kind == "write" and kept(a.buffer)]
-        reads = [a for s in statements if assumes or not s.is_assume
-                 for a in s.accesses if a.kind == "read" and kept(a.buffer)]
+        # A T.assume's loads are reads (see the module docstring); it has no write.
+        writes = [a for s in statements for a in s.accesses
+                  if a.kind == "write" and kept(a.buffer)]
+        reads = [a for s in statements for a in s.accesses
+                 if a.kind == "read" and kept(a.buffer)]
         # The times of the statements with an access here: a time dimension
         # constant over these events orders none of them.
         depth = inst.depth_of(model)
@@ -396,49 +412,39 @@ class _Flows:
 
 # The flows of the functions asked about most recently, keyed by identity:
 # ``extract`` is a function of the PrimFunc alone, so a new model of the same
-# function has the same statement, buffer and parameter names.
-_FLOWS: dict[tuple, tuple[n.PrimFunc, _Flows]] = {}
-_KEEP = 8
+# function has the same statement, buffer and parameter names.  Threads asking
+# about one function share its flows, whose parts are computed on first use.
+_FLOWS = Recent(8)
+# The functions asked a question about a few elements, by their whole key.
+_ABOUT = Recent(8)
 
 
-def _flows_of(model: Model, assumes: bool, buffers: Iterable[n.Buffer] | None = None,
+def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
               about: isl.UnionSet | None = None) -> _Flows:
     # Buffer objects are identities, held alive by the function the key checks;
     # element sets are keyed by their text (names as in the model of that function).
     ids = None if buffers is None else frozenset(id(b) for b in buffers)
-    whole = (id(model.func), assumes, ids, None)
-    key = whole if about is None else (*whole[:3], str(about))
+    owners = (model.func,)
+    whole = (ids, None)
+    key = whole if about is None else (ids, str(about))
     for k in (whole, key):  # the whole flows answer a question about a few elements too
-        found = _FLOWS.get(k)
-        if found is not None and found[0] is model.func:
-            return found[1]
+        found = _FLOWS.get(owners, k)
+        if found is not None:
+            return found
     if about is not None:
         # One question about a few elements is cheaper than the whole; a second
         # about the same function (a pass asking about each statement) gets the
         # whole, computed once.
-        asked = _ABOUT.get(whole)
-        if asked is not None and asked is model.func:
+        if _ABOUT.get(owners, whole) is not None:
             key, about = whole, None
         else:
-            _remember(_ABOUT, whole, model.func)
-    flows = _Flows(model, assumes, ids, about)
-    _remember(_FLOWS, key, (model.func, flows))
-    return flows
-
-
-# The functions asked a question about a few elements, by their whole key.
-_ABOUT: dict[tuple, n.PrimFunc] = {}
-
-
-def _remember(cache: dict, key, value) -> None:
-    if len(cache) >= _KEEP:
-        cache.pop(next(iter(cache)))
-    cache[key] = value
+            _ABOUT.put(owners, True, whole)
+    return _FLOWS.put(owners, _Flows(model, ids, about), key)
 
 
 @deep_entry
 @bounded
-def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
+def dependences(f: n.PrimFunc) -> Dependences:
     """The :class:`Dependences` of ``f`` (see the module docstring).
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
@@ -446,4 +452,4 @@ def dependences(f: n.PrimFunc, *, assumes: bool = False) -> Dependences:
     """
     if not isinstance(f, n.PrimFunc):
         raise TypeError(f"dependences takes a PrimFunc, not {type(f).__name__}")
-    return Dependences(extract(f), assumes=assumes)
+    return Dependences(extract(f))

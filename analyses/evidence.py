@@ -43,7 +43,10 @@ class Counterexample:
     fact, two for a broken dependence), ``element`` the buffer element they
     meet at, ``params`` the scalar parameters, ``values`` the buffer and
     scalar values that matter (``"A[3, 2]" -> 1.0``), and ``description``
-    says in words what goes wrong.
+    says in words what goes wrong.  ``func`` is the function the instances
+    and the element belong to, attached by the decider's front door
+    (:func:`analyses.budgeted.decider`) so that a picture can draw the real
+    buffer shapes and statements; it takes no part in equality or ``repr``.
     """
 
     description: str
@@ -51,6 +54,7 @@ class Counterexample:
     element: Element | None = None
     params: dict[str, int] = field(default_factory=dict)
     values: dict[str, object] = field(default_factory=dict)
+    func: object = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         parts = [self.description]
@@ -118,9 +122,15 @@ class Refuted:
 
 @dataclass(frozen=True)
 class Unknown:
-    """The claim could not be decided (a timeout, a non-affine term, ...); ``reason`` says why."""
+    """The claim could not be decided (a timeout, a non-affine term, ...); ``reason`` says why.
+
+    ``timed_out`` is True when a time limit (the budget, or Z3's timeout) ended
+    the attempt: with more time, or on a less busy machine, the answer may
+    differ, so such an answer is never remembered as final.
+    """
 
     reason: str
+    timed_out: bool = field(default=False, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return False

@@ -42,6 +42,7 @@ from polypad.errors import AssumptionError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
+from polypad.semantics import lower, run
 
 from .dataflow import dependences
 from .evidence import Counterexample, Element
@@ -66,11 +67,7 @@ def refute_by_execution(original: n.PrimFunc, rewritten: n.PrimFunc, what: str
     description."""
     if not runs_exactly(original, rewritten):
         return None
-    # The reference executor, a layer above: imported here, where it is needed.  It is
-    # run without codegen.build's bounds proof; it checks every access as it runs.
-    from codegen.interpreter import run
-    from codegen.lower import lower
-
+    # Run without codegen.build's bounds proof: the executor checks every access.
     try:
         before = lower(original, check_assumptions=True)
         after = lower(rewritten, check_assumptions=True)

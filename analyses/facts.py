@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polypad import budget
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
@@ -287,9 +288,12 @@ class Instantiator:
     def templates(self, fact: ValueFact, k: int) -> list[_Template]:
         """How to pick the instance of ``fact`` whose ``k``-th load reads a given element."""
         key = (id(fact), k)
-        if key not in self._templates:
-            self._templates[key] = self._make_templates(fact, k)
-        return self._templates[key]
+        found = self._templates.get(key)
+        if found is None:
+            found, in_time = budget.computed_in_time(lambda: self._make_templates(fact, k))
+            if in_time:  # see Program._memo
+                found = self._templates.setdefault(key, found)
+        return found
 
     def _make_templates(self, fact: ValueFact, k: int,
                         valid: isl.Map | None = None) -> list[_Template]:
@@ -311,7 +315,9 @@ class Instantiator:
             choices = [match.lexmin_pw_multi_aff()]
             if not match.is_single_valued():
                 choices.append(match.lexmax_pw_multi_aff())
-        except isl.Error:
+        except isl.Error as err:
+            if budget.is_exhausted(err):
+                raise  # out of time: not an answer to remember
             return []  # no instance to name: the fact goes unused, which is safe
         # Where the target itself runs goes without saying.
         known = isl.Map.from_domain_and_range(
@@ -348,15 +354,21 @@ class Instantiator:
         key = (load, id(domain))
         found = self._instances.get(key)
         if found is None or found[0] is not domain:
-            found = (domain, self._facts_for(load, domain), [])
-            self._instances[key] = found
+            facts, in_time = budget.computed_in_time(lambda: self._facts_for(load, domain))
+            found = (domain, facts, [])
+            if in_time:  # see Program._memo
+                self._instances[key] = found
         _, plain, with_kept = found
         # Inside the proof that a write keeps a constant, kept constants are not used.
         if proving_kept_constant():
             return plain
-        if not with_kept:
-            with_kept.append(plain + kept_constant_facts(self, load, self._graph(load), domain))
-        return with_kept[0]
+        if with_kept:
+            return with_kept[0]
+        kept, in_time = budget.computed_in_time(
+            lambda: plain + kept_constant_facts(self, load, self._graph(load), domain))
+        if in_time:  # a proof that ran out of time keeps fewer constants
+            with_kept.append(kept)
+        return kept
 
     def _facts_for(self, load: n.BufferLoad, domain: isl.Set | None) -> list[FactInstance]:
         """The instances of the assumed and stored facts at ``load`` (no kept constants)."""

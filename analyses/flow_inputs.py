@@ -85,17 +85,14 @@ def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
     -- is unchanged; but each one costs ISL's dataflow a level of its
     search.  In a deep nest, the 2d+1 schedule's sequence positions are
     mostly such dimensions, and so are the counters of loops of extent 1.
+
+    A dimension counts when each map fixes it by an equality (after
+    ``detect_equalities``) to the same value: no optimization problem per
+    dimension, which on a 64-deep nest cost more than the dataflow saved.
     """
     listed = time.get_map_list()
     maps = [listed.get_at(k) for k in range(listed.n_map())]
-    if not maps:
-        return time
-    ranges = isl.Set.from_union_set(time.range())
-    constant = []
-    for k in range(ranges.dim(isl.dim_type.set)):
-        lo, hi = ranges.dim_min_val(k), ranges.dim_max_val(k)
-        if lo.is_int() and hi.is_int() and lo.eq(hi):
-            constant.append(k)
+    constant = constant_dims(maps)
     if not constant:
         return time
     out = empty()
@@ -104,6 +101,25 @@ def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
             m = m.project_out(isl.dim_type.out, k, 1)
         out = out.union(isl.UnionMap.from_map(m))
     return out
+
+
+def constant_dims(maps: list[isl.Map]) -> list[int]:
+    """The output dimensions that ``maps`` (all with as many) fix to one value each."""
+    if not maps:
+        return []
+    fixed = [m.detect_equalities() for m in maps if not m.plain_is_empty()]
+    constant = []
+    for k in range(maps[0].dim(isl.dim_type.out)):
+        values = {_fixed_value(m, k) for m in fixed}
+        if len(values) == 1 and None not in values:
+            constant.append(k)
+    return constant
+
+
+def _fixed_value(m: isl.Map, k: int) -> int | None:
+    """The value ``m`` plainly fixes its output dimension ``k`` to, or ``None``."""
+    value = m.plain_get_val_if_fixed(isl.dim_type.out, k)
+    return None if value.is_nan() else value.to_python()
 
 
 def allocation_kills(model: Model, scopes, kept=lambda buffer: True

@@ -22,29 +22,34 @@ import z3
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.show import show
 from polypad.model import Z3Env
 from polypad.model.z3conv import int_binary, int_cast
 
 _SORTS = {"float16": z3.Float16, "float32": z3.Float32, "float64": z3.Float64}
-_RNE = z3.RNE
 
 
 class IEEEEnv(Z3Env):
     """A :class:`Z3Env` whose float variables, buffers and undefs are IEEE floats."""
 
-    def __init__(self, ranges=None) -> None:
-        super().__init__(ranges)
+    def __init__(self, ranges=None, *, ctx: z3.Context | None = None) -> None:
+        super().__init__(ranges, ctx=ctx)
 
     def sort(self, dtype: str) -> z3.SortRef:
         if dtypes.is_float(dtype):
-            return _SORTS[dtype]()
+            return _SORTS[dtype](self.ctx)
         return super().sort(dtype)
+
+    def rne(self) -> z3.FPRMRef:
+        """Round to nearest, ties to even, in this env's context."""
+        return z3.RNE(self.ctx)
 
     def undef(self, dtype: str) -> z3.ExprRef:
         term = super().undef(dtype)
         if dtypes.is_float(dtype):
-            self.side.append(z3.Not(z3.Or(z3.fpIsInf(term), z3.fpIsNaN(term))))
+            ctx = self.ctx
+            self.side.append(z3.Not(z3.Or(z3.fpIsInf(term, ctx), z3.fpIsNaN(term, ctx))))
         return term
 
 
@@ -67,7 +72,7 @@ def py_value(term: z3.ExprRef):
             return -math.inf if term.isNegative() else math.inf
         if term.isZero():
             return -0.0 if term.isNegative() else 0.0
-        term = z3.simplify(z3.fpToReal(term))
+        term = z3.simplify(z3.fpToReal(term, term.ctx))
     if z3.is_int_value(term):
         return term.as_long()
     if z3.is_rational_value(term):
@@ -82,28 +87,32 @@ def py_value(term: z3.ExprRef):
 class _Converter:
     def __init__(self, env: IEEEEnv) -> None:
         self.env = env
+        self.ctx = env.ctx
 
+    @guarded  # a step of a recursive walk (polypad.ir.deep), as z3conv's is
     def convert(self, e: n.Expr) -> z3.ExprRef:
         env, c = self.env, self.convert
         match e:
             case n.Var():
                 return env.var(e)
             case n.IntImm(value=v):
-                return z3.IntVal(v)
+                return z3.IntVal(v, self.ctx)
             case n.FloatImm(value=v, dtype=dt):
-                return z3.FPVal(v, env.sort(dt))
+                return z3.FPVal(v, env.sort(dt), ctx=self.ctx)
             case n.BoolImm(value=v):
-                return z3.BoolVal(v)
+                return z3.BoolVal(v, self.ctx)
             case n.Add() | n.Sub() | n.Mul() | n.Div():
                 return self.arith(e)
             case n.FloorDiv(a=a, b=b) | n.FloorMod(a=a, b=b) if dtypes.is_int(e.dtype):
                 return int_binary(e, c(a), c(b), env)
             case n.FloorDiv(a=a, b=b) | n.FloorMod(a=a, b=b):
                 ta, tb = self.operands(a, b)
-                q = z3.fpRoundToIntegral(z3.RTN(), z3.fpDiv(_RNE(), ta, tb))
+                rne = env.rne()
+                ctx = self.ctx
+                q = z3.fpRoundToIntegral(z3.RTN(ctx), z3.fpDiv(rne, ta, tb, ctx), ctx)
                 if isinstance(e, n.FloorDiv):
                     return q
-                return z3.fpSub(_RNE(), ta, z3.fpMul(_RNE(), tb, q))
+                return z3.fpSub(rne, ta, z3.fpMul(rne, tb, q, ctx), ctx)
             case n.Min(a=a, b=b) | n.Max(a=a, b=b):
                 # As the reference executor's Python min/max: the first operand
                 # unless the second compares strictly smaller (larger).
@@ -131,10 +140,10 @@ class _Converter:
             case n.Call(op="undef"):
                 return env.undef(e.dtype)
             case n.Call(op="abs", args=(x,)) if dtypes.is_float(e.dtype):
-                return z3.fpAbs(c(x))
+                return z3.fpAbs(c(x), self.ctx)
             case n.Call(op="floor" | "ceil", args=(x,)) if dtypes.is_float(e.dtype):
-                mode = z3.RTN() if e.op == "floor" else z3.RTP()
-                return z3.fpRoundToIntegral(mode, c(x))
+                mode = z3.RTN(self.ctx) if e.op == "floor" else z3.RTP(self.ctx)
+                return z3.fpRoundToIntegral(mode, c(x), self.ctx)
             case n.Call(op=op, args=args, dtype=dtype):
                 return env.math(op, [c(a) for a in args], dtype)
             case n.Let(var=var, value=value, body=body):
@@ -159,7 +168,7 @@ class _Converter:
         ta, tb = self.operands(e.a, e.b)
         if z3.is_fp(ta):
             op = {n.Add: z3.fpAdd, n.Sub: z3.fpSub, n.Mul: z3.fpMul, n.Div: z3.fpDiv}[type(e)]
-            return op(_RNE(), ta, tb)
+            return op(self.env.rne(), ta, tb, self.ctx)
         if isinstance(e, n.Div):
             return z3.ToReal(ta) / z3.ToReal(tb)
         return int_binary(e, ta, tb, self.env)
@@ -168,7 +177,7 @@ class _Converter:
         if z3.is_fp(ta):
             op = {n.Eq: z3.fpEQ, n.Ne: z3.fpNEQ, n.Lt: z3.fpLT, n.Le: z3.fpLEQ,
                   n.Gt: z3.fpGT, n.Ge: z3.fpGEQ}[type(e)]
-            return op(ta, tb)
+            return op(ta, tb, self.ctx)
         op = {n.Eq: lambda a, b: a == b, n.Ne: lambda a, b: a != b, n.Lt: lambda a, b: a < b,
               n.Le: lambda a, b: a <= b, n.Gt: lambda a, b: a > b, n.Ge: lambda a, b: a >= b}
         return op[type(e)](ta, tb)
@@ -178,16 +187,18 @@ class _Converter:
             return t
         if dtypes.is_float(dst):
             sort = self.env.sort(dst)
+            rne = self.env.rne()
             if dtypes.is_float(src):
-                return z3.fpFPToFP(_RNE(), t, sort)
+                return z3.fpFPToFP(rne, t, sort, self.ctx)
             if dtypes.is_bool(src):
-                return z3.If(t, z3.FPVal(1.0, sort), z3.FPVal(0.0, sort))
-            return z3.fpRealToFP(_RNE(), z3.ToReal(t), sort)
+                return z3.If(t, z3.FPVal(1.0, sort, ctx=self.ctx),
+                             z3.FPVal(0.0, sort, ctx=self.ctx))
+            return z3.fpRealToFP(rne, z3.ToReal(t), sort, self.ctx)
         if dtypes.is_float(src):
-            whole = z3.fpToReal(z3.fpRoundToIntegral(z3.RTZ(), t))
+            whole = z3.fpToReal(z3.fpRoundToIntegral(z3.RTZ(self.ctx), t, self.ctx), self.ctx)
             return whole != 0 if dtypes.is_bool(dst) else z3.ToInt(whole)
         if dtypes.is_bool(dst):
             return t if dtypes.is_bool(src) else t != 0
         if dtypes.is_bool(src):
-            return z3.If(t, z3.IntVal(1), z3.IntVal(0))
+            return z3.If(t, z3.IntVal(1, self.ctx), z3.IntVal(0, self.ctx))
         return t

@@ -28,11 +28,13 @@ import islpy as isl
 from polypad.errors import NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block
+from polypad.ir.opaque import OpaqueSite
 from polypad.ir.visitor import walk
 from polypad.model import extract
 
 from . import instances as inst
 from .budgeted import decider
+from .canonical import canonical_form, unmodelled
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
 
@@ -54,6 +56,12 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
     if isinstance(stmt, str):
         stmt = find_block(f, stmt)
+    form = canonical_form(f)
+    if form is not None:  # a packed function's scaffolding, views or vectors
+        target = form.stmt(stmt) if not isinstance(form, OpaqueSite) else None
+        if target is None:
+            return unmodelled(f, form, stmt)
+        return form.map_back(is_no_op(f=form.func, stmt=target, strict_ieee=strict_ieee))
     try:
         span = inst.leaf_range(f.body, stmt)
     except ValueError as err:
@@ -86,14 +94,15 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     elements = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
     for a in writes:
         elements = elements.union(isl.UnionSet.from_set(a.relation.range()))
-    deps = Dependences(model, assumes=True, buffers=written.values(), about=elements)
+    deps = Dependences(model, buffers=written.values(), about=elements)
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
-    rule_3 = _rule_3(f, stores, strict_ieee, zero_change_tried=zero_tried)
+    rule_3, store = _rule_3_of_each(f, stores, strict_ieee, zero_tried)
     point = None
     if isinstance(rule_3, Refuted):
-        point = _at(escaping, model, inside[0], rule_3.counterexample)
+        source = next(s for s in inside if s.stmt is store)
+        point = _at(escaping, model, source, rule_3.counterexample)
     point = point or inst.first_point(escaping)
     if point is None:
         return Unknown("some value it writes may be read later, but ISL gave no instance of it")
@@ -113,6 +122,9 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         return Unknown(f"{seen}; rule 3 fails elsewhere ({cex}), not at an instance whose "
                        "value is read")
     why_not = _not_decisive(model, inside, point)
+    if why_not == _EARLIER_WRITE and _traced_apart(f, model, inside, point,
+                                                   rule_3.counterexample.params):
+        why_not = ""
     if why_not:
         return Unknown(f"{seen}; rule 3 fails ({cex}), but {why_not}")
     return Refuted(Counterexample(
@@ -178,10 +190,14 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
     when = inst.statement_time(ours[src_name], depth).intersect_domain(at).range()
     earlier_writes = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
     reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
+    seen: set[int] = set()  # a long sum reads one element many times, with one relation
     for s in model.statements:
         times = inst.statement_time(s, depth)
         up_to = times.intersect_range(times.range().lex_le_set(when).domain()).domain()
         for a in s.accesses:
+            if a.kind == "read" and id(a.relation) in seen:
+                continue
+            seen.add(id(a.relation))
             if a.kind == "read":
                 reads = reads.union(isl.UnionSet(a.relation.intersect_domain(up_to).range()))
             elif s.name in ours:
@@ -189,9 +205,32 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
                 earlier_writes = earlier_writes.union(
                     isl.UnionSet(a.relation.intersect_domain(before).range()))
     if not earlier_writes.intersect(reads).is_empty():
-        return ("an earlier instance of the statement wrote an element read up to it, so "
-                "the value it replaces may itself come from the statement")
+        return _EARLIER_WRITE
     return ""
+
+
+_EARLIER_WRITE = ("an earlier instance of the statement wrote an element read up to it, so "
+                  "the value it replaces may itself come from the statement")
+
+
+def _traced_apart(f: n.PrimFunc, model, inside, point: isl.Point, at_params: dict) -> bool:
+    """Whether the value ``point``'s source instance replaces depends on no instance of
+    ``inside``, by tracing it write by write (:mod:`.traced_values`) with the parameters
+    the refutation reports (``at_params`` over ``point``'s): then it is the same without
+    the statement, and the reader sees the change."""
+    from .program import program_of
+    from .traced_values import depends_on_none_of
+
+    src = point.get_space().unwrap().domain().unwrap()
+    coords, params = inst.point_coordinates(point)
+    n_in = src.dim(isl.dim_type.in_)
+    stmt = model.statement(src.get_tuple_name(isl.dim_type.in_)).stmt
+    buffer = model.buffer(src.get_tuple_name(isl.dim_type.out))
+    element = tuple(coords[n_in:n_in + src.dim(isl.dim_type.out)])
+    program = program_of(f)
+    return depends_on_none_of(program, [s.stmt for s in inside], buffer, element,
+                              program.site_of(stmt), tuple(coords[:n_in]),
+                              {**params, **at_params})
 
 
 def _why_dead(model, deps: Dependences, inside) -> str:
@@ -240,6 +279,34 @@ def _adds_zero(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool) ->
 def _rule_3_detail(decision: Proved) -> str:
     detail = "rule 3: it writes the value already there"
     return detail + (f" ({decision.detail})" if decision.detail else "")
+
+
+def _rule_3_of_each(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool,
+                    zero_change_tried: bool) -> tuple[Proved | Refuted | Unknown, n.Stmt | None]:
+    """Rule 3 for a statement of one or several stores (a vector store's lanes, an init
+    of two buffers), and the store a refutation is about.
+
+    Proved when every store writes the value already there: each leaves memory as it
+    found it, so all of them in turn do.  Refuted by the first store (in program order)
+    refuted; the caller checks that its value is read.
+    """
+    if len(stores) == 1:
+        return _rule_3(f, stores, strict_ieee, zero_change_tried=zero_change_tried), stores[0]
+    if not stores:
+        return _rule_3(f, stores, strict_ieee), None
+    undecided, methods = None, set()
+    for store in stores:
+        decided = _rule_3(f, [store], strict_ieee)
+        if isinstance(decided, Refuted):
+            return decided, store
+        if isinstance(decided, Unknown):
+            undecided = undecided or decided
+        else:
+            methods.add(decided.method)
+    if undecided is not None:
+        return undecided, None
+    return Proved("+".join(sorted(methods)),
+                  "rule 3: each of its stores writes the value already there"), None
 
 
 def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool, *,

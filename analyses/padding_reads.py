@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad import budget
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
@@ -98,6 +99,7 @@ def introduced_padding_read(before: n.PrimFunc, after: n.PrimFunc, what: str
     try:
         old_model, new_model = extract(before), extract(after)
     except (PolypadError, isl.Error) as err:
+        budget.note_if_exhausted(err)
         return Unknown(f"{what} may read padding: the function cannot be modelled ({err})")
     old_certain, old_maybe = unknown_padding_reads(old_model)
     new_certain, new_maybe = unknown_padding_reads(new_model)

@@ -119,7 +119,7 @@ def pad_value_overwrites(f: n.PrimFunc, block: str | None = None) -> PadOverwrit
     where = f"block {block!r}" if block is not None else f"function {f.name}"
     try:
         model = extract(f)
-        deps = Dependences(model, assumes=True)
+        deps = Dependences(model)
     except NotAffineError as err:
         return PadOverwrites((), Unknown(f"the function cannot be modelled exactly: {err}"))
     try:

@@ -20,17 +20,21 @@ from dataclasses import dataclass, replace
 
 import islpy as isl
 
+from polypad import budget
+from polypad.concurrency import Recent
 from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_or
 from polypad.ir.show import show
+from polypad.ir.views import root, through_view
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
 from polypad.model.domains import conjuncts, loop_bounds
 from polypad.model.nest import is_leaf
-from polypad.model.overflow import wraps_somewhere
+from polypad.model.overflow import executed_set, within_dtypes, wraps_somewhere
 
 
 @dataclass(eq=False)
@@ -116,11 +120,14 @@ def collect_sites(body: n.Stmt) -> list[Site]:
                                               guard_sites=(*sc.guard_sites, site)))
             case n.LetStmt(body=body):
                 visit(body, replace(sc, lets=(*sc.lets, stmt), let_sites=(*sc.let_sites, site)))
-            case n.Block(body=body) | n.Allocate(body=body):
+            case n.Block(body=body) | n.Allocate(body=body) | n.DeclBuffer(body=body):
                 visit(body, sc)
 
     visit(body, _Scope())
     return sites
+
+
+_MISSING = object()
 
 
 class Program:
@@ -148,9 +155,15 @@ class Program:
         self._cache: dict = {}
 
     def _memo(self, key, make):
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+        # Threads asking about one function share this Program: the first value
+        # stored is the one every thread uses (each dict step is atomic under
+        # the GIL).  A value made while a time limit was reached may lack what a
+        # step that gave up would have added, so it is not kept.
+        found = self._cache.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
+        value, in_time = budget.computed_in_time(make)
+        return self._cache.setdefault(key, value) if in_time else value
 
     def site_of(self, stmt: n.Stmt) -> Site:
         """The site of ``stmt`` (by identity)."""
@@ -180,9 +193,53 @@ class Program:
         """
         return self._memo(("domain", site.index), lambda: self._domain(site))
 
+    def parameters(self) -> list[n.Var]:
+        """The scalar parameters and symbolic extents, which isl sees as parameters."""
+        return [v for v in self.names.objects() if isinstance(v, n.Var)]
+
+    def parameter_box(self) -> isl.Set:
+        """The parameter values a call can pass: each in its dtype's range."""
+        def make():
+            space = AffineSpace((), names=self.names)
+            names = [self.names.name(v) for v in self.parameters()]
+            universe = isl.Set(f"[{', '.join(names)}] -> {{ : }}", context=space.ctx)
+            return within_dtypes(universe, space)
+        return self._memo("parameter_box", make)
+
+    def parameter_context(self, site: Site) -> isl.Set:
+        """The parameter values a call can have when ``site`` runs: within their dtypes
+        and the loop-free, unconditional integer assumptions that ran before it
+        (``T.assume(n >= 3)`` at the top of the function)."""
+        out = self.parameter_box()
+        for index, holds in self._leading_assumptions():
+            if index < site.index:  # pre-order: a loop-free, unguarded site is before
+                out = out.intersect(holds)
+        return out
+
+    def _leading_assumptions(self) -> list[tuple[int, isl.Set]]:
+        """``(site index, parameter set where it holds)`` of each integer ``T.assume``
+        outside every loop and ``if`` that isl reads exactly."""
+        def make():
+            out = []
+            for site in self.sites:
+                stmt = site.stmt
+                if site.loops or site.guards or not (
+                        isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
+                        and stmt.value.op == "assume"):
+                    continue
+                formula, space = stmt.value.args[0], self.space(site)
+                try:
+                    if wraps_somewhere(formula, space, self.parameter_box()):
+                        continue
+                    out.append((site.index, to_set(formula, space).params()))
+                except NotAffineError:
+                    continue
+            return out
+        return self._memo("leading_assumptions", make)
+
     def _domain(self, site: Site):
         space = self.space(site)
-        dom = space.universe
+        dom = space.universe.intersect_params(self.parameter_context(site))
         dropped: list[tuple[Site, n.Expr]] = []
         for loop, origin in zip(site.loops, site.loop_sites):
             for bound in loop_bounds(loop):
@@ -194,9 +251,7 @@ class Program:
         for (stmt, then), origin in zip(site.guards, site.guard_sites):
             for part in conjuncts(stmt.condition) if then else [stmt.condition]:
                 try:
-                    if wraps_somewhere(part, space, loops):
-                        raise NotAffineError("it may wrap around", part)
-                    where = to_set(part, space)
+                    where = executed_set(part, space, loops)
                 except NotAffineError:
                     dropped.append((origin, part if then else n.Not(part)))
                     continue
@@ -232,7 +287,13 @@ class Program:
                 shared += 1
             out = isl.Map.empty(pairs.get_space())
             same = pairs  # the first j counters agree
+            fixed_a, fixed_b = dom_a.detect_equalities(), dom_b.detect_equalities()
             for j in range(shared):
+                value = _fixed(fixed_a, j)
+                if value is not None and value == _fixed(fixed_b, j):
+                    # One value on both sides (a loop of extent 1): the counters agree,
+                    # and no case of the order starts here.  A deep nest has many.
+                    continue
                 out = out.union(same.order_lt(isl.dim_type.in_, j, isl.dim_type.out, j))
                 same = same.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
             if a.slots[shared] < b.slots[shared]:
@@ -260,6 +321,8 @@ class Program:
         The flag is False when an index is not quasi-affine, or may wrap
         around its dtype (ISL's exact reading is then not the element
         executed), and the relation had to be widened to the whole buffer.
+        An access through a view is one of the buffer owning its memory, and a
+        vector access touches the element of each lane.
         """
         # Memoized by content: the site, the buffer (held by the key) and the indices.
         try:
@@ -270,6 +333,16 @@ class Program:
         return self._memo(key, lambda: self._access(site, buffer, indices))
 
     def _access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
+        count = max((lane_count(i) for i in indices), default=1)
+        out, exact = None, True
+        for k in range(count):
+            owner, at = through_view(buffer, tuple(lane(i, k) for i in indices))
+            rel, ok = self._lane_access(site, owner, at)
+            out = rel if out is None else out.union(rel)
+            exact = exact and ok
+        return out, exact
+
+    def _lane_access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
         space = self.space(site)
         domain = self.domain(site)[0]
         try:
@@ -284,14 +357,17 @@ class Program:
         return rel.intersect_domain(domain), True
 
     def writers(self, buffer: n.Buffer) -> list[tuple[Site, n.Buffer, isl.Map]]:
-        """Every write to ``buffer``: each store, and each allocation of it (which makes
-        it arbitrary), with its ``site[y] -> Buf[e]`` relation."""
+        """Every write to ``buffer``'s memory: each store (through a view of it too), and
+        each allocation of it (which makes it arbitrary), with its ``site[y] -> Buf[e]``
+        relation (in the memory owner's indices)."""
+        buffer = root(buffer)
+
         def make():
             out = []
             for site in self.sites:
                 stmt = site.stmt
-                if isinstance(stmt, n.BufferStore) and stmt.buffer is buffer:
-                    rel, _ = self.access(site, buffer, stmt.indices)
+                if isinstance(stmt, n.BufferStore) and root(stmt.buffer) is buffer:
+                    rel, _ = self.access(site, stmt.buffer, stmt.indices)
                     out.append((site, buffer, rel))
                 elif isinstance(stmt, n.Allocate) and stmt.buffer is buffer:
                     everything = isl.Set.universe(self.buffer_space(buffer))
@@ -303,7 +379,10 @@ class Program:
         key = ("writers", id(buffer))
         found = self._cache.get(key)
         if found is None or found[0] is not buffer:
-            found = self._cache[key] = (buffer, make())
+            value, in_time = budget.computed_in_time(make)
+            found = (buffer, value)
+            if in_time:
+                self._cache[key] = found
         return found[1]
 
     def invalidated(self, src: Site, reads, target: Site, *,
@@ -327,22 +406,24 @@ class Program:
         return out.coalesce()
 
 
+def _fixed(domain: isl.Set, k: int) -> int | None:
+    """The value ``domain`` plainly fixes its dimension ``k`` to, or ``None``."""
+    value = domain.plain_get_val_if_fixed(isl.dim_type.set, k)
+    return None if value.is_nan() else value.to_python()
+
+
 # Programs of the functions asked about most recently, keyed by identity (a
-# PrimFunc hashes structurally, which costs a walk of the whole tree).
-_PROGRAMS: dict[int, tuple[n.PrimFunc, Program]] = {}
-_KEEP = 16
+# PrimFunc hashes structurally, which costs a walk of the whole tree).  Threads
+# asking about one function share its Program (see Program._memo).
+_PROGRAMS = Recent(16)
 
 
 def program_of(func: n.PrimFunc) -> Program:
     """The :class:`Program` of ``func``, built on first use."""
-    found = _PROGRAMS.get(id(func))
-    if found is not None and found[0] is func:
-        return found[1]
-    program = Program(func)
-    if len(_PROGRAMS) >= _KEEP:
-        _PROGRAMS.pop(next(iter(_PROGRAMS)))
-    _PROGRAMS[id(func)] = (func, program)
-    return program
+    found = _PROGRAMS.get((func,))
+    if found is not None:
+        return found
+    return _PROGRAMS.put((func,), Program(func))
 
 
 def any_of(*conds: n.Expr) -> n.Expr:

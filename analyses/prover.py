@@ -46,7 +46,7 @@ import z3
 
 from polypad import budget
 from polypad.arguments import expect
-from polypad.errors import ArgumentTypeError, NotAffineError, PolypadError
+from polypad.errors import ArgumentTypeError, BudgetExceeded, NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.operators import as_expr
@@ -133,6 +133,7 @@ def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
         except NotAffineError as err:
             decided, why_not_isl = None, str(err)
         except isl.Error as err:
+            budget.note_if_exhausted(err)
             decided, why_not_isl = None, f"isl failed ({err})"
         if decided is not None:
             return decided
@@ -144,6 +145,7 @@ def _guarded(goal, ctx, strict, timeout_ms, why_not_isl) -> Decision:
     try:
         return _prove_z3(goal, ctx, strict, timeout_ms, why_not_isl)
     except isl.Error as err:
+        budget.note_if_exhausted(err)
         return Unknown(f"isl failed while gathering facts: {err}")
 
 
@@ -193,7 +195,8 @@ def proved_by_isl(cond: n.Expr, ctx: Context) -> bool:
         if wrapping_operation(cond, ctx.space, ctx.domain, var_ranges(ctx)) is not None:
             return False
         return ctx.domain.intersect(holds.complement()).is_empty()
-    except (PolypadError, isl.Error):
+    except (PolypadError, isl.Error) as err:
+        budget.note_if_exhausted(err)
         return False
 
 
@@ -260,7 +263,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
     facts = _Facts(ctx, goal.cond, premises)
     for _ in range(_ROUNDS):
         premises += facts.round()
-    solver = _solver(strict)
+    solver = _solver(env.ctx, strict)
     solver.set("timeout", budget.remaining_ms(timeout_ms))
     held: list[z3.BoolRef] = []  # the premises in Z3, for the counterexample search
     try:
@@ -280,13 +283,17 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
             held += more
             solver.add(*more)
             verdict = _check(solver, env)
+    except BudgetExceeded:
+        raise  # the outermost budgeted call answers for it
     except PolypadError as err:
         return Unknown(f"cannot state the question in Z3: {err}")
     if verdict == z3.unsat:
         return Proved("z3-ieee" if strict else "z3")
     if verdict == z3.unknown:
-        reason = f"z3 gave up ({solver.reason_unknown()}; timeout {timeout_ms} ms)"
-        return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason)
+        why = solver.reason_unknown()
+        reason = f"z3 gave up ({why}; timeout {timeout_ms} ms)"
+        return Unknown(f"{why_not_isl}; {reason}" if why_not_isl else reason,
+                       timed_out=why in _TIMED_OUT)
     if _PROOFS_ONLY.get():
         return Unknown("not proved (no counterexample sought)")
     if facts.partial or facts.open():
@@ -309,7 +316,7 @@ def _prove_z3(goal: _Goal, ctx: Context, strict: bool, timeout_ms: int,
         at = [solver.model().eval(x, model_completion=True) for x in xs]
         solver.add(z3.Or(*[z3.And(*[xs[j] == at[j] for j in range(k)], xs[k] < at[k])
                            for k in range(len(xs))]))
-        if solver.check() != z3.sat:
+        if timed_check(solver) != z3.sat:
             break
         decided = search.refutation(solver.model())
     return decided
@@ -338,7 +345,7 @@ def _at_known_points(solver: z3.Solver, env: Z3Env, search: CounterexampleSearch
     if all(any(z3.is_true(model.eval(at, model_completion=True)) for at in at_points)
            for *_, at_points in apps):
         return None  # the model's values are known ones: not what made it Unknown
-    pinned = _solver(strict)
+    pinned = _solver(env.ctx, strict)
     pinned.add(*solver.assertions())
     pinned.add(*[z3.Or(*at_points) for *_, at_points in apps])
     until = time.monotonic() + min(timeout_ms // 10, _KNOWN_POINTS_MS) / 1000
@@ -445,9 +452,10 @@ def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
         if until is not None:
             left_ms = int((until - time.monotonic()) * 1000)
             if left_ms <= 0:
+                budget.note_time_limit()
                 return z3.unknown
             solver.set("timeout", budget.remaining_ms(left_ms))
-        return solver.check()
+        return timed_check(solver)
 
     verdict = check()
     while verdict == z3.sat:
@@ -462,21 +470,40 @@ def _check(solver: z3.Solver, env: Z3Env, *, until: float | None = None
     return verdict
 
 
-def _solver(strict: bool = False) -> z3.Solver:
+#: Z3's reasons for "unknown" that mean its time ran out.
+_TIMED_OUT = ("timeout", "canceled")
+
+
+def timed_check(solver: z3.Solver) -> z3.CheckSatResult:
+    """``solver.check()``; an "unknown" because its time ran out is noted with
+    :func:`polypad.budget.note_time_limit` (the answer may depend on the time)."""
+    verdict = solver.check()
+    if verdict == z3.unknown and solver.reason_unknown() in _TIMED_OUT:
+        budget.note_time_limit()
+    return verdict
+
+
+def _solver(ctx: z3.Context, strict: bool = False) -> z3.Solver:
+    """A solver in ``ctx``, the context of the question's :class:`~polypad.model.Z3Env`."""
     if strict:
         # IEEE floats: "qffp" bit-blasts them up front (fpa2bv, then SAT, or the
         # SMT core where integers or functions remain).  The SMT core's lazy
         # float theory takes some ten times as long on a float32 product and
         # varies as much again from run to run (0.1 s to 1.8 s on one query),
         # which left strict questions near their timeout on a busy machine.
-        return z3.Tactic("qffp").solver()
+        return z3.Tactic("qffp", ctx).solver()
     # simplify + smt as a tactic: several times faster than z3.Solver() on the
     # small one-shot queries a prover asks (no incremental machinery to set up).
-    return z3.Then("simplify", "smt").solver()
+    return z3.Then("simplify", "smt", ctx=ctx).solver()
 
 
-def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
+def known_value(load: n.BufferLoad, context: Context, *,
+                max_size: int | None = None) -> n.Expr | None:
     """A value proven equal to ``load`` at ``context`` (from assumptions or stores), or None.
+
+    With ``max_size``, only constants and candidates of at most that many
+    nodes are tried: a caller that would not use a bigger value does not pay
+    for its proof (a stored 10,000-term sum).
 
     Candidates come from the facts about the element, then from equalities in
     the conditions on data around the point (``if A[0] == n:`` offers ``n``,
@@ -489,9 +516,19 @@ def known_value(load: n.BufferLoad, context: Context) -> n.Expr | None:
     expect(load, n.BufferLoad, "load", "known_value")
     expect(context, Context, "context", "known_value")
     for candidate in _candidates(load, context):
+        if max_size is not None and _bigger_than(candidate, max_size):
+            continue
         if prove(load.equal(candidate), context):
             return candidate
     return None
+
+
+def _bigger_than(e: n.Expr, limit: int) -> bool:
+    """Whether ``e`` is not a constant and has more than ``limit`` nodes (counted up to
+    the first one past the limit)."""
+    if isinstance(e, (n.IntImm, n.FloatImm, n.BoolImm)):
+        return False
+    return any(k >= limit for k, _ in enumerate(walk(e)))
 
 
 def _candidates(load: n.BufferLoad, context: Context):

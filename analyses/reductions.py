@@ -1,18 +1,23 @@
 """Dependences that let reductions reassociate: which new orders keep a function's
 results, up to the order in which each reduction combines its terms.
 
-A *reduction update* is a statement ``X[e] = X[e] op v`` (or ``v op X[e]``,
-or ``min``/``max(X[e], v)``) with ``op`` one of ``+ * min max``, where the
-statement reads ``X`` once -- the element it writes -- so that ``v``, its
-guards, loop bounds and lets do not read ``X``, and the value has the
-buffer's dtype.  Two instances of one update on one element may then run in
-either order: ``(x op a) op b == (x op b) op a``.  That holds exactly for
-integers (``+`` and ``*`` wrap modulo ``2**n``, which is a commutative
-ring) and for ``min``/``max`` of non-NaN values; a float ``+`` or ``*``
-rounds, so a reordered float sum may differ in its last bits, and a NaN
-makes ``min``/``max`` depend on the order (``min(nan, 1)`` is ``nan``,
-``min(1, nan)`` is 1).  Schedules reorder a reduction only when the user
-asks (``reassociate=True``); this module says which orders are then legal.
+A *reduction update* is a statement ``X[e] = combine(X[e], v)`` with a
+combiner of :mod:`analyses.combiners` (``+ * min max``, and ``& | ^`` on
+integers, written as TVM writes them: ``X[e] + v``, ``T.max(X[e], v)``, the
+``T.if_then_else`` form of ``max``...), where the statement reads ``X`` only
+as that accumulator -- the element it writes -- so that ``v``, its guards,
+loop bounds and lets do not read ``X``, and the value has the buffer's
+dtype.  Two instances of one update on one element may then run in either
+order: ``(x op a) op b == (x op b) op a``.  That holds exactly for integers
+(``+`` and ``*`` wrap modulo ``2**n``, which is a commutative ring; the
+bitwise combiners are exact by nature) and for ``min``/``max`` of non-NaN
+values; a float ``+`` or ``*`` rounds, so a reordered float sum may differ
+in its last bits, and a NaN makes ``min``/``max`` depend on the order
+(``min(nan, 1)`` is ``nan``, ``min(1, nan)`` is 1).  Schedules reorder a
+float sum or product only when the user asks (``reassociate=True``,
+``rfactor``); an exact one may be reordered where the dependences allow
+(``reduction_dependences(f, exact_only=True)``: ``vectorize`` asks it).
+This module says which orders are then legal.
 
 :func:`reduction_dependences` gives the dependences a new order must keep:
 
@@ -58,13 +63,14 @@ consumer, so removing the update-to-update pairs from it would let an
 update move before the initialisation (and be wiped by it).  The second
 part relates every update instance to each of them.
 
-What is left out, as :mod:`.dataflow` leaves it out: ``T.assume`` reads
-(facts, not accesses).  Pairs across the lifetimes of an ``Allocate``
+A ``T.assume`` that reads the element is one of the other accesses (its
+fact is about the value at its point).  Pairs across the lifetimes of an ``Allocate``
 inside a loop are kept in the second part although they never meet: that
 refuses more, never less.
 
 >>> d = reduction_dependences(f)
 >>> d.reductions        # (Reduction(S1: B +), ...)
+>>> reduction_dependences(f, exact_only=True)   # float + and * keep their order
 >>> d.violations(new_schedule)   # a Counterexample, or None
 """
 
@@ -81,20 +87,25 @@ from polypad.model import Access, Model, StatementModel
 
 from . import instances as inst
 from .budgeted import bounded
+from .combiners import Update, update_of
 from .dataflow import Dependences, Violation, dependences
 from .evidence import Counterexample
 
-_OPS: dict[type, str] = {n.Add: "+", n.Mul: "*", n.Min: "min", n.Max: "max"}
 _KINDS = ("flow", "output", "anti")
 
 
 @dataclass(frozen=True, eq=False)
 class Reduction:
-    """An update ``X[e] = X[e] op v`` (see the module docstring) of the model."""
+    """An update ``X[e] = combine(X[e], v)`` (see the module docstring) of the model."""
 
     statement: StatementModel
-    op: str  # "+", "*", "min" or "max"
+    update: Update
     write: Access  # the access of X[e], written and read
+
+    @property
+    def op(self) -> str:
+        """The combiner's name: ``+``, ``*``, ``min``, ``max``, ``&``, ``|`` or ``^``."""
+        return self.update.combiner.name
 
     @property
     def buffer(self) -> n.Buffer:
@@ -104,8 +115,7 @@ class Reduction:
     def exact(self) -> bool:
         """Whether reordering its terms changes no bit: integers, and min/max
         (of values that are not NaN)."""
-        dtype = self.buffer.dtype
-        return self.op in ("min", "max") or dtype.startswith(("int", "uint"))
+        return self.update.combiner.exact(self.buffer.dtype)
 
     def __repr__(self) -> str:
         return f"Reduction({self.statement.name}: {self.buffer.name} {self.op})"
@@ -117,24 +127,24 @@ def find_reductions(model: Model) -> tuple[Reduction, ...]:
 
 
 def _reduction(s: StatementModel) -> Reduction | None:
-    stmt = s.stmt
-    if s.is_assume or not isinstance(stmt, n.BufferStore):
+    if s.is_assume:
         return None
-    value, buffer = stmt.value, stmt.buffer
-    op = _OPS.get(type(value))
-    if op is None or value.dtype != buffer.dtype or buffer.dtype == "bool":
+    update = update_of(s.stmt)
+    if update is None:
         return None
+    buffer = update.buffer
     write = next(a for a in s.accesses if a.kind == "write")
-    own = [a for a in s.accesses if a.kind == "read" and a.buffer is buffer]
-    # One read of X, an operand of the top operation: then nothing else of the
-    # statement (v, guards, bounds, lets) reads X.  Its element must be the one
-    # written, at every instance.
-    if len(own) != 1 or not any(
-            isinstance(x, n.BufferLoad) and x.buffer is buffer for x in (value.a, value.b)):
+    own = [a for a in s.accesses if a.kind == "read" and a.buffer is write.buffer]
+    # X is read only as the accumulator: nothing else of the statement (v, guards,
+    # bounds, lets) reads it.  Its element must be the one written, at every
+    # instance (a load under the T.if_then_else form's branch may be restricted).
+    if not own or buffer is not write.buffer or any(
+            not any(a.node is acc for acc in update.accumulators)
+            or not a.relation.is_subset(write.relation) for a in own):
         return None
-    if not own[0].relation.is_equal(write.relation):
+    if not any(a.relation.is_equal(write.relation) for a in own):
         return None
-    return Reduction(s, op, write)
+    return Reduction(s, update, write)
 
 
 class ReductionDependences:
@@ -146,6 +156,7 @@ class ReductionDependences:
     """
 
     def __init__(self, deps: Dependences, reductions: tuple[Reduction, ...]) -> None:
+        self.decode = deps.decode
         self.deps = deps
         self.model = deps.model
         self.reductions = reductions
@@ -160,14 +171,17 @@ class ReductionDependences:
                 self._around[kind] = self._around[kind].union(pairs)
         self._tagged = {kind: _without_free(deps.tagged(kind), free).union(self._around[kind])
                         for kind in _KINDS}
-        accesses = [a for s in model.statements if not s.is_assume for a in s.accesses]
+        accesses = [a for s in model.statements for a in s.accesses]
         self._must = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
         for a in accesses:
             if not a.may:
                 self._must = self._must.union(isl.UnionSet.from_set(a.relation.wrap()))
 
     def tagged(self, kind: str) -> isl.UnionMap:
-        """The pairs of ``kind`` (flow, output, anti, or all)."""
+        """The pairs of ``kind`` (flow, output, anti, or all; flow_must, the flow pairs
+        that surely exist)."""
+        if kind == "flow_must":
+            return self.deps.tagged("flow_must").union(self._around["flow"])
         if kind == "all":
             return _union(self._tagged[k] for k in _KINDS)
         if kind not in self._tagged:
@@ -247,7 +261,7 @@ def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, 
     my_time = r.write.relation.domain_map().apply_range(times[name])
     out = {kind: _union(()) for kind in _KINDS}
     for s in model.statements:
-        if s.name == name or s.is_assume:
+        if s.name == name:
             continue
         for a in s.accesses:
             if a.buffer is not r.buffer:
@@ -274,9 +288,11 @@ def _union(maps) -> isl.UnionMap:
 
 @deep_entry
 @bounded
-def reduction_dependences(f: n.PrimFunc) -> ReductionDependences:
+def reduction_dependences(f: n.PrimFunc, *, exact_only: bool = False) -> ReductionDependences:
     """The :class:`ReductionDependences` of ``f``: what an order that reassociates
-    ``f``'s reductions must keep (see the module docstring).
+    ``f``'s reductions must keep (see the module docstring).  With ``exact_only``,
+    only the reductions that reordering leaves bitwise equal (:attr:`Reduction.exact`)
+    may reassociate; a float sum or product keeps its order.
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
     quasi-affine.
@@ -284,4 +300,7 @@ def reduction_dependences(f: n.PrimFunc) -> ReductionDependences:
     if not isinstance(f, n.PrimFunc):
         raise TypeError(f"reduction_dependences takes a PrimFunc, not {type(f).__name__}")
     deps = dependences(f)
-    return ReductionDependences(deps, find_reductions(deps.model))
+    found = find_reductions(deps.model)
+    if exact_only:
+        found = tuple(r for r in found if r.exact)
+    return ReductionDependences(deps, found)

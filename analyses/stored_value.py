@@ -36,11 +36,11 @@ from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
-from polypad.ir.visitor import Rewriter
+from polypad.ir.visitor import Rewriter, walk
 from polypad.model import set_to_condition
 
 from .context import Context, context_at, context_of
-from .evidence import Decision, Proved
+from .evidence import Decision, Proved, Unknown
 from .facts import FactInstance, Instantiator, ValueFact, _reads, has_undef
 from .program import Program, Site
 from .prover import DEFAULT_TIMEOUT_MS, proofs_only, prove_same_value
@@ -243,25 +243,30 @@ def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
     """Whether store ``site`` writes ``value`` back at ``where`` when its element holds it."""
     key = ("keeps", site.index, str(where), value)
 
-    def decide() -> bool:
+    def decide() -> Decision:
         store = site.stmt
         if has_undef(store.value):
-            return False
+            return Unknown("the store writes T.undef()")
+        if any(isinstance(x, n.Expr) and dtypes.is_float(x.dtype) for x in walk(store.value)):
+            # Proved over the reals, the fact would serve strict IEEE questions too.
+            return Unknown("the store computes with floats, whose meaning strict_ieee changes")
         current = n.BufferLoad(store.buffer, store.indices)
         stored = _Replace(current, value).visit(store.value)
         try:
             ctx = context_of(program, site).with_condition(
                 set_to_condition(where, site.loop_vars, program.names))
-        except PolypadError:
-            return False
+        except PolypadError as err:
+            return Unknown(str(err))
         token = _PROVING.set(True)
         try:
             with proofs_only():  # only a proof counts here
-                return isinstance(prove_same_value(stored, value, ctx), Proved)
+                return prove_same_value(stored, value, ctx)
         finally:
             _PROVING.reset(token)
 
-    return program._memo(key, decide)
+    # The question is about integers, whose meaning strict_ieee does not change, so
+    # one answer serves both modes (one a time limit shaped is not kept: Program._memo).
+    return isinstance(program._memo(key, decide), Proved)
 
 
 class _Replace(Rewriter):

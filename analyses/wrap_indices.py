@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from polypad import budget
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
@@ -248,7 +249,8 @@ def _may_leave(program, site_stmt: n.Stmt, index: n.Expr, extent: int) -> bool:
         domain, _ = program.domain(site)
         inside = to_set(_inside(index, extent), program.space(site))
         return not domain.subtract(inside).is_empty()
-    except (PolypadError, isl.Error):
+    except (PolypadError, isl.Error) as err:
+        budget.note_if_exhausted(err)
         return False  # not modelled: left alone (check_bounds still decides)
 
 

@@ -12,7 +12,7 @@ One run prints a table (and, with ``--json PATH``, writes it as JSON):
 - the row sum of a 4096 x 4094 float32 array through
   ``polypad.examples.row_summation`` -- unscheduled; with the outer loop
   ``parallel`` (the accumulator is the emitter's own,
-  codegen/accumulators.py); and through ``row_summation.schedule`` (rows in
+  codegen/numba/accumulators.py); and through ``row_summation.schedule`` (rows in
   parallel, each summed in 16 vector lanes by ``rfactor``) -- against
   ``A.sum(axis=1)``; and the unscheduled source with the accumulator edited
   back out (by hand, never polypad output), to show what the accumulator is
@@ -64,9 +64,9 @@ os.environ["POLYPAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="polypad_bench_kernels
 atexit.register(shutil.rmtree, os.environ["POLYPAD_CACHE_DIR"], ignore_errors=True)
 
 import codegen  # noqa: E402
-import codegen.numba_kernel as numba_kernel  # noqa: E402
-import codegen.vector_width  # noqa: E402
 import polypad as pp  # noqa: E402
+from codegen.numba import compiler  # noqa: E402
+from codegen.numba import vector_width as widths  # noqa: E402
 from polypad.examples import conv_layer  # noqa: E402
 from polypad.examples.row_summation import row_summation  # noqa: E402
 from polypad.examples.row_summation import schedule as row_summation_schedule  # noqa: E402
@@ -94,9 +94,9 @@ def build_times(func, **options) -> tuple[codegen.Kernel, dict]:
     kernel.compile()
     cold = time.perf_counter() - start
     # Drop the in-process caches: the next compile loads Numba's on-disk cache.
-    width = codegen.vector_width.resolve(options.get("vector_width"))
-    name = numba_kernel.module_name(kernel.source, width)
-    numba_kernel._loaded.pop(name, None)
+    width = widths.resolve(options.get("vector_width"))
+    name = compiler.module_name(kernel.source, width)
+    compiler._loaded.pop(name, None)
     sys.modules.pop(name, None)
     kernel = codegen.build(func, **options)
     start = time.perf_counter()

@@ -133,7 +133,7 @@ def _edited(kernel, *edits: tuple[str, str]):
     return namespace["kernel"]
 
 
-# polypad holds the sums in locals itself (codegen/accumulators.py) and
+# polypad holds the sums in locals itself (codegen/numba/accumulators.py) and
 # contracts a * b + c by default (fastmath="contract").
 FASTMATH = ('fastmath={"contract"}', "fastmath=True")
 # What a fuse(jo, ji) would give: one loop over the row's 4096 contiguous floats.

@@ -1,5 +1,5 @@
 """Vector width against speed: the measurement behind ``codegen.build``'s default
-``vector_width`` (codegen/vector_width.py).
+``vector_width`` (codegen/numba/vector_width.py).
 
 Each kernel is compiled three ways -- as LLVM tunes it for this CPU (no
 width set), at 256 and at 512 bits -- and timed in one run, the variants'
@@ -12,13 +12,13 @@ registers in the machine code (a float64 conversion may widen a 256-bit
 float32 loop into zmm registers).  Every output is checked against numpy.
 
 - Hand-written Numba kernels, compiled with ``numba.njit(pipeline_class=
-  codegen.vector_width.pipeline_class(width))``: ``B = A * 2 + 1`` on
+  codegen.numba.vector_width.pipeline_class(width))``: ``B = A * 2 + 1`` on
   4096 x 4096 float32 (memory-bound), a row sum of the same array with
   reassociation allowed (so LLVM vectorizes it), and the seed-004 conv layer
   (N=5, CI=CO=128, H=80, W=100, 3x3; input ``[n, y+rz, x+ry, ci]``, filter
   ``[ci, rz, ry, co]``) as a 5 x 64 register tile: 5 output columns by 64
   channels, summed over the 1152-long reduction, with the accumulators on the
-  stack (:mod:`codegen.stack`, which LLVM keeps in registers: 20 zmm at 512
+  stack (:mod:`codegen.numba.stack`, which LLVM keeps in registers: 20 zmm at 512
   bits, 40 ymm -- more than the 32 registers -- at 256) or, as the emitter
   did before, on the heap (loaded and stored every step).
 - polypad kernels built with ``codegen.build(f, vector_width=...)``: the
@@ -57,7 +57,7 @@ atexit.register(shutil.rmtree, os.environ["POLYPAD_CACHE_DIR"], ignore_errors=Tr
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
 from codegen import vector_width as widths  # noqa: E402
-from codegen.stack import stack_zeros  # noqa: E402
+from codegen.numba.stack import stack_zeros  # noqa: E402
 from polypad.examples.row_summation import row_summation  # noqa: E402
 
 #: The variants of each kernel: None is LLVM's own tuning for the CPU.

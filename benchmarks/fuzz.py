@@ -13,24 +13,32 @@ loops that update what they read, ``n`` near the ends of int32, deep
 default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
 shapes and the others to the classic generator, which makes them exactly as
 before (an older finding at such a ``K`` is reproduced with ``--shapes
-classic``).  For each case, ``tests/fuzz_support.py`` runs every pass and
+classic``).  For each case, ``tests/fuzz_support.py`` runs every pass (each
+verifying its result: ``fuzz_support`` sets ``POLYPAD_VERIFY_PASSES``) and
 asks ``is_no_op`` of three statements, ``can_remove_conditional`` of two ifs
 and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies every
 schedule primitive, and both compare executions on inputs that satisfy the
 assumptions.
 
+With ``--shuffle`` the deciders' questions about each case (both float
+modes) are asked again in a shuffled order, and with ``--threads N`` from
+``N`` threads at once; every answer must be the one asked first in order
+(``tests/fuzz_stability.py``).
+
 Counted: *unsound* (results differ after a pass, a primitive or a
-"Proved"), *crashes* (an exception that is no legal refusal), questions
-that hit polypad's default time budget, and the slowest case.  Every
-finding prints with the flags that reproduce it and the program text.
+"Proved"), *crashes* (an exception that is no legal refusal), answers that
+differ by order or thread, questions that hit polypad's default time budget,
+and the slowest case.  Every finding prints with the flags that reproduce it
+and the program text.
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21]``
+[--shapes mixed|classic|issue21] [--shuffle] [--threads N]``
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from dataclasses import dataclass
@@ -42,6 +50,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
 from fuzz_shapes import shape_program  # noqa: E402
+from fuzz_stability import Stability, check_stability  # noqa: E402
 from fuzz_support import (  # noqa: E402
     Report,
     check_conditionals,
@@ -63,6 +72,7 @@ class Outcome:
     report: Report | None  # None: discarded (no input set runs, or not buildable)
     seconds: float
     invalid: str | None = None  # the generator wrote a program polypad rejects
+    stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
 SHAPES = ("mixed", "classic", "issue21")
@@ -84,7 +94,8 @@ def generate(seed: int, index: int, shapes: str = "mixed"):
     return nest.text, choose, range(*nest.n_range), None
 
 
-def run_case(seed: int, index: int, shapes: str = "mixed") -> Outcome:
+def run_case(seed: int, index: int, shapes: str = "mixed", *, shuffle: bool = False,
+             threads: int = 0) -> Outcome:
     text, choose, n_values, scalars = generate(seed, index, shapes)
     start = time.perf_counter()
     try:
@@ -97,10 +108,16 @@ def run_case(seed: int, index: int, shapes: str = "mixed") -> Outcome:
     report = Report()
     check_passes(case, report)
     check_primitives(case, report, choose)
-    check_no_ops(case, report, [choose.integer(0, 99) for _ in range(3)])
-    check_conditionals(case, report, [choose.integer(0, 99) for _ in range(2)])
+    no_op_picks = [choose.integer(0, 99) for _ in range(3)]
+    check_no_ops(case, report, no_op_picks)
+    if_picks = [choose.integer(0, 99) for _ in range(2)]
+    check_conditionals(case, report, if_picks)
     check_probes(case, report)
-    return Outcome(index, text, report, time.perf_counter() - start)
+    stability = None
+    if shuffle or threads:
+        order = random.Random(seed * 1_000_003 + index) if shuffle else None
+        stability = check_stability(case, report, no_op_picks, if_picks, order, threads)
+    return Outcome(index, text, report, time.perf_counter() - start, stability=stability)
 
 
 def has_findings(outcome: Outcome) -> bool:
@@ -138,6 +155,9 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("  refused", sum(r.refused for r in reports)),
         ("unsound", sum(f.kind == "unsound" for f in findings)),
         ("crashes", sum(f.kind == "crash" for f in findings)),
+        ("answers that differ by order or thread", sum(f.kind == "unstable" for f in findings)),
+        ("  compared again", sum(o.stability.compared for o in checked if o.stability)),
+        ("  left out (time limit)", sum(o.stability.left_out for o in checked if o.stability)),
         ("cases with findings", sum(bool(r.new_findings()) for r in reports)),
         ("known bugs met", f"{len(known)} times in "
                            f"{sum(any(f.known for f in r.findings) for r in reports)} cases"),
@@ -170,13 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", type=int, default=50, help="a status line every N cases")
     parser.add_argument("--shapes", choices=SHAPES, default="mixed",
                         help="which generators make the cases (see the module docstring)")
+    parser.add_argument("--shuffle", action="store_true",
+                        help="ask each case's questions again in a shuffled order and compare")
+    parser.add_argument("--threads", type=int, default=0, metavar="N",
+                        help="ask each case's questions from N threads at once and compare")
     args = parser.parse_args(argv)
     indices = [args.case] if args.case is not None else range(args.first,
                                                               args.first + args.count)
     outcomes: list[Outcome] = []
     start = time.perf_counter()
     for done, index in enumerate(indices, 1):
-        outcome = run_case(args.seed, index, args.shapes)
+        outcome = run_case(args.seed, index, args.shapes, shuffle=args.shuffle,
+                           threads=args.threads)
         outcomes.append(outcome)
         if args.case is not None:
             print(outcome.text)

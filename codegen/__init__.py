@@ -1,98 +1,125 @@
-"""Code generation: lower a function and run it, as a Numba kernel or in the
-reference executor.
+"""Code generation: lower a function and build it for a target.
 
->>> k = codegen.build(f)          # k.source is the emitted Python text
+>>> k = codegen.build(f)          # the Numba target; k.source is the emitted Python text
 >>> k(a, b)                       # arrays updated in place
->>> codegen.build(f, target="python")(a, b)
+>>> k.precondition                # parameter values each call checks, e.g. n < 29
+>>> codegen.build(f, target="python")(a, b)       # the reference executor
+>>> codegen.targets()             # ('numba', 'python')
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
 >>> codegen.build(f, vector_width=256) # LLVM's vectors at most 256 bits wide
+
+A target is a :class:`Target` registered here (:mod:`codegen.target` says what
+one must say); its options are its own (:mod:`codegen.numba.target` for
+Numba's).  Lowering and the reference executor are :mod:`polypad.semantics`,
+below the analyses; ``codegen.lower``, ``codegen.PIPELINE``,
+``codegen.CHECKED_PIPELINE`` and ``codegen.interpreter`` are its names.
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 import analyses
 from polypad.arguments import expect
-from polypad.errors import BuildArgumentError, BuildError, OutOfBoundsError
-from polypad.ir.nodes import PrimFunc
+from polypad.errors import BuildArgumentError, OutOfBoundsError
+from polypad.ir.nodes import BoolImm, PrimFunc
+from polypad.semantics import interpreter
+from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
-from . import fastmath as fastmath_flags
-from . import interpreter
-from . import vector_width as widths
-from .checks import kernel_error
-from .emit import emit
+from . import timing
 from .kernel import Kernel
-from .lower import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
-from .numba_kernel import cache_dir, clear_cache, compile_kernel
+from .numba import NumbaTarget, cache_dir, clear_cache
+from .precondition import CallCheck
+from .python import PythonTarget
+from .target import Executable, Target, configure, register, targets
 
-TARGETS = ("numba", "python")
+register(NumbaTarget)
+register(PythonTarget)
 
 
 def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = False,
-          boundscheck: bool = False, fastmath: bool | str | None = fastmath_flags.DEFAULT,
-          vector_width: int | None = None) -> Kernel:
-    """Lower ``func`` and build it for ``target`` (``"numba"`` or ``"python"``).
+          **options) -> Kernel:
+    """Lower ``func`` and build it for ``target`` (one of :func:`targets`).
 
-    The source is emitted now; Numba compiles on :meth:`Kernel.compile` or on
-    the first call.  Raises :class:`~polypad.errors.VerifyError` for
-    ill-formed IR, :class:`~polypad.errors.OutOfBoundsError` (with the
-    counterexample in ``evidence``) when an access is proved to fall outside
-    its buffer for some instance and parameter values that the function's
-    integer assumptions allow (:func:`analyses.check_bounds`; an access it
-    cannot decide, such as one with a data-dependent index, is built, and
-    ``Kernel.bounds`` says why), and :class:`BuildError` for what a target
-    cannot run.
+    The source is emitted now; a compiled target compiles on
+    :meth:`Kernel.compile` or on the first call.  Raises
+    :class:`~polypad.errors.VerifyError` for ill-formed IR,
+    :class:`~polypad.errors.OutOfBoundsError` (with the counterexample in
+    ``evidence``) when, for every parameter value the function's integer
+    assumptions allow, some access falls outside its buffer, and
+    :class:`BuildError` for what a target cannot run or a target that is not
+    registered.
 
-    For debugging a Numba kernel: ``check_assumptions=True`` checks every
-    ``T.assume`` at run time (the reference executor always does) and raises
-    :class:`~polypad.errors.AssumptionError` naming the first false one;
-    ``boundscheck=True`` turns on Numba's bounds checks, for data-dependent
-    indices, and raises :class:`~polypad.errors.BoundsCheckError`.  Both cost
-    speed: parallel loops they check run serially.  An assumption that
-    mentions ``T.undef()`` is never checked (any value satisfies it).
+    A function that stays inside its buffers for some parameter values only
+    is built with that condition, ``Kernel.precondition`` (an expression over
+    the scalar parameters, derived exactly by
+    :func:`analyses.bounds_precondition`; ``True`` when every value is
+    fine), and each call tests it, once, before anything runs: a call outside
+    it raises :class:`~polypad.errors.OutOfBoundsError` naming the condition,
+    the values and an access that would leave its buffer.  An access the
+    analysis cannot decide, such as one with a data-dependent index, is
+    built unchecked, and ``Kernel.bounds`` says why.
 
-    ``fastmath`` sets the floating-point flags of a Numba kernel
-    (:mod:`codegen.fastmath`; docs/semantics.md says what each may change):
-    ``None`` or ``False`` for strict IEEE, ``"contract"`` (the default) to let
-    ``a * b + c`` round once as a fused multiply-add, ``True`` or ``"full"``
-    to let the loops the schedule vectorized be reassociated too.  A value of
-    another type raises :class:`~polypad.errors.BuildArgumentError` (an
-    :class:`~polypad.errors.ArgumentTypeError`), an unknown string
-    :class:`~polypad.errors.ArgumentValueError`.
+    ``check_assumptions=True`` checks every ``T.assume`` at run time (the
+    reference executor always does) and raises
+    :class:`~polypad.errors.AssumptionError` naming the first false one; it
+    costs speed.  An assumption that mentions ``T.undef()`` is never checked
+    (any value satisfies it).
 
-    ``vector_width`` caps the SIMD vectors LLVM vectorizes a Numba kernel with,
-    in bits: ``256`` or ``512`` (:mod:`codegen.vector_width`).  ``None``, the
-    default, takes the width measured fastest: 512 on a CPU with AVX-512 (on
-    the 2-core AVX-512 Xeon a register-tiled conv ran about 2x as fast as at
-    256 bits, memory-bound kernels alike; benchmarks/bench_vector_width.py),
-    LLVM's own choice elsewhere.  LLVM's tuning would otherwise cap every
-    AVX-512 Xeon at 256.  Results are the same at every width except where
-    ``fastmath="full"`` lets a reduction be reordered.  A value that is no int
-    raises :class:`~polypad.errors.BuildArgumentError`, another width
-    :class:`~polypad.errors.ArgumentValueError`.
+    ``options`` are the target's own, checked by it (:mod:`codegen.target`);
+    one it does not take raises :class:`~polypad.errors.BuildArgumentError`
+    naming the target and the options it takes.  The Numba target's
+    (:class:`codegen.numba.NumbaTarget`):
+
+    - ``fastmath`` sets the floating-point flags (:mod:`codegen.numba.fastmath`;
+      docs/semantics.md says what each may change): ``None`` or ``False`` for
+      strict IEEE, ``"contract"`` (the default) to let ``a * b + c`` round
+      once as a fused multiply-add, ``True`` or ``"full"`` to let the loops
+      the schedule vectorized be reassociated too.  A value of another type
+      raises :class:`~polypad.errors.BuildArgumentError` (an
+      :class:`~polypad.errors.ArgumentTypeError`), an unknown string
+      :class:`~polypad.errors.ArgumentValueError`.
+    - ``vector_width`` caps the SIMD vectors LLVM vectorizes with, in bits:
+      ``256`` or ``512`` (:mod:`codegen.numba.vector_width`).  ``None``, the
+      default, takes the width measured fastest: 512 on a CPU with AVX-512
+      (on the 2-core AVX-512 Xeon a register-tiled conv ran about 2x as fast
+      as at 256 bits, memory-bound kernels alike;
+      benchmarks/bench_vector_width.py), LLVM's own choice elsewhere.  LLVM's
+      tuning would otherwise cap every AVX-512 Xeon at 256.  Results are the
+      same at every width except where ``fastmath="full"`` lets a reduction
+      be reordered.  A value that is no int raises
+      :class:`~polypad.errors.BuildArgumentError`, another width
+      :class:`~polypad.errors.ArgumentValueError`.
+    - ``boundscheck=True`` turns on Numba's bounds checks, for data-dependent
+      indices, and raises :class:`~polypad.errors.BoundsCheckError`; parallel
+      loops it checks run serially.
+
+    The reference executor (``target="python"``) takes ``fastmath=None`` or
+    ``False`` and ``boundscheck``, which ask for nothing it does not do
+    (:mod:`codegen.python`).
     """
     require_prim_func(func, "codegen.build")
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
-    mode = fastmath_flags.mode(fastmath)
-    width = widths.resolve(vector_width)
-    if target not in TARGETS:
-        raise BuildError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
-    lowered = lower(func, check_assumptions=check_assumptions or target == "python")
+    chosen = configure(target, options)
+    lowered = lower(func, check_assumptions=check_assumptions or chosen.checks_assumptions)
     # Decided on the function as written: lowering drops the assumptions it relies on.
-    bounds = analyses.check_bounds(func)
+    found = analyses.bounds_precondition(func)
+    if isinstance(found, analyses.Unknown):  # out of time: no precondition to check
+        bounds, check = found, None
+    else:
+        bounds = found.decision
+        check = CallCheck(found, lowered) if found.needed else None
     if isinstance(bounds, analyses.Refuted):
-        raise OutOfBoundsError(f"cannot build {func.name!r}: {bounds.counterexample}",
-                               evidence=bounds.counterexample)
-    if target == "python":
-        return Kernel(lowered, target=target, source=None, bounds=bounds,
-                      load=lambda: partial(interpreter.run, lowered))
-    source = emit(lowered, boundscheck=boundscheck, fastmath=mode)
-    return Kernel(lowered, target=target, source=source, bounds=bounds,
-                  load=lambda: compile_kernel(lowered, source, width),
-                  explain=partial(kernel_error, lowered))
+        cex = bounds.counterexample
+        every = ("for every parameter value its assumptions allow, some access is outside "
+                 "its buffer, e.g. " if cex.params else "")
+        raise OutOfBoundsError(f"cannot build {func.name!r}: {every}{cex}", evidence=cex)
+    made = chosen.executable(lowered, check)
+    return Kernel(lowered, target=target, source=made.source, bounds=bounds,
+                  precondition=check.condition if check is not None else BoolImm(True),
+                  check=None if made.tests_precondition else check, load=made.load,
+                  explain=made.explain, runnable=made.runnable)
 
 
-__all__ = ["CHECKED_PIPELINE", "PIPELINE", "Kernel", "build", "cache_dir", "clear_cache",
-           "lower"]
+__all__ = ["CHECKED_PIPELINE", "PIPELINE", "Executable", "Kernel", "Target", "build",
+           "cache_dir", "clear_cache", "interpreter", "lower", "register", "targets",
+           "timing"]

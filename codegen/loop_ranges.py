@@ -1,45 +1,25 @@
-"""Loop ranges that must fit the loop variable's dtype, checked at loop entry.
+"""The loops whose range a compiled kernel checks at entry.
 
-The analyses take ``for i in T.serial(lo, lo + k)`` to give ``i`` exactly the
-values ``lo .. lo + k - 1``.  An ``int32`` counter cannot hold ``2**31``, so
-with ``lo = 2147483640`` and ``k = 10`` an executor would have to wrap it (or,
-as Numba did, wrap the end and run no iteration), and what the analyses
-proved would not be what runs.  Both executors therefore refuse, at loop
-entry, a non-empty loop whose first value ``min`` or last value
-``min + extent - 1`` lies outside its counter's dtype, with a
-:class:`~polypad.errors.LoopRangeError`.  Constant ranges that do not fit are
-already refused by ``verify``.
-
-The reference executor checks every loop (:func:`check_range`).  The Numba
-emitter checks only :func:`checked_loops`: those whose fit interval
-arithmetic (:mod:`polypad.model.ranges`) over the enclosing loops and lets
-cannot prove.  ``T.serial(16)``, or ``T.serial(m)`` with an ``int32`` ``m``
-and counter, needs no check; ``T.serial(n, n + 10)`` gets one, before the
-loop, in the manner of :mod:`.checks`::
-
-    if n > 2147483647 - (10 - 1):
-        raise AssertionError("polypad.loop_range", 0, n, 10)
-
-The test is written so that it cannot overflow itself in 64 bits, and only
-its sides that may fail are written.  The kernel's call wrapper turns the
-``AssertionError`` into the same ``LoopRangeError`` the reference executor
-raises (:func:`kernel_range_error`).  A check inside a parallel loop makes
-that loop run serially, as an assumption check does.
+Every executor refuses, at loop entry, a loop whose range leaves its
+counter's dtype (:mod:`polypad.semantics.loop_ranges` says why, and raises
+the :class:`~polypad.errors.LoopRangeError`).  The reference executor checks
+every loop; a compiled target checks only :func:`checked_loops`: those whose
+fit interval arithmetic (:mod:`polypad.model.ranges`) over the enclosing
+loops and lets cannot prove.  ``T.serial(16)``, or ``T.serial(m)`` with an
+``int32`` ``m`` and counter, needs no check; ``T.serial(n, n + 10)`` gets
+one, before the loop (the Numba target's is in :mod:`codegen.numba.checks`),
+and a failed check is reported with
+:func:`~polypad.semantics.loop_ranges.range_error`, as the reference
+executor reports it.
 """
 
 from __future__ import annotations
 
-from polypad.errors import LoopRangeError
 from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.visitor import walk
 from polypad.model.ranges import Range, Ranges, dtype_range
-
-from .pyexpr import ADD, ExprPrinter, constant
-
-#: The first argument of the ``AssertionError`` a failed range check raises.
-MARKER = "polypad.loop_range"
 
 
 def _sides(loop: ir.For, ranges: Ranges) -> tuple[bool, bool]:
@@ -93,63 +73,3 @@ def checked_loops(func: PrimFunc) -> dict[int, tuple[int, ir.For, bool, bool]]:
 def holds_check(loop: ir.For, checked: dict[int, tuple]) -> bool:
     """Whether a loop nested in ``loop`` (not ``loop`` itself) is range-checked."""
     return any(isinstance(node, ir.For) and id(node) in checked for node in walk(loop.body))
-
-
-def check_lines(loop: ir.For, number: int, low: bool, high: bool,
-                expr: ExprPrinter) -> list[str]:
-    """The two lines (unindented) that check ``loop``'s range, check number ``number``.
-
-    ``low`` and ``high`` say which sides to test.  ``min > HI - (extent - 1)``
-    rather than ``min + extent - 1 > HI``: with ``extent > 0`` it stays inside
-    64 bits for 64-bit operands.
-    """
-    dtype = loop.var.dtype
-    lo, hi = dtype_range(dtype)
-    first, extent = expr.operand(loop.min, ADD + 1), expr.operand(loop.extent, ADD + 1)
-    one = constant(1, loop.extent.dtype)[0]
-    tests = []
-    if low:
-        tests.append(f"{first} < {constant(lo, dtype)[0]}")
-    if high:
-        tests.append(f"{first} > {constant(hi, dtype)[0]} - ({extent} - {one})")
-    condition = tests[0] if len(tests) == 1 else f"({' or '.join(tests)})"
-    if not (isinstance(loop.extent, ir.IntImm) and loop.extent.value > 0):
-        condition = f"{extent} > {constant(0, loop.extent.dtype)[0]} and {condition}"
-    args = ", ".join([repr(MARKER), str(number), expr(loop.min), expr(loop.extent)])
-    return [f"if {condition}:", f"    raise AssertionError({args})"]
-
-
-def _where(loop: ir.For) -> str:
-    if loop.span is None:
-        return ""
-    return f" at {loop.span.filename}:{loop.span.line}"
-
-
-def range_error(func: PrimFunc, loop: ir.For, first: int, extent: int) -> LoopRangeError:
-    """The error for ``loop`` of ``func`` entered with ``min = first``, ``extent``::
-
-        loop 'i' of 'f' at f.py:4 runs from 2147483640 to 2147483649 (min 2147483640,
-        extent 10), outside the range [-2147483648, 2147483647] of its int32 counter
-    """
-    dtype, last = loop.var.dtype, first + extent - 1
-    lo, hi = dtype_range(dtype)
-    return LoopRangeError(
-        f"loop {loop.var.name!r} of {func.name!r}{_where(loop)} runs from {first} to "
-        f"{last} (min {first}, extent {extent}), outside the range [{lo}, {hi}] of its "
-        f"{dtype} counter", var=loop.var.name, dtype=dtype, first=first, last=last)
-
-
-def check_range(func: PrimFunc, loop: ir.For, first: int, extent: int) -> None:
-    """Raise :class:`LoopRangeError` unless a loop entered with these values fits."""
-    lo, hi = dtype_range(loop.var.dtype)
-    if extent > 0 and not (lo <= first and first + extent - 1 <= hi):
-        raise range_error(func, loop, first, extent)
-
-
-def kernel_range_error(func: PrimFunc, error: BaseException) -> LoopRangeError | None:
-    """The :class:`LoopRangeError` for what a range check in ``func``'s kernel raised."""
-    if not (isinstance(error, AssertionError) and error.args[:1] == (MARKER,)):
-        return None
-    number, first, extent = error.args[1:4]
-    loop = next(entry[1] for entry in checked_loops(func).values() if entry[0] == number)
-    return range_error(func, loop, int(first), int(extent))

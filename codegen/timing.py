@@ -28,14 +28,32 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from polypad.arguments import expect
 from polypad.errors import ArgumentValueError
-from polypad.ir.nodes import Buffer
+from polypad.ir.nodes import Buffer, PrimFunc
 
-from .kernel import Kernel, check_arguments, written_buffers
+from .calling import check_arguments, written_buffers
+
+
+@runtime_checkable
+class Timed(Protocol):
+    """What :func:`measure` needs of a kernel; a :class:`codegen.Kernel` is one.
+
+    (A protocol rather than the class itself: the kernel imports this module
+    for :meth:`~codegen.Kernel.time`, and this module does not import it back.)
+    """
+
+    func: PrimFunc
+    target: str
+    compiled: bool
+
+    def compile(self) -> object: ...
+
+    def __call__(self, *args) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,7 @@ class Timing:
         return plot_timing(self).text
 
 
-def measure(kernel: Kernel, *args, repeat: int = 7,
+def measure(kernel: Timed, *args, repeat: int = 7,
             against: Callable[..., object] | None = None,
             against_name: str | None = None) -> Timing:
     """Time ``kernel(*args)`` over ``repeat`` runs, each on fresh copies of the
@@ -136,7 +154,7 @@ def measure(kernel: Kernel, *args, repeat: int = 7,
     :class:`~polypad.errors.ArgumentValueError` for a bad option.
     """
     where = "codegen.timing.measure"
-    expect(kernel, Kernel, "kernel", where)
+    expect(kernel, Timed, "kernel", where, what="a Kernel")
     expect(repeat, int, "repeat", where)
     if repeat < 1:
         raise ArgumentValueError(f"{where}: repeat must be at least 1, not {repeat}")

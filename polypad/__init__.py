@@ -10,9 +10,12 @@ One import gives the public names::
     sch = pp.Schedule(f)          # primitives with a replayable trace
 """
 
+# model: importing it hands the parser the checks it runs through the model
+# (polypad/script/checks.py), so every parse has them.
 from polypad import (
     errors,
     ir,
+    model,  # noqa: F401
     transform,
 )
 from polypad._version import __version__ as __version__

@@ -20,11 +20,13 @@ outlive the budget by much.  A decider turns :class:`BudgetExceeded` into
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from polypad.arguments import expect, expect_budget
+from polypad.concurrency import at_fork_in_child
 from polypad.errors import BudgetExceeded
 
 #: Seconds a question may take unless the caller or set_default_budget says otherwise.
@@ -47,6 +49,9 @@ class _Scope:
 
 _deadline: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "polypad_deadline", default=None)
+# The counters of the counting_time_limits blocks in force, innermost last.
+_counters: contextvars.ContextVar[tuple[list[int], ...]] = contextvars.ContextVar(
+    "polypad_time_limit_counters", default=())
 
 
 def default_budget() -> float:
@@ -77,13 +82,14 @@ def within(budget: float | None = None) -> Iterator[float]:
     else:
         scope = _Scope(now + seconds, seconds)
     token = _deadline.set(scope)
-    isl_limit = _limit_isl(max(scope.deadline - now, 0.0)) if outer is None else None
+    allowance = _isl_allowances.grant(max(scope.deadline - now, 0.0)) if outer is None \
+        else None
     try:
         yield scope.deadline
     finally:
         _deadline.reset(token)
-        if isl_limit is not None:
-            _restore_isl(isl_limit)
+        if allowance is not None:
+            _isl_allowances.release(allowance)
 
 
 def remaining() -> float | None:
@@ -113,7 +119,53 @@ def check() -> None:
     current = _deadline.get()
     if current is not None and time.monotonic() >= current.deadline:
         current.tripped = True
+        note_time_limit()
         raise BudgetExceeded(current.seconds)
+
+
+def note_time_limit() -> None:
+    """Record that a time limit was reached: the budget, or a solver's timeout.
+
+    What was being decided may then come out otherwise with more time (or on
+    a less busy machine); :func:`counting_time_limits` blocks see it.
+    """
+    for counter in _counters.get():
+        counter[0] += 1
+
+
+def note_if_exhausted(err: BaseException) -> None:
+    """:func:`note_time_limit` if ``err`` is the budget running out or isl stopping at
+    its operation limit: for a handler that goes on without the answer it lost."""
+    if is_exhausted(err) and not isinstance(err, BudgetExceeded):  # check() noted those
+        note_time_limit()
+
+
+def computed_in_time(make):
+    """``(make(), in_time)``: ``in_time`` is False when a time limit was reached while
+    ``make`` ran, or the deadline has passed -- a value to use, not to remember.
+
+    >>> value, in_time = computed_in_time(lambda: facts_about(load))
+    """
+    with counting_time_limits() as limits:
+        value = make()
+    return value, not limits[0] and not expired()
+
+
+@contextmanager
+def counting_time_limits() -> Iterator[list[int]]:
+    """Count in ``counter[0]`` the time limits reached inside the block (in this
+    thread and in the deep workers it waits for).
+
+    >>> with counting_time_limits() as hits:
+    ...     decided = prove(cond, ctx)
+    >>> hits[0]       # 0: no time limit shaped the answer
+    """
+    counter = [0]
+    token = _counters.set((*_counters.get(), counter))
+    try:
+        yield counter
+    finally:
+        _counters.reset(token)
 
 
 def exceeded_error() -> BudgetExceeded:
@@ -145,24 +197,83 @@ def run_within(budget: float | None, work, on_exceeded):
         except (BudgetExceeded, isl.Error) as err:
             if not is_exhausted(err):
                 raise
+            if not isinstance(err, BudgetExceeded):
+                note_time_limit()  # isl's operation limit stands for the time
             if not outermost:
                 raise exceeded_error() from None
             return on_exceeded(exceeded_error())
 
 
-def _limit_isl(seconds: float):
-    import islpy as isl
+class _IslAllowances:
+    """The operation limit of isl's one context, shared by the questions of every thread.
 
-    ctx = isl.DEFAULT_CONTEXT
-    old = ctx.get_max_operations()
-    ctx.reset_operations()
-    ctx.set_max_operations(max(1, int(seconds * ISL_OPERATIONS_PER_SECOND)))
-    return old
+    isl counts operations per context, and polypad uses one context (see
+    docs/architecture.md, "Threads and processes").  Each outermost budgeted
+    call is *granted* ``seconds * ISL_OPERATIONS_PER_SECOND`` operations; the
+    limit is the sum of the grants of the calls running now, counted from the
+    last time one started or ended.  A lone call gets exactly its own grant,
+    as before threads were thought of.  Calls running side by side together
+    get the sum, so a call that stays within its own grant is never stopped
+    by the others' work, unless one of them overruns its own grant.  When the
+    last call ends, the limit the context had before comes back.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._grants: dict[object, tuple[int, int]] = {}  # token -> (thread, operations)
+        self._before = 0  # the context's limit when no call was running
+
+    def grant(self, seconds: float) -> object:
+        """Add a call's grant; returns the token that :meth:`release` takes back."""
+        import islpy as isl
+
+        token = object()
+        ctx = isl.DEFAULT_CONTEXT
+        with self._lock:
+            if not self._grants:
+                self._before = ctx.get_max_operations()
+            ops = max(1, int(seconds * ISL_OPERATIONS_PER_SECOND))
+            self._grants[token] = (threading.get_ident(), ops)
+            self._apply(ctx)
+        return token
+
+    def release(self, token: object) -> None:
+        """End a call's grant."""
+        import islpy as isl
+
+        ctx = isl.DEFAULT_CONTEXT
+        with self._lock:
+            if self._grants.pop(token, None) is None:
+                return
+            if self._grants:
+                self._apply(ctx)
+            else:
+                ctx.set_max_operations(self._before)
+                ctx.reset_operations()
+
+    def _apply(self, ctx) -> None:
+        ctx.reset_operations()
+        ctx.set_max_operations(sum(ops for _, ops in self._grants.values()))
+
+    def renew_in_child(self) -> None:
+        """After a fork: only the forking thread goes on in the child, so the grants
+        of the other threads' calls go (their :meth:`release` never comes)."""
+        self._lock = threading.Lock()
+        me = threading.get_ident()
+        others = [t for t, (thread, _) in self._grants.items() if thread != me]
+        if not others:
+            return
+        import islpy as isl  # imported already: a grant was made
+
+        for token in others:
+            del self._grants[token]
+        ctx = isl.DEFAULT_CONTEXT
+        if self._grants:
+            self._apply(ctx)
+        else:
+            ctx.set_max_operations(self._before)
+            ctx.reset_operations()
 
 
-def _restore_isl(old: int) -> None:
-    import islpy as isl
-
-    ctx = isl.DEFAULT_CONTEXT
-    ctx.set_max_operations(old)
-    ctx.reset_operations()
+_isl_allowances = _IslAllowances()
+at_fork_in_child(_isl_allowances.renew_in_child)

@@ -159,9 +159,10 @@ def _buffer_line(buffer: Buffer) -> str:
 
 
 def check(args: argparse.Namespace) -> int:
-    """Print each function's buffers, statement domains, access relations and
-    whether every access stays inside its buffer (``analyses.check_bounds``)."""
-    from analyses import check_bounds
+    """Print each function's buffers, statement domains, access relations,
+    whether every access stays inside its buffer (``analyses.check_bounds``)
+    and for which parameter values (``analyses.bounds_precondition``)."""
+    from analyses import Unknown, bounds_precondition, check_bounds
     from polypad.model import extract
     from polypad.script import script
 
@@ -180,6 +181,11 @@ def check(args: argparse.Namespace) -> int:
             print(f"    writes: {st.writes}")
         print(f"schedule: {model.schedule}")
         print(f"bounds: {check_bounds(func)}")
+        found = bounds_precondition(func)
+        if isinstance(found, Unknown):
+            print(f"precondition: {found}")
+        else:
+            print(f"precondition: {script(found.condition).strip()}")
         print("conditionals:")
         print("\n".join(describe_conditionals(func)) or "  none")
         print()

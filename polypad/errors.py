@@ -66,6 +66,14 @@ class NotAffineError(PolypadError):
         super().__init__(message)
 
 
+class UnmodelledError(NotAffineError):
+    """A function holds a construct the analyses cannot model: an opaque TVM intrinsic
+    (``T.tvm_struct_get``, ``T.call_extern``), ``T.attr``, ``assert``, ``return``, a
+    buffer over memory polypad does not know, a pointer parameter.  The message
+    names it and its line.  A :class:`NotAffineError`, so that what gives up on an
+    index it cannot model gives up on this as well; the deciders answer ``Unknown``."""
+
+
 class NonInjectiveError(PolypadError):
     """A layout maps two logical indices onto one; ``collision`` names them."""
 
@@ -116,13 +124,20 @@ class InexactArithmeticError(ExecutionError):
 
 
 class OutOfBoundsError(BuildError):
-    """``codegen.build`` refused a function with an access proved to fall outside
-    its buffer (by :func:`analyses.check_bounds`); ``evidence`` is the
+    """An access would fall outside its buffer: ``codegen.build`` refused a
+    function that leaves a buffer for every parameter value its assumptions
+    allow, or a built kernel was called with parameter values outside its
+    bounds precondition (``Kernel.precondition``; checked before anything
+    runs, so nothing was written).  ``evidence`` is the
     :class:`~analyses.Counterexample`: the statement instance, the element and
-    the scalar parameter values."""
+    the scalar parameter values; for a call, ``condition`` is the precondition
+    and ``values`` the parameter values passed (``{"n": 29}``)."""
 
-    def __init__(self, message: str, evidence=None):
+    def __init__(self, message: str, evidence=None, condition=None,
+                 values: dict | None = None):
         self.evidence = evidence
+        self.condition = condition
+        self.values = dict(values or {})
         super().__init__(message)
 
 
@@ -181,3 +196,16 @@ class TooDeepError(PolypadError):
     """An expression or statement is nested more deeply than polypad can walk: some
     40,000 levels (see :mod:`polypad.ir.deep`), or what Python's own parser reads
     (a script then gets a :class:`ParseError` that says so)."""
+
+
+class MissingDependencyError(PolypadError, ImportError):
+    """An optional part of polypad needs a package that is not installed, such as
+    :mod:`polypad.tvm` without TVM; the message names the extra that installs it
+    (``pip install "polypad[tvm]"``)."""
+
+
+class TVMInteropError(PolypadError):
+    """TVM refused what :mod:`polypad.tvm` handed it: ``to_tvm`` of a function that uses
+    what TVM 0.27 does not have (``T.undef()``, a thread axis TVM does not know), or
+    ``from_tvm`` of an object that is not a TVM ``PrimFunc`` or ``IRModule``.  The
+    message quotes TVM's own complaint."""

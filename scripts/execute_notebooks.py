@@ -33,8 +33,9 @@ def kernel_dir(base: Path) -> Path:
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "polypad (this checkout)",
         "language": "python",
-        # Stored outputs must need no JavaScript: interact_set draws its static picture.
-        "env": {"PYTHONPATH": str(ROOT), "POLYPAD_STATIC_PICTURES": "1"},
+        # interact_set stores its picture beside its sliders: an export without
+        # JavaScript shows the picture, as a reader's own export would.
+        "env": {"PYTHONPATH": str(ROOT)},
     }))
     return base
 

@@ -6,7 +6,8 @@ function with input sets that satisfy its ``T.assume`` facts
 (:func:`make_inputs`) and its results on them in the reference executor.
 
 * :func:`check_passes`: every pass of ``polypad.transform`` gives verified IR
-  with the same results.
+  with the same results (and with ``POLYPAD_VERIFY_PASSES``, set on import,
+  so do the passes the primitives and deciders run inside).
 * ``fuzz_primitives.check_primitives``: schedule primitives applied to the
   nest give the same results; raising a :class:`PolypadError` is a legal
   refusal.
@@ -25,6 +26,7 @@ Float buffers hold small integers, so float32 arithmetic on them is exact.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -51,6 +53,9 @@ from polypad.ir.show import show
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 from polypad.script import parse
+
+# Every pass verifies its result, those run inside primitives and deciders too.
+os.environ.setdefault("POLYPAD_VERIFY_PASSES", "1")
 
 PASSES = ("simplify", "remove_no_op", "hoist_expression", "reduce_loop_extents",
           "remove_branching_through_overcompute", "remove_overcompute_through_branching")

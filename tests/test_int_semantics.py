@@ -302,7 +302,7 @@ def f(A: T.Buffer((4,), "int32"), B: T.Buffer((4,), "int32")):
 
 def test_wrapping_operation_reads_the_domain_box_exactly():
     # The box of the domain clears `i + c` cheaply only where no point can wrap;
-    # at the edge, and for an unbounded parameter, ISL still finds the wrap.
+    # at the edge ISL still finds the wrap.
     from polypad.model import AffineSpace
     from polypad.model.overflow import wrapping_operation
 
@@ -315,6 +315,11 @@ def test_wrapping_operation_reads_the_domain_box_exactly():
     domain = isl.Set("[m] -> { S[i] : 0 <= i < m <= 100 }")
     assert wrapping_operation(i + 1, space, domain) is None
     assert wrapping_operation(m * 21474837, space, domain) is not None  # at m = 100
-    # ISL reads a parameter as unbounded: past the int32 range, i + 1 wraps.
-    unbounded = isl.Set("[m] -> { S[i] : 0 <= i < m }")
-    assert wrapping_operation(i + 1, space, unbounded) is not None
+    # A parameter holds a value of its dtype: below an int32 m, i + 1 cannot wrap;
+    # below an int64 k, i may reach 2**31 - 1, where it does.
+    below_m = isl.Set("[m] -> { S[i] : 0 <= i < m }")
+    assert wrapping_operation(i + 1, space, below_m) is None
+    k = n.Var("k", "int64")
+    space.names.name(k)
+    below_k = isl.Set("[k] -> { S[i] : 0 <= i < k }")
+    assert wrapping_operation(i + 1, space, below_k) is not None

@@ -82,3 +82,13 @@ def test_notebook_is_stored_with_its_outputs_and_no_errors(path):
     assert any("<svg" in d.get("text/html", "") + d.get("image/svg+xml", "") for d in rich)
     assert not any("application/javascript" in d or "<script" in d.get("text/html", "")
                    for d in rich)
+
+
+def test_interact_set_stores_its_picture_beside_its_sliders():
+    # An HTML export or a static viewer cannot draw the widget; the picture beside it stays.
+    nb = nbformat.read(ROOT / "notebooks" / "quickstart.ipynb", as_version=4)
+    [cell] = [c for c in nb.cells if c.cell_type == "code" and "interact_set(" in c.source]
+    kinds = [sorted(o.get("data", {})) for o in cell.outputs]
+    assert kinds == [["application/vnd.jupyter.widget-view+json", "text/plain"],
+                     ["image/svg+xml", "text/plain"]]
+    assert 'class="background"' in cell.outputs[1].data["image/svg+xml"]

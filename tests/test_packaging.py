@@ -67,3 +67,18 @@ def test_changelog_has_an_unreleased_section():
     unreleased = text.split("## [Unreleased]", 1)[1].split("\n## [", 1)[0]
     for topic in ("int32 wrapping", "time budgets", "Command line hardening", "py.typed"):
         assert topic in unreleased
+
+
+def test_the_tvm_extra_pins_what_polypad_tvm_is_proved_against():
+    pins = ["apache-tvm==0.27.0.post1", "apache-tvm-ffi==0.1.14.post1"]
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert extras["tvm"] == pins
+    # The test extra installs TVM, so the interop tests run (and may not skip) in CI.
+    assert set(pins) <= set(extras["test"]) and set(pins) <= set(extras["dev"])
+
+
+def test_importing_polypad_does_not_import_tvm():
+    code = "import sys, polypad, polypad.tvm; print('tvm' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert (proc.returncode, proc.stdout) == (0, "False\n"), proc.stderr

@@ -41,7 +41,6 @@ OUT_OF_BOUNDS = {"overcompute_conv1d_after", "branching_conv1d_before"}
 UNSUPPORTED = {
     "hoist_incorrect_var": "T.var(",
     "vector_dtype": '"float32x4"',
-    "decl_buffer_alias": "A_backing.data)",
 }
 
 

@@ -14,10 +14,10 @@ import analyses
 import codegen
 import polypad as pp
 from analyses import dataflow
-from codegen.emit import emit
-from codegen.numba_kernel import compile_kernel
+from codegen.numba.compiler import compile_kernel
+from codegen.numba.emit import emit
 from polypad.errors import PolypadError, TooDeepError
-from polypad.ir import deep
+from polypad.ir import deep, deep_worker
 from polypad.ir import nodes as n
 from polypad.model import extract
 
@@ -137,7 +137,7 @@ def test_a_long_sum_builds_for_both_targets(long_sum):
 
 
 def test_what_python_cannot_parse_is_a_parse_error_at_the_statement(monkeypatch):
-    monkeypatch.setattr(deep, "DEEP_RECURSION_LIMIT", 2000)  # Python's parser: ~6000 levels
+    monkeypatch.setattr(deep_worker, "DEEP_RECURSION_LIMIT", 2000)  # Python's parser: ~6000 levels
     with pytest.raises(pp.ParseError, match="nested too deeply for Python's parser") as err:
         pp.parse(long_sum_text(TERMS), filename="sum.py")
     assert (err.value.filename, err.value.lineno, err.value.col) == ("sum.py", 4, 9)
@@ -145,14 +145,14 @@ def test_what_python_cannot_parse_is_a_parse_error_at_the_statement(monkeypatch)
 
 
 def test_what_polypad_cannot_walk_is_a_parse_error_at_the_statement(monkeypatch):
-    monkeypatch.setattr(deep, "DEEP_RECURSION_LIMIT", 4000)  # 12,000 parser levels
+    monkeypatch.setattr(deep_worker, "DEEP_RECURSION_LIMIT", 4000)  # 12,000 parser levels
     with pytest.raises(pp.ParseError, match="nested too deeply") as err:
         pp.parse(long_sum_text(6000))
     assert err.value.lineno == 4 and "Python's parser" not in err.value.message
 
 
 def test_a_tree_too_deep_for_a_worker_is_a_too_deep_error(long_sum, monkeypatch):
-    monkeypatch.setattr(deep, "DEEP_RECURSION_LIMIT", 3000)
+    monkeypatch.setattr(deep_worker, "DEEP_RECURSION_LIMIT", 3000)
     with pytest.raises(TooDeepError, match="nested too deeply") as err:
         pp.script(long_sum)
     assert isinstance(err.value, PolypadError)

@@ -1,6 +1,8 @@
 """The polypad IR: immutable nodes, builders, traversal, equality, verification."""
 
-from . import dtypes, intrinsics, operators
+# First: operators puts Python's operators on the expressions and block_header gives
+# Block its header fitting (polypad/ir/nodes.py), so every node made has them.
+from . import block_header, dtypes, intrinsics, operators  # noqa: F401  (block_header)
 from .nodes import (
     Add,
     Allocate,

@@ -1,92 +1,39 @@
-"""Deep trees without ``RecursionError``: walkers step onto a big stack when they must.
+"""Deep trees at the front doors: a call given a deep tree runs on a deep worker.
 
-polypad's walkers recurse over the IR, a few Python frames per level, and
-IR trees can be deep: a 10,000-term sum ``a + b + c + ...`` is a
-left-nested chain 10,000 levels deep.  Python stops at its recursion limit
-(1000 frames unless raised), and raising the limit on an ordinary thread's
-small C stack would trade the ``RecursionError`` for a crash.
-
-So every recursive walker takes each step down through :func:`guarded`,
-which counts the levels the current thread is in.  While the count is below
-:data:`HOP_DEPTH` (where any thread has room), that costs one counter; past
-it, the rest of the walk runs on a *deep worker*: a thread with a
-:data:`STACK_SIZE` stack, during whose run the recursion limit is raised to
-:data:`DEEP_RECURSION_LIMIT`, sized so that the stack holds that many
-frames.  The caller waits for it, so nothing runs concurrently, and the
-worker sees the caller's context variables (the time budget of
-:mod:`polypad.budget`).  Inside a worker everything may recurse -- other
-walkers, and Python's own recursion through the generated ``__eq__``,
-``__hash__`` and ``__repr__`` of nested nodes.  :func:`run_deep` runs any
-call that way.
-
-A tree too deep even for a worker (some 40,000 levels) raises
-:class:`~polypad.errors.TooDeepError`, never ``RecursionError``.
-
-While a worker runs, the raised recursion limit holds for every thread
-(CPython has one limit per interpreter); another thread that recursed that
-deep on a small stack would crash instead of raising.
+:func:`guarded` (from :mod:`polypad.ir.deep_worker`, re-exported here with
+the rest of the worker) protects the recursive walkers that use it, one step
+at a time.  :func:`deep_entry` protects everything under a public entry
+point -- every pass (``budgeted_pass``), decider (``decider``, ``bounded``)
+and schedule primitive (``primitive``): given a deep function, all of the
+call runs on a worker's large stack.  Measuring how deep an argument is
+needs the grammar and the visitor, so this module sits above them, and the
+worker below the grammar.
 """
 
 from __future__ import annotations
 
-import contextvars
-import ctypes
 import functools
-import sys
-import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from polypad.errors import TooDeepError
+from polypad.concurrency import Recent
 
-#: Levels a thread walks on its own stack before the walk moves to a worker.
-#: A level is at most a handful of frames, so this stays far below the
-#: default recursion limit of 1000 whatever the caller's own depth.
-HOP_DEPTH = 100
-#: Stack of a deep worker; only the pages it touches are ever committed.
-STACK_SIZE = 512 * 1024 * 1024
-#: The recursion limit while a worker runs: under 3 KiB of stack per frame.
-DEEP_RECURSION_LIMIT = 200_000
+from .deep_worker import (
+    DEEP_RECURSION_LIMIT,
+    HOP_DEPTH,
+    STACK_SIZE,
+    guard_generated_methods,
+    guarded,
+    in_worker,
+    run_deep,
+)
+from .nodes import Expr, IRModule, PrimFunc, Stmt
+from .visitor import children
+
+__all__ = ["DEEP_RECURSION_LIMIT", "ENTRY_DEPTH", "HOP_DEPTH", "STACK_SIZE", "deep_entry",
+           "guard_generated_methods", "guarded", "in_worker", "is_deep", "run_deep"]
 
 F = TypeVar("F", bound=Callable)
-
-
-class _State(threading.local):
-    depth = 0  # guarded levels this thread is inside
-    deep = False  # this thread is a deep worker
-
-
-_state = _State()
-_lock = threading.Lock()  # guards the two process-wide settings below
-_workers = 0  # deep workers running, in any thread
-_saved_limit = 0  # the recursion limit to restore when the last one ends
-
-
-def guarded(fn: F) -> F:
-    """Decorate one step of a recursive walker so that deep trees move to a worker.
-
-    ``fn`` is called as before; when its thread is already :data:`HOP_DEPTH`
-    guarded levels deep (and is not a worker), the call runs through
-    :func:`run_deep` instead.
-
-    >>> class Printer:
-    ...     @guarded
-    ...     def expr(self, e): ...
-    """
-
-    @functools.wraps(fn)
-    def step(*args, **kwargs):
-        state = _state
-        depth = state.depth
-        if depth >= HOP_DEPTH and not state.deep:
-            return run_deep(fn, *args, **kwargs)
-        state.depth = depth + 1
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            state.depth = depth
-
-    return step  # type: ignore[return-value]
 
 
 def deep_entry(fn: F) -> F:
@@ -105,7 +52,7 @@ def deep_entry(fn: F) -> F:
 
     @functools.wraps(fn)
     def entry(*args, **kwargs):
-        if not _state.deep and (any(map(is_deep, args)) or any(map(is_deep, kwargs.values()))):
+        if not in_worker() and (any(map(is_deep, args)) or any(map(is_deep, kwargs.values()))):
             return run_deep(fn, *args, **kwargs)
         return fn(*args, **kwargs)
 
@@ -114,8 +61,7 @@ def deep_entry(fn: F) -> F:
 
 #: Tree levels under which every walker fits on an ordinary stack, guarded or not.
 ENTRY_DEPTH = 48
-_known: dict[int, tuple[object, bool]] = {}  # id(function) -> (function, deep?)
-_KEEP = 64
+_known = Recent(64)  # function -> deep?
 
 
 def is_deep(obj) -> bool:
@@ -123,25 +69,17 @@ def is_deep(obj) -> bool:
 
     Anything else (a string, a number, a buffer) is not.
     """
-    from .nodes import Expr, IRModule, PrimFunc, Stmt
-
     if not isinstance(obj, (Expr, Stmt, PrimFunc, IRModule)):
         return False
     if not isinstance(obj, (PrimFunc, IRModule)):
         return _deeper_than(obj, ENTRY_DEPTH)
-    found = _known.get(id(obj))
-    if found is not None and found[0] is obj:
-        return found[1]
-    answer = _deeper_than(obj, ENTRY_DEPTH)
-    if len(_known) >= _KEEP:
-        _known.pop(next(iter(_known)))
-    _known[id(obj)] = (obj, answer)
-    return answer
+    found = _known.get((obj,))
+    if found is not None:
+        return found
+    return _known.put((obj,), _deeper_than(obj, ENTRY_DEPTH))
 
 
 def _deeper_than(root, limit: int) -> bool:
-    from .visitor import children
-
     stack = [(root, 0)]
     while stack:
         node, depth = stack.pop()
@@ -149,88 +87,3 @@ def _deeper_than(root, limit: int) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children(node))
     return False
-
-
-def in_worker() -> bool:
-    """Whether the current thread is a deep worker (or running under one)."""
-    return _state.deep
-
-
-def run_deep(fn: Callable, *args, **kwargs):
-    """``fn(*args, **kwargs)`` on a deep worker; directly when already on one.
-
-    Returns what ``fn`` returns and raises what it raises, except that a
-    ``RecursionError`` becomes :class:`~polypad.errors.TooDeepError`.
-    """
-    if _state.deep:
-        return fn(*args, **kwargs)
-    context = contextvars.copy_context()
-    outcome: list = []
-
-    def work() -> None:
-        _state.deep = True
-        try:
-            outcome.append((True, context.run(fn, *args, **kwargs)))
-        except BaseException as err:  # handed over to the waiting caller
-            outcome.append((False, err))
-
-    with _raised_limit():
-        thread = _start(work)
-        try:
-            thread.join()
-        except BaseException:  # Ctrl-C while waiting: stop the worker too
-            _interrupt(thread)
-            thread.join()
-            raise
-    ok, value = outcome[0]
-    if ok:
-        return value
-    if isinstance(value, RecursionError):
-        raise TooDeepError(
-            f"the input is nested too deeply for polypad to walk ({value}); split "
-            "long expressions with lets or local variables") from None
-    raise value
-
-
-class _raised_limit:
-    """The recursion limit raised to :data:`DEEP_RECURSION_LIMIT` while any worker runs."""
-
-    def __enter__(self) -> None:
-        global _workers, _saved_limit
-        with _lock:
-            if _workers == 0:
-                _saved_limit = sys.getrecursionlimit()
-                sys.setrecursionlimit(max(_saved_limit, DEEP_RECURSION_LIMIT))
-            _workers += 1
-
-    def __exit__(self, *exc) -> None:
-        global _workers
-        with _lock:
-            _workers -= 1
-            if _workers == 0:
-                sys.setrecursionlimit(_saved_limit)
-
-
-def _start(work: Callable[[], None]) -> threading.Thread:
-    """A started thread running ``work`` on a :data:`STACK_SIZE` stack."""
-    thread = threading.Thread(target=work, name="polypad-deep", daemon=True)
-    with _lock:  # the stack size is a process-wide setting read by start()
-        old = threading.stack_size()
-        try:
-            threading.stack_size(STACK_SIZE)
-            thread.start()
-        except (RuntimeError, ValueError, MemoryError) as err:
-            raise TooDeepError(f"the input is nested too deeply to walk on an ordinary "
-                               f"stack, and no thread with a bigger one could start: "
-                               f"{err}") from None
-        finally:
-            threading.stack_size(old)
-    return thread
-
-
-def _interrupt(thread: threading.Thread) -> None:
-    """Raise ``KeyboardInterrupt`` in ``thread`` at its next bytecode (CPython)."""
-    if thread.ident is None or not thread.is_alive():
-        return
-    set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
-    set_async_exc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))

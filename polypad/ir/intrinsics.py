@@ -14,7 +14,8 @@ from . import dtypes
 from .nodes import Call, Expr
 from .operators import as_expr, cast
 
-MATH_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sigmoid")
+MATH_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sigmoid",
+              "rsqrt")
 MATH_BINARY = ("pow",)
 NUMERIC_UNARY = ("abs",)
 SPECIAL = ("assume", "undef", "likely")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from polypad.errors import NotFoundError
 
 from . import nodes as n
+from .loop_names import _body, _title, find_named_loop
 from .visitor import Rewriter, children, walk
 
 
@@ -30,8 +31,6 @@ def find_loop(root, ref: n.For | str) -> n.For:
     """The loop ``ref`` names: a ``For`` node under ``root``, or a loop name of
     :mod:`polypad.ir.loop_names` (its variable's name where unique, else
     ``"block/var"`` or ``"var#k"``)."""
-    from .loop_names import find_named_loop
-
     return find_named_loop(root, ref)
 
 
@@ -103,13 +102,3 @@ def _path(current, target):
         for child in children(node):
             stack.append((child, path + [child]))
     return None
-
-
-def _body(root):
-    return root.body if isinstance(root, n.PrimFunc) else root
-
-
-def _title(root) -> str:
-    if isinstance(root, n.PrimFunc):
-        return f"function {root.name}"
-    return f"this {type(root).__name__}"

@@ -1,27 +1,31 @@
 """Building expressions: constants, dtype promotion and Python operators.
 
-``ExprOps`` is mixed into :class:`polypad.ir.nodes.Expr`, so that
-``lambda i: [i // 4, i % 4]`` and ``2.0 * A[i]`` build IR.  Python numbers
-meeting an expression take that expression's dtype; two expressions of
-different dtypes are promoted (int -> float, narrow -> wide) with ``Cast``.
+The methods of ``ExprOps`` are put on :class:`polypad.ir.nodes.Expr` (and
+``A[i, j]`` on :class:`~polypad.ir.nodes.Buffer`) when this module is
+imported, so that ``lambda i: [i // 4, i % 4]`` and ``2.0 * A[i]`` build
+IR.  The grammar imports nothing above it; the builders need the grammar,
+so the operators go onto its classes from here, and
+``polypad/ir/__init__.py`` imports this module before anything can make an
+expression.
+
+Python numbers meeting an expression take that expression's dtype; two
+expressions of different dtypes are promoted (int -> float, narrow -> wide)
+with ``Cast``.  A scalar meeting a vector is broadcast to its lanes
+(``T.Broadcast``), as TVM does.
 """
 
 from __future__ import annotations
 
 from . import dtypes
-from .deep import guarded
-
-
-def _nodes():
-    # nodes imports this module for ExprOps, so the reverse import is lazy.
-    from . import nodes
-
-    return nodes
+from . import nodes as n
+from .deep_worker import guarded
 
 
 def const(value, dtype: str | None = None):
-    """A constant node for a Python ``bool``, ``int`` or ``float``."""
-    n = _nodes()
+    """A constant node for a Python ``bool``, ``int`` or ``float`` (broadcast for a
+    vector dtype)."""
+    if dtype is not None and dtypes.lanes(dtype) > 1:
+        return n.Broadcast(const(value, dtypes.element(dtype)), dtypes.lanes(dtype))
     if isinstance(value, bool):
         return n.BoolImm(value)
     if dtype is None:
@@ -37,7 +41,6 @@ def const(value, dtype: str | None = None):
 
 def as_expr(value, dtype: str | None = None):
     """``value`` as an expression; Python numbers become constants of ``dtype``."""
-    n = _nodes()
     if isinstance(value, n.Expr):
         return value
     if isinstance(value, (bool, int, float)):
@@ -54,7 +57,6 @@ def as_expr(value, dtype: str | None = None):
 
 def promote(a, b):
     """Bring two operands (expressions or Python numbers) to one dtype."""
-    n = _nodes()
     a_is_expr, b_is_expr = isinstance(a, n.Expr), isinstance(b, n.Expr)
     if a_is_expr and not b_is_expr:
         return a, _const_like(b, a.dtype)
@@ -64,12 +66,23 @@ def promote(a, b):
         a, b = as_expr(a), as_expr(b)
     if a.dtype == b.dtype:
         return a, b
-    target = dtypes.wider(a.dtype, b.dtype)
-    return cast(target, a), cast(target, b)
+    la, lb = dtypes.lanes(a.dtype), dtypes.lanes(b.dtype)
+    if la != lb and 1 not in (la, lb):
+        raise TypeError(f"operands of {la} and {lb} lanes: {a.dtype}, {b.dtype}")
+    target = dtypes.wider(dtypes.element(a.dtype), dtypes.element(b.dtype))
+    lanes = max(la, lb)
+    return _widen(a, target, lanes), _widen(b, target, lanes)
+
+
+def _widen(x, element: str, lanes: int):
+    """``x`` cast to ``element`` per lane and broadcast to ``lanes``."""
+    if dtypes.lanes(x.dtype) == 1:
+        x = cast(element, x)
+        return x if lanes == 1 else n.Broadcast(x, lanes)
+    return cast(dtypes.with_lanes(element, lanes), x)
 
 
 def _const_like(value, dtype: str):
-    n = _nodes()
     if isinstance(value, float) and dtypes.is_int(dtype) and not value.is_integer():
         # ``i + 0.5``: the float wins, the integer expression is cast.
         return n.FloatImm(value, "float32")
@@ -81,8 +94,7 @@ def cast(dtype: str, value):
     value = as_expr(value, dtype)
     if value.dtype == dtype:
         return value
-    n = _nodes()
-    if isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)):
+    if isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)) and dtypes.lanes(dtype) == 1:
         return const(value.value, dtype)
     return n.Cast(dtype, value)
 
@@ -93,14 +105,14 @@ def _arith(cls_name: str, a, b):
         a, b = promote(a, b)
     if dtypes.is_bool(a.dtype):
         raise TypeError(f"{cls_name} is not defined on bool operands")
-    return getattr(_nodes(), cls_name)(a, b)
+    return getattr(n, cls_name)(a, b)
 
 
 def _compare(cls_name: str, a, b):
     a, b = promote(a, b)
     if a.dtype != b.dtype:
         a, b = promote(a, b)
-    return getattr(_nodes(), cls_name)(a, b)
+    return getattr(n, cls_name)(a, b)
 
 
 def add(a, b):
@@ -120,7 +132,7 @@ def truediv(a, b):
     a, b = promote(a, b)
     if dtypes.is_int(a.dtype):
         a, b = cast("float32", a), cast("float32", b)
-    return _nodes().Div(a, b)
+    return n.Div(a, b)
 
 
 def floordiv(a, b):
@@ -165,7 +177,6 @@ def ge(a, b):
 
 def logical_and(*conds):
     """Left-nested ``And`` of one or more conditions."""
-    n = _nodes()
     out = as_expr(conds[0])
     for c in conds[1:]:
         out = n.And(out, as_expr(c))
@@ -174,7 +185,6 @@ def logical_and(*conds):
 
 def logical_or(*conds):
     """Left-nested ``Or`` of one or more conditions."""
-    n = _nodes()
     out = as_expr(conds[0])
     for c in conds[1:]:
         out = n.Or(out, as_expr(c))
@@ -182,11 +192,14 @@ def logical_or(*conds):
 
 
 def logical_not(cond):
-    return _nodes().Not(as_expr(cond))
+    return n.Not(as_expr(cond))
 
 
 class ExprOps:
-    """Python operators that build IR.  ``==`` is deliberately not among them."""
+    """Python operators that build IR.  ``==`` is deliberately not among them.
+
+    Not a base class: :func:`_install` puts these methods on ``Expr``.
+    """
 
     __slots__ = ()
 
@@ -256,7 +269,6 @@ def negate(cond):
 
     >>> negate(i < 4)          # i >= 4
     """
-    n = _nodes()
     flipped = {n.Lt: n.Ge, n.Le: n.Gt, n.Gt: n.Le, n.Ge: n.Lt, n.Eq: n.Ne, n.Ne: n.Eq}
     if type(cond) in flipped:
         return flipped[type(cond)](cond.a, cond.b)
@@ -269,3 +281,21 @@ def negate(cond):
     if isinstance(cond, n.BoolImm):
         return n.BoolImm(not cond.value)
     return n.Not(cond)
+
+
+def _load(buffer, indices):
+    """``A[i, j]``: the load of ``buffer`` at ``indices`` (Python ints become int32)."""
+    if not isinstance(indices, tuple):
+        indices = (indices,)
+    return n.BufferLoad(buffer, tuple(as_expr(i, "int32") for i in indices))
+
+
+def _install() -> None:
+    """Give the grammar's expressions Python's operators and its buffers ``[]``."""
+    for name, method in vars(ExprOps).items():
+        if callable(method):
+            setattr(n.Expr, name, method)
+    n.Buffer.__getitem__ = _load
+
+
+_install()

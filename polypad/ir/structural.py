@@ -20,6 +20,7 @@ from .deep import guarded
 from .nodes import (
     Allocate,
     Buffer,
+    DeclBuffer,
     Expr,
     For,
     IRModule,
@@ -42,6 +43,21 @@ class Mismatch:
     rhs: object
 
 
+#: Where a comparison is: the root's name, or (the parent's path, a suffix).  Built
+#: as a chain and spelled only on a mismatch: a string per level would copy the
+#: whole path at every level of a 10,000-term sum.
+_Path = str | tuple
+
+
+def _spelled(path: _Path) -> str:
+    parts = []
+    while isinstance(path, tuple):
+        path, suffix = path
+        parts.append(suffix)
+    parts.append(path)
+    return "".join(reversed(parts))
+
+
 @dataclass
 class _Matcher:
     map_free_vars: bool
@@ -49,20 +65,20 @@ class _Matcher:
     buffers: dict = field(default_factory=dict)
     mismatch: Mismatch | None = None
 
-    def fail(self, path: str, lhs, rhs) -> bool:
+    def fail(self, path: _Path, lhs, rhs) -> bool:
         if self.mismatch is None:
-            self.mismatch = Mismatch(path, lhs, rhs)
+            self.mismatch = Mismatch(_spelled(path), lhs, rhs)
         return False
 
     # -- identities -------------------------------------------------------
 
-    def bind_var(self, a: Var, b: Var, path: str) -> bool:
+    def bind_var(self, a: Var, b: Var, path: _Path) -> bool:
         if a.dtype != b.dtype:
-            return self.fail(path + ".dtype", a, b)
+            return self.fail((path, ".dtype"), a, b)
         self.vars[a] = b
         return True
 
-    def var(self, a: Var, b: Var, path: str) -> bool:
+    def var(self, a: Var, b: Var, path: _Path) -> bool:
         if a in self.vars:
             return self.vars[a] is b or self.fail(path, a, b)
         if a is b or (self.map_free_vars and a.dtype == b.dtype
@@ -72,27 +88,29 @@ class _Matcher:
             return True
         return self.fail(path, a, b)
 
-    def bind_buffer(self, a: Buffer, b: Buffer, path: str) -> bool:
+    def bind_buffer(self, a: Buffer, b: Buffer, path: _Path) -> bool:
         if not self.buffer_decl(a, b, path):
             return False
         self.buffers[a] = b
         return True
 
-    def buffer_decl(self, a: Buffer, b: Buffer, path: str) -> bool:
-        if (a.name, a.dtype, a.axis_separators, a.scope) != (
-                b.name, b.dtype, b.axis_separators, b.scope):
+    def buffer_decl(self, a: Buffer, b: Buffer, path: _Path) -> bool:
+        if (a.name, a.dtype, a.axis_separators, a.scope, a.tvm_attrs) != (
+                b.name, b.dtype, b.axis_separators, b.scope, b.tvm_attrs):
             return self.fail(path, a, b)
         if len(a.shape) != len(b.shape):
-            return self.fail(path + ".shape", a.shape, b.shape)
+            return self.fail((path, ".shape"), a.shape, b.shape)
         for k, (x, y) in enumerate(zip(a.shape, b.shape)):
             if isinstance(x, Var) and isinstance(y, Var):
-                if not self.var(x, y, f"{path}.shape[{k}]"):
+                if not self.var(x, y, (path, f".shape[{k}]")):
                     return False
             elif x != y:
-                return self.fail(f"{path}.shape[{k}]", x, y)
-        return True
+                return self.fail((path, f".shape[{k}]"), x, y)
+        # A view: the memory it shares (mapped like any use) and where in it.
+        return (self.equal(a.data, b.data, (path, ".data"))
+                and self.equal(a.elem_offset, b.elem_offset, (path, ".elem_offset")))
 
-    def buffer(self, a: Buffer, b: Buffer, path: str) -> bool:
+    def buffer(self, a: Buffer, b: Buffer, path: _Path) -> bool:
         if a in self.buffers:
             return self.buffers[a] is b or self.fail(path, a, b)
         if a is b:
@@ -104,7 +122,7 @@ class _Matcher:
     # -- trees --------------------------------------------------------------
 
     @guarded
-    def equal(self, a, b, path: str) -> bool:
+    def equal(self, a, b, path: _Path) -> bool:
         # No `a is b` shortcut: a shared subtree may sit under different
         # binders on each side, and must then be compared through the map.
         if isinstance(a, Var) and isinstance(b, Var):
@@ -113,56 +131,58 @@ class _Matcher:
             return self.buffer(a, b, path)
         if isinstance(a, tuple) and isinstance(b, tuple):
             if len(a) != len(b):
-                return self.fail(path + ".len", a, b)
-            return all(self.equal(x, y, f"{path}[{k}]") for k, (x, y) in enumerate(zip(a, b)))
+                return self.fail((path, ".len"), a, b)
+            return all(self.equal(x, y, (path, f"[{k}]")) for k, (x, y) in enumerate(zip(a, b)))
         if type(a) is not type(b):
             return self.fail(path, a, b)
         if isinstance(a, (For, Let, LetStmt)):
             return self.binder(a, b, path)
-        if isinstance(a, Allocate):
-            return (self.bind_buffer(a.buffer, b.buffer, path + ".buffer")
-                    and self.equal(a.body, b.body, path + ".body"))
+        if isinstance(a, (Allocate, DeclBuffer)):
+            return (self.bind_buffer(a.buffer, b.buffer, (path, ".buffer"))
+                    and self.equal(a.body, b.body, (path, ".body")))
         if isinstance(a, PrimFunc):
             return self.func(a, b, path)
         if isinstance(a, IRModule):
             return self.module(a, b, path)
         if not hasattr(type(a), "__dataclass_fields__"):
             return a == b or self.fail(path, a, b)
-        return all(self.equal(getattr(a, n), getattr(b, n), f"{path}.{n}")
+        return all(self.equal(getattr(a, n), getattr(b, n), (path, "." + n))
                    for n in node_fields(a))
 
-    def binder(self, a, b, path: str) -> bool:
+    def binder(self, a, b, path: _Path) -> bool:
         # Everything but the body is evaluated outside the binding's scope.
         for name in node_fields(a):
             if name in ("var", "body"):
                 continue
-            if not self.equal(getattr(a, name), getattr(b, name), f"{path}.{name}"):
+            if not self.equal(getattr(a, name), getattr(b, name), (path, "." + name)):
                 return False
-        return (self.bind_var(a.var, b.var, path + ".var")
-                and self.equal(a.body, b.body, path + ".body"))
+        return (self.bind_var(a.var, b.var, (path, ".var"))
+                and self.equal(a.body, b.body, (path, ".body")))
 
-    def func(self, a: PrimFunc, b: PrimFunc, path: str) -> bool:
+    def func(self, a: PrimFunc, b: PrimFunc, path: _Path) -> bool:
         if len(a.params) != len(b.params):
-            return self.fail(path + ".params", a.params, b.params)
+            return self.fail((path, ".params"), a.params, b.params)
         # Scalar parameters first: buffer shapes may refer to them.
         pairs = list(enumerate(zip(a.params, b.params)))
         for k, (x, y) in pairs:
             if type(x) is not type(y):
-                return self.fail(f"{path}.params[{k}]", x, y)
-            if isinstance(x, Var) and not self.bind_var(x, y, f"{path}.params[{k}]"):
+                return self.fail((path, f".params[{k}]"), x, y)
+            if isinstance(x, Var) and not self.bind_var(x, y, (path, f".params[{k}]")):
                 return False
         for k, (x, y) in pairs:
-            if isinstance(x, Buffer) and not self.bind_buffer(x, y, f"{path}.params[{k}]"):
+            if isinstance(x, Buffer) and not self.bind_buffer(x, y, (path, f".params[{k}]")):
                 return False
         if a.attrs != b.attrs:
-            return self.fail(path + ".attrs", a.attrs, b.attrs)
-        return self.equal(a.body, b.body, path + ".body")
+            return self.fail((path, ".attrs"), a.attrs, b.attrs)
+        if a.ret_dtype != b.ret_dtype:
+            return self.fail((path, ".ret_dtype"), a.ret_dtype, b.ret_dtype)
+        return self.equal(a.body, b.body, (path, ".body"))
 
-    def module(self, a: IRModule, b: IRModule, path: str) -> bool:
+    def module(self, a: IRModule, b: IRModule, path: _Path) -> bool:
         names_a, names_b = [f.name for f in a.funcs], [f.name for f in b.funcs]
         if sorted(names_a) != sorted(names_b):
-            return self.fail(path + ".funcs", names_a, names_b)
-        return all(self.equal(a[n], b[n], f"{path}[{n!r}]") for n in names_a)
+            return self.fail((path, ".funcs"), names_a, names_b)
+        return all(self.equal(a[n], b[n], (path, f"[{n!r}]")) for n in names_a)
 
 
 def structural_equal(a, b, *, map_free_vars: bool = False) -> bool:

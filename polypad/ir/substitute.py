@@ -1,9 +1,30 @@
-"""Replacing variables by expressions, and collecting free variables."""
+"""Replacing variables by expressions, and collecting what a node uses from outside.
+
+:func:`free_vars` follows scopes: the variables a node reads that no binder
+around the use binds (the passes ask it of one expression or statement).
+:func:`free_symbols` is what a fragment printed on its own must declare:
+the variables and buffers it uses that nothing inside it binds, buffer
+shapes and views included (the printer asks it).
+"""
 
 from __future__ import annotations
 
-from .nodes import For, Let, LetStmt, Var
-from .visitor import Rewriter, Visitor
+from .nodes import (
+    Allocate,
+    AttrStmt,
+    Buffer,
+    BufferData,
+    BufferLoad,
+    BufferStore,
+    DeclBuffer,
+    For,
+    Let,
+    LetStmt,
+    PrimFunc,
+    Var,
+)
+from .views import view_vars
+from .visitor import Rewriter, Visitor, walk
 
 
 class _Substituter(Rewriter):
@@ -44,6 +65,12 @@ class _FreeVars(Visitor):
 
     visit_LetStmt = visit_Let
 
+    def visit_DeclBuffer(self, node: DeclBuffer):
+        # A view's extents, offset and pointer use variables no expression child holds.
+        for var in view_vars(node.buffer):
+            self.visit_Var(var)
+        self.visit(node.body)
+
     def _bind(self, var: Var, body):
         self.bound.add(var)
         self.visit(body)
@@ -55,3 +82,44 @@ def free_vars(node) -> list[Var]:
     collector.visit(node)
     return list(collector.free)
 
+
+def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
+    """Variables and buffers used in ``node`` but bound nowhere inside it."""
+    used_vars: dict[Var, None] = {}
+    used_bufs: dict[Buffer, None] = {}
+    bound: set = set()
+
+    def use_buffer(b: Buffer) -> None:
+        used_bufs.setdefault(b)
+        for d in b.shape:
+            if isinstance(d, Var):
+                used_vars.setdefault(d)
+        if isinstance(b.data, Buffer):
+            use_buffer(b.data)
+
+    roots = [node]
+    if isinstance(node, PrimFunc):
+        roots = [node.body]
+        for p in node.params:
+            bound.add(p)
+            if isinstance(p, Buffer):
+                use_buffer(p)
+    for root in roots:
+        for n in walk(root):
+            if isinstance(n, (For, Let, LetStmt)):
+                bound.add(n.var)
+            elif isinstance(n, Var):
+                used_vars.setdefault(n)
+            elif isinstance(n, (BufferLoad, BufferStore, BufferData)):
+                use_buffer(n.buffer)
+            elif isinstance(n, (Allocate, DeclBuffer)):
+                bound.add(n.buffer)
+                use_buffer(n.buffer)
+                for v in view_vars(n.buffer):
+                    used_vars.setdefault(v)
+            elif isinstance(n, AttrStmt):
+                for part in n.node if isinstance(n.node, tuple) else (n.node,):
+                    if isinstance(part, Buffer):
+                        use_buffer(part)
+    return ([v for v in used_vars if v not in bound],
+            [b for b in used_bufs if b not in bound])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .deep import guarded
+from .deep_worker import guarded
 from .nodes import Buffer, Expr, IRModule, PrimFunc, Stmt
 
 _NODE_TYPES = (Expr, Stmt, PrimFunc, IRModule)

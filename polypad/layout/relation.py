@@ -19,6 +19,7 @@ from polypad.errors import NonInjectiveError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
+from polypad.model.isl_helpers import coordinate
 from polypad.model.to_ir import pw_aff_to_expr, set_to_condition
 
 
@@ -139,15 +140,18 @@ class LayoutRelation:
         return min((direct, negated), key=_size)
 
     def inverse(self, indices=None) -> Inverse:
-        """The inverse map on the image, and the padding predicate."""
-        from .index_map import IndexMap
+        """The inverse map on the image, and the padding predicate.
 
+        The inverse is an index map of the same class as ``index_map`` (an
+        :class:`~polypad.layout.IndexMap`), made with its ``from_exprs``.
+        """
         self.check_injective()
         outs = self.output_vars(indices)
         inverse = self.map.reverse().as_pw_multi_aff().gist(self.image)
         exprs = [pw_aff_to_expr(inverse.get_pw_aff(k), outs, self.space.names)
                  for k in range(len(self.inputs))]
-        return Inverse(IndexMap.from_exprs(outs, exprs), self.padding_predicate(outs))
+        return Inverse(type(self.index_map).from_exprs(outs, exprs),
+                       self.padding_predicate(outs))
 
     def collision(self) -> Collision | None:
         """Two distinct logical indices with one image, or None when injective."""
@@ -158,9 +162,9 @@ class LayoutRelation:
             return None
         point = pairs.wrap().sample_point()
         n = len(self.inputs)
-        coords = [_coordinate(point, isl.dim_type.set, k) for k in range(2 * n)]
+        coords = [coordinate(point, isl.dim_type.set, k) for k in range(2 * n)]
         params = {point.get_space().get_dim_name(isl.dim_type.param, k):
-                  _coordinate(point, isl.dim_type.param, k)
+                  coordinate(point, isl.dim_type.param, k)
                   for k in range(point.get_space().dim(isl.dim_type.param))}
         first, second = tuple(coords[:n]), tuple(coords[n:])
         transformed = tuple(_evaluate(self.map, first, params))
@@ -172,6 +176,21 @@ class LayoutRelation:
         if found is not None:
             raise NonInjectiveError(f"index map {self.index_map!r} is not injective on shape "
                                     f"{list(_shape_names(self.shape))}: {found}", found)
+
+    def __repr__(self) -> str:
+        from polypad.ir.show import show
+
+        def text(extent) -> str:
+            return str(extent) if isinstance(extent, int) else show(extent)
+
+        shape = ", ".join(map(text, self.shape))
+        try:
+            out = ", ".join(map(text, self.transformed_shape()))
+            padding = self.padding_predicate()
+        except PolypadError as err:  # a repr never raises
+            return f"LayoutRelation({self.index_map!r} on [{shape}]: {err})"
+        return (f"LayoutRelation({self.index_map!r} on [{shape}] -> [{out}], "
+                f"padding where {show(padding)})")
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the shapes, the padding and the two grids.
@@ -186,10 +205,6 @@ def _size(expr: Expr) -> int:
     return sum(1 for _ in walk(expr))
 
 
-def _coordinate(point: isl.Point, kind, pos: int) -> int:
-    return point.get_coordinate_val(kind, pos).to_python()
-
-
 def _evaluate(rel: isl.Map, logical, params) -> list[int]:
     """The image of one logical point (parameters fixed as given)."""
     dom = rel.domain()
@@ -200,7 +215,7 @@ def _evaluate(rel: isl.Map, logical, params) -> list[int]:
         name = dom.get_space().get_dim_name(isl.dim_type.param, k)
         point_set = point_set.fix_val(isl.dim_type.param, k, isl.Val(str(params[name])))
     image = rel.intersect_domain(point_set).range().sample_point()
-    return [_coordinate(image, isl.dim_type.set, k)
+    return [coordinate(image, isl.dim_type.set, k)
             for k in range(image.get_space().dim(isl.dim_type.set))]
 
 

@@ -8,11 +8,18 @@
   access relations and the schedule;
 * :func:`to_z3` / :class:`Z3Env` — expressions as Z3 terms, with floor
   ``//`` and ``%``, buffers as uninterpreted functions.
+
+Importing the model hands the parser the checks it runs through this layer
+(:mod:`polypad.script.checks`): block axis domains, declared regions, and
+the extents of a ``T.match_buffer`` region.
 """
 
 from polypad.ir.naming import Names
+from polypad.script import checks as _script_checks
 
-from .affine import AffineSpace, to_pw_aff
+from .affine import AffineSpace, equal_everywhere, to_pw_aff
+from .block_axes import check_axes
+from .block_regions import check_declared
 from .conditions import to_set
 from .extract import extract
 from .model import Access, Model, StatementModel
@@ -23,3 +30,6 @@ __all__ = [
     "Access", "AffineSpace", "Model", "Names", "StatementModel", "Z3Env", "extract",
     "pw_aff_to_expr", "set_to_condition", "to_pw_aff", "to_set", "to_z3",
 ]
+
+_script_checks.register(block_axes=check_axes, declared_regions=check_declared,
+                        equal_everywhere=equal_everywhere)

@@ -5,7 +5,11 @@ enclosing guards and loop bounds, and (through let bindings) the values of
 the let variables it uses.  A load under ``T.if_then_else(c, ...)`` is only
 performed where its branch is taken, so its relation is restricted by ``c``
 (or ``not c``) when that is affine; otherwise it keeps the whole domain and
-is marked ``may``.  Indices must be quasi-affine: ``A[i * j]`` raises
+is marked ``may``.  An access through a view is an access of the buffer
+owning its memory (:func:`polypad.ir.views.through_view`), and a vector
+access (an index ``T.Ramp(b, s, n)``) touches the elements of its ``n``
+lanes (:mod:`polypad.ir.lanes`), so dependences and bounds see through both.
+Indices must be quasi-affine: ``A[i * j]`` raises
 :class:`NotAffineError` naming ``i * j`` and the access it sits in.  So does
 an index in which the operand of a ``//``, ``%``, ``min`` or ``max`` may
 wrap around its integer width at some instance (:mod:`.overflow`), since
@@ -21,9 +25,11 @@ import islpy as isl
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.lanes import lane, lane_count
 from polypad.ir.naming import Names
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
+from polypad.ir.views import through_view
 from polypad.ir.visitor import children
 
 from .affine import AffineSpace, _Converter, to_map
@@ -44,13 +50,20 @@ def statement_accesses(
     out: list[Access] = []
     if isinstance(stmt, n.BufferStore):
         relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, domain)
-        out.append(Access("write", stmt.buffer, stmt.indices, stmt, relation.intersect_domain(
-            domain), may))
+        owner, indices = through_view(stmt.buffer, stmt.indices)
+        out.append(Access("write", owner, indices, stmt, relation.intersect_domain(domain), may))
+    # A long expression reads the same element many times (`A[i] + A[i] + ...`):
+    # each distinct access and path is converted once.
+    reads: dict = {}
     for load, path in _reads(leaf):
-        relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
-        where, exact = _path_set(path, space, domain)
-        out.append(Access("read", load.buffer, load.indices, load,
-                          relation.intersect_domain(where), may or not exact))
+        key = (load.buffer, load.indices, path)
+        found = reads.get(key)
+        if found is None:
+            relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
+            where, exact = _path_set(path, space, domain)
+            found = reads[key] = (relation.intersect_domain(where), may or not exact)
+        owner, indices = through_view(load.buffer, load.indices)
+        out.append(Access("read", owner, indices, load, *found))
     return tuple(out)
 
 
@@ -108,6 +121,19 @@ def _path_set(path: _Path, space: AffineSpace, domain: isl.Set) -> tuple[isl.Set
 
 def _relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
               buffers: Names, domain: isl.Set) -> isl.Map:
+    """``S[...] -> Owner[...]``: the elements the access touches, in the memory owner's
+    indices; a vector access touches one element per lane."""
+    count = max((lane_count(i) for i in indices), default=1)
+    relation = None
+    for k in range(count):
+        owner, at = through_view(buffer, tuple(lane(i, k) for i in indices))
+        one = _lane_relation(owner, at, node, name, space, buffers, domain)
+        relation = one if relation is None else relation.union(one)
+    return relation
+
+
+def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
+                   buffers: Names, domain: isl.Set) -> isl.Map:
     conv = _Converter(space)
     pws = []
     for k, index in enumerate(indices):

@@ -18,6 +18,9 @@ the IR, Python and :mod:`polypad.model.z3conv`.  Anything else (``i * j``, a
 buffer load, a float) raises :class:`NotAffineError` naming the smallest
 offending sub-expression.
 
+Conditions are converted here too (:func:`condition_set`; their public face
+is :mod:`polypad.model.conditions`), since the two recurse into each other.
+
 >>> to_pw_aff((i - 5) // 4, [i])    # equal to isl.PwAff("{ [i] -> [floor((i - 5)/4)] }")
 """
 
@@ -31,7 +34,7 @@ from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
-from polypad.ir.naming import Names
+from polypad.ir.naming import Names, fresh_name
 from polypad.ir.show import show
 
 
@@ -122,8 +125,20 @@ def not_affine(expr: n.Expr, reason: str) -> NotAffineError:
     return NotAffineError(f"{show(expr)} is not quasi-affine: {reason}", expr)
 
 
+def equal_everywhere(a: n.Expr, b: n.Expr) -> bool:
+    """Whether ``a == b`` for every value of their variables: both quasi-affine and equal
+    as isl functions (False where either is not quasi-affine).  The parser asks this of
+    a ``T.match_buffer`` region's extents (:mod:`polypad.script.checks`)."""
+    space = AffineSpace()
+    try:
+        pa, pb = to_pw_aff(a, space), to_pw_aff(b, space)
+    except NotAffineError:
+        return False
+    return bool(isinstance(pa, isl.PwAff) and pa.is_equal(pb))
+
+
 class _Converter:
-    """Integer expressions to ``PwAff``; conditions go to :mod:`.conditions`."""
+    """Integer expressions to ``PwAff``; conditions to ``Set`` (:func:`condition_set`)."""
 
     def __init__(self, space: AffineSpace) -> None:
         self.space = space
@@ -189,9 +204,87 @@ class _Converter:
         return int(value)
 
     def set(self, cond: n.Expr) -> isl.Set:
-        from .conditions import condition_set
-
         return condition_set(cond, self.space)
+
+
+# ---------------------------------------------------------------- conditions
+# An expression holds conditions (``T.if_then_else``) and a condition holds
+# expressions (its comparisons' sides): the two conversions recurse into each
+# other, so they live together; :mod:`.conditions` is the conditions' public face.
+
+_COMPARE = {
+    n.Eq: "eq_set", n.Ne: "ne_set", n.Lt: "lt_set", n.Le: "le_set", n.Gt: "gt_set",
+    n.Ge: "ge_set",
+}
+
+
+@guarded
+def condition_set(cond: n.Expr, space: AffineSpace) -> isl.Set:
+    """The set of points of ``space`` where the boolean ``cond`` holds
+    (:func:`~polypad.model.conditions.to_set` on an :class:`AffineSpace`)."""
+    if isinstance(cond, n.Var) and cond in space.lets:
+        return condition_set(space.lets[cond], space)
+    match cond:
+        case n.BoolImm(value=True):
+            return space.universe
+        case n.BoolImm(value=False):
+            return isl.Set.empty(space.space)
+        case n.And(a=a, b=b):
+            return condition_set(a, space).intersect(condition_set(b, space))
+        case n.Or(a=a, b=b):
+            return condition_set(a, space).union(condition_set(b, space))
+        case n.Not(a=a):
+            return condition_set(a, space).complement()
+        case n.Compare(a=a, b=b) if dtypes.is_bool(a.dtype) and isinstance(cond, (n.Eq, n.Ne)):
+            sa, sb = condition_set(a, space), condition_set(b, space)
+            same = sa.intersect(sb).union(sa.complement().intersect(sb.complement()))
+            return same if isinstance(cond, n.Eq) else same.complement()
+        case n.Compare(a=a, b=b) if (bound := _dim_bound(cond, space)) is not None:
+            return bound
+        case n.Compare(a=a, b=b):
+            conv = _Converter(space)
+            pa, pb = conv.pw_aff(a), conv.pw_aff(b)
+            return getattr(pa, _COMPARE[type(cond)])(pb)
+        case n.Call(op="likely", args=(arg,)):
+            return condition_set(arg, space)
+        case n.Select(condition=c, true_value=t, false_value=f):
+            where = condition_set(c, space)
+            then = where.intersect(condition_set(t, space))
+            return then.union(where.complement().intersect(condition_set(f, space)))
+        case n.Cast(value=v) if dtypes.is_int(v.dtype):
+            return _Converter(space).pw_aff(v).non_zero_set()
+        case n.Let(var=var, value=value, body=body):
+            return condition_set(body, space.with_lets({var: value}))
+    if not dtypes.is_bool(cond.dtype):
+        raise not_affine(cond, f"it has dtype {cond.dtype}, not bool")
+    raise not_affine(cond, f"{type(cond).__name__} is not an affine condition")
+
+
+# `i < 8` as `var <op> constant`: (lower bound offset, upper bound offset), or a fix.
+_BOUND_OPS = {n.Ge: (0, None), n.Gt: (1, None), n.Le: (None, 0), n.Lt: (None, -1),
+              n.Eq: (0, 0)}
+_MIRRORED = {n.Ge: n.Le, n.Gt: n.Lt, n.Le: n.Ge, n.Lt: n.Gt, n.Eq: n.Eq}
+
+
+def _dim_bound(cond: n.Compare, space: AffineSpace) -> isl.Set | None:
+    """``cond`` when it bounds one integer set dim by a constant (``i < 8``, ``0 <= i``),
+    built as a bound of the universe: the most common condition, at a tenth of the cost
+    of comparing two affine functions."""
+    kind, a, b = type(cond), cond.a, cond.b
+    if isinstance(a, n.IntImm) and isinstance(b, n.Var):
+        kind, a, b = _MIRRORED.get(kind), b, a
+    if kind not in _BOUND_OPS or not (isinstance(a, n.Var) and isinstance(b, n.IntImm)):
+        return None
+    pos = space.position(a)
+    if pos is None or a in space.lets or not dtypes.is_int(a.dtype):
+        return None
+    low, high = _BOUND_OPS[kind]
+    out = space.universe
+    if low is not None:
+        out = out.lower_bound_val(isl.dim_type.set, pos, space.val(b.value + low))
+    if high is not None:
+        out = out.upper_bound_val(isl.dim_type.set, pos, space.val(b.value + high))
+    return out
 
 
 def to_map(space: AffineSpace, pw_affs: Sequence[isl.PwAff], range_name: str | None) -> isl.Map:
@@ -201,12 +294,32 @@ def to_map(space: AffineSpace, pw_affs: Sequence[isl.PwAff], range_name: str | N
         if range_name is not None:
             rng = rng.set_tuple_name(isl.dim_type.set, range_name)
         return isl.Map.from_domain_and_range(space.universe, isl.Set.universe(rng))
-    out = isl.Map.from_pw_aff(pw_affs[0])
-    for pa in pw_affs[1:]:
-        out = out.flat_range_product(isl.Map.from_pw_aff(pa))
+    out = _from_affs(pw_affs)
+    if out is None:
+        out = isl.Map.from_pw_aff(pw_affs[0])
+        for pa in pw_affs[1:]:
+            out = out.flat_range_product(isl.Map.from_pw_aff(pa))
     if range_name is not None:
         out = out.set_tuple_name(isl.dim_type.out, range_name)
     return out
+
+
+def _from_affs(pw_affs: Sequence[isl.PwAff]) -> isl.Map | None:
+    """The map of ``pw_affs`` built at once when each is one affine piece on the whole
+    domain (as loop counters and constants are), else ``None``.
+
+    A product of one-output maps, one at a time, costs a copy of the growing
+    map per output: the schedule of a 64-deep nest has 129.
+    """
+    affs = isl.AffList.alloc(pw_affs[0].get_ctx(), len(pw_affs))
+    for pa in pw_affs:
+        if not pa.isa_aff():  # one piece, on the universe
+            return None
+        affs = affs.add(pa.as_aff())
+    domain = pw_affs[0].get_domain_space()
+    values = domain.params().set_from_params().add_dims(isl.dim_type.set, len(pw_affs))
+    space = isl.Space.map_from_domain_and_range(domain, values)
+    return isl.Map.from_multi_aff(isl.MultiAff.from_aff_list(space, affs))
 
 
 def floor_div(pa: isl.PwAff, divisor: int) -> isl.PwAff:
@@ -228,13 +341,8 @@ def floor_mod(pa: isl.PwAff, divisor: int) -> isl.PwAff:
 
 
 def _set_space(ctx: isl.Context, dims: Sequence[n.Var], tuple_name: str | None) -> isl.Space:
-    names: list[str] = []
-    for var in dims:
-        base, k, candidate = var.name, 0, var.name
-        while candidate in names:
-            k += 1
-            candidate = f"{base}_{k}"
-        names.append(candidate)
+    taken: set[str] = set()
+    names = [fresh_name(taken, var.name) for var in dims]
     space = isl.Space.create_from_names(ctx, set=names)
     if tuple_name is not None:
         space = space.set_tuple_name(isl.dim_type.set, tuple_name)

@@ -38,12 +38,20 @@ def loop_bounds(loop: n.For) -> tuple[n.Expr, n.Expr]:
 
 
 def conjuncts(cond: n.Expr) -> list[n.Expr]:
-    """``cond`` split at top-level ``and`` (through ``T.likely``)."""
-    if isinstance(cond, n.Call) and cond.op == "likely" and len(cond.args) == 1:
-        return conjuncts(cond.args[0])
-    if isinstance(cond, n.And):
-        return conjuncts(cond.a) + conjuncts(cond.b)
-    return [cond]
+    """``cond`` split at top-level ``and`` (through ``T.likely``), in order.
+
+    A loop, not a recursion: ``a and b and ...`` may be thousands of levels deep.
+    """
+    out, stack = [], [cond]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, n.Call) and c.op == "likely" and len(c.args) == 1:
+            stack.append(c.args[0])
+        elif isinstance(c, n.And):
+            stack += [c.b, c.a]
+        else:
+            out.append(c)
+    return out
 
 
 def statement_domain(leaf: Leaf, space: AffineSpace, context: isl.Set | None = None

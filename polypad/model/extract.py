@@ -2,25 +2,33 @@
 
 The steps, each in its own module: :mod:`.nest` finds the leaf statements
 and their context, :mod:`.domains` builds instance sets, :mod:`.accesses`
-the access relations and :mod:`.schedule` the execution order.
+the access relations and :mod:`.program_order` the execution order.
 """
 
 from __future__ import annotations
 
-import islpy as isl
-
-from polypad.errors import NotAffineError
+from polypad.concurrency import Recent
+from polypad.errors import NotAffineError, UnmodelledError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
+from polypad.ir.opaque import first_opaque
 from polypad.ir.show import show
 
 from .accesses import statement_accesses
 from .affine import AffineSpace
 from .domains import statement_domain
+from .isl_helpers import union_all
 from .model import Model, StatementModel
 from .nest import collect
-from .schedule import time_map
+from .program_order import leaf_time
+
+# Models of the functions asked about most recently, keyed by identity (a PrimFunc
+# hashes structurally, which costs a walk of the whole tree): a pass asks one
+# decider after another about the same function, and a 64-deep nest's model
+# costs a tenth of a second.  A model is not changed once built (its names may
+# gain the variables later conversions name).
+_MODELS = Recent(16)
 
 
 @deep_entry
@@ -29,11 +37,24 @@ def extract(func: n.PrimFunc) -> Model:
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
-    statement's ``may`` flag records it).
+    statement's ``may`` flag records it).  A construct it cannot model at all
+    (an opaque TVM intrinsic, ``T.attr``...) raises
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.  The model
+    of a function asked about recently is the one built then.
 
     >>> m = extract(f)
     >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
     """
+    found = _MODELS.get((func,))
+    if found is not None:
+        return found
+    return _MODELS.put((func,), _extract(func))
+
+
+def _extract(func: n.PrimFunc) -> Model:
+    opaque = first_opaque(func)
+    if opaque is not None:
+        raise UnmodelledError(f"{func.name!r} cannot be modelled: {opaque}")
     names = Names()
     buffers = Names()
     # Parameters and buffers of the signature claim their plain names first.
@@ -67,12 +88,10 @@ def extract(func: n.PrimFunc) -> Model:
             name=name, stmt=leaf.stmt, loop_vars=leaf.loop_vars, loops=leaf.loops,
             domain=domain, may=may, dropped_guards=dropped,
             guards=tuple(g.holds for g in leaf.guards), accesses=accesses, block=leaf.block,
-            lets=leaf.lets, space=space, time=time_map(leaf, space, domain, depth),
+            lets=leaf.lets, space=space, time=leaf_time(leaf, space, domain, depth),
             position=leaf.position,
         ))
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in statements:
-        schedule = schedule.union(isl.UnionMap.from_map(s.time))
+    schedule = union_all(s.time for s in statements)
     return Model(
         func=func, statements=tuple(statements), schedule=schedule,
         params=tuple(_params(func, names)), names=names, buffer_names=buffers, tree=tree,

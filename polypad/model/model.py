@@ -24,6 +24,7 @@ from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 
 from .affine import AffineSpace
+from .isl_helpers import union_all, union_sets
 
 
 @dataclass(eq=False)
@@ -76,12 +77,12 @@ class StatementModel:
     @property
     def reads(self) -> isl.UnionMap:
         """``S[...] -> Buffer[...]`` for every element this statement may read."""
-        return _union(a.relation for a in self.accesses if a.kind == "read")
+        return union_all(a.relation for a in self.accesses if a.kind == "read")
 
     @property
     def writes(self) -> isl.UnionMap:
         """``S[...] -> Buffer[...]`` for every element this statement writes."""
-        return _union(a.relation for a in self.accesses if a.kind == "write")
+        return union_all(a.relation for a in self.accesses if a.kind == "write")
 
     @property
     def is_assume(self) -> bool:
@@ -105,11 +106,17 @@ class Model:
 
     def reads(self) -> isl.UnionMap:
         """Every statement's read relation, as one union map."""
-        return _union(s.reads for s in self.statements)
+        return union_all(s.reads for s in self.statements)
 
     def writes(self) -> isl.UnionMap:
         """Every statement's write relation, as one union map."""
-        return _union(s.writes for s in self.statements)
+        return union_all(s.writes for s in self.statements)
+
+    def __repr__(self) -> str:
+        parts = "; ".join(str(s.domain) for s in self.statements)
+        if len(parts) > 300:
+            parts = parts[:297] + "..."
+        return f"Model({self.func.name}: {len(self.statements)} statements: {parts})"
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: a table of the statements and a picture of their instances.
@@ -121,14 +128,11 @@ class Model:
 
     def domain(self) -> isl.UnionSet:
         """Every statement's instances, as one union set."""
-        out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-        for s in self.statements:
-            out = out.union(isl.UnionSet.from_set(s.domain))
-        return out
+        return union_sets(s.domain for s in self.statements)
 
     def schedule_tree(self) -> isl.Schedule:
         """An ISL schedule tree in program order: a band per loop, a sequence per block."""
-        from .schedule import schedule_tree
+        from .program_order import schedule_tree
 
         return schedule_tree(self)
 
@@ -149,10 +153,3 @@ class Model:
     def buffer_name(self, buffer: n.Buffer) -> str:
         """The ISL tuple name of ``buffer``."""
         return self.buffer_names.name(buffer)
-
-
-def _union(maps) -> isl.UnionMap:
-    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for m in maps:
-        out = out.union(m if isinstance(m, isl.UnionMap) else isl.UnionMap.from_map(m))
-    return out

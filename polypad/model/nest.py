@@ -167,7 +167,8 @@ class _Walker:
                 outer, self.block = self.block, name
                 self.visit(body, items)
                 self.block = outer
-            case n.Allocate(body=body):
+            case n.Allocate(body=body) | n.DeclBuffer(body=body):
+                # A view's accesses are its memory owner's (accesses.py, views.py).
                 self.visit(body, items)
             case _ if is_leaf(stmt):
                 position = (*self.prefix, self.take_position())

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.concurrency import Recent
 from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.ranges import Range, dtype_range, wrapping_operations
 
 from .affine import AffineSpace, to_pw_aff
-from .ranges import Range, dtype_range, wrapping_operations
+from .conditions import to_set
 
 
 def wraps_somewhere(expr: n.Expr, space: AffineSpace, domain: isl.Set,
@@ -65,30 +67,91 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
             hit = domain.intersect_params(outside.params())
         else:
             hit = domain.intersect(outside)
-        if not hit.is_empty():
+        # Only where every variable holds a value of its dtype: a point with
+        # `n = 2**40` for an int32 `n` is no execution, and would make every
+        # `n - i` look as if it wrapped.
+        if not within_dtypes(hit, space).is_empty():
             return e
     return None
 
 
-_BOXES: dict[tuple[int, int], tuple[isl.Set, AffineSpace, dict[n.Var, Range]]] = {}
-_KEEP_BOXES = 64
+def wrapped_pw_aff(pa: isl.PwAff, dtype: str) -> isl.PwAff:
+    """``pa`` wrapped around into ``dtype``'s range, as fixed-width arithmetic does:
+    ``(pa - lo) mod 2**bits + lo``, quasi-affine like ``pa``.  The executed value
+    of an expression whose only wraps feed ``+``, ``-`` and ``*`` up to its root
+    (``modular_root``) is its exact value wrapped so."""
+    lo, hi = dtype_range(dtype)
+    low = isl.PwAff.val_on_domain(pa.domain(), isl.Val(str(lo), context=pa.get_ctx()))
+    return pa.sub(low).mod_val(isl.Val(str(hi - lo + 1), context=pa.get_ctx())).add(low)
+
+
+def executed_set(cond: n.Expr, space: AffineSpace, domain: isl.Set) -> isl.Set:
+    """The points of ``domain`` where ``cond`` holds as executed, wrap-arounds included.
+
+    Without a wrap this is :func:`to_set`.  A comparison whose sides wrap only
+    in the ``+ - *`` that lead to the side (``n - 1 < 0``, true at
+    ``n = -2**31`` only exactly) compares the sides wrapped around
+    (:func:`wrapped_pw_aff`).  Raises :class:`NotAffineError` where isl cannot
+    say: a wrapped operand of ``//``, ``%``, ``min`` or ``max``, a cast.
+    """
+    if wrapping_operation(cond, space, domain) is None:
+        return to_set(cond, space)
+    match cond:
+        case n.And(a=a, b=b):
+            return executed_set(a, space, domain).intersect(executed_set(b, space, domain))
+        case n.Or(a=a, b=b):
+            return executed_set(a, space, domain).union(executed_set(b, space, domain))
+        case n.Not(a=a):
+            return executed_set(a, space, domain).complement()
+        case n.Call(op="likely", args=(arg,)):
+            return executed_set(arg, space, domain)
+        case n.Compare(a=a, b=b) if dtypes.is_int(a.dtype):
+            sides = []
+            for side in (a, b):
+                inner = wrapping_operation(side, space, domain, modular_root=True)
+                if inner is not None:
+                    raise NotAffineError("it may wrap around", inner)
+                pa = to_pw_aff(side, space)
+                if wrapping_operation(side, space, domain) is not None:
+                    pa = wrapped_pw_aff(pa, side.dtype)
+                sides.append(pa)
+            return getattr(sides[0], _COMPARE[type(cond)])(sides[1])
+    raise NotAffineError("it may wrap around", cond)
+
+
+_COMPARE = {n.Eq: "eq_set", n.Ne: "ne_set", n.Lt: "lt_set", n.Le: "le_set", n.Gt: "gt_set",
+            n.Ge: "ge_set"}
+
+
+def within_dtypes(s: isl.Set, space: AffineSpace) -> isl.Set:
+    """``s`` (a set over ``space``'s dims, or a parameter set) where every set
+    dimension and every parameter that names an integer IR variable lies in
+    that variable's dtype range -- the only values an execution gives it."""
+    dims = [] if s.is_params() else [(isl.dim_type.set, k, v) for k, v in enumerate(space.dims)]
+    params = [(isl.dim_type.param, k,
+               space.names.lookup(s.get_dim_name(isl.dim_type.param, k)))
+              for k in range(s.dim(isl.dim_type.param))]
+    for kind, pos, var in dims + params:
+        if isinstance(var, n.Var) and dtypes.is_int(var.dtype):
+            lo, hi = dtype_range(var.dtype)
+            s = s.lower_bound_val(kind, pos, isl.Val(str(lo), context=s.get_ctx()))
+            s = s.upper_bound_val(kind, pos, isl.Val(str(hi), context=s.get_ctx()))
+    return s
+
+
+_BOXES = Recent(64)
 
 
 def _box(domain: isl.Set, space: AffineSpace) -> dict[n.Var, Range]:
     """The ranges of ``space``'s dims and parameters over ``domain`` (see :func:`set_ranges`),
     remembered for the last few domains."""
-    key = (id(domain), id(space))
-    found = _BOXES.get(key)
-    if found is not None and found[0] is domain and found[1] is space:
-        return found[2]
+    found = _BOXES.get((domain, space))
+    if found is not None:
+        return found
     dims = () if domain.is_params() else space.dims
     if len(dims) != domain.dim(isl.dim_type.set):
         return {}  # not a set over this space's dims: no box to speak of
-    box = set_ranges(domain, dims, space.names)
-    if len(_BOXES) >= _KEEP_BOXES:
-        _BOXES.pop(next(iter(_BOXES)))
-    _BOXES[key] = (domain, space, box)
-    return box
+    return _BOXES.put((domain, space), set_ranges(domain, dims, space.names))
 
 
 def _const(pa: isl.PwAff, value: int) -> isl.PwAff:

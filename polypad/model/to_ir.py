@@ -18,9 +18,11 @@ from fractions import Fraction
 import islpy as isl
 
 from polypad.errors import DTypeError, NotAffineError, PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_and, logical_or
+from polypad.ir.ranges import dtype_range
 
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
 # Keys are ("dim", p), ("param", p) and ("div", k).
@@ -51,7 +53,8 @@ def set_to_condition(
     for bs in s.get_basic_sets():
         bs = bs.remove_redundancies()
         divs = reader.local(bs)
-        conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()]
+        conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()
+                     if not reader.implied_by_dtype(c)]
         disjuncts.append(logical_and(*conjuncts) if conjuncts else n.BoolImm(True))
     if not disjuncts:
         return n.BoolImm(False)
@@ -207,6 +210,23 @@ class _Reader:
         if not neg:
             return _sum(pos, 0) >= -const
         return _sum(pos, 0) >= _sum(neg, -const)
+
+    def implied_by_dtype(self, c: isl.Constraint) -> bool:
+        """Whether ``c`` bounds one integer variable by no more than its dtype does
+        (``n <= 2147483647`` for an int32 ``n``): true wherever the expression is
+        evaluated, and its constant may not even fit the dtype."""
+        if c.is_equality():
+            return False
+        form = self.form(c, isl.dim_type.set)
+        keys = [k for k in form if k is not None]
+        if len(keys) != 1 or keys[0][0] == "div":
+            return False
+        var = self.coordinate(keys[0], [])
+        if not dtypes.is_int(var.dtype):
+            return False
+        lo, hi = dtype_range(var.dtype)
+        coef, const = form[keys[0]], form.get(None, 0)
+        return min(coef * lo, coef * hi) + const >= 0
 
     def aff(self, aff: isl.Aff) -> n.Expr:
         den = int(_frac(aff.get_denominator_val()))

@@ -24,6 +24,14 @@ constant per ``Var``, one uninterpreted function ``Int^rank -> sort`` per
 ``Buffer``, one uninterpreted function per math intrinsic and sort, and a
 fresh unconstrained constant for every occurrence of ``T.undef()``.
 
+Each env also owns a ``z3.Context`` of its own, and every term, sort, solver
+and tactic of its question is made in it.  Z3's global context is never
+used: a context may not be shared between threads (the Python API releases
+the GIL around each call), and a shared one would carry the terms and
+solver state of earlier questions, on which Z3's models -- and so the
+counterexamples polypad reports -- would then depend.  A new context costs
+about a millisecond.
+
 >>> env = Z3Env()
 >>> to_z3((i - 5) // 4, env)      # If(4 >= 0, (i - 5)/4, ...) simplified to (i - 5)/4
 """
@@ -38,9 +46,12 @@ from polypad.errors import PolypadError
 from polypad.ir import dtypes, intrinsics
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.naming import fresh_name
+from polypad.ir.opaque import OPAQUE
+from polypad.ir.ranges import Range, Ranges, dtype_range
 from polypad.ir.show import show
-
-from .ranges import Range, Ranges, dtype_range
+from polypad.ir.views import through_view
+from polypad.ir.visitor import walk
 
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
@@ -51,7 +62,10 @@ _BITWISE = {"bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b,
 class Z3Env:
     """The Z3 symbols standing for the IR variables, buffers and intrinsics of a query."""
 
-    def __init__(self, ranges: dict[n.Var, Range] | None = None) -> None:
+    def __init__(self, ranges: dict[n.Var, Range] | None = None, *,
+                 ctx: z3.Context | None = None) -> None:
+        #: The Z3 context every term of this env lives in (a new one unless given).
+        self.ctx = ctx if ctx is not None else z3.Context()
         #: Facts about the symbols: each integer lies in its dtype's range.
         self.side: list[z3.BoolRef] = []
         #: Known ranges of variables (loop counters), for deciding what may wrap.
@@ -66,27 +80,26 @@ class Z3Env:
         #: Uninterpreted math applications: (op, args, term, the known points' conditions).
         self.applications: list[tuple] = []
         self._names: set[str] = set()
+        #: Terms of the expressions :func:`to_z3` converted, by structure (see there),
+        #: and of the loads converted outside any let.
+        self._terms: dict[n.Expr, z3.ExprRef] = {}
+        self._loads: dict[n.BufferLoad, z3.ExprRef] = {}
 
     # ------------------------------------------------------------ symbols
 
     def sort(self, dtype: str) -> z3.SortRef:
         """The Z3 sort of an IR dtype."""
         if dtypes.is_bool(dtype):
-            return z3.BoolSort()
+            return z3.BoolSort(self.ctx)
         if dtypes.is_float(dtype):
-            return z3.RealSort()
+            return z3.RealSort(self.ctx)
         if dtypes.is_int(dtype):
-            return z3.IntSort()
+            return z3.IntSort(self.ctx)
         raise PolypadError(f"no Z3 sort for dtype {dtype!r}")
 
     def fresh_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``... — a name no other symbol of this env has."""
-        name, k = base, 0
-        while name in self._names:
-            k += 1
-            name = f"{base}_{k}"
-        self._names.add(name)
-        return name
+        return fresh_name(self._names, base)
 
     def var(self, var: n.Var) -> z3.ExprRef:
         """The term for ``var``: its binding, or its own constant (created on first use)."""
@@ -135,7 +148,7 @@ class Z3Env:
         """The uninterpreted function ``Int^rank -> sort`` holding ``buffer``'s contents."""
         f = self.buffers.get(buffer)
         if f is None:
-            args = [z3.IntSort()] * buffer.ndim
+            args = [z3.IntSort(self.ctx)] * buffer.ndim
             f = z3.Function(self.fresh_name(buffer.name), *args, self.sort(buffer.dtype))
             self.buffers[buffer] = f
         return f
@@ -181,8 +194,24 @@ class Z3Env:
 
 
 def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
-    """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted)."""
-    return _convert(expr, env if env is not None else Z3Env())
+    """``expr`` as a Z3 term over the symbols of ``env`` (a fresh env when omitted).
+
+    An expression converted again in the same env is the same term, looked up
+    instead of rebuilt: a prover converts a stored value for its goal, for the
+    model's value and for the counterexample, and a 10,000-term sum costs a
+    tenth of a second each time.  Not one holding ``T.undef()`` (each
+    occurrence is a fresh constant), nor while a ``let`` is bound.
+    """
+    if env is None:
+        return _convert(expr, Z3Env())
+    if env._bound:
+        return _convert(expr, env)
+    term = env._terms.get(expr)
+    if term is None:
+        term = _convert(expr, env)
+        if not any(isinstance(x, n.Call) and x.op == "undef" for x in walk(expr)):
+            env._terms[expr] = term
+    return term
 
 
 # Exact values of math functions at a few points (exp(0) = 1, ...): Z3 leaves the
@@ -199,12 +228,14 @@ def known_points(op: str, args: list[z3.ExprRef]) -> list[tuple[z3.BoolRef, z3.E
         return []
     (x,) = args
     out = []
+    ctx = x.ctx
     for at, value in _POINTS.get(op, ()):
         if z3.is_real(x):
-            out.append((x == z3.RealVal(at), z3.RealVal(value)))
+            out.append((x == z3.RealVal(at, ctx), z3.RealVal(value, ctx)))
         elif z3.is_fp(x) and op in _IEEE_POINTS:
             sort = x.sort()
-            out.append((z3.fpEQ(x, z3.FPVal(float(at), sort)), z3.FPVal(float(value), sort)))
+            out.append((z3.fpEQ(x, z3.FPVal(float(at), sort, ctx=ctx), ctx),
+                        z3.FPVal(float(value), sort, ctx=ctx)))
     return out
 
 
@@ -252,7 +283,7 @@ def int_binary(e: n.BinaryOp, ta: z3.ArithRef, tb: z3.ArithRef, env: Z3Env) -> z
         case n.FloorDiv() | n.FloorMod():
             divisor = e.b.value if isinstance(e.b, n.IntImm) else None
             if divisor == 0:
-                return z3.IntVal(0)
+                return z3.IntVal(0, env.ctx)
             q = floor_div(ta, divisor if divisor is not None else tb)
             t = q if isinstance(e, n.FloorDiv) else ta - tb * q
             if divisor is None:
@@ -290,15 +321,24 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Var():
             return env.var(e)
         case n.IntImm(value=v):
-            return z3.IntVal(v)
+            return z3.IntVal(v, env.ctx)
         case n.BinaryOp() if dtypes.is_int(e.dtype) and not isinstance(e, (n.Min, n.Max)):
             return int_binary(e, c(e.a), c(e.b), env)
         case n.FloatImm(value=v):
             if not math.isfinite(v):
                 raise PolypadError(f"{v} has no value over the reals (in {show(e)})")
-            return z3.RealVal(repr(v))  # "0.1" is 1/10, as the author wrote it
+            return z3.RealVal(repr(v), env.ctx)  # "0.1" is 1/10, as the author wrote it
         case n.BoolImm(value=v):
-            return z3.BoolVal(v)
+            return z3.BoolVal(v, env.ctx)
+        case n.Add(a=n.Add(), b=b) if not dtypes.is_int(e.dtype):
+            # A chain of float additions is one n-ary sum: equal over the reals,
+            # and built in one call instead of one Python operator per term.
+            terms = [b]
+            while isinstance(e.a, n.Add) and e.a.dtype == e.dtype:
+                e = e.a
+                terms.append(e.b)
+            terms.append(e.a)
+            return z3.Sum(*[c(x) for x in reversed(terms)])
         case n.Add(a=a, b=b):
             return c(a) + c(b)
         case n.Sub(a=a, b=b):
@@ -343,7 +383,17 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
                 return int_cast(c(v), dtype, e, env)
             return _cast(c(v), v.dtype, dtype)
         case n.BufferLoad(buffer=buf, indices=idx):
-            return env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]), buf.dtype)
+            buf, idx = through_view(buf, idx)  # a view reads its memory owner's elements
+            # A long expression reads the same element many times: one term each.
+            term = None if env._bound else env._loads.get(e)
+            if term is None:
+                term = env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]),
+                                    buf.dtype)
+                if not env._bound:
+                    env._loads[e] = term
+            return term
+        case n.Call(op=op) if op in OPAQUE:
+            raise PolypadError(f"T.{op} is an opaque TVM intrinsic, with no value in Z3")
         case n.Call(op="assume" | "likely", args=(arg,)):
             return c(arg)
         case n.Call(op="undef"):
@@ -373,7 +423,9 @@ def _cast(t: z3.ExprRef, src: str, dst: str) -> z3.ExprRef:
     if dtypes.is_bool(dst):
         return t if dtypes.is_bool(src) else t != 0
     if dtypes.is_bool(src):
-        one, zero = (z3.RealVal(1), z3.RealVal(0)) if dtypes.is_float(dst) else (1, 0)
+        ctx = t.ctx
+        one, zero = ((z3.RealVal(1, ctx), z3.RealVal(0, ctx)) if dtypes.is_float(dst)
+                     else (z3.IntVal(1, ctx), z3.IntVal(0, ctx)))
         return z3.If(t, one, zero)
     if dtypes.is_float(dst):
         return _real(t)

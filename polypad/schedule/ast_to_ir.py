@@ -42,8 +42,7 @@ import islpy as isl
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
-
-from .layout_stages import seq
+from polypad.ir.stages import seq
 
 _T = isl.ast_expr_op_type
 

@@ -3,8 +3,9 @@
 Given ``at=loop``, the cache is allocated inside the loop, shaped as the box
 of the elements the block touches in one iteration of the loop (and the
 loops around it), and filled or flushed inside each iteration over exactly
-that iteration's region (ISL, as :mod:`.compute_at` computes regions).  The
-block's accesses are shifted to the box's corner.  A register tile:
+that iteration's region (ISL, :mod:`.location_placement`).  The block's
+accesses are shifted to the box's corner (:mod:`.location_box`).  A register
+tile:
 
 Before (``C`` tiled by ``io``/``jo``)::
 
@@ -45,18 +46,20 @@ import dataclasses
 
 import islpy as isl
 
-from polypad.errors import IllegalTransformError, NotAffineError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
-from polypad.ir.visitor import Rewriter
-from polypad.model import AffineSpace, extract, pw_aff_to_expr
-from polypad.model.affine import to_pw_aff
+from polypad.ir.naming import fresh_block_name
+from polypad.ir.stages import seq
+from polypad.model import extract, pw_aff_to_expr
+from polypad.model.isl_helpers import empty_union_map, union_sets
 
 from .ast_to_ir import AstToIR
 from .cache_common import cache_buffer, describe, require_access
-from .compute_at import Placement, at_iteration, context
-from .layout_stages import fresh_block_name, seq
+from .location_box import ShiftToBox, box_around, one_map, relation_of
+from .location_legality import refuse_access
+from .location_placement import Placement, at_iteration, context
 
 
 def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None, at,
@@ -78,29 +81,31 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
     require_access(found, old, kind, describe(block))
     model = extract(func)
     first, stop = leaf_range(func.body, found)
-    inside = [s for s in model.statements[first:stop] if not s.is_assume]
+    # The block's T.assume loads go to the cache with its other accesses (the rewrite
+    # shifts every load in the block), so the region counts them.
+    inside = list(model.statements[first:stop])
     l_first, l_stop = leaf_range(func.body, loop)
     for s in model.statements[l_first:l_stop]:
         if s in inside:
             continue
         for a in s.accesses:
             if a.buffer is old:
-                _refuse(model, s, a, f"{where}: {{who}} also {a.kind}s {old.name} in the loop, "
-                        "where the cache would hide it")
+                refuse_access(model, s, a, f"{where}: {{who}} also {a.kind}s {old.name} in the "
+                              "loop, where the cache would hide it")
     if kind == "read":
         for s in inside:
             for a in s.accesses:
                 if a.buffer is old and a.kind == "write":
-                    _refuse(model, s, a, f"{where}: {{who}} writes {old.name}, so the block's "
-                            "reads would see a stale copy")
+                    refuse_access(model, s, a, f"{where}: {{who}} writes {old.name}, so the "
+                                  "block's reads would see a stale copy")
     depth = next(k for k, lp in enumerate(inside[0].loops) if lp is loop) + 1
     p = Placement(func, model, found, found, [], loop, inside, depth, where)
-    touched = _single(at_iteration(p, [_relation(s, old) for s in inside]))
-    lo, shape = _box(p, touched)
+    touched = one_map(at_iteration(p, [relation_of(s, old) for s in inside]))
+    lo, shape = box_around(p, touched)
     cache = cache_buffer(func, old, scope, name)
     cache = n.Buffer(cache.name, tuple(shape), old.dtype, (), scope)
     corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
-    body = _Shift(model, old, cache, corner, found).visit(loop.body)
+    body = ShiftToBox(model, old, cache, corner, found).visit(loop.body)
     ctx = context(p)
     stages = []
     if kind == "read":
@@ -113,56 +118,11 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
             stages.append(_copy(p, filled, lo, old, cache, corner, ctx,
                                 fresh_block_name(func, f"{cache.name}_in"), into_cache=True))
         stages.append(body)
-        written = _single(at_iteration(p, [_relation(s, old, "write") for s in inside]))
+        written = one_map(at_iteration(p, [relation_of(s, old, "write") for s in inside]))
         stages.append(_copy(p, written, lo, old, cache, corner, ctx,
                             fresh_block_name(func, cache.name), into_cache=False))
     new_loop = dataclasses.replace(loop, body=n.Allocate(cache, seq(*stages)))
     return replace(func, loop, new_loop), cache.name
-
-
-def _refuse(model, s, access, message: str):
-    from analyses.evidence import Counterexample, Element
-    from analyses.instances import instance, point_coordinates
-
-    coords, params = point_coordinates(access.relation.wrap().lexmin().sample_point())
-    count = len(s.loop_vars)
-    who = instance(model, s, coords[:count])
-    element = Element(access.buffer.name, tuple(coords[count:]))
-    raise IllegalTransformError(message.format(who=who), Counterexample(
-        message.format(who=who).split(": ", 1)[1], instances=(who,), element=element,
-        params=params))
-
-
-def _relation(s, buffer: n.Buffer, kind: str | None = None) -> isl.UnionMap:
-    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for a in s.accesses:
-        if a.buffer is buffer and (kind is None or a.kind == kind):
-            out = out.union(isl.UnionMap.from_map(a.relation))
-    return out
-
-
-def _single(umap: isl.UnionMap) -> isl.Map:
-    maps: list[isl.Map] = []
-    umap.foreach_map(maps.append)
-    if len(maps) != 1:  # pragma: no cover - one buffer, one _at space
-        raise PolypadError("the cached region is not one map")
-    return maps[0]
-
-
-def _box(p: Placement, touched: isl.Map) -> tuple[list[isl.PwAff], list[int]]:
-    """The corner (a PwAff of the loop variables per dimension) and the constant size of
-    the box around each iteration's region."""
-    lo, shape = [], []
-    for d in range(touched.dim(isl.dim_type.out)):
-        low = touched.dim_min(d)
-        extent = touched.dim_max(d).sub(low).add_constant_val(isl.Val(1))
-        size = extent.max_val()
-        if not size.is_int():
-            raise PolypadError(f"{p.where}: the region's extent in dimension {d} has no "
-                               f"constant bound ({extent})")
-        lo.append(low)
-        shape.append(int(size.to_python()))
-    return lo, shape
 
 
 def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None:
@@ -172,14 +132,11 @@ def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None
 
     if any(a.may for s in p.under for a in s.accesses if a.buffer is buffer):
         return touched
-    reads = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in p.under:
-        for a in s.accesses:
-            if a.buffer is buffer and a.kind == "read":
-                reads = reads.union(isl.UnionSet.from_set(a.relation.wrap()))
+    reads = union_sets(a.relation.wrap() for s in p.under for a in s.accesses
+                       if a.buffer is buffer and a.kind == "read")
     if reads.is_empty():
         return None
-    iteration = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    iteration = empty_union_map()
     for s in p.under:
         project = isl.Map.from_domain_and_range(s.domain, s.domain)
         project = isl.Map.identity(project.get_space()).intersect_domain(s.domain)
@@ -193,7 +150,7 @@ def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None
     exposed = reads.subtract(inner.range())
     if exposed.is_empty():
         return None
-    return _single(at_iteration(p, [exposed.unwrap()]))
+    return one_map(at_iteration(p, [exposed.unwrap()]))
 
 
 def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cache: n.Buffer,
@@ -228,53 +185,3 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
     env = {p.model.names.name(v): v for v in p.model.names.objects()}
     loops = AstToIR(env, user).stmt(node)
     return n.Block(name, loops)
-
-
-class _Shift(Rewriter):
-    """The block's accesses of ``old`` as accesses of ``cache`` at ``index - corner``."""
-
-    def __init__(self, model, old: n.Buffer, cache: n.Buffer, corner, block: n.Block):
-        self.model, self.old, self.cache, self.corner = model, old, cache, corner
-        self.block = block
-        self.loops: list[n.Var] = []
-        self.active = False
-
-    def visit_Block(self, node: n.Block):
-        if node is not self.block:
-            return self.generic_visit(node)
-        self.active = True
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.active = False
-
-    def visit_For(self, node: n.For):
-        self.loops.append(node.var)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.loops.pop()
-
-    def _indices(self, indices) -> tuple[n.Expr, ...]:
-        out = []
-        for index, corner in zip(indices, self.corner, strict=True):
-            shifted = op.sub(self.visit(index), corner)
-            try:
-                space = AffineSpace(list(self.loops), names=self.model.names)
-                shifted = pw_aff_to_expr(to_pw_aff(shifted, space), list(self.loops),
-                                         self.model.names)
-            except NotAffineError:
-                pass
-            out.append(shifted)
-        return tuple(out)
-
-    def visit_BufferLoad(self, node: n.BufferLoad):
-        if not self.active or node.buffer is not self.old:
-            return self.generic_visit(node)
-        return dataclasses.replace(node, buffer=self.cache, indices=self._indices(node.indices))
-
-    def visit_BufferStore(self, node: n.BufferStore):
-        if not self.active or node.buffer is not self.old:
-            return self.generic_visit(node)
-        return dataclasses.replace(node, buffer=self.cache, value=self.visit(node.value),
-                                   indices=self._indices(node.indices))

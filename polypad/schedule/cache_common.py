@@ -5,10 +5,10 @@ from __future__ import annotations
 from polypad.errors import IllegalTransformError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, find_buffer
+from polypad.ir.naming import fresh_block_name
 from polypad.ir.operators import as_expr
+from polypad.ir.stages import loads_of, stores_to
 from polypad.ir.visitor import walk
-
-from .layout_stages import fresh_block_name, loads_of, stores_to
 
 _LOOP_NAMES = ("i", "j", "k", "l")
 

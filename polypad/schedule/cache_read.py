@@ -24,19 +24,20 @@ the cache then holds exactly what the block would have read: at the start
 of the buffer's scope when nothing writes the buffer before the block's
 stage, else right before that stage (no write can come in between).  A
 block that writes the buffer itself, or shares its stage with a write of
-it, would read stale values from the cache: that is refused.
+it, would read stale values from the cache: that is refused
+(:func:`.legality.check_cache_read`).
 """
 
 from __future__ import annotations
 
-from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, replace
+from polypad.ir.stages import allocate_from, seq, stage_of, stores_to
 from polypad.ir.visitor import walk
 
 from .cache_common import cache_buffer, copy_stage, describe, require_access, target
 from .layout_rewrite import relayout
-from .layout_stages import allocate_from, seq, stage_of, stores_to
+from .legality import check_cache_read
 
 
 def cache_read(func: n.PrimFunc, block: str | None, buffer, scope: str = "global",
@@ -54,27 +55,13 @@ def cache_read(func: n.PrimFunc, block: str | None, buffer, scope: str = "global
     where = describe(block)
     require_access(region, old, "read", where)
     cache = cache_buffer(func, old, scope, name)
+    check_cache_read(func, block, region, old)
     writers = stores_to(func, old)
     if block is None:
-        if writers:
-            raise IllegalTransformError(
-                f"cache_read of {old.name} for the whole function: {func.name} also writes "
-                f"{old.name}, so one copy cannot serve every read; name the reading block",
-                evidence=old.name)
         body = relayout(func.body, old, cache)
         copy = copy_stage(func, cache, old, cache.name)
         return _at_scope_start(func, body, old, cache, copy), cache.name
-    if stores_to(region, old):
-        raise IllegalTransformError(
-            f"cache_read of {old.name} for {where}: the block also writes {old.name}, so its "
-            f"reads would see a stale copy; use cache_write for a buffer a block writes",
-            evidence=old.name)
     stage = stage_of(func, region)
-    if stores_to(stage, old):
-        raise IllegalTransformError(
-            f"cache_read of {old.name} for {where}: the stage around the block also writes "
-            f"{old.name}, so no single copy before it holds what the block reads",
-            evidence=old.name)
     earlier = _writes_before(func, stage, writers)
     out = replace(func, region, relayout(region, old, cache))
     copy = copy_stage(out, cache, old, cache.name)

@@ -2,36 +2,41 @@
 ``unroll``, ``rfactor``, ``decompose_reduction``.
 
 Loops are named as :mod:`polypad.ir.loop_names` names them (the variable's
-name where unique, else ``block/var`` or ``var#k``), or passed as ``For``
-nodes.  The kinds print as TVMScript does (``T.parallel``,
-``T.vectorized``, ``T.unroll``) and the Numba target runs them
-(:mod:`codegen.emit`: ``numba.prange``, a fast-math helper, the body
-written out per iteration).
+name where unique, else ``block/var`` or ``var#k``), passed as the handles
+the primitives return (:class:`~polypad.ir.loop_names.LoopRef`, which find
+their loop after other loops are renamed), or as ``For`` nodes.  The kinds
+print as TVMScript does (``T.parallel``, ``T.vectorized``, ``T.unroll``) and
+the Numba target runs them (:mod:`codegen.numba.emit`: ``numba.prange``, a
+fast-math helper, the body written out per iteration).
 
 ``parallel`` and ``vectorize`` let the iterations of a loop run in any
 order, so each is refused where the loop carries a dependence
-(:mod:`.carried`): :class:`~polypad.errors.IllegalTransformError` whose
+(:mod:`analyses.loop_carried`, asked by :mod:`.legality`):
+:class:`~polypad.errors.IllegalTransformError` whose
 ``evidence`` holds the two instances (with their iteration values) and the
-element.  A reduction ``B[i] = B[i] + A[i, k]`` carries one over ``k``: it
-runs in parallel or in lanes over ``k`` only after an explicit ``rfactor``,
-which is where the user accepts reassociating the sum; ``reorder_by_map``
-and ``sequential_buffer_access`` accept it with ``reassociate=True``
-(:mod:`analyses.reductions`).  ``unroll`` keeps the order and is always
-legal.
+element, and whose message names the primitive that would make the step
+legal.  A reduction ``B[i] = B[i] + A[i, k]`` carries one over ``k``: a
+float sum runs in parallel or in lanes over ``k`` only after an explicit
+``rfactor``, which is where the user accepts reassociating it;
+``reorder_by_map`` and ``sequential_buffer_access`` accept it with
+``reassociate=True`` (:mod:`analyses.reductions`).  An exact reduction
+(integers; ``min``, ``max``) gives the same bits in any order, so
+``vectorize`` runs it in lanes as it is (``parallel`` would race on the
+element).  Reductions may use any combiner of :mod:`analyses.combiners`.
+``unroll`` keeps the order and is always legal.
 """
-
 from __future__ import annotations
 
-import dataclasses
-
-from polypad.arguments import expect
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import find_block, find_loop, replace
-from polypad.ir.loop_names import loop_name
+from polypad.ir.locate import find_block, find_loop
+from polypad.ir.loop_names import loop_name, loop_ref
+from polypad.ir.show import show
 
-from . import rfactor as rf
-from .carried import carried_dependence, floating_reduction_inside
+from .decompose import decompose
+from .legality import check_independent_iterations, check_vectorize
+from .loop_kinds import with_kind
+from .rfactor import rfactor as rfactor_rewrite
 from .state import primitive
 
 
@@ -59,19 +64,30 @@ class KindPrimitives:
         ``sch.parallel("k")`` raises IllegalTransformError: ``S0(i=0, k=0)``
         writes ``B[0]``, which ``S0(i=0, k=1)`` reads.
         """
-        return _set_kind(self.func, loop, n.ForKind.PARALLEL, "parallel")
+        func = self.func
+        node = find_loop(func, loop)
+        check_independent_iterations(func, node, "parallel")
+        return with_kind(func, node, n.ForKind.PARALLEL)
 
     @primitive
     def vectorize(self, loop: str | n.For):
         """Run the iterations of ``loop`` in vector lanes (``T.vectorized``).
 
-        Like ``parallel``, refused where ``loop`` carries a dependence.  Under
-        ``codegen.build(f, fastmath="full")`` the Numba target compiles the
-        loop in a helper with fast-math, so LLVM may reassociate the
-        floating-point arithmetic of the loops inside it too:
-        vectorizing a loop around a floating-point reduction (a sum over ``k``
-        inside ``i``) is refused as well.  A reduction is vectorized through
+        Like ``parallel``, refused where ``loop`` carries a dependence, except
+        the updates of one element by an exact reduction (integers; ``min``,
+        ``max``), which may swap: an int8 dot product vectorizes along its axis
+        as it is.  A float sum along the loop is vectorized through
         :meth:`rfactor` first.
+
+        A loop *around* a reduction (max-pool's channels around its window)
+        vectorizes: each lane reduces its own element.  The Numba target moves
+        the lanes below the loops inside
+        (:func:`polypad.semantics.vector_lanes.lanes_innermost`), so LLVM
+        vectorizes the innermost loop and each lane keeps its order.  Where
+        the lanes cannot move below a loop (its bounds, a guard or a let use
+        the counter) and that loop carries a floating-point reduction, the
+        step is refused: under ``codegen.build(f, fastmath="full")`` the loop
+        is compiled with fast-math, which could reassociate it.
 
         Before::
 
@@ -86,13 +102,8 @@ class KindPrimitives:
         """
         func = self.func
         node = find_loop(func, loop)
-        found = floating_reduction_inside(func, node)
-        if found is not None:
-            raise IllegalTransformError(
-                "vectorize would let fast-math reassociate a floating-point reduction "
-                f"inside the loop over {loop_name(func, node)}; rfactor it first or "
-                f"vectorize a loop inside it: {found}", found)
-        return _set_kind(func, node, n.ForKind.VECTORIZED, "vectorize")
+        check_vectorize(func, node)
+        return with_kind(func, node, n.ForKind.VECTORIZED)
 
     @primitive
     def unroll(self, loop: str | n.For):
@@ -100,7 +111,7 @@ class KindPrimitives:
 
         Always legal: the iterations keep their order.  The extent must be a
         constant (the Numba target writes out constant-bound loops of up to
-        :data:`codegen.emit.MAX_UNROLL` iterations and keeps longer ones).
+        :data:`codegen.numba.emit.MAX_UNROLL` iterations and keeps longer ones).
 
         Before::
 
@@ -116,21 +127,27 @@ class KindPrimitives:
         node = find_loop(func, loop)
         if not isinstance(node.extent, n.IntImm):
             raise PolypadError(f"unroll: the loop over {loop_name(func, node)} has the "
-                               f"extent {node.extent}, not a constant")
-        return _with_kind(func, node, n.ForKind.UNROLL)
+                               f"extent {show(node.extent)}, not a constant; split it by a "
+                               "constant factor and unroll the inner loop")
+        return with_kind(func, node, n.ForKind.UNROLL)
 
     @primitive
     def rfactor(self, loop: str | n.For, factor_axis: int = 0):
         """Factor the reduction over ``loop`` out into a buffer of partial results.
 
-        The loop nest of one reduction ``X[idx] = X[idx] + e`` (or ``*``) is
+        The loop nest of one reduction ``X[idx] = combine(X[idx], e)``, for
+        any combiner of :mod:`analyses.combiners` (``+``, ``*``, ``max``,
+        ``min``, and ``&``, ``|``, ``^`` on integers, as TVM writes them), is
         rewritten into three: an init of the partial results to the
-        identity, the reduction itself into ``X_rf``, whose axes are
-        ``loop`` (at ``factor_axis``) and the nest's loops that index ``X``,
-        and a write-back adding the partial results into ``X``.  In the
+        combiner's identity (``-inf`` for a float max), the reduction itself
+        into ``X_rf``, whose axes are ``loop`` (at ``factor_axis``) and the
+        nest's loops that index ``X``, and a write-back combining the partial
+        results into ``X``, in the form the update was written.  In the
         middle nest, ``loop`` carries no dependence any more, so it can be
-        parallelized or vectorized.  Returns the :class:`~.rfactor.Factored`
-        names of the new buffer and loops.
+        parallelized or vectorized.  A ``T.init()`` in the nest is moved out
+        before it first (checked as :meth:`decompose_reduction` is).  Returns
+        the :class:`~.rfactor.Factored` name of the new buffer and the
+        handles of the new loops (they outlast later steps on other loops).
 
         The nest is the loops (and ifs, blocks) around the store that hold
         nothing else.  The init and the write-back run over the loops that
@@ -161,23 +178,23 @@ class KindPrimitives:
             for i_wb, k_wb in T.grid(8, 16):
                 B[i_wb] = B[i_wb] + B_rf[k_wb, i_wb]
         """
-        expect(factor_axis, int, "factor_axis", "Schedule.rfactor")
         func = self.func
         node = find_loop(func, loop)
-        new, factored = rf.rfactor(func, node, factor_axis, loop_name(func, node))
-        return new, factored
+        return rfactor_rewrite(func, node, factor_axis, loop_name(func, node))
 
     @primitive
     def decompose_reduction(self, block: str | None, loop: str | n.For):
-        """Move the init of ``block``'s reduction to just before ``loop``; its loop names.
+        """Move the init of ``block``'s reduction to just before ``loop``; its loops' handles.
 
         The init is the store of the reduction's identity that the block runs
         first on each element (``B[i] = 0``), under the loops that index it;
         ``loop`` is one of the loops around the update, and the init keeps
         copies of the loops between ``loop`` and it (named ``<var>_init``).
-        ``block=None`` looks in the whole function.  An init guarded by the
-        first iteration of a loop (``if k == 0:``, as TVM's ``T.init`` lowers)
-        is copied without that loop and guard.  Legal where nothing under
+        ``block=None`` looks in the whole function.  Any combiner of
+        :mod:`analyses.combiners`.  An init guarded by the first iteration of
+        some loops (``if k == 0:``, as TVM's ``T.init`` lowers, or ``vk == 0``
+        with ``vk = k_0 * 16 + k_1``: isl proves the guard holds there and
+        nowhere else) is copied without those loops and the guard.  Legal where nothing under
         ``loop`` must run before the init; otherwise
         :class:`~polypad.errors.IllegalTransformError` with the two instances
         and the element.
@@ -202,20 +219,6 @@ class KindPrimitives:
         func = self.func
         node = find_loop(func, loop)
         region = None if block is None else find_block(func, block)
-        new, loops = rf.decompose(func, region, node)
-        return new, [loop_name(new, x) for x in loops]
+        new, loops = decompose(func, region, node)
+        return new, [loop_ref(new, x) for x in loops]
 
-
-def _set_kind(func: n.PrimFunc, loop, kind: n.ForKind, primitive_name: str) -> n.PrimFunc:
-    """``func`` with ``loop`` of ``kind``, unless ``loop`` carries a dependence."""
-    node = find_loop(func, loop)
-    name = loop_name(func, node)
-    found = carried_dependence(func, node, name)
-    if found is not None:
-        raise IllegalTransformError(f"{primitive_name} would break a dependence: {found}",
-                                    found)
-    return _with_kind(func, node, kind)
-
-
-def _with_kind(func: n.PrimFunc, node: n.For, kind: n.ForKind) -> n.PrimFunc:
-    return replace(func, node, dataclasses.replace(node, kind=kind))

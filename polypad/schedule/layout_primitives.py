@@ -6,14 +6,12 @@
   an internal copy of a buffer, whose layout can change without changing
   the function's interface (:mod:`.cache_read`, :mod:`.cache_write`).
 
-Each method validates its arguments and delegates the rewrite to its
-module; the ``@primitive`` decorator installs the result and records the
-call in the trace.
+Each method delegates the rewrite to its module; the ``@primitive``
+decorator checks the arguments (as :mod:`.primitives` declares them),
+installs the result and records the call in the trace.
 """
 
 from __future__ import annotations
-
-from polypad.arguments import expect
 
 from .cache_read import cache_read as _cache_read
 from .cache_write import cache_write as _cache_write
@@ -57,7 +55,6 @@ class LayoutPrimitives:
 
         >>> sch.cache_read("compute", "A")        # 'A_cache'
         """
-        _check_cache(scope, name, "Schedule.cache_read")
         return _cache_read(self.func, block, buffer, scope, name, at=at)
 
     @primitive
@@ -71,10 +68,5 @@ class LayoutPrimitives:
         >>> sch.cache_write("compute", "B")       # 'B_cache'
         >>> sch.cache_write("C", "C", "local", at="jo")   # 'C_local'
         """
-        _check_cache(scope, name, "Schedule.cache_write")
         return _cache_write(self.func, block, buffer, scope, name, at=at)
 
-
-def _check_cache(scope, name, where: str) -> None:
-    expect(scope, str, "scope", where)
-    expect(name, (str, None), "name", where, what="a buffer name (str) or None")

@@ -42,6 +42,8 @@ from __future__ import annotations
 from polypad.errors import ArgumentTypeError, IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, find_buffer
+from polypad.ir.naming import fresh_block_name
+from polypad.ir.stages import insert_after, prepend, stage_of, stores_to
 from polypad.layout import IndexMap
 
 from .interface import check_interface, is_parameter
@@ -53,7 +55,6 @@ from .layout_padding import (
     padding_stage,
 )
 from .layout_rewrite import relayout
-from .layout_stages import fresh_block_name, insert_after, prepend, stage_of, stores_to
 from .pad_value import resolve_pad_value
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and
@@ -33,6 +34,7 @@ from polypad.model import (
     to_set,
 )
 from polypad.model.affine import to_pw_aff
+from polypad.model.isl_helpers import empty_union_map
 
 from .ast_to_ir import AstToIR, user_call
 
@@ -43,18 +45,26 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stm
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
     parameters); ``None`` when no instance runs."""
-    schedule = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    size = 0
-    for name, domain in instances.items():
-        time = model.statement(name).time.intersect_domain(domain)
-        size = max(size, time.dim(isl.dim_type.out))
+    times = [model.statement(name).time.intersect_domain(domain)
+             for name, domain in instances.items()]
+    size = max((time.dim(isl.dim_type.out) for time in times), default=0)
+    # A time dimension with one value for every instance orders nothing, and costs
+    # ISL's AST generation a level: in a deep nest most are.  The iterators keep the
+    # numbers of the dimensions they stand for.
+    constant = constant_dims(times) if all(
+        time.dim(isl.dim_type.out) == size for time in times) else []
+    schedule = empty_union_map()
+    for time in times:
+        for k in reversed(constant):
+            time = time.project_out(isl.dim_type.out, k, 1)
         schedule = schedule.union(isl.UnionMap.from_map(time))
     if schedule.is_empty():
         return None
     build = isl.AstBuild.from_context(context)
-    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
+    ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size - len(constant))
     for k in range(size):
-        ids = ids.add(isl.Id(f"{_ITER}{k}"))
+        if k not in constant:
+            ids = ids.add(isl.Id(f"{_ITER}{k}"))
     node = build.set_iterators(ids).node_from_schedule_map(schedule)
     return _Emitter(model, context).stmt(node)
 
@@ -112,7 +122,12 @@ class _Emitter(AstToIR):
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
-        return substitute(s.stmt, dict(zip(s.loop_vars, args, strict=True)))
+        # A block's axes (lets of loop counters, no loads: location_placement) are
+        # inlined: the regenerated loops bind the counters only.
+        mapping = dict(zip(s.loop_vars, args, strict=True))
+        for var, value in s.lets.items():
+            mapping[var] = substitute(value, mapping)
+        return substitute(s.stmt, mapping)
 
 
 def _first_statement(model: Model, node: isl.AstNode) -> StatementModel | None:

@@ -9,7 +9,8 @@ neighbouring iterations share inputs.  Loops are named as
 :func:`polypad.ir.loop_names.loop_names` names them.  Each primitive proves
 the move keeps every dependence and refuses otherwise with an
 :class:`~polypad.errors.IllegalTransformError` whose ``evidence`` names the
-instances and the element (:mod:`.compute_at`, :mod:`.reverse_compute_at`).
+instances and the element (:mod:`.location_legality`; the rewrites are
+:mod:`.compute_at`, :mod:`.reverse_compute_at` and :mod:`.store_at`).
 
 Caches placed at a loop are the ``at=`` option of ``cache_read`` and
 ``cache_write`` (:mod:`.cache_at`): a tile of the buffer allocated in the
@@ -25,12 +26,10 @@ loop nest at the function's top level.
 
 from __future__ import annotations
 
-from polypad.arguments import expect
-
-from . import compute_at as _compute_at
-from . import reverse_compute_at as _reverse_compute_at
-from . import store_at as _store_at
+from .compute_at import compute_at as compute_at_rewrite
+from .reverse_compute_at import reverse_compute_at as reverse_compute_at_rewrite
 from .state import primitive
+from .store_at import store_at as store_at_rewrite
 
 
 class LocationPrimitives:
@@ -60,8 +59,7 @@ class LocationPrimitives:
                     with T.block("C"):
                         C[4 * io + ii] = B[4 * io + ii] + ...
         """
-        expect(block, str, "block", "Schedule.compute_at", what="a block name (str)")
-        return _compute_at.compute_at(self.func, block, loop)
+        return compute_at_rewrite(self.func, block, loop)
 
     @primitive
     def reverse_compute_at(self, block: str, loop: str):
@@ -87,8 +85,7 @@ class LocationPrimitives:
                     for i in T.serial(4 * io, 4 * io + 4):
                         C[i] = B[i] * T.float32(3)
         """
-        expect(block, str, "block", "Schedule.reverse_compute_at", what="a block name (str)")
-        return _reverse_compute_at.reverse_compute_at(self.func, block, loop)
+        return reverse_compute_at_rewrite(self.func, block, loop)
 
     @primitive
     def store_at(self, buffer: str, loop: str):
@@ -122,4 +119,4 @@ class LocationPrimitives:
         A read of an element written in an earlier iteration is refused with an
         :class:`~polypad.errors.IllegalTransformError` naming both instances.
         """
-        return _store_at.store_at(self.func, buffer, loop)
+        return store_at_rewrite(self.func, buffer, loop)

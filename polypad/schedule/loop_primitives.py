@@ -16,10 +16,10 @@ that they can be passed back to a primitive.
 
 from __future__ import annotations
 
-from polypad.arguments import expect, expect_choice
 from polypad.errors import PolypadError
 
-from . import reschedule
+from .reschedule import distribute as distribute_rewrite
+from .reschedule import reorder_by_map as reorder_by_map_rewrite
 from .sequential import next_step
 from .state import primitive
 
@@ -57,12 +57,7 @@ class LoopPrimitives:
                     for f in T.serial(3):
                         B[i] = B[i] + F[f] * A[i + f]
         """
-        where = "Schedule.distribute"
-        expect(statements, (str, int, tuple, list), "statements", where,
-               what="a statement label (str), an index (int), or a list of them")
-        expect(new_block, (str, None), "new_block", where, what="a block name (str) or None")
-        expect_choice(position, ("before", "after"), "position", where)
-        return reschedule.distribute(self.func, block, statements, new_block, position)
+        return distribute_rewrite(self.func, block, statements, new_block, position)
 
     @primitive
     def reorder_by_map(self, block: str | None, band: str, names=None, *,
@@ -125,12 +120,7 @@ class LoopPrimitives:
         ``B[0]``, which ``S1(i=0, k=1)`` reads); a band that puts ``S0``
         after some ``S1`` is refused with or without it.
         """
-        where = "Schedule.reorder_by_map"
-        expect(band, str, "band", where, what="an ISL map (str)")
-        expect(names, (tuple, list, None), "names", where,
-               what="a tuple of loop names or None")
-        expect(reassociate, bool, "reassociate", where)
-        return reschedule.reorder_by_map(
+        return reorder_by_map_rewrite(
             self.func, block, band, tuple(names) if names is not None else None,
             reassociate=reassociate)
 
@@ -169,7 +159,6 @@ class LoopPrimitives:
         # All or nothing: a refusal after a distribute leaves the schedule as it was.
         # The steps inside install their results but, nested in this primitive,
         # are not recorded.
-        expect(reassociate, bool, "reassociate", "Schedule.sequential_buffer_access")
         funcs = dict(self._funcs)
         try:
             # At most one distribute before the block, one after it, then the reorder.

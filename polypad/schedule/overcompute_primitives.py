@@ -28,7 +28,6 @@ each.
 
 from __future__ import annotations
 
-from polypad.arguments import expect
 from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 
@@ -54,7 +53,6 @@ class OvercomputePrimitives:
         from polypad.transform import explain_branching_through_overcompute
 
         where = "remove_branching_through_overcompute"
-        expect(strict_ieee, bool, "strict_ieee", f"Schedule.{where}")
         block = block.name if isinstance(block, n.Block) else block
         f = self.func
         report = explain_branching_through_overcompute(f, block=block,

@@ -26,19 +26,18 @@ from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, replace
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
+from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.nest import is_leaf
 
+from .legality import check_order
 from .reschedule_ast import regenerate
 from .reschedule_plan import (
-    check_legal,
-    empty_union_map,
     entries,
     function_schedule,
     item_label,
     parse_band,
     place,
     set_sides,
-    time_map,
 )
 from .reschedule_scope import Scope, map_items, scope_of
 
@@ -94,7 +93,7 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
-    check_legal(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
+    check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)
 
     def rebuild(item: n.Stmt) -> n.Stmt:
@@ -146,7 +145,7 @@ def _with_body(scope: Scope, body: n.Stmt | None) -> n.PrimFunc:
         raise PolypadError(f"nothing is left of {scope.title}")  # pragma: no cover
     if scope.block is None:
         return n.PrimFunc(func.name, func.params, body, func.attrs)
-    new = n.Block(scope.block.name, body, span=scope.block.span)
+    new = dataclasses.replace(scope.block, body=body)  # keeps what of its header fits
     return replace(func, scope.block, new)
 
 
@@ -188,7 +187,7 @@ def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str |
         if any(isinstance(a, n.Allocate) for a in ancestors(inner, s.stmt)):
             raise PolypadError(f"{primitive}: {scope.label(s)} sits inside an allocation "
                                f"of {scope.title} and cannot leave it")
-    check_legal(func, _distributed_schedule(scope, chosen, position), primitive)
+    check_order(func, _distributed_schedule(scope, chosen, position), primitive)
 
     def parts(stmt: n.Stmt) -> tuple[n.Stmt | None, n.Stmt | None]:
         """(the moved statements, the rest) of ``stmt``."""
@@ -207,7 +206,7 @@ def distribute(func: n.PrimFunc, block: str | None, statements, new_block: str |
         return _with_body(scope, map_items(scope.body, in_place))
     moved_part, rest = parts(scope.block.body)
     pair = ordered(n.Block(new_block, moved_part),
-                   n.Block(scope.block.name, rest, span=scope.block.span))
+                   dataclasses.replace(scope.block, body=rest))
     return _splice(func, scope.block, pair)
 
 
@@ -243,7 +242,8 @@ def _distributed_schedule(scope: Scope, chosen: set[str], position: str) -> isl.
             head = [start if scope.block is not None else scope.item_of[s.name], group]
         else:
             head = [program[cut], 0]
-        out = out.union(isl.UnionMap.from_map(time_map(s, program[:cut] + head + program[cut:])))
+        items = program[:cut] + head + program[cut:]
+        out = out.union(isl.UnionMap.from_map(time_map(s.space, items, s.domain)))
     return out
 
 

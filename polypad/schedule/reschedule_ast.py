@@ -1,7 +1,7 @@
 """Loops for an item of a block at its new times, through ``isl.AstBuild``.
 
 :func:`regenerate` hands ISL the statements of one item with their times
-(:func:`.reschedule_plan.time_map`) and converts the AST it builds back to
+(:func:`.reschedule_plan.entries`) and converts the AST it builds back to
 IR (:mod:`.ast_to_ir`).  Two choices shape the result:
 
 * **Rectangular loops with guards.**  Every loop runs over the whole range
@@ -40,10 +40,11 @@ from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
 from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
+from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.overflow import wraps_somewhere
 
 from .ast_to_ir import AstToIR, user_call
-from .reschedule_plan import Placement, empty_union_map, entries, layout_length, time_map
+from .reschedule_plan import Placement, entries, layout_length
 from .reschedule_scope import Scope, lift
 
 _MARK = "_mark"  # prefix of the marker statements' names
@@ -70,7 +71,8 @@ def regenerate(scope: Scope, placements: list[Placement], names: tuple[str, ...]
     for p in placements:
         s = p.statement
         layouts[s.name] = entries(s, p, r, depth, scope.fixed)[cut:]
-        times[s.name] = lift(time_map(s, layouts[s.name]), scope.outer_vars, scope.model)
+        times[s.name] = lift(time_map(s.space, layouts[s.name], s.domain), scope.outer_vars,
+                             scope.model)
         schedule = schedule.union(isl.UnionMap.from_map(times[s.name]))
     for k, marker in enumerate(_markers(times, layouts, size)):
         identity = isl.Map.identity(marker.get_space().map_from_set()).intersect_domain(marker)
@@ -233,7 +235,7 @@ class _Emitter(AstToIR):
         if outer_guards:
             body = n.IfThenElse(logical_and(*outer_guards), body)
         block = self.wrappers.get(id(s.stmt))
-        return body if block is None else n.Block(block.name, body, span=block.span)
+        return body if block is None else dataclasses.replace(block, body=body)
 
     def _tidy_value(self, value: n.Expr, where: isl.Set) -> n.Expr:
         """An affine let value simplified by ISL (``8 * io + ii - 2 - f + 2`` -> ``8 * io +

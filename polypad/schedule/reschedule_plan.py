@@ -14,15 +14,15 @@ block, its statements and items, and the ``e`` loops around it):
   ``i + f`` as a band keeps ``f`` and recovers ``i = band - f``, as the RFC
   does for conv1d.  The ``e`` loops around the block are always kept: the
   band orders the block's work at one iteration of them;
-* :func:`time_map` gives every statement its time in one layout for the
+* :func:`entries` gives every statement its time in one layout for the
   whole function, ``[p0, t1, p1, ..., te, pe, b0, q0, ..., b(r-1), q(r-1),
   t(e+1), p(e+1), ..., tD, pD]``: ``p`` are the model's sequence positions
   (2d+1 schedule), ``t`` the original loop counters (zero where a band
   determines them), ``b``/``q`` the band values and their sequence positions
   (zero outside a band).  The enclosing counters come first, so an instance
   never leaves its iteration of the loops around the block.  Sorting
-  instances by it is the new program order, which :func:`check_legal` holds
-  against every dependence.
+  instances by it is the new program order (:func:`function_schedule`), which
+  :func:`.legality.check_order` holds against every dependence.
 """
 
 from __future__ import annotations
@@ -31,18 +31,12 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polypad.errors import IllegalTransformError, PolypadError
-from polypad.ir import nodes as n
+from polypad.errors import PolypadError
 from polypad.model import Model, StatementModel
 from polypad.model.affine import to_map
+from polypad.model.isl_helpers import maps_of, time_map, union_all
 
 from .reschedule_scope import Scope
-
-
-def empty_union_map() -> isl.UnionMap:
-    """An empty ``isl.UnionMap`` without parameters, to union maps into."""
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
 
 # ---------------------------------------------------------------- placements
 
@@ -133,20 +127,6 @@ def entries(s: StatementModel, placement: Placement | None, r: int, depth: int,
     return out + [0] * (layout_length(r, depth) - len(out))
 
 
-def time_map(s: StatementModel, items: list) -> isl.Map:
-    """``S[x] -> [items...]`` on the domain of ``s`` (see :func:`entries`)."""
-    sp = s.space
-    pws = []
-    for e in items:
-        if isinstance(e, int):
-            pws.append(sp.const(e))
-        elif isinstance(e, n.Var):
-            pws.append(sp.var(e))
-        else:
-            pws.append(e)
-    return to_map(sp, pws, None).intersect_domain(s.domain)
-
-
 def function_schedule(model: Model, placements: dict[str, Placement], r: int,
                       fixed: int = 0) -> isl.UnionMap:
     """Every statement of ``model`` at its new time, the band after ``fixed`` loop
@@ -154,30 +134,9 @@ def function_schedule(model: Model, placements: dict[str, Placement], r: int,
     from analyses.instances import depth_of
 
     depth = depth_of(model)
-    out = empty_union_map()
-    for s in model.statements:
-        out = out.union(isl.UnionMap.from_map(
-            time_map(s, entries(s, placements.get(s.name), r, depth, fixed))))
-    return out
-
-
-def check_legal(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
-                reassociate: bool = False) -> None:
-    """Raise :class:`IllegalTransformError` when ``schedule`` breaks a dependence of ``func``.
-
-    With ``reassociate``, two updates of one element by one reduction
-    (``B[i] = B[i] + v``) may swap (:mod:`analyses.reductions`).
-    """
-    import analyses
-
-    if reassociate:
-        from analyses.reductions import reduction_dependences
-
-        found = reduction_dependences(func).violations(schedule)
-    else:
-        found = analyses.dependences(func).violations(schedule)
-    if found is not None:
-        raise IllegalTransformError(f"{primitive} would break a dependence: {found}", found)
+    return union_all(
+        time_map(s.space, entries(s, placements.get(s.name), r, depth, fixed), s.domain)
+        for s in model.statements)
 
 
 def parse_band(scope: Scope, text: str, primitive: str) -> dict[str, tuple[isl.PwAff, ...]]:
@@ -187,8 +146,7 @@ def parse_band(scope: Scope, text: str, primitive: str) -> dict[str, tuple[isl.P
     except isl.Error as err:
         raise PolypadError(f"{primitive}: cannot read the band {text!r} as an ISL map: "
                            f"{err}") from None
-    maps: list[isl.Map] = []
-    umap.foreach_map(maps.append)
+    maps = maps_of(umap)
     out: dict[str, tuple[isl.PwAff, ...]] = {}
     for m in maps:
         s = scope.lookup(m.get_tuple_name(isl.dim_type.in_))
@@ -220,7 +178,7 @@ def item_label(scope: Scope, index: int) -> str:
 
 
 __all__ = [
-    "Placement", "band_map", "check_legal", "empty_union_map", "entries",
+    "Placement", "band_map", "entries",
     "function_schedule", "item_label", "kept_loops", "layout_length", "parse_band", "place",
-    "set_sides", "time_map",
+    "set_sides",
 ]

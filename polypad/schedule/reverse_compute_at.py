@@ -26,7 +26,8 @@ iteration after which every element it reads from the statements under the
 loop has its final value there (the iteration of the last write of each
 element, in ISL); each instance runs once, so no recomputation.  The new
 order must keep every dependence of the function
-(:meth:`analyses.Dependences.violations`), else
+(:meth:`analyses.Dependences.violations`,
+:func:`.location_legality.check_reverse_compute_at`), else
 :class:`IllegalTransformError` with the two instances and the element.  A
 consumer instance that reads nothing the loop writes has no iteration to go
 to and is refused.  Shapes as for :mod:`.compute_at`: the consumer's block
@@ -37,19 +38,17 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.model.isl_helpers import maps_of, union_all
 
-from .compute_at import AT, empty_union_map, name_at, new_times, placement, rewrite, union_all
-
-# Where the consumer goes in the loop's body for the dependence check: after every
-# statement position there.
-_LAST = 1 << 20
+from .compute_at import rewrite
+from .location_legality import check_reverse_compute_at
+from .location_placement import AT, name_at, placement
 
 
 def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
     """``func`` with consumer ``block`` computed inside ``loop``; see the module docstring."""
-    from analyses.dataflow import Dependences
     from analyses.instances import instance, point_coordinates
 
     p = placement(func, block, loop, "reverse_compute_at")
@@ -61,8 +60,7 @@ def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
     for s in p.moved:
         reads = s.reads.intersect_range(union_all([u.writes for u in p.under]).range())
         at = reads.apply_range(ready)
-        maps: list[isl.Map] = []
-        at.foreach_map(maps.append)
+        maps = maps_of(at)
         place = maps[0].lexmax() if maps else None
         missing = s.domain if place is None else s.domain.subtract(place.domain())
         if not missing.is_empty():
@@ -71,18 +69,14 @@ def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
                                f"that loop {loop!r} writes, so no iteration can run it")
         places[s.name] = place
         required[s.name] = name_at(p, place.reverse())
-    found = Dependences(p.model).violations(new_times(p, places, _LAST))
-    if found is not None:
-        raise IllegalTransformError(f"{p.where} would break a dependence: {found}", found)
+    check_reverse_compute_at(p, places)
     return rewrite(p, required, before=False)
 
 
 def _completed_at(p) -> isl.UnionMap:
     """``Buf[e] -> _at[c]``: the iteration of the loop (and the loops around it) whose
     statements write each element last."""
-    times = empty_union_map()
-    for s in p.under:
-        times = times.union(isl.UnionMap.from_map(s.time))
+    times = union_all(s.time for s in p.under)
     writers = union_all([s.writes for s in p.under]).reverse()
     last = writers.apply_range(times).lexmax()
     size = max(s.time.dim(isl.dim_type.out) for s in p.under)

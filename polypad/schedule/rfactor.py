@@ -1,96 +1,113 @@
-"""The IR rewrites behind ``rfactor`` and ``decompose_reduction``.
+"""The IR rewrite behind ``rfactor``: a reduction's partial results in a buffer of their own.
 
-A *reduction* is a store ``X[idx] = X[idx] + e`` (or ``e + X[idx]``, or
-``*``) whose value reads ``X`` nowhere else.  The loops around it whose
-variables appear in ``idx`` are its *spatial* loops; the others are
+A *reduction* is an update ``X[idx] = combine(X[idx], e)`` for a combiner of
+:mod:`analyses.combiners` (``+``, ``*``, ``max``, ``min``, and ``&``,
+``|``, ``^`` on integers, in any of the forms TVM writes).  The loops around
+it whose variables appear in ``idx`` are its *spatial* loops; the others are
 *reduction* loops: their iterations all update one element.
 
 ``rfactor(f, k)`` on a reduction over ``k`` (see
 :meth:`~polypad.schedule.kind_primitives.KindPrimitives.rfactor`)::
 
     for i, k in T.grid(8, 16):                     # before
-        B[i] = B[i] + A[i, k]
+        B[i] = T.max(B[i], A[i, k])
 
     B_rf = T.alloc_buffer((16, 8), "float32")      # after
     for i_init, k_init in T.grid(8, 16):
-        B_rf[k_init, i_init] = T.float32(0)
+        B_rf[k_init, i_init] = T.float32("-inf")   # the combiner's identity
     for i, k in T.grid(8, 16):
-        B_rf[k, i] = B_rf[k, i] + A[i, k]
+        B_rf[k, i] = T.max(B_rf[k, i], A[i, k])
     for i_wb, k_wb in T.grid(8, 16):
-        B[i_wb] = B[i_wb] + B_rf[k_wb, i_wb]
+        B[i_wb] = T.max(B[i_wb], B_rf[k_wb, i_wb])
 
-``decompose(f, block, loop)`` moves a reduction's init (``B[i] = 0``) out
-to a nest of its own before ``loop``.
+A reduction with its init in the nest (TVM's ``T.init()``: an ``if`` on the
+reduce axes at their starts, first in the block) has the init moved out
+first, before the nest (:func:`.decompose.decompose`, checked as
+``decompose_reduction`` is); the factored update then starts from it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
+from polypad.ir.loop_names import loop_ref
+from polypad.ir.naming import fresh_name
+from polypad.ir.show import show
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 
-from .split import fresh_name
+from .decompose import decompose
+from .legality import check_rfactor
+from .reduction_nest import (
+    buffer_names,
+    copy_nest,
+    is_layer,
+    let_values,
+    loop_by_var,
+    loop_var_names,
+    offset,
+    reads,
+    single_statement_nest,
+    unshared,
+)
 
-_OPS = {n.Add: 0, n.Mul: 1}  # reduction operator -> its identity
+_FORMS = "X[idx] = combine(X[idx], e) for a combiner +, *, max, min, &, |, ^"
 
 
 @dataclasses.dataclass(frozen=True)
 class Factored:
     """What ``rfactor`` made: the partial-result buffer and the loops of each nest,
-    outermost first (``update`` keeps the original loops)."""
+    outermost first (``update`` keeps the original loops); ``decomposed``, the loops
+    of the init it moved out first (a ``T.init()`` form), if any."""
 
     buffer: str
     init: list[str]
     update: list[str]
     write_back: list[str]
-
-
-@dataclasses.dataclass(frozen=True)
-class _Reduction:
-    store: n.BufferStore
-    op: type
-    accumulator_first: bool  # X[idx] + e rather than e + X[idx]
-    update: n.Expr  # e
-
-    def value(self, acc: n.Expr, other: n.Expr) -> n.Expr:
-        return self.op(acc, other) if self.accumulator_first else self.op(other, acc)
-
-
-def reduction_of(store: n.BufferStore) -> _Reduction | None:
-    """``store`` as a reduction, or ``None`` when it is not one."""
-    value = store.value
-    if type(value) not in _OPS:
-        return None
-    acc = n.BufferLoad(store.buffer, store.indices)
-    for first, (mine, other) in ((True, (value.a, value.b)), (False, (value.b, value.a))):
-        if mine == acc and not _reads(other, store.buffer):
-            return _Reduction(store, type(value), first, other)
-    return None
+    decomposed: list[str] | None = None
 
 
 def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
             ) -> tuple[n.PrimFunc, Factored]:
     """``func`` with the reduction over ``loop`` factored (see the module docstring)."""
+    # analyses imports polypad, whose import runs this module: imported on use.
+    from analyses.combiners import update_of
+
     where = f"rfactor: the loop over {name}"
+    func, loop = unshared(func, loop)
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
+    decomposed = None
+    if len(stores) == 2 and _init_form(func, stores):
+        func, decomposed = _decompose_init(func, stores[1])
+        loop = loop_by_var(func, loop.var, holding=stores[1])
+        stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     if len(stores) != 1 or not isinstance(stores[0], n.BufferStore):
         held = ("a T.evaluate" if len(stores) == 1
                 else f"{len(stores)} statements" if stores else "no statement")
-        raise PolypadError(f"{where} must hold one store, a reduction; it holds {held}")
-    red = reduction_of(stores[0])
+        raise PolypadError(f"{where} must hold one store, a reduction; it holds {held} "
+                           "(a reduction may also hold its T.init())")
+    red = update_of(stores[0])
     if red is None:
-        raise PolypadError(f"{where} holds no reduction X[idx] = X[idx] + e (or *): "
+        raise PolypadError(f"{where} holds no reduction {_FORMS}: "
                            f"{stores[0].buffer.name} is not updated from itself")
     store = red.store
-    nest = _single_statement_nest(func, store)
+    nest = single_statement_nest(func, store)
     if not any(x is loop for x in nest):
         raise PolypadError(f"{where} holds more than the reduction into "
                            f"{store.buffer.name}; rfactor a loop around it alone")
-    indexing = {v for i in store.indices for v in free_vars(i)}
+    for x in nest:
+        around = (x.min, x.extent) if isinstance(x, n.For) else (
+            (x.value,) if isinstance(x, n.LetStmt) else
+            (x.condition,) if isinstance(x, n.IfThenElse) else ())
+        if any(reads(e, store.buffer) for e in around):
+            raise PolypadError(f"{where}: a loop bound, let or guard around the reduction "
+                               f"reads {store.buffer.name}, so its terms depend on its order")
+    lets = let_values(nest)
+    indices = tuple(substitute(i, lets) for i in store.indices)
+    indexing = {v for i in indices for v in free_vars(i)}
     if loop.var in indexing:
         raise PolypadError(f"{where} indexes {store.buffer.name}: it is not a reduction loop")
     loops = [x for x in nest if isinstance(x, n.For)]
@@ -105,239 +122,69 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
     for x in axes:
         if not (isinstance(x.extent, n.IntImm) or x.extent in params):
             raise PolypadError(f"rfactor: the loop over {x.var.name} has the extent "
-                               f"{x.extent}, neither a constant nor a parameter")
+                               f"{show(x.extent)}, neither a constant nor a parameter")
         if dropped & set(free_vars(x.min)):
             raise PolypadError(f"rfactor: the start of the loop over {x.var.name} depends "
                                "on a reduction loop")
-    rf = n.Buffer(fresh_name(_buffer_names(func), f"{store.buffer.name}_rf"),
+    rf = n.Buffer(fresh_name(buffer_names(func), f"{store.buffer.name}_rf"),
                   tuple(x.extent if isinstance(x.extent, n.Var) else x.extent.value
                         for x in axes), store.buffer.dtype)
 
     def rf_at(mapping: dict) -> tuple[n.Expr, ...]:
-        return tuple(_offset(mapping.get(x.var, x.var), substitute(x.min, mapping))
+        return tuple(offset(mapping.get(x.var, x.var), substitute(x.min, mapping))
                      for x in axes)
 
     # The update: the nest as it was, accumulating into X_rf.
     acc = n.BufferLoad(rf, rf_at({}))
-    update = replace(nest[0], store, n.BufferStore(rf, red.value(acc, red.update), acc.indices))
+    update = replace(nest[0], store, n.BufferStore(rf, red.value(acc, red.operand), acc.indices))
     # Init and write-back: the loops that index X_rf, and the guards over them only.
-    taken = {x.var.name for x in walk(func.body) if isinstance(x, n.For)}
-    init, init_loops = _copy_nest(nest, dropped, "_init", taken, lambda m: n.BufferStore(
-        rf, _identity(red.op, rf.dtype), rf_at(m)))
-    out = n.BufferLoad(store.buffer, store.indices)
-    back, back_loops = _copy_nest(nest, dropped, "_wb", taken, lambda m: n.BufferStore(
-        store.buffer, red.value(substitute(out, m), n.BufferLoad(rf, rf_at(m))),
-        tuple(substitute(i, m) for i in store.indices)))
+    taken = loop_var_names(func)
+    init, init_loops = copy_nest(nest, dropped, "_init", taken, lambda m: n.BufferStore(
+        rf, red.combiner.identity(rf.dtype), rf_at(m)))
+    back, back_loops = copy_nest(nest, dropped, "_wb", taken, lambda m: n.BufferStore(
+        store.buffer, red.value(n.BufferLoad(store.buffer, _at(indices, m)),
+                                n.BufferLoad(rf, rf_at(m))), _at(indices, m)))
     new = replace(func, nest[0], n.Allocate(rf, n.SeqStmt((init, update, back))))
-    _check_bounds(new, where)
-    return new, Factored(rf.name, [x.var.name for x in init_loops],
-                         [x.var.name for x in loops], [x.var.name for x in back_loops])
+    check_rfactor(new, where)
+    return new, Factored(rf.name, [loop_ref(new, x) for x in init_loops],
+                         [loop_ref(new, loop_by_var(new, x.var, holding=update))
+                          for x in loops],
+                         [loop_ref(new, x) for x in back_loops], decomposed)
 
 
-def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
-              ) -> tuple[n.PrimFunc, list[n.For]]:
-    """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
-    copied loops: the init is the first store under ``loop`` (inside ``block``; anywhere
-    for ``None``) that writes a buffer without reading it and that a reduction under
-    ``loop`` updates."""
-    inside_block = {id(x) for x in walk(func.body if block is None else block)}
-    stores = [x for x in walk(loop) if isinstance(x, n.BufferStore) and id(x) in inside_block]
-    updated = {id(r.store.buffer) for r in map(reduction_of, stores) if r is not None}
-    init = next((s for s in stores if id(s.buffer) in updated
-                 and not _reads(s.value, s.buffer)), None)
-    if init is None:
-        what = "the function" if block is None else f"block {block.name!r}"
-        raise PolypadError(f"decompose_reduction: no reduction of {what} "
-                           f"with an init store under the loop over {loop.var.name}")
+def _at(indices, mapping) -> tuple[n.Expr, ...]:
+    return tuple(substitute(i, mapping) for i in indices)
+
+
+def _init_form(func: n.PrimFunc, stores) -> bool:
+    """Whether ``stores`` are an init and its update in TVM's ``T.init()`` form: the
+    init, under an ``if`` of its own, first in a sequence whose other statement holds
+    the update of the same element."""
+    from analyses.combiners import update_of
+
+    init, upd = stores
+    u = update_of(upd)
+    if (u is None or not isinstance(init, n.BufferStore) or init.buffer is not u.buffer
+            or init.indices != upd.indices or reads(init.value, init.buffer)):
+        return False
     path = ancestors(func, init)
-    start = next(k for k, x in enumerate(path) if x is loop)
-    between = path[start:-1]
-    for x in between:
-        if not (isinstance(x, n.For | n.SeqStmt | n.Block)
-                or isinstance(x, n.IfThenElse) and x.else_case is None):
-            raise PolypadError(f"decompose_reduction: the init sits under a "
-                               f"{type(x).__name__} inside the loop over {loop.var.name}")
-    _check_init_moves(func, init, loop)
-    taken = {x.var.name for x in walk(func.body) if isinstance(x, n.For)}
-    chain = [x for x in between if isinstance(x, n.For | n.IfThenElse)]
-    pinned = _pinned(chain)
-    guards = [guard for _, guard in pinned.values()]
-    chain = [x for x in chain if not (isinstance(x, n.For) and x.var in pinned
-                                      or any(x is guard for guard in guards))]
-    values = {var: value for var, (value, _) in pinned.items()}
-    copy, loops = _copy_nest(chain, set(), "_init", taken, lambda m: n.BufferStore(
-        init.buffer, substitute(init.value, m), tuple(substitute(i, m) for i in init.indices)),
-        values)
-    placed = _insert_before(func, loop, copy)
-    path = ancestors(placed, init)  # the loop and the init are the very same nodes
-    return _remove(placed, path[next(k for k, x in enumerate(path) if x is loop):], init), loops
+    guard, seq = path[-2], path[-3] if len(path) > 2 else None
+    return (isinstance(guard, n.IfThenElse) and guard.else_case is None
+            and isinstance(seq, n.SeqStmt) and len(seq.stmts) == 2 and seq.stmts[0] is guard
+            and all(is_layer(x) for x in ancestors(func, upd)[len(path) - 2:-1]))
 
 
-# ---------------------------------------------------------------- helpers
-
-
-def _reads(expr: n.Expr, buffer: n.Buffer) -> bool:
-    return any(isinstance(x, n.BufferLoad) and x.buffer is buffer for x in walk(expr))
-
-
-def _single_statement_nest(func: n.PrimFunc, store: n.BufferStore) -> list[n.Stmt]:
-    """The loops, ifs (without else) and blocks just around ``store`` that hold nothing
-    else, outermost first; they stop at a let, an allocation or a sequence."""
-    path = ancestors(func, store)[:-1]
-    nest: list[n.Stmt] = []
-    for x in reversed(path):
-        if (isinstance(x, n.For | n.Block)
-                or isinstance(x, n.IfThenElse) and x.else_case is None):
-            nest.insert(0, x)
-        else:
+def _decompose_init(func: n.PrimFunc, upd: n.BufferStore) -> tuple[n.PrimFunc, list[str]]:
+    """``func`` with the ``T.init()`` of ``upd``'s reduction moved out before the nest,
+    and the names of the init's loops."""
+    path = ancestors(func, upd)
+    # The sequence of the init's guard and the update.
+    seq = next(x for x in reversed(path[:-1]) if isinstance(x, n.SeqStmt))
+    top = None
+    for x in reversed(path[:-1]):
+        if not (is_layer(x) or x is seq):
             break
-    if not nest or not isinstance(nest[0], n.For):
-        nest = nest[next((k for k, x in enumerate(nest) if isinstance(x, n.For)), len(nest)):]
-    return nest
-
-
-def _copy_nest(nest, dropped: set, suffix: str, taken: set, leaf, fixed=None):
-    """Copies of the loops of ``nest`` over no ``dropped`` variable, with new variables
-    ``<var><suffix>``, and the conjuncts of guards that mention no dropped variable, around
-    ``leaf(mapping)``; returns the copy and its loops.  Blocks are not copied: a
-    block name must stay unique.  ``fixed`` maps variables whose loops are left
-    out to their values."""
-    mapping: dict = dict(fixed or {})
-    layers: list = []
-    for x in nest:
         if isinstance(x, n.For):
-            if x.var in dropped:
-                continue
-            var = n.Var(fresh_name(taken, x.var.name + suffix), x.var.dtype)
-            layers.append(("for", x, var))
-            mapping[x.var] = var
-        elif isinstance(x, n.IfThenElse):
-            # The conjuncts over kept variables still hold; the others are left out.
-            kept = [c for c in _conjuncts(x.condition) if not dropped & set(free_vars(c))]
-            if kept:
-                condition = kept[0]
-                for c in kept[1:]:
-                    condition = n.And(condition, c)
-                layers.append(("if", condition, None))
-    body: n.Stmt = leaf(mapping)
-    loops = []
-    for kind, x, var in reversed(layers):
-        if kind == "for":
-            body = n.For(var, substitute(x.min, mapping), substitute(x.extent, mapping),
-                         n.ForKind.SERIAL, body)
-            loops.insert(0, body)
-        else:
-            body = n.IfThenElse(substitute(x, mapping), body)
-    return body, loops
-
-
-def _pinned(chain) -> dict:
-    """The loops of ``chain`` that a guard below them pins to one value in their range
-    (the T.init-style ``if k == 0:``), as ``{var: (value, guard)}``: the init's copy
-    runs that iteration alone, without the loop and the guard."""
-    out = {}
-    loops = {x.var: x for x in chain if isinstance(x, n.For)}
-    for x in chain:
-        if not isinstance(x, n.IfThenElse) or not isinstance(x.condition, n.Eq):
-            continue
-        a, b = x.condition.a, x.condition.b
-        var, value = (a, b) if isinstance(b, n.IntImm) else (b, a)
-        loop = loops.get(var) if isinstance(var, n.Var) else None
-        if (loop is not None and var not in out and isinstance(value, n.IntImm)
-                and isinstance(loop.min, n.IntImm) and isinstance(loop.extent, n.IntImm)
-                and loop.min.value <= value.value < loop.min.value + loop.extent.value):
-            out[var] = (value, x)
-    return out
-
-
-def _conjuncts(condition: n.Expr) -> list[n.Expr]:
-    if isinstance(condition, n.And):
-        return _conjuncts(condition.a) + _conjuncts(condition.b)
-    return [condition]
-
-
-def _identity(op: type, dtype: str) -> n.Expr:
-    value = _OPS[op]
-    if dtype.startswith(("int", "uint")):
-        return n.IntImm(value, dtype)
-    return n.FloatImm(float(value), dtype)
-
-
-def _offset(var: n.Expr, start: n.Expr) -> n.Expr:
-    return var if isinstance(start, n.IntImm) and start.value == 0 else n.Sub(var, start)
-
-
-def _buffer_names(func: n.PrimFunc) -> set:
-    names = {p.name for p in func.params if isinstance(p, n.Buffer)}
-    return names | {x.buffer.name for x in walk(func.body) if isinstance(x, n.Allocate)}
-
-
-def _check_bounds(func: n.PrimFunc, where: str) -> None:
-    """The write-back runs for every value of the spatial loops, even those for which
-    a dropped guard ran no reduction: refuse when that leaves a buffer."""
-    import analyses
-
-    found = analyses.check_bounds(func)
-    if isinstance(found, analyses.Refuted):
-        cex = found.counterexample
-        raise IllegalTransformError(f"{where}: the rewrite would access outside a buffer: "
-                                    f"{cex}", cex)
-
-
-def _check_init_moves(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> None:
-    """Refuse when an instance under ``loop`` (other than the init's own) must run
-    before an init instance of the same iterations of the loops around ``loop``."""
-    import islpy as isl
-
-    import analyses
-    from analyses import instances as inst
-
-    deps = analyses.dependences(func)
-    model = deps.model
-    target = next(s for s in model.statements if s.stmt is init)
-    depth = next(k for k, x in enumerate(target.loops) if x is loop)
-    sources = None
-    for s in model.statements:
-        if s is target or not any(x is loop for x in s.loops):
-            continue
-        pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
-        for d in range(depth):
-            pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-        part = isl.UnionMap.from_map(pairs)
-        sources = part if sources is None else sources.union(part)
-    if sources is None:
-        return
-    for kind in ("flow", "output", "anti"):
-        found = deps.tagged(kind).zip().intersect_domain(sources.wrap()).zip()
-        if not found.is_empty():
-            src, dst, element, params = deps.decode(inst.first_point(found))
-            from analyses.evidence import Counterexample
-
-            cex = Counterexample(
-                f"{kind} dependence: {src} touches {element} before the init {dst}; "
-                f"moving the init before the loop over {loop.var.name} would reverse them",
-                instances=(src, dst), element=element, params=params)
-            raise IllegalTransformError(f"decompose_reduction would break a dependence: "
-                                        f"{cex}", cex)
-
-
-def _remove(func: n.PrimFunc, path, store: n.BufferStore) -> n.PrimFunc:
-    """``func`` without ``store``, taken from the nearest sequence holding it below
-    ``path[0]`` (the loop the init moves before)."""
-    for k in range(len(path) - 2, 0, -1):
-        parent = path[k]
-        if isinstance(parent, n.SeqStmt):
-            rest = tuple(s for s in parent.stmts if s is not path[k + 1])
-            return replace(func, parent, rest[0] if len(rest) == 1 else n.SeqStmt(rest))
-    raise PolypadError("decompose_reduction: the init is all that its loops hold")
-
-
-def _insert_before(func: n.PrimFunc, stmt: n.Stmt, new: n.Stmt) -> n.PrimFunc:
-    """``func`` with ``new`` just before ``stmt``, in the sequence holding it if any
-    (the parser reads ``a; b; c`` as one flat sequence)."""
-    path = ancestors(func, stmt)
-    parent = path[-2] if len(path) > 1 else None
-    if isinstance(parent, n.SeqStmt):
-        k = next(k for k, x in enumerate(parent.stmts) if x is stmt)
-        return replace(func, parent, n.SeqStmt(parent.stmts[:k] + (new,) + parent.stmts[k:]))
-    return replace(func, stmt, n.SeqStmt((new, stmt)))
+            top = x
+    new, loops = decompose(func, None, top)
+    return new, [loop_ref(new, x) for x in loops]

@@ -6,8 +6,11 @@
 >>> sch.func          # the rewritten PrimFunc
 >>> print(sch.trace)  # the calls that made it; sch.trace.apply_to(f) replays them
 
-Each family of primitives lives in a mixin of its own module; this class only
-puts them together.
+Each family of primitives is a class of its own module (``tiling_primitives``,
+``kind_primitives``, ...), which imports only the state, the checks and the
+rewrites, never this class; this class only puts the families together.
+:data:`polypad.schedule.PRIMITIVES` indexes every primitive: its argument
+checks, its legality rule and its rewrite.
 """
 
 from __future__ import annotations

@@ -36,13 +36,13 @@ import islpy as isl
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_buffer
-from polypad.ir.naming import Names
+from polypad.ir.naming import Names, fresh_block_name
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
 from polypad.model import Access, StatementModel
 from polypad.model.affine import to_map, to_pw_aff
+from polypad.model.isl_helpers import union_sets
 
-from .layout_stages import fresh_block_name
 from .reschedule_plan import place
 from .reschedule_scope import Scope, scope_of
 
@@ -189,10 +189,7 @@ def _split(scope: Scope, leaving: list[StatementModel], buf: n.Buffer) -> Step:
 
 
 def _domains(statements) -> isl.UnionSet:
-    out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in statements:
-        out = out.union(isl.UnionSet.from_set(s.domain))
-    return out
+    return union_sets(s.domain for s in statements)
 
 
 def _reorder(scope: Scope, bands: dict[str, list[n.Expr]], buf: n.Buffer) -> Step:

@@ -1,7 +1,7 @@
 """The loop rewrite behind ``Schedule.split``: one loop into a nest of loops.
 
 A pure function ``PrimFunc -> PrimFunc``; the legality question that only
-``tail="pad"`` raises is the primitive's (:mod:`.tiling_primitives`).
+``tail="pad"`` raises is :mod:`.legality`'s.
 
 ``split(func, loop, [None, 8], tail)`` replaces ``for i in T.serial(m, m + e)``
 by loops ``i_0, i_1`` over the resolved factors and puts ``i_0 * 8 + i_1 + m``
@@ -15,17 +15,20 @@ extra iterations are handled by ``tail``:
   factors, one tail nest per level), each without a guard either.  Tail
   loops are named ``<new loop>_tail``.
 
-The ``"pad"`` strategy is the predicate form with the guard removed; the
-primitive builds it from :func:`split`'s guard once the prover allows it.
+The ``"pad"`` strategy is the predicate form with the guard removed
+(:func:`without_guard`); the primitive builds it from :func:`split`'s guard
+once the prover allows it (:func:`.legality.check_split_pad`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
+from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.substitute import substitute
-from polypad.ir.visitor import walk
 
 TAILS = ("predicate", "partition", "pad")
 
@@ -149,7 +152,7 @@ def _guarded(body: n.Stmt, condition: n.Expr) -> tuple[n.Stmt, n.IfThenElse]:
         return n.For(body.var, body.min, body.extent, body.kind, inner, span=body.span), guard
     if isinstance(body, n.Block) and isinstance(body.body, (n.For, n.Block)):
         inner, guard = _guarded(body.body, condition)
-        return n.Block(body.name, inner, span=body.span), guard
+        return dataclasses.replace(body, body=inner), guard
     guard = n.IfThenElse(condition, body)
     return guard, guard
 
@@ -223,22 +226,7 @@ def _text(e: n.Expr) -> str:
     return show(e)
 
 
-def var_names(func: n.PrimFunc) -> set[str]:
-    """The names of every variable of ``func``: parameters, loop counters, lets."""
-    taken = {p.name for p in func.params}
-    for node in walk(func.body):
-        if isinstance(node, (n.For, n.LetStmt, n.Let)):
-            taken.add(node.var.name)
-        elif isinstance(node, n.Var):
-            taken.add(node.name)
-    return taken
-
-
-def fresh_name(taken: set[str], base: str) -> str:
-    """``base``, or ``base_1``, ``base_2``... : the first not in ``taken`` (then taken)."""
-    candidate, k = base, 0
-    while candidate in taken:
-        k += 1
-        candidate = f"{base}_{k}"
-    taken.add(candidate)
-    return candidate
+def without_guard(guarded: n.PrimFunc, guard: n.IfThenElse) -> n.PrimFunc:
+    """The ``"pad"`` form: ``guarded`` (the predicate form) with ``guard`` replaced by its
+    body, so the extra iterations run."""
+    return replace(guarded, guard, guard.then_case)

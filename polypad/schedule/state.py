@@ -1,11 +1,16 @@
 """The state every schedule primitive works on: the function, the module, the trace.
 
-Primitives live in mixins, one module per family, and are declared with
-:func:`primitive`: the method returns the rewritten ``PrimFunc`` (or a pair
-``(func, result)``), and the decorator installs it and records the step.  A
+Primitives are methods of family classes, one module per family (indexed in
+:mod:`.primitives`), declared with :func:`primitive`: the method returns the
+rewritten ``PrimFunc`` (or a pair ``(func, result)``), and the decorator
+checks the arguments, installs the result and records the step.  A
 primitive called from inside another primitive is not recorded again, so
 ``sequential_buffer_access``, which applies ``distribute`` and
 ``reorder_by_map``, is recorded as the one call the user made.
+
+A primitive on a deep function (a 10,000-term sum, a 64-deep nest) runs on a
+deep worker (:mod:`polypad.ir.deep`), as passes and deciders do: nothing
+under it raises ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,12 @@ import inspect
 from polypad.arguments import expect
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import in_worker, is_deep, run_deep
+from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
+from polypad.ir.verify import checked_result
+from polypad.script.derive_header import attach_headers
 
+from .primitives import PRIMITIVES, REFERENCES
 from .trace import Step, Trace
 
 
@@ -24,27 +34,37 @@ def primitive(method):
     """Declare a schedule primitive: record it in the trace and install its result.
 
     The wrapped method returns the new ``PrimFunc``, or ``(new_func, result)``
-    to hand ``result`` back to the caller.  Its arguments are recorded as
-    :meth:`ScheduleState.printable` makes them, after :func:`check_references`
-    has checked the ones that name blocks, buffers and loops.
+    to hand ``result`` back to the caller.  Its arguments are checked first, as
+    its entry in :data:`.primitives.PRIMITIVES` declares (a method with no
+    entry, such as a primitive a subclass adds, has the ones that name blocks,
+    buffers and loops checked: :func:`check_references`), and recorded as
+    :meth:`ScheduleState.printable` makes them.
     """
     signature = inspect.signature(method)
     where = f"Schedule.{method.__name__}"
+    entry = PRIMITIVES.get(method.__name__)
+    check_arguments = entry.check_arguments if entry is not None else check_references
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        if not in_worker() and is_deep(self.func):
+            return run_deep(wrapper, self, *args, **kwargs)
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        check_references(bound.arguments, where)
+        check_arguments(bound.arguments, where)
+        # Loop handles by their current names, for the method and the trace alike.
+        for k, v in list(bound.arguments.items())[1:]:
+            bound.arguments[k] = current_handles(self.func, v)
         outermost = self._depth == 0
         self._depth += 1
         try:
-            out = method(self, *args, **kwargs)
+            out = method(*bound.args, **bound.kwargs)
         finally:
             self._depth -= 1
         new_func, result = out if isinstance(out, tuple) else (out, None)
         if not isinstance(new_func, n.PrimFunc):
             raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
+        checked_result(new_func, self.func, method.__name__)
         self._install(new_func)
         if outermost:
             # A ``*loops`` parameter is recorded as "*loops" so the step prints and
@@ -64,23 +84,23 @@ def primitive(method):
     return wrapper
 
 
-# Parameters that primitives share by name: what each takes.  A name that is
-# not in the function is then a NotFoundError from polypad.ir.locate.
-_REFERENCES = {
-    "block": ((str, n.Block, None), "a block name (str) or None"),
-    "buffer": ((str, n.Buffer), "a buffer name (str) or a Buffer"),
-    "loop": ((str, n.For), "a loop variable name (str) or a For node"),
-    "loop_a": ((str, n.For), "a loop variable name (str) or a For node"),
-    "loop_b": ((str, n.For), "a loop variable name (str) or a For node"),
-}
+def current_handles(func: n.PrimFunc, value):
+    """``value`` with each loop handle (:class:`~polypad.ir.loop_names.LoopRef`) in it,
+    alone or in a list or tuple, renamed to its loop's name in ``func`` now; a handle
+    whose loop is gone raises :class:`~polypad.errors.NotFoundError`."""
+    if isinstance(value, LoopRef):
+        return loop_ref(func, find_named_loop(func, value))
+    if isinstance(value, (list, tuple)) and any(isinstance(v, LoopRef) for v in value):
+        return type(value)(current_handles(func, v) for v in value)
+    return value
 
 
 def check_references(arguments: dict, where: str) -> None:
-    """Check the arguments that name blocks, buffers and loops (ArgumentTypeError)."""
-    for param, value in arguments.items():
-        if param in _REFERENCES:
-            types, what = _REFERENCES[param]
-            expect(value, types, param, where, what=what)
+    """Check the arguments that name blocks, buffers and loops (ArgumentTypeError), by
+    their parameter names (:data:`.primitives.REFERENCES`)."""
+    for param in arguments:
+        if param in REFERENCES:
+            REFERENCES[param].check(arguments, where)
 
 
 class ScheduleState:
@@ -127,13 +147,16 @@ class ScheduleState:
         return self
 
     def _install(self, new_func: n.PrimFunc) -> None:
-        self._funcs[self._current] = new_func
+        # A block a primitive made gets the header TVM needs, as parsing its script would.
+        self._funcs[self._current] = attach_headers(new_func)
 
     @staticmethod
     def printable(value):
         """``value`` as the trace keeps it: text for index maps and lambdas, names for nodes."""
         from polypad.layout import IndexMap
 
+        if isinstance(value, str):
+            return str(value)  # a loop handle as its name: a replay finds it by name
         if isinstance(value, IndexMap):
             return repr(value)[len("IndexMap("):-1]
         if isinstance(value, n.Block):

@@ -6,7 +6,7 @@ iteration of a loop, is allocated in that loop, shaped as the box of what
 one iteration touches.  After ``compute_at`` has moved a producer into its
 consumer's tile, this is what turns the producer's full-size buffer into a
 tile that fits in registers (and that the Numba target allocates on the
-stack, :mod:`codegen.emit`).
+stack, :mod:`codegen.numba.emit`).
 
 Before (``conv`` computed at ``c_0``, tiles of 5 x 8)::
 
@@ -50,15 +50,14 @@ from __future__ import annotations
 
 import dataclasses
 
-import islpy as isl
-
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_buffer, find_loop, replace
 from polypad.model import extract, pw_aff_to_expr
 
-from .cache_at import _box, _refuse, _relation, _Shift, _single
-from .compute_at import Placement, at_iteration
+from .location_box import ShiftToBox, box_around, one_map, relation_of
+from .location_legality import check_store_at, refuse_access
+from .location_placement import Placement, at_iteration
 
 
 def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...]]:
@@ -71,20 +70,22 @@ def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...
     allocation = _allocation(func, old, target, where)
     model = extract(func)
     first, stop = leaf_range(func.body, target)
-    under = [s for s in model.statements[first:stop] if not s.is_assume]
+    # A T.assume's loads are reads: the local buffer must hold what it reads too.
+    under = list(model.statements[first:stop])
     for s in model.statements[:first] + model.statements[stop:]:
         for a in s.accesses:
             if a.buffer is old:
-                _refuse(model, s, a, f"{where}: {{who}} {a.kind}s {old.name} outside the "
-                        "loop")
+                refuse_access(model, s, a, f"{where}: {{who}} {a.kind}s {old.name} outside "
+                              "the loop; sch.compute_at (or reverse_compute_at) of its "
+                              "block into the loop first")
     users = [s for s in under if any(a.buffer is old for a in s.accesses)]
     if not users:
         raise PolypadError(f"{where}: nothing in the loop accesses {old.name}")
     depth = next(k for k, lp in enumerate(users[0].loops) if lp is target) + 1
     p = Placement(func, model, None, None, [], target, users, depth, where)
-    _check_private(p, old, where)
-    touched = _single(at_iteration(p, [_relation(s, old) for s in users]))
-    lo, shape = _box(p, touched)
+    check_store_at(p, old)
+    touched = one_map(at_iteration(p, [relation_of(s, old) for s in users]))
+    lo, shape = box_around(p, touched)
     local = n.Buffer(old.name, tuple(shape), old.dtype, (), old.scope)
     corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
     shift = _Everywhere(model, old, local, corner)
@@ -117,57 +118,7 @@ def _find_same(func: n.PrimFunc, allocation: n.Allocate) -> n.Allocate:
     raise PolypadError("the allocation went missing")  # pragma: no cover
 
 
-def _check_private(p: Placement, buffer: n.Buffer, where: str) -> None:
-    """Refuse a value of ``buffer`` that flows between two iterations of the loop (or of
-    the loops around it)."""
-    from analyses.dataflow import Dependences
-    from analyses.evidence import Counterexample, Element
-    from analyses.instances import instance, point_coordinates
-
-    flow = Dependences(p.model, buffers=[buffer]).tagged("flow")
-    same = _same_iteration(p)
-    crossing = flow.zip().subtract_domain(same.wrap()).zip()
-    if crossing.is_empty():
-        return
-    pair = _some_map(crossing)
-    point = pair.wrap().lexmin().sample_point()
-    source, sink = pair.domain().unwrap(), pair.range().unwrap()
-    coords, params = point_coordinates(point)
-    count_src = source.dim(isl.dim_type.in_) + source.dim(isl.dim_type.out)
-    src_coords, sink_coords = coords[:count_src], coords[count_src:]
-    by_name = {s.name: s for s in p.model.statements}
-    writer = by_name[source.get_tuple_name(isl.dim_type.in_)]
-    reader = by_name[sink.get_tuple_name(isl.dim_type.in_)]
-    count_w = len(writer.loop_vars)
-    first = instance(p.model, writer, src_coords[:count_w])
-    second = instance(p.model, reader, sink_coords[:len(reader.loop_vars)])
-    element = Element(buffer.name, tuple(src_coords[count_w:]))
-    message = (f"{where}: {second} reads {element}, which {first} wrote in another "
-               f"iteration of the loop; a buffer stored in the loop would not keep it")
-    raise IllegalTransformError(message, Counterexample(
-        message.split(": ", 1)[1], instances=(first, second), element=element, params=params))
-
-
-def _some_map(umap: isl.UnionMap) -> isl.Map:
-    maps: list[isl.Map] = []
-    umap.foreach_map(maps.append)
-    return maps[0]
-
-
-def _same_iteration(p: Placement) -> isl.UnionMap:
-    """``S[i] -> S'[j]`` for the statements under the loop whose first ``depth`` loop
-    values agree: the same iteration of the loop and of the loops around it."""
-    at = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in p.under:
-        project = isl.Map.identity(isl.Map.from_domain_and_range(s.domain, s.domain)
-                                   .get_space()).intersect_domain(s.domain)
-        project = project.project_out(isl.dim_type.out, p.depth,
-                                      len(s.loop_vars) - p.depth)
-        at = at.union(isl.UnionMap.from_map(project.set_tuple_name(isl.dim_type.out, "_at")))
-    return at.apply_range(at.reverse())
-
-
-class _Everywhere(_Shift):
+class _Everywhere(ShiftToBox):
     """Every access of ``old`` under the loop, shifted to the local buffer."""
 
     def __init__(self, model, old: n.Buffer, local: n.Buffer, corner):

@@ -2,43 +2,50 @@
 
 Loops are named as :mod:`polypad.ir.loop_names` names them: the loop
 variable's name where it is unique in the function, else ``block/var`` or
-``var#k``.  ``get_loops`` hands out such names, every primitive here takes
-them (or ``For`` nodes) and each primitive that makes loops returns the
-names of the new ones.
+``var#k``.  ``get_loops`` hands out *handles*
+(:class:`~polypad.ir.loop_names.LoopRef`: a ``str``, the name, holding the
+loop's variable), every primitive here takes them (or names, or ``For``
+nodes) and each primitive that makes loops returns the handles of the new
+ones.  A handle finds its loop whatever its name has become, as long as the
+loop itself is there: it outlasts ``compute_at``, ``fuse``, ``split`` and
+``reorder`` of other loops.
 
 ``split`` with ``tail="predicate"`` or ``"partition"`` and ``fuse`` keep the
 order of every statement instance, so they are always legal.  ``reorder``
 changes it and is checked against the function's dependences
-(:func:`analyses.dependences`); ``split`` with ``tail="pad"`` runs extra
+(:func:`.legality.check_order`); ``split`` with ``tail="pad"`` runs extra
 iterations and is checked by the overcompute prover
-(:func:`analyses.can_remove_conditional` on the guard of the predicate
-form).  A refusal is an :class:`~polypad.errors.IllegalTransformError`
-whose ``evidence`` names the statement instances and the element.
+(:func:`.legality.check_split_pad`, which asks
+:func:`analyses.can_remove_conditional` about the guard of the predicate
+form).  The rewrites are :mod:`.split` and :mod:`.fuse_reorder`.  A refusal
+is an :class:`~polypad.errors.IllegalTransformError` whose ``evidence``
+names the statement instances and the element.
 """
 
 from __future__ import annotations
 
-import dataclasses
-
-from polypad.arguments import expect, expect_choice
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import enclosing_loops, find_block, find_loop, replace
-from polypad.ir.loop_names import loop_name, loop_names
+from polypad.ir.locate import ancestors, enclosing_loops, find_block, find_loop
+from polypad.ir.loop_names import LoopRef, loop_names, loop_ref
 from polypad.ir.visitor import walk
 
-from . import chain, split
-from .reschedule_plan import check_legal
+from .fuse_reorder import chain_of, reorder_schedule
+from .fuse_reorder import fuse as fuse_rewrite
+from .fuse_reorder import reorder as reorder_rewrite
+from .legality import check_order, check_split_pad, check_sunk
+from .reduction_nest import unshared
+from .sink import perfect_nest
+from .split import split as split_rewrite
+from .split import without_guard
 from .state import check_references, primitive
-
-_LOOP_REF = ((str, n.For), "a loop name (str) or a For node")
 
 
 class TilingPrimitives:
     """Mixin of :class:`~polypad.schedule.Schedule`."""
 
     def get_loops(self, block: str | None = None) -> list[str]:
-        """The names of the loops around ``block``'s statements, outermost first.
+        """The handles of the loops around ``block``'s statements, outermost first.
 
         The loops outside the ``with T.block`` come first, then those inside
         it, in program order.  ``block=None`` lists every loop of the function.
@@ -51,11 +58,14 @@ class TilingPrimitives:
                     for i, j in T.grid(8, 8):
                         B[n, i, j] = A[n, i, j]
 
-        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.
+        ``sch.get_loops("compute")`` is ``["n", "i", "j"]``.  Each is a
+        :class:`~polypad.ir.loop_names.LoopRef`, which compares and prints as
+        that name and finds its loop after other steps rename it (``compute_at``
+        of a block into a loop changes the loop's ``block/var`` name).
         """
         check_references({"block": block}, "Schedule.get_loops")
         func = self.func
-        names = {id(loop): name for name, loop in loop_names(func).items()}
+        names = {id(loop): LoopRef(name, loop.var) for name, loop in loop_names(func).items()}
         if block is None:
             return list(names.values())
         node = find_block(func, block)
@@ -65,7 +75,7 @@ class TilingPrimitives:
 
     @primitive
     def split(self, loop: str | n.For, factors, *, tail: str = "predicate"):
-        """Split ``loop`` into a nest of loops of the given ``factors``; their names.
+        """Split ``loop`` into a nest of loops of the given ``factors``; their handles.
 
         ``factors`` lists the new extents outermost first; one of them may be
         ``None``, the rounded-up quotient (it must be the outermost when the
@@ -99,24 +109,23 @@ class TilingPrimitives:
             for i_1_tail in T.serial(6):
                 B[i_1_tail + 8] = A[i_1_tail + 8] * 2
         """
-        where = "Schedule.split"
-        expect(factors, (list, tuple), "factors", where, what="a list of ints and one None")
-        expect_choice(tail, split.TAILS, "tail", where)
         func = self.func
         node = find_loop(func, loop)
         if tail != "pad":
-            new, loops, _ = split.split(func, node, factors, tail)
-            return new, [loop_name(new, x) for x in loops]
-        guarded, loops, guard = split.split(func, node, factors, "predicate")
-        names = [loop_name(guarded, x) for x in loops]
+            new, loops, _ = split_rewrite(func, node, factors, tail)
+            return new, [loop_ref(new, x) for x in loops]
+        guarded, loops, guard = split_rewrite(func, node, factors, "predicate")
+        names = [loop_ref(guarded, x) for x in loops]
         if guard is None:
             return guarded, names  # the factors divide the extent: nothing to pad
         # The same loops without the guard: their names do not change.
-        return _check_pad(guarded, guard, node.var.name), names
+        padded = without_guard(guarded, guard)
+        check_split_pad(guarded, guard, padded, node.var.name)
+        return padded, names
 
     @primitive
     def fuse(self, *loops):
-        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its name.
+        """Fuse adjacent, perfectly nested ``loops`` (outermost first) into one; its handle.
 
         Always legal: the fused loop runs the instances in the same order.
 
@@ -131,9 +140,9 @@ class TilingPrimitives:
                 B[i_j_fused // 6, i_j_fused % 6] = A[i_j_fused // 6, i_j_fused % 6]
         """
         func = self.func
-        nodes = [find_loop(func, _loop_ref(x, "Schedule.fuse")) for x in loops]
-        new, fused = chain.fuse(func, nodes)
-        return new, loop_name(new, fused)
+        nodes = [find_loop(func, x) for x in loops]
+        new, fused = fuse_rewrite(func, nodes)
+        return new, loop_ref(new, fused)
 
     @primitive
     def reorder(self, *loops):
@@ -141,9 +150,15 @@ class TilingPrimitives:
 
         ``loops`` are listed outermost first, as in TVM (Halide's ``reorder``
         lists them innermost first).
-        The loops must lie on one perfectly nested chain with rectangular
-        bounds; loops of the chain that are not named stay in place.  The new
-        order is checked against every dependence; a broken one raises
+        The loops must lie on one chain with rectangular bounds; loops of the
+        chain that are not named stay in place.  Statements beside a loop of
+        the chain (a reduction's init written before its loop) move into the
+        loop's first iteration, under ``if k == <start>:``, and what follows
+        the loop into its last -- TVM's ``T.init()`` form -- where isl proves
+        the loop runs wherever they did (:func:`.legality.check_sunk`; refused
+        with the instance that would be lost otherwise).  The new order is
+        checked against every dependence (two updates of one element by an
+        exact reduction may swap); a broken one raises
         :class:`~polypad.errors.IllegalTransformError` whose evidence holds
         the two instances and the element.
 
@@ -159,22 +174,39 @@ class TilingPrimitives:
         """
         from polypad.model import extract
 
-        func = self.func
-        nodes = [find_loop(func, _loop_ref(x, "Schedule.reorder")) for x in loops]
-        new, old_chain, new_order = chain.reorder(func, nodes)
-        check_legal(func, chain.reorder_schedule(extract(func), old_chain, new_order),
-                    "reorder")
+        func, nodes = self._perfect([find_loop(self.func, x) for x in loops], "reorder")
+        new, old_chain, new_order = reorder_rewrite(func, nodes)
+        check_order(func, reorder_schedule(extract(func), old_chain, new_order), "reorder")
         return new
+
+    def _perfect(self, nodes: list[n.For], primitive: str) -> tuple[n.PrimFunc, list[n.For]]:
+        """The function with the chain of ``nodes`` made perfect where statements beside
+        a loop break it (:func:`.sink.perfect_nest`, checked), and the loops in it."""
+        func = self.func
+        if len(nodes) < 2:
+            return func, nodes
+        # A partition's tail shares statements with the main nest: copy them first.
+        top = min(nodes, key=lambda x: len(ancestors(func, x)))
+        unique, copy = unshared(func, top)
+        inside = {x.var: x for x in walk(copy) if isinstance(x, n.For)}
+        new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
+        if not moved:
+            return func, nodes
+        check_sunk(unique, new, moved, primitive)
+        by_var = {x.var: x for x in chain}
+        return new, [by_var.get(x.var, x) for x in nodes]
 
     @primitive
     def tile(self, loops, factors, *, tail: str = "predicate"):
-        """Split each of the perfectly nested ``loops`` by its factor and move the inner
-        loops inside; the names of the outer loops, then of the inner ones.
+        """Split each of the nested ``loops`` by its factor and move the inner
+        loops inside; the handles of the outer loops, then of the inner ones.
 
         A convenience for ``split`` (``[None, factor]``, with ``tail``
         "predicate" or "pad"; a partition's tail nests could not be reordered)
-        of each loop, then ``reorder`` of the new loops, outer ones first; the
-        trace records it as one step.
+        of each loop, then ``reorder`` of the new loops, outer ones first (a
+        reduction's init before the loop over its axis moves into that loop's
+        first iteration, as ``reorder`` moves it); the trace records it as one
+        step.
 
         Before::
 
@@ -186,20 +218,14 @@ class TilingPrimitives:
             for i_0, j_0, i_1, j_1 in T.grid(4, 2, 4, 8):
                 B[i_0 * 4 + i_1, j_0 * 8 + j_1] = A[j_0 * 8 + j_1, i_0 * 4 + i_1]
         """
-        where = "Schedule.tile"
-        expect(loops, (list, tuple), "loops", where, what="a list of loop names")
-        expect(factors, (list, tuple), "factors", where, what="a list of ints")
-        expect_choice(tail, ("predicate", "pad"), "tail", where)
         if len(loops) != len(factors) or not loops:
             raise PolypadError(f"tile: {len(loops)} loops but {len(factors)} factors")
-        for x in loops:
-            _loop_ref(x, where)
         nodes = [find_loop(self.func, x) for x in loops]
         if len(nodes) > 1:
-            chain.chain_of(self.func, nodes, "tile")
-        # Names taken up front stay valid: a split only adds loops with fresh names.
-        # (A ``var#k`` name can shift when the split loop shared its variable's name.)
-        names = [loop_name(self.func, x) for x in nodes]
+            func, inside = self._perfect(nodes, "tile")
+            chain_of(func, inside, "tile")
+        # Handles taken up front stay valid: a split keeps the other loops' variables.
+        names = [loop_ref(self.func, x) for x in nodes]
         outer, inner = [""] * len(names), [""] * len(names)
         # All or nothing: the nested primitives install their results as they go.
         funcs = dict(self._funcs)
@@ -213,67 +239,3 @@ class TilingPrimitives:
             raise
         return self.func, outer + inner
 
-
-def _loop_ref(value, where: str):
-    return expect(value, _LOOP_REF[0], "loops", where, what=_LOOP_REF[1])
-
-
-def _check_pad(guarded: n.PrimFunc, guard: n.IfThenElse, name: str) -> n.PrimFunc:
-    """The padded function (``guarded`` without ``guard``), unless running the guarded
-    body everywhere may change the result: then IllegalTransformError."""
-    import analyses
-
-    padded = replace(guarded, guard, guard.then_case)
-    what = f"split with tail='pad' would run extra iterations of the loop over {name}"
-    bounds = analyses.check_bounds(padded)
-    if isinstance(bounds, analyses.Refuted):
-        cex = bounds.counterexample
-        raise IllegalTransformError(f"{what} outside a buffer: {cex}", cex)
-    decided = analyses.can_remove_conditional(guarded, guard)
-    if isinstance(decided, analyses.Proved):
-        return padded
-    rename = _renaming(guarded, guard, padded)
-    if isinstance(decided, analyses.Refuted):
-        cex = decided.counterexample
-        cex = dataclasses.replace(
-            cex, description=rename(cex.description),
-            instances=tuple(dataclasses.replace(i, statement=rename(i.statement))
-                            for i in cex.instances))
-        raise IllegalTransformError(f"{what} that change the result: {cex}", cex)
-    raise IllegalTransformError(
-        f"{what}, not known to be harmless: {rename(decided.reason)}", None)
-
-
-def _renaming(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc):
-    """A function that names statements in a text (or a label) as ``padded`` does.
-
-    The prover answers about a copy of the function where the guard reads
-    ``if c: body else: body'`` (:mod:`analyses.conditional`), whose statements
-    after ``body`` are numbered ``len(body)`` further on; the user sees
-    ``padded``, where ``body`` appears once.
-    """
-    import re
-
-    from analyses.instances import labels
-    from polypad.ir.fresh import fresh_copy
-    from polypad.model import extract
-
-    both = n.IfThenElse(guard.condition, guard.then_case, fresh_copy(guard.then_case))
-    asked, shown = extract(replace(guarded, guard, both)), extract(padded)
-    asked_labels, shown_labels = labels(asked), labels(shown)
-    inside = {id(x) for x in walk(guard.then_case)}
-    first = [k for k, s in enumerate(asked.statements) if id(s.stmt) in inside]
-    table = {}
-    if first:
-        start, count = first[0], len(first)
-        for k, s in enumerate(asked.statements):
-            j = k if k < start + count else k - count
-            table[asked_labels[s.name]] = shown_labels[shown.statements[j].name]
-
-    def rename(text: str) -> str:
-        if text in table:
-            return table[text]
-        # Instances print as ``label(i=1, ...)``.
-        return re.sub(r"\b(\w+)\(", lambda m: table.get(m.group(1), m.group(1)) + "(", text)
-
-    return rename

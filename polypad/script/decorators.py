@@ -19,11 +19,13 @@ from .parser import Parser, ast_parse
 from .source import Source
 
 
-def prim_func(fn=None, *, private: bool = False, check_well_formed: bool = True):
+def prim_func(fn=None, *, private: bool = False, check_well_formed: bool = True,
+              s_tir: bool = False):
     """Parse the decorated function's source into a PrimFunc.
 
-    ``@prim_func(private=True)`` and ``check_well_formed=False`` are TVM's
-    arguments: accepted, and ignored (they steer TVM only).
+    ``@prim_func(private=True)``, ``check_well_formed=False`` and TVM 0.27's
+    ``s_tir=True`` are TVM's arguments: accepted, and ignored (they steer TVM
+    only).
 
     >>> @prim_func
     ... def f(A: T.Buffer((4,), "float32")):
@@ -65,7 +67,9 @@ def _parse_definition(obj, kind: type):
     try:
         lines, start = inspect.getsourcelines(obj)
         filename = inspect.getsourcefile(obj) or inspect.getfile(obj)
-    except (OSError, TypeError) as e:
+    except (OSError, TypeError, KeyError) as e:
+        # KeyError: importing TVM replaces inspect.getfile with one that looks a
+        # class's module up in sys.modules, where a module loaded by hand is not.
         raise ParseError(f"cannot read the source of the {what} "
                          f"{getattr(obj, '__name__', obj)!r}: {e}") from None
     text = "".join(lines)

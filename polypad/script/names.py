@@ -12,18 +12,10 @@ from __future__ import annotations
 import keyword
 import re
 
-from ..ir.nodes import (
-    Allocate,
-    Buffer,
-    BufferLoad,
-    BufferStore,
-    For,
-    Let,
-    LetStmt,
-    PrimFunc,
-    Var,
-)
-from ..ir.visitor import walk
+from ..ir.nodes import Buffer, Var
+from ..ir.substitute import free_symbols
+
+__all__ = ["Namer", "free_symbols", "sanitize"]
 
 # Names the script syntax itself reads, which a printed name must not take.  Inside
 # a function only ``T.`` is read: ``I.`` stands in ``@I.ir_module`` alone, outside
@@ -56,57 +48,37 @@ class Namer:
     def __init__(self):
         self._names: dict[object, str] = {}
         self._active: dict[str, int] = {}
+        self._holders: dict[str, list] = {}  # name -> the objects holding it, innermost last
 
-    def bind(self, obj: Var | Buffer) -> str:
-        """Name ``obj`` for a new scope, avoiding every name now in scope."""
+    def bind(self, obj: Var | Buffer, may_shadow=None) -> str:
+        """Name ``obj`` for a new scope, avoiding every name now in scope.
+
+        ``may_shadow(other)`` says whether ``obj`` may take the name of an
+        ``other`` in scope (Python rebinding it): a buffer that TVM's text
+        declares again under its name (a packed function's ``A``) keeps it
+        when nothing in its scope names the first.
+        """
         base = sanitize(obj.name, local=True)
         name, k = base, 0
-        while self._active.get(name):
+        while self._active.get(name) and not (
+                may_shadow is not None and self._holders.get(name)
+                and all(may_shadow(o) for o in self._holders[name])):
             k += 1
             name = f"{base}_{k}"
         self._names[obj] = name
         self._active[name] = self._active.get(name, 0) + 1
+        self._holders.setdefault(name, []).append(obj)
         return name
 
     def unbind(self, obj: Var | Buffer) -> None:
         """End the scope opened by ``bind(obj)``."""
-        self._active[self._names[obj]] -= 1
+        name = self._names[obj]
+        self._active[name] -= 1
+        holders = self._holders.get(name)
+        if holders and holders[-1] is obj:
+            holders.pop()
 
     def name(self, obj: Var | Buffer) -> str:
         """The printed name of ``obj``; an unseen object is bound for good."""
         found = self._names.get(obj)
         return found if found is not None else self.bind(obj)
-
-
-def free_symbols(node) -> tuple[list[Var], list[Buffer]]:
-    """Variables and buffers used in ``node`` but bound nowhere inside it."""
-    used_vars: dict[Var, None] = {}
-    used_bufs: dict[Buffer, None] = {}
-    bound: set = set()
-
-    def use_buffer(b: Buffer) -> None:
-        used_bufs.setdefault(b)
-        for d in b.shape:
-            if isinstance(d, Var):
-                used_vars.setdefault(d)
-
-    roots = [node]
-    if isinstance(node, PrimFunc):
-        roots = [node.body]
-        for p in node.params:
-            bound.add(p)
-            if isinstance(p, Buffer):
-                use_buffer(p)
-    for root in roots:
-        for n in walk(root):
-            if isinstance(n, (For, Let, LetStmt)):
-                bound.add(n.var)
-            elif isinstance(n, Var):
-                used_vars.setdefault(n)
-            elif isinstance(n, (BufferLoad, BufferStore)):
-                use_buffer(n.buffer)
-            elif isinstance(n, Allocate):
-                bound.add(n.buffer)
-                use_buffer(n.buffer)
-    return ([v for v in used_vars if v not in bound],
-            [b for b in used_bufs if b not in bound])

@@ -65,11 +65,12 @@ def allocate(src: Source, call: ast.Call, name: str, env: dict,
 
 
 def decl_buffer(src: Source, call: ast.Call, fname: str, name: str, env: dict,
-                stmt: ast.stmt | None) -> Buffer:
+                stmt: ast.stmt | None, *, pointer_param: bool = False) -> Buffer:
     """The Buffer of ``T.decl_buffer(...)`` or a body's ``T.Buffer(..., data=ptr)``.
 
     ``stmt`` is the declaring statement (None for the ``with`` form, which
-    cannot take ``data``).
+    cannot take ``data``).  With ``pointer_param``, ``data=`` is a pointer
+    parameter (``a: T.handle("float32")``) whose buffer this declares.
     """
     call = neutral_keywords(src, call, fname)
     args = dict(zip(_DECL, bind_args(src, call, fname, _DECL, 1), strict=True))
@@ -78,6 +79,9 @@ def decl_buffer(src: Source, call: ast.Call, fname: str, name: str, env: dict,
             raise src.error(args[key], f"{fname} with {key}= is not supported: polypad "
                                        "buffers are dense, row-major and start at element 0")
     data = args["data"]
+    if pointer_param:
+        return make_buffer(src, name, args["shape"], args["dtype"], args["scope"],
+                           args["axis_separators"], env=env)
     if data is None and fname == "T.Buffer":
         raise src.error(call, "T.Buffer in a function body needs data= from T.allocate; "
                               "write T.alloc_buffer(shape, dtype) to allocate a buffer")

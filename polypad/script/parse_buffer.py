@@ -8,6 +8,7 @@ variables), a dtype (``"float32"`` when omitted) and optionally
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from ..ir import dtypes
 from ..ir.nodes import Buffer, Var
@@ -31,6 +32,8 @@ def neutral_keywords(src: Source, node: ast.Call, fname: str) -> ast.Call:
     """
     kept = []
     for kw in node.keywords:
+        if kw.arg == "annotations":
+            continue  # hints for TVM's passes (T.alloc_buffer(..., annotations={...}))
         if kw.arg == "strides" or kw.arg not in _NEUTRAL:
             if kw.arg == "strides":
                 raise src.error(kw.value, f"{fname} with strides= is not supported: polypad "
@@ -49,12 +52,26 @@ def neutral_keywords(src: Source, node: ast.Call, fname: str) -> ast.Call:
     return ast.Call(node.func, node.args, kept, lineno=node.lineno, col_offset=node.col_offset)
 
 
+def tvm_attrs(node: ast.Call) -> tuple[tuple[str, object], ...]:
+    """The layout keywords of ``node`` that :func:`neutral_keywords` accepts and drops,
+    except ``elem_offset=0``, as written: kept on the Buffer for the printer."""
+    return tuple((kw.arg, kw.value.value) for kw in node.keywords
+                 if kw.arg in _NEUTRAL and kw.arg != "elem_offset"
+                 and isinstance(kw.value, ast.Constant))
+
+
+def _with_tvm_attrs(buffer: Buffer, node: ast.Call) -> Buffer:
+    attrs = tvm_attrs(node)
+    return dataclasses.replace(buffer, tvm_attrs=attrs) if attrs else buffer
+
+
 def annotation_buffer(src: Source, node: ast.expr, name: str, env: dict) -> Buffer:
     """The Buffer of a parameter annotation ``T.Buffer(...)`` or ``T.Buffer[...]``."""
     if isinstance(node, ast.Call):
+        call = node
         node = neutral_keywords(src, node, "T.Buffer")
         shape, *tail = bind_args(src, node, "T.Buffer", ("shape",) + _TAIL, 1)
-        return make_buffer(src, name, shape, *tail, env=env)
+        return _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
     assert isinstance(node, ast.Subscript)
     key = node.slice
     # T.Buffer[(4, 4), "float32"], T.Buffer[14, "float32"], T.Buffer[(4, 4)]
@@ -73,9 +90,10 @@ def is_buffer_annotation(node: ast.expr) -> bool:
 
 def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
     """The Buffer of ``name = T.alloc_buffer(shape, dtype, scope=...)``."""
+    call = node
     node = neutral_keywords(src, node, "T.alloc_buffer")
     shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
-    return make_buffer(src, name, shape, *tail, env=env)
+    return _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
 
 
 def match_buffer(src: Source, node: ast.Call, name: str,
@@ -85,6 +103,7 @@ def match_buffer(src: Source, node: ast.Call, name: str,
     The handle may be left out (the RFC does); the caller then takes the
     next unmatched handle parameter.
     """
+    call = node
     node = neutral_keywords(src, node, "T.match_buffer")
     names = ("param", "shape") + _TAIL
     args = list(node.args)
@@ -95,7 +114,7 @@ def match_buffer(src: Source, node: ast.Call, name: str,
     if len(names) == 4:
         bound = [None] + bound
     handle, shape, *tail = bound
-    return handle, make_buffer(src, name, shape, *tail, env=env)
+    return handle, _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
 
 
 def make_buffer(src: Source, name: str, shape: ast.expr, dtype: ast.expr | None,
@@ -119,6 +138,10 @@ def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
     if (isinstance(node, ast.Call) and t_attr(node.func) in dtypes.INT_TYPES
             and len(node.args) == 1 and not node.keywords):
         node = node.args[0]  # T.int64(16): a shape's extents carry no dtype in polypad
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+            node.value.isidentifier():
+        # TVM 0.27 quotes a size at its first use: ("n", 64) (see parse_symbolic).
+        node = ast.copy_location(ast.Name(node.value, ast.Load()), node)
     if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
         return node.value
     if isinstance(node, ast.Name):

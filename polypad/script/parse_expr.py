@@ -19,6 +19,7 @@ from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
 from .parse_alloc import Pointer
+from .parse_lowered import OPAQUE_NAMES, LoweredExprs
 from .parse_region import View
 from .parse_thread import EnvThread
 from .source import Source, bind_args, call_name, check_dtype, describe, dtype_arg, t_attr
@@ -35,11 +36,23 @@ class _WeakUndef:
 UNDEF = _WeakUndef()
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class Handle:
-    """A ``T.handle`` parameter, waiting for its ``T.match_buffer``."""
+    """A ``T.handle`` parameter, waiting for its ``T.match_buffer``.
+
+    One that no ``T.match_buffer`` matches is a pointer (a packed function's
+    ``args``): used as a value, it is the variable :meth:`pointer` makes.
+    """
 
     name: str
+    var: Var | None = None
+    matched: bool = False
+
+    def pointer(self) -> Var:
+        """The parameter as a ``handle`` variable (made once)."""
+        if self.var is None:
+            self.var = Var(self.name, "handle")
+        return self.var
 
 
 Env = dict  # name -> Var | Buffer | Handle
@@ -80,7 +93,7 @@ def resolve(a, b):
     return a, b
 
 
-class ExprParser:
+class ExprParser(LoweredExprs):
     """Turns expression nodes into IR, resolving names through an environment."""
 
     def __init__(self, src: Source):
@@ -98,6 +111,10 @@ class ExprParser:
                                        f"script{hint}")
         return method(node, env)
 
+    def _resolved(self, a: ast.expr, b: ast.expr, env: Env):
+        """The values of ``a`` and ``b``, a weak ``T.undef()`` given the other's dtype."""
+        return resolve(self.value(a, env), self.value(b, env))
+
     def expr(self, node: ast.expr, env: Env, dtype: str | None = None) -> Expr:
         """The IR for ``node``; a weak literal becomes a constant of ``dtype``."""
         return self.strong(self.value(node, env), node, dtype)
@@ -109,12 +126,20 @@ class ExprParser:
             raise self.src.error(node, f"a condition must be bool, not {e.dtype}")
         return e
 
+    def cond_any(self, node: ast.expr, env: Env) -> Expr:
+        """A condition of one lane or several (the condition of a vector select)."""
+        e = self.expr(node, env, "bool")
+        if not dtypes.is_bool(dtypes.element(e.dtype)):
+            raise self.src.error(node, f"a condition must be bool, not {e.dtype}")
+        return e
+
     def index(self, node: ast.expr, env: Env) -> Expr:
         """An integer expression: a loop extent, a buffer index."""
         v = self.value(node, env)
         if v is UNDEF:
             raise self.src.error(node, "T.undef() may not appear in an index or extent")
-        if isinstance(v, float) or (isinstance(v, Expr) and not dtypes.is_int(v.dtype)):
+        if isinstance(v, float) or (isinstance(v, Expr)
+                                    and not dtypes.is_int(dtypes.element(v.dtype))):
             dtype = v.dtype if isinstance(v, Expr) else "float"
             raise self.src.error(node, f"an index or extent must be an integer, not {dtype}")
         return self.strong(v, node, "int32")
@@ -162,15 +187,21 @@ class ExprParser:
             raise self.src.error(node, f"{node.id!r} is a thread axis of T.env_thread; launch "
                                        f"it first: T.launch_thread({node.id}, extent)")
         if isinstance(bound, Handle):
-            raise self.src.error(node, f"{node.id!r} is a T.handle; use the buffer "
-                                       "that T.match_buffer makes of it")
+            if bound.matched:
+                raise self.src.error(node, f"{node.id!r} is a T.handle; use the buffer "
+                                           "that T.match_buffer makes of it")
+            return bound.pointer()
         return bound
 
     def _Attribute(self, node: ast.Attribute, env: Env):
         attr = t_attr(node)
         if attr is not None:
             raise self.src.error(node, f"T.{attr} is not an expression")
-        raise self.src.error(node, "attribute access is not supported (only T.<name>)")
+        found = self.attribute(node, env)
+        if found is not None:
+            return found
+        raise self.src.error(node, "attribute access is not supported (only T.<name>, "
+                                   "A.data and A.elem_offset)")
 
     def _Subscript(self, node: ast.Subscript, env: Env):
         return BufferLoad(*self.access(node, env))
@@ -180,10 +211,14 @@ class ExprParser:
                                    "buffer region, which polypad reads in T.reads, "
                                    "T.writes and T.match_buffer only")
 
-    def access(self, node: ast.Subscript, env: Env) -> tuple[Buffer, tuple[Expr, ...]]:
-        """The buffer and indices of ``A[i, j]``; through a view, those of the viewed buffer."""
+    def access(self, node: ast.Subscript, env: Env,
+               slices: bool = False) -> tuple[Buffer, tuple[Expr, ...]]:
+        """The buffer and indices of ``A[i, j]``; through a view, those of the viewed buffer.
+
+        ``slices`` reads a slice as a vector index (a store's ``C[b:b + 4]``).
+        """
         base = self.buffer(node.value, env)
-        indices = self.indices(node, base, env)
+        indices = self.indices(node, base, env, slices)
         if isinstance(base, View):
             return base.buffer, base.indices(indices)
         return base, indices
@@ -199,11 +234,13 @@ class ExprParser:
             raise self.src.error(node, f"{node.id!r} is not a buffer and cannot be indexed")
         raise self.src.error(node, "only buffers can be indexed")
 
-    def indices(self, node: ast.Subscript, buffer: Buffer | View, env: Env) -> tuple[Expr, ...]:
+    def indices(self, node: ast.Subscript, buffer: Buffer | View, env: Env,
+                slices: bool = False) -> tuple[Expr, ...]:
         """The indices of ``buffer[...]``, checked against its rank."""
         key = node.slice
         parts = key.elts if isinstance(key, ast.Tuple) else [key]
-        out = tuple(self.index(p, env) for p in parts)
+        out = tuple(self.ramp_slice(p, env) if slices and isinstance(p, ast.Slice)
+                    else self.index(p, env) for p in parts)
         if len(out) != buffer.ndim:
             raise self.src.error(node, f"buffer {buffer.name} has {buffer.ndim} "
                                        f"dimension{'s' if buffer.ndim != 1 else ''} "
@@ -299,16 +336,27 @@ class ExprParser:
         fname = name[2:]
         if dtypes.is_valid(fname):
             return self._typed_const(node, fname, env)
+        if fname in OPAQUE_NAMES:
+            return self.opaque(node, fname, env)
         if fname in intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY:
             names = ("a", "b") if fname in intrinsics.MATH_BINARY else ("x",)
-            args = bind_args(self.src, node, name, names, len(names))
+            *args, d = bind_args(self.src, node, name, names + ("dtype",), len(names))
+            # dtype= (older TVM): literal arguments take it, the result must have it.
+            dtype = None if d is None else dtype_arg(self.src, d)
             vals = [self.value(a, env) for a in args]
-            vals = [self.strong(v, a) if v is UNDEF else v for v, a in zip(vals, args, strict=True)]
-            return self.build(node, intrinsics.math, fname, *vals)
+            vals = [self.strong(v, a, dtype) if v is UNDEF or not isinstance(v, Expr) and dtype
+                    else v for v, a in zip(vals, args, strict=True)]
+            out = self.build(node, intrinsics.math, fname, *vals)
+            return self._with_dtype(out, dtype, d, name)
         if fname in intrinsics.BITWISE:
             names = ("x",) if fname == "bitwise_not" else ("a", "b")
-            args = bind_args(self.src, node, name, names, len(names))
-            return self.bitwise(node, fname, *(self.value(a, env) for a in args))
+            *args, d = bind_args(self.src, node, name, names + ("dtype",), len(names))
+            dtype = None if d is None else dtype_arg(self.src, d)
+            vals = [self.value(a, env) for a in args]
+            if dtype is not None:
+                vals = [v if isinstance(v, Expr) or v is UNDEF else self.strong(v, a, dtype)
+                        for v, a in zip(vals, args, strict=True)]
+            return self._with_dtype(self.bitwise(node, fname, *vals), dtype, d, name)
         if fname in _BINARY_T:
             a, b = bind_args(self.src, node, name, ("a", "b"), 2)
             return self.build(node, _BINARY_T[fname],
@@ -319,6 +367,11 @@ class ExprParser:
                 check_dtype(self.src, node, fname)
             raise self.src.error(node, f"T.{fname} is not supported in polypad script")
         return method(node, name, env)
+
+    def _with_dtype(self, out: Expr, dtype: str | None, node, name: str) -> Expr:
+        if dtype is not None and out.dtype != dtype:
+            raise self.src.error(node, f"{name}(..., dtype={dtype!r}) computes {out.dtype}")
+        return out
 
     def _typed_const(self, node: ast.Call, dtype: str, env: Env):
         (arg,) = bind_args(self.src, node, f"T.{dtype}", ("value",), 1)
@@ -364,11 +417,11 @@ class ExprParser:
 
     def _t_Cast(self, node, name, env):
         d, v = bind_args(self.src, node, name, ("dtype", "value"), 2)
-        return Cast(dtype_arg(self.src, d), self.expr(v, env))
+        return Cast(dtype_arg(self.src, d, value=True), self.expr(v, env))
 
     def _t_cast(self, node, name, env):
         v, d = bind_args(self.src, node, name, ("value", "dtype"), 2)
-        return Cast(dtype_arg(self.src, d), self.expr(v, env))
+        return Cast(dtype_arg(self.src, d, value=True), self.expr(v, env))
 
     def _t_And(self, node, name, env):
         return self._logical(node, name, env, And)

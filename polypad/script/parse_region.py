@@ -20,11 +20,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-import islpy as isl
-
-from ..errors import NotAffineError
 from ..ir import operators as ops
 from ..ir.nodes import Add, Buffer, Expr, IntImm, Var
+from .checks import equal_everywhere
 from .parse_buffer import neutral_keywords, parse_shape
 from .source import Source, bind_args, dtype_arg, string_arg
 
@@ -56,6 +54,8 @@ class View:
     buffer: Buffer
     starts: tuple[Expr, ...]
     shape: tuple[int | Var, ...]
+    # The variable bound to where it starts (elem_offset=off, off = T.int32()).
+    elem_offset: Expr | None = None
 
     @property
     def ndim(self) -> int:
@@ -186,19 +186,13 @@ def match_region(src: Source, call: ast.Call, name: str, exprs, env: dict) -> Vi
 
 
 def _same(a: Expr, b: Expr) -> bool:
-    """``a == b`` for every value of their variables (ISL on the affine difference)."""
+    """``a == b`` for every value of their variables (isl decides, through the model:
+    :mod:`.checks`)."""
     if a == b:
         return True
     if isinstance(a, IntImm) and isinstance(b, IntImm):
         return a.value == b.value
-    from ..model import AffineSpace, to_pw_aff
-
-    space = AffineSpace()
-    try:
-        pa, pb = to_pw_aff(a, space), to_pw_aff(b, space)
-    except NotAffineError:
-        return False
-    return bool(isinstance(pa, isl.PwAff) and pa.is_equal(pb))
+    return equal_everywhere(a, b)
 
 
 def _show(e: Expr) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..errors import TooDeepError
+from ..ir import dtypes
 from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import (
@@ -19,6 +20,7 @@ from ..ir.nodes import (
     Block,
     Buffer,
     BufferStore,
+    DeclBuffer,
     Evaluate,
     Expr,
     For,
@@ -30,14 +32,25 @@ from ..ir.nodes import (
     Stmt,
     Var,
 )
-from .block_axes import BlockAxes
+from .checks import BlockAxes
+from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
-from .parse_block import BlockScope, axis_bindings, init_condition, lets, where
+from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
-from .parse_region import View, match_region, span_extent
+from .parse_packed import PackedStmts, let_annotation
+from .parse_region import View, span_extent
 from .parse_thread import env_thread, launch_thread, thread_binding
-from .source import Source, bind_args, call_name, describe, string_arg, symbolic_declaration
+from .parse_view import declare, declares, view_method
+from .source import (
+    Source,
+    bind_args,
+    call_name,
+    describe,
+    string_arg,
+    symbolic_declaration,
+    symbolic_targets,
+)
 from .unsupported import refusal, tuple_refusal
 
 _LOOP_KINDS = {
@@ -47,11 +60,11 @@ _LOOP_KINDS = {
 
 
 # Block-dialect statements: the regions a block declares (checked against its body),
-# and attributes, which steer only TVM's own schedules (dropped).
+# and attributes, which steer only TVM's own schedules; both go to the block's header.
 _BLOCK_FACTS = ("T.reads", "T.writes", "T.block_attr")
 
-# Statements that allocate a buffer for the rest of their list.
-_ALLOCATIONS = ("T.alloc_buffer", "T.decl_buffer", "T.Buffer")
+# Statements that allocate (or declare) a buffer for the rest of their list.
+_ALLOCATIONS = ("T.alloc_buffer", "T.decl_buffer", "T.Buffer", "T.alloc_local")
 
 
 def seq(stmts: list[Stmt]) -> Stmt:
@@ -65,7 +78,7 @@ def is_docstring(node: ast.stmt) -> bool:
             and isinstance(node.value.value, str))
 
 
-class StmtParser:
+class StmtParser(PackedStmts):
     """Turns statement lists into IR, with an :class:`ExprParser` for expressions."""
 
     def __init__(self, src: Source, exprs: ExprParser):
@@ -73,12 +86,17 @@ class StmtParser:
         self.exprs = exprs
         self.blocks: list[BlockScope] = []  # the with T.block(...) statements we are in
         # (block, T.reads, T.writes) of each block that declares regions, checked once the
-        # whole function is read (block_regions.check_declared).
+        # whole function is read (checks.check_blocks).
         self.declared: list = []
         # The axis domains of each block, checked once the whole function is read
-        # (block_axes.check_axes).
+        # (checks.check_blocks).
         self.axes: list[BlockAxes] = []
         self.unnamed = 0  # unnamed blocks so far in this function
+        self.loops: dict = {}  # loop Var -> (min, extent): the domain of a T.axis.remap
+        self.symbolic = None  # the function's parse_symbolic.Symbolic
+        # (ids of the function body's top-level statements, match(node, env) -> Buffer):
+        # a T.match_buffer of a handle parameter there, after other statements.
+        self.late_match = (frozenset(), None)
 
     @guarded
     def body(self, stmts: list[ast.stmt], env: dict) -> Stmt:
@@ -125,6 +143,12 @@ class StmtParser:
             # T.launch_thread(tx, n): the rest of the list runs for each tx.
             var, make = launch_thread(self.src, node.value, None, self.exprs, env)
             return make, {var.name: var}
+        if isinstance(node, ast.Expr) and call_name(node.value) == "T.attr":
+            # T.attr(node, key, value): an annotation of the rest of the list.
+            return self.attr(node.value, env, self.src.span(node)), {}
+        targets = symbolic_targets(node)
+        if targets is not None and len(targets) > 1:  # n, m = T.int32(), T.int32()
+            return None, {t.id: self.symbolic.declare_inner(t, d) for t, d in targets}
         found = self._name_binding(node, env, after)
         if found is not None:
             make, name, bound = found
@@ -146,7 +170,9 @@ class StmtParser:
             if block is None:
                 raise self.src.error(node, f"{fn} must stand inside a with T.block(...) "
                                            "statement")
-            if fn != "T.block_attr":
+            if fn == "T.block_attr":
+                block_attr(self.src, node.value, block)
+            else:
                 block.declare(self.src, node, fn, self.exprs, env)
             return None, {}
         if fn == "T.where":
@@ -162,16 +188,41 @@ class StmtParser:
     def _name_binding(self, node: ast.stmt, env: dict, after: list[ast.stmt]):
         """(make(rest) -> Stmt, name, bound) for a statement that binds one name."""
         span = self.src.span(node)
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and node.value is not None):
+            # x: T.let[T.int32] = v (TVM 0.27), x: T.int32 = v, p: T.handle("int32") = v
+            name = node.target.id
+            dtype = let_annotation(self.src, node.annotation)
+            value = self.exprs.expr(node.value, env, dtype)
+            if value.dtype != dtype:
+                raise self.src.error(node.value, f"{name} is declared {dtype} but its value "
+                                                 f"is {value.dtype}")
+            var = Var(name, dtype)
+            return (lambda rest: LetStmt(var, value, rest, span=span)), name, var
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)):
             name = node.targets[0].id
             fn = call_name(node.value)
+            view = (view_method(self.src, node.value, name, env)
+                    if isinstance(node.value, ast.Call) else None)
+            if view is not None:  # A_1 = A.view(3072)
+                return (lambda rest: DeclBuffer(view, rest, span=span)), name, view
+            if fn in ("T.decl_buffer", "T.Buffer") and declares(node.value, fn, env):
+                # A view of a buffer's memory, or a buffer over a pointer (packed
+                # functions rebind a parameter's name this way).
+                buffer = declare(self.src, node.value, fn, name, env, self.exprs)
+                return (lambda rest: DeclBuffer(buffer, rest, span=span)), name, buffer
             if fn in _ALLOCATIONS:
                 if isinstance(env.get(name), (Buffer, View)):
                     raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
                                                           "already in use here")
-                if fn == "T.alloc_buffer":
-                    buffer = alloc_buffer(self.src, node.value, name, env)
+                if fn in ("T.alloc_buffer", "T.alloc_local"):
+                    call = node.value
+                    if fn == "T.alloc_local":  # T.alloc_buffer(..., scope="local")
+                        call = ast.Call(call.func, call.args, [*call.keywords, ast.keyword(
+                            "scope", ast.Constant("local"))], lineno=call.lineno,
+                            col_offset=call.col_offset)
+                    buffer = alloc_buffer(self.src, call, name, env)
                 else:
                     buffer = decl_buffer(self.src, node.value, fn, name, env, node)
                 return (lambda rest: Allocate(buffer, rest, span=span)), name, buffer
@@ -188,15 +239,16 @@ class StmtParser:
                 if isinstance(env.get(name), (Buffer, View)):
                     raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
                                                           "already in use here")
-                return None, name, match_region(self.src, node.value, name, self.exprs, env)
+                return self.match_in_block(node.value, name, env, span)
+            top, match = self.late_match
+            if fn == "T.match_buffer" and id(node) in top:
+                return None, name, match(node, env)
             if fn == "T.match_buffer":
-                raise self.src.error(node.value, "T.match_buffer must come before the other "
-                                                 "statements of the function body, at its "
-                                                 "top level")
-            if symbolic_declaration(node.value):
-                raise self.src.error(node.value, f"{fn}() declares a symbolic variable only "
-                                                 "before the other statements of the "
-                                                 "function body")
+                raise self.src.error(node.value, "T.match_buffer must stand at the top level "
+                                                 "of the function body, or in a block")
+            dtype = symbolic_declaration(node.value)
+            if dtype is not None:  # x = T.int32() further down the body
+                return None, name, self.symbolic.declare_inner(node.targets[0], dtype)
             value = self.exprs.expr(node.value, env)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             name = node.target.id
@@ -224,6 +276,13 @@ class StmtParser:
         refused = refusal(fn)
         if refused is not None:
             raise self.src.error(node.iter, refused)
+        if isinstance(node.iter, ast.Call) and any(kw.arg == "annotations"
+                                                   for kw in node.iter.keywords):
+            # range(n, annotations={...}): hints for TVM's passes, dropped.
+            node = ast.For(node.target, ast.Call(node.iter.func, node.iter.args, [
+                kw for kw in node.iter.keywords if kw.arg != "annotations"],
+                lineno=node.iter.lineno, col_offset=node.iter.col_offset),
+                node.body, node.orelse, lineno=node.lineno, col_offset=node.col_offset)
         if fn == "T.grid":
             return self._grid(node, env)
         if fn not in _LOOP_KINDS and fn != "T.thread_binding":
@@ -245,6 +304,7 @@ class StmtParser:
             extent = span_extent(lo, self.exprs.index(stop, env))
             lo = ops.cast(extent.dtype, lo)
         var = Var(node.target.id, extent.dtype)
+        self.loops[var] = (lo, extent)
         body = self.body(node.body, {**env, var.name: var})
         return For(var, lo, extent, kind, body, span=self.src.span(node))
 
@@ -265,6 +325,8 @@ class StmtParser:
                                        f"binds {len(names)} variables")
         extents = [self.exprs.index(a, env) for a in call.args]
         variables = [Var(n.id, e.dtype) for n, e in zip(names, extents, strict=True)]
+        for var, extent in zip(variables, extents, strict=True):
+            self.loops[var] = (IntImm(0, extent.dtype), extent)
         inner = {**env, **{v.name: v for v in variables}}
         body = self.body(node.body, inner)
         span = self.src.span(node)
@@ -287,6 +349,9 @@ class StmtParser:
             raise self.src.error(call, refused)
         if len(node.items) == 1 and fn == "T.decl_buffer":
             return self._with_buffer(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and fn == "T.attr":
+            make = self.attr(call, env, self.src.span(node))
+            return make(self.body(node.body, env))
         if len(node.items) == 1 and fn == "T.launch_thread":
             target = item.optional_vars
             if target is not None and not isinstance(target, ast.Name):
@@ -296,12 +361,15 @@ class StmtParser:
             return make(self.body(node.body, {**env, var.name: var}))
         if len(node.items) == 1 and fn == "T.init":
             bind_args(self.src, call, fn, (), 0)
-            cond = init_condition(self.src, call, self.blocks[-1] if self.blocks else None)
+            block = self.blocks[-1] if self.blocks else None
+            cond = init_condition(self.src, call, block, block is not None
+                                  and id(node) in block.top)
             return IfThenElse(cond, self.body(node.body, env), span=self.src.span(node))
         if len(node.items) != 1 or fn != "T.block":
             raise self.src.error(call, 'the only supported with statements are '
                                        'with T.block("name"), with T.init(), with '
-                                       'T.launch_thread(...) and with T.decl_buffer(...) as A')
+                                       'T.launch_thread(...), with T.attr(...) and with '
+                                       'T.decl_buffer(...) as A')
         if item.optional_vars is not None:
             raise self.src.error(item.optional_vars, "with T.block(...) as ... is not supported")
         (name, no_realize) = bind_args(self.src, call, "T.block", ("name", "no_realize"), 0)
@@ -313,13 +381,15 @@ class StmtParser:
             self.unnamed += 1
         else:
             label = string_arg(self.src, name, "a block name")
-        scope = BlockScope(label, frozenset(id(s) for s in node.body))
+        scope = BlockScope(label, frozenset(id(s) for s in node.body), self.loops)
         self.blocks.append(scope)
         try:
             body = self.body(node.body, env)
         finally:
             self.blocks.pop()
-        block = Block(label, body, span=self.src.span(node))
+        # A block that declares nothing gets the header TVM would need (derive_header).
+        header = scope.header() or derive_header(body, self.loops)
+        block = Block(label, body, header, span=self.src.span(node))
         if scope.reads is not None or scope.writes is not None:
             self.declared.append((block, scope.reads, scope.writes))
         if scope.axes:
@@ -330,6 +400,10 @@ class StmtParser:
         """``with T.decl_buffer(shape, dtype) as A:``: A is allocated for the body."""
         if not isinstance(target, ast.Name):
             raise self.src.error(call, "with T.decl_buffer(...) needs 'as <name>'")
+        if declares(call, "T.decl_buffer", env):  # a view, for the body
+            buffer = declare(self.src, call, "T.decl_buffer", target.id, env, self.exprs)
+            body = self.body(node.body, {**env, target.id: buffer})
+            return DeclBuffer(buffer, body, span=self.src.span(node))
         if isinstance(env.get(target.id), (Buffer, View)):
             raise self.src.error(target, f"the buffer name {target.id!r} is already in use here")
         buffer = decl_buffer(self.src, call, "T.decl_buffer", target.id, env, None)
@@ -356,7 +430,10 @@ class StmtParser:
 
     def _store(self, node: ast.stmt, target: ast.Subscript, value, value_node: ast.expr,
                env: dict) -> Stmt:
-        buffer, indices = self.exprs.access(target, env)
+        buffer, indices = self.exprs.access(target, env, slices=True)
+        lanes = max(dtypes.lanes(i.dtype) for i in indices) if indices else 1
+        if lanes > 1:  # a vector store, C[b:b + 4] = v
+            return self.vector_store(node, buffer, indices, lanes, value, value_node)
         # Constants take the buffer's dtype: the RFC stores `0.0` into int32 buffers.
         value = self.exprs.strong(value, value_node, buffer.dtype)
         if value.dtype != buffer.dtype:

@@ -16,12 +16,14 @@ import tokenize
 from ..errors import TooDeepError
 from ..ir.deep import run_deep
 from ..ir.nodes import Buffer, IRModule, PrimFunc, Var
-from .block_axes import check_axes
-from .block_regions import check_declared
+from .checks import check_blocks
+from .parse_alloc import decl_buffer
+from .parse_attrs import func_attrs, return_dtype
 from .parse_buffer import annotation_buffer, is_buffer_annotation, match_buffer
 from .parse_expr import ExprParser, Handle
 from .parse_stmt import StmtParser, is_docstring
-from .source import Source, call_name, check_dtype, describe, symbolic_declaration, t_attr
+from .parse_symbolic import Symbolic, handle_annotation, type_var
+from .source import Source, call_name, check_dtype, describe, symbolic_targets, t_attr
 
 
 def parse(text: str, filename: str = "<string>") -> PrimFunc | IRModule:
@@ -86,8 +88,9 @@ def _longest_statement(text: str) -> tuple[int, int, int]:
     return best
 
 
-# Decorator keywords accepted (and ignored: they only steer TVM).
-_DECORATOR_FLAGS = {"prim_func": ("private", "check_well_formed"),
+# Decorator keywords accepted (and ignored: they only steer TVM).  TVM 0.27 prints
+# s_tir=True on every function (it is written in the structured, block dialect).
+_DECORATOR_FLAGS = {"prim_func": ("private", "check_well_formed", "s_tir"),
                     "ir_module": ("check_well_formed",)}
 
 _LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
@@ -109,13 +112,22 @@ class Parser:
         self.src = src
         self.exprs = ExprParser(src)
         self.stmts = StmtParser(src, self.exprs)
+        self.type_vars: dict[str, Var] = {}  # module-level n = TypeVar("n")
 
     def toplevel(self, tree: ast.Module) -> PrimFunc | IRModule:
-        """A whole file: imports and docstrings are skipped, the rest must be IR."""
+        """A whole file: imports and docstrings are skipped, the rest must be IR.
+
+        ``n = TypeVar("n")`` before the functions (TVM 0.27's module-level
+        declaration of an int64 symbolic size) is read as that variable.
+        """
         funcs: list[ast.FunctionDef] = []
         classes: list[ast.ClassDef] = []
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)) or is_docstring(node):
+                continue
+            found = type_var(self.src, node)
+            if found is not None:
+                self.type_vars[found.name] = found
                 continue
             if isinstance(node, ast.FunctionDef):
                 funcs.append(node)
@@ -198,32 +210,30 @@ class Parser:
                  or args.vararg or args.kwarg)
         if extra:
             raise self.src.error(node, "a prim_func takes plain positional parameters only")
-        if node.returns is not None and not (
-                isinstance(node.returns, ast.Constant) and node.returns.value is None):
-            raise self.src.error(node.returns, "a prim_func returns nothing (-> None)")
-        env = self._params(args.args)
-        body_nodes, attrs, matched, symbolic = self._header(node.body, args.args, env)
+        ret_dtype = return_dtype(self.src, node.returns)
+        symbolic = Symbolic(self.src, node, self.type_vars)
+        env = self._params(args.args, symbolic)
+        body_nodes, attrs, matched = self._header(node.body, args.args, env, symbolic)
         self.stmts.unnamed = 0
         self.stmts.declared = []
         self.stmts.axes = []
+        self.stmts.symbolic = symbolic
         body = self.stmts.body(body_nodes, env)
-        # After the body, axes before regions: a block's axes come before its T.reads.
-        check_axes(self.src, body, self.stmts.axes)
-        check_declared(self.src, body, self.stmts.declared)
-        # After the body, whose statements come first in the file.
-        for a in args.args:
-            if isinstance(env[a.arg], Handle) and a.arg not in matched:
-                raise self.src.error(a, f"handle parameter {a.arg!r} is never matched "
-                                        "by T.match_buffer")
-        params = tuple(matched[a.arg] if isinstance(env[a.arg], Handle) else env[a.arg]
-                       for a in args.args)
-        # `n = T.int32()` variables become trailing scalar parameters: a kernel takes
-        # each as an argument, checked against the shapes of the arrays passed.
-        return PrimFunc(node.name, params + tuple(symbolic), body, tuple(attrs))
+        # After the body: the model checks the blocks' axes, then their regions.
+        check_blocks(self.src, body, self.stmts.axes, self.stmts.declared)
+        # A handle no T.match_buffer matches stays a pointer (a packed function's
+        # `args: T.handle`), a parameter polypad passes on but does not follow.
+        params = tuple(matched.get(a.arg) or env[a.arg].pointer()
+                       if isinstance(env[a.arg], Handle) else env[a.arg] for a in args.args)
+        # Symbolic sizes (`n = T.int32()`, a quoted "n" in a shape) become trailing
+        # scalar parameters: a kernel takes each as an argument, checked against the
+        # shapes of the arrays passed.
+        return PrimFunc(node.name, params + symbolic.parameters(params, body), body,
+                        tuple(attrs), ret_dtype)
 
-    def _params(self, args: list[ast.arg]) -> dict:
+    def _params(self, args: list[ast.arg], symbolic: Symbolic) -> dict:
         # Scalars first, so that buffer shapes may name any scalar parameter.
-        env: dict = {}
+        env: dict = dict(symbolic.outer)
         buffers = []
         for a in args:
             if a.arg in env or any(b.arg == a.arg for b in buffers):
@@ -234,7 +244,7 @@ class Parser:
                                         "T.Buffer(shape, dtype), T.handle or a dtype "
                                         "such as T.int32")
             attr = t_attr(ann)
-            if attr == "handle":
+            if attr == "handle" or handle_annotation(ann):  # T.handle, T.handle("float32")
                 env[a.arg] = Handle(a.arg)
             elif attr is not None:
                 check_dtype(self.src, ann, attr)
@@ -244,54 +254,74 @@ class Parser:
             else:
                 raise self.src.error(ann, "unsupported parameter annotation; expected "
                                           "T.Buffer(shape, dtype), T.handle or T.<dtype>")
+        symbolic.declare_quoted(env, buffers)
         for a in buffers:
             env[a.arg] = annotation_buffer(self.src, a.annotation, a.arg, env)
         return env
 
-    def _header(self, body: list[ast.stmt], args: list[ast.arg], env: dict):
-        """Read the leading ``T.match_buffer``, ``T.func_attr`` and ``n = T.int32()``.
+    def _header(self, body: list[ast.stmt], args: list[ast.arg], env: dict,
+                symbolic: Symbolic):
+        """Read the leading ``T.match_buffer``, ``T.func_attr``, ``n = T.int32()`` and
+        ``T.decl_buffer`` of a pointer parameter.
 
         The header ends at the first other statement, so the statements are
-        read, and their errors found, in source order; a ``T.match_buffer``
-        after the header is refused where it stands.
+        read, and their errors found, in source order.
         """
         attrs: list = []
         matched: dict[str, Buffer] = {}
-        symbolic: list[Var] = []
         handles = [a for a in args if isinstance(env[a.arg], Handle)]
+
+        def match(node: ast.Assign, env: dict) -> Buffer:
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                raise self.src.error(node, "T.match_buffer must be assigned to one name")
+            handle_node, buffer = match_buffer(self.src, node.value, node.targets[0].id, env)
+            handle = self._handle(node.value, handle_node, handles, matched, env)
+            matched[handle] = buffer
+            env[handle].matched = True
+            return buffer
+
         rest: list[ast.stmt] = []
         for k, node in enumerate(body):
-            dtype = (symbolic_declaration(node.value)
-                     if isinstance(node, ast.Assign) else None)
-            if dtype is not None:
-                symbolic.append(self._symbolic(node, dtype, env))
+            targets = symbolic_targets(node)
+            if targets is not None:
+                for name, dtype in targets:
+                    symbolic.declare(name, dtype, env)
             elif is_docstring(node):
                 continue
             elif (isinstance(node, ast.Assign) and call_name(node.value) == "T.match_buffer"):
-                if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-                    raise self.src.error(node, "T.match_buffer must be assigned to one name")
-                name = node.targets[0].id
-                handle_node, buffer = match_buffer(self.src, node.value, name, env)
-                handle = self._handle(node.value, handle_node, handles, matched, env)
-                matched[handle] = buffer
-                env[name] = buffer
+                buffer = match(node, env)
+                env[buffer.name] = buffer
             elif isinstance(node, ast.Expr) and call_name(node.value) == "T.func_attr":
-                attrs.extend(self._func_attr(node.value))
+                attrs.extend(func_attrs(self.src, node.value))
+            elif self._pointer_buffer(node, env, matched):
+                continue
             else:
                 rest = body[k:]
                 break
-        return rest, attrs, matched, symbolic
+        # A T.match_buffer further down the top level (older TVM tests put one after a
+        # T.alloc_buffer) matches its parameter where it stands, in source order.
+        self.stmts.late_match = (frozenset(id(n) for n in rest), match)
+        return rest, attrs, matched
 
-    def _symbolic(self, node: ast.Assign, dtype: str, env: dict) -> Var:
-        """``n = T.int32()``: a symbolic scalar, bound by the shapes that use it."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
-            raise self.src.error(node, f"T.{dtype}() must be assigned to one name")
+    def _pointer_buffer(self, node: ast.stmt, env: dict, matched: dict) -> bool:
+        """``A = T.decl_buffer(shape, dtype, data=a)`` over a pointer parameter ``a``
+        (``a: T.handle("float32")``) at the top: read as ``T.match_buffer``."""
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and call_name(node.value) in ("T.decl_buffer", "T.Buffer")):
+            return False
+        data = next((kw.value for kw in node.value.keywords if kw.arg == "data"), None)
+        if data is None and len(node.value.args) >= 3:
+            data = node.value.args[2]
+        if not (isinstance(data, ast.Name) and isinstance(env.get(data.id), Handle)
+                and data.id not in matched):
+            return False
         name = node.targets[0].id
-        if name in env:
-            raise self.src.error(node.targets[0], f"the name {name!r} is already in use here")
-        var = Var(name, dtype)
-        env[name] = var
-        return var
+        buffer = decl_buffer(self.src, node.value, call_name(node.value), name,
+                             {**env, data.id: None}, node, pointer_param=True)
+        matched[data.id] = buffer
+        env[name] = buffer
+        return True
 
     def _handle(self, call: ast.Call, node: ast.expr | None, handles: list[ast.arg],
                 matched: dict, env: dict) -> str:
@@ -308,16 +338,4 @@ class Parser:
             raise self.src.error(node, f"handle {node.id!r} is matched twice")
         return node.id
 
-    def _func_attr(self, call: ast.Call) -> list[tuple[str, object]]:
-        if len(call.args) != 1 or call.keywords or not isinstance(call.args[0], ast.Dict):
-            raise self.src.error(call, "T.func_attr takes one dict literal")
-        out = []
-        for k, v in zip(call.args[0].keys, call.args[0].values, strict=True):
-            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                raise self.src.error(k or call, "a function attribute name must be a string")
-            if not (isinstance(v, ast.Constant)
-                    and (v.value is None or isinstance(v.value, (str, int, float)))):
-                raise self.src.error(v, "a function attribute value must be a literal")
-            out.append((k.value, v.value))
-        return out
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 
+from ..errors import VerifyError
 from ..ir import intrinsics
 from ..ir.deep import guarded
 from ..ir.nodes import (
@@ -20,7 +21,6 @@ from ..ir.nodes import (
     Allocate,
     And,
     BinaryOp,
-    Block,
     BoolImm,
     Buffer,
     BufferLoad,
@@ -28,6 +28,7 @@ from ..ir.nodes import (
     Call,
     Cast,
     Compare,
+    DeclBuffer,
     Div,
     Eq,
     Evaluate,
@@ -58,8 +59,12 @@ from ..ir.nodes import (
     Sub,
     Var,
 )
-from .names import Namer, free_symbols, sanitize
+from ..ir.substitute import free_symbols
+from .names import Namer, sanitize
 from .parse_thread import THREAD_KINDS
+from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
+from .print_lowered import LoweredPrinter, attr_text
+from .print_sizes import declared_sizes
 
 # Python precedence, loosest first.
 OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
@@ -70,15 +75,19 @@ _CMP = {Eq: "==", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">="}
 _INDENT = "    "
 
 
-def script(node) -> str:
+def script(node, *, spelling: str = "tirx") -> str:
     """Script text for a PrimFunc, IRModule, statement, expression or buffer.
+
+    ``spelling`` is TVM 0.27's ``"tirx"`` (``T.sblock``, ``@T.prim_func(s_tir=True)``),
+    which TVM 0.27 reads, or the older ``"tir"`` (``T.block``); polypad reads both.
 
     >>> script(parse(text)) == script(parse(script(parse(text))))
     True
     """
-    from ..arguments import expect
+    from ..arguments import expect, expect_choice
     expect(node, (PrimFunc, IRModule, Stmt, Expr, Buffer), "node", "script")
-    p = _Printer()
+    expect_choice(spelling, SPELLINGS, "spelling", "script")
+    p = _Printer(spelling)
     if isinstance(node, IRModule):
         p.module(node)
     elif isinstance(node, PrimFunc):
@@ -101,19 +110,19 @@ def _weak(e: Expr) -> bool:
     return isinstance(e, (IntImm, FloatImm, BoolImm)) or intrinsics.is_call(e, "undef")
 
 
-def _literal(value) -> str:
-    return json.dumps(value) if isinstance(value, str) else repr(value)
-
-
 def _is_zero(e: Expr) -> bool:
     return (isinstance(e, (IntImm, FloatImm)) and e.value == 0
             and math.copysign(1.0, e.value) > 0)
 
 
-class _Printer:
-    def __init__(self):
+class _Printer(BlockPrinting, LoweredPrinter):
+    def __init__(self, spelling: str):
         self.namer = Namer()
         self.lines: list[str] = []
+        self.spelling = spelling
+        self.loops: dict = {}  # loop counter -> (min, extent)
+        self.root: tuple[Allocate, ...] = ()  # allocations printed as the root block's
+        self.quote: set[Var] = set()  # sizes to quote at their next (first) use
 
     def emit(self, indent: int, text: str) -> None:
         self.lines.append(_INDENT * indent + text)
@@ -126,6 +135,7 @@ class _Printer:
     # ------------------------------------------------------------ top level
 
     def module(self, mod: IRModule) -> None:
+        self.type_vars(mod.funcs)
         self.emit(0, "@I.ir_module")
         self.emit(0, f"class {sanitize(mod.name)}:")
         if not mod.funcs:
@@ -135,20 +145,43 @@ class _Printer:
                 self.lines.append("")
             self.func(f, 1)
 
+    def type_vars(self, funcs) -> None:
+        """TVM 0.27's module-level ``n = TypeVar("n")`` for the int64 sizes of ``funcs``."""
+        if self.spelling != "tirx":
+            return
+        names: list[str] = []
+        for f in funcs:
+            sizes = declared_sizes(f)
+            names += [v.name for v in sizes.type_vars if v.name not in names] if sizes else []
+        for name in names:
+            self.emit(0, f'{name} = TypeVar("{name}")')
+
     def func(self, f: PrimFunc, indent: int) -> None:
         self.namer = Namer()
         # Buffers first: their names are part of the interface and must not move.
         for p in sorted(f.params, key=lambda p: not isinstance(p, Buffer)):
             self.namer.bind(p)
         self.bind_free(f)
+        # TVM 0.27 marks every function it prints s_tir (its blocks' dialect).
+        s_tir = self.spelling == "tirx"
+        sizes = declared_sizes(f) if s_tir else None
+        shown = f.params[:len(f.params) - sizes.count] if sizes else f.params
+        self.quote = set(sizes.quoted) if sizes else set()  # quoted at their first use
         params = ", ".join(
             f"{self.namer.name(p)}: {self.buffer_type(p)}" if isinstance(p, Buffer)
-            else f"{self.namer.name(p)}: T.{p.dtype}" for p in f.params)
-        self.emit(indent, "@T.prim_func")
-        self.emit(indent, f"def {f.name}({params}):")
+            else f"{self.namer.name(p)}: T.{p.dtype}" for p in shown)
+        if indent == 0:
+            self.type_vars([f])
+        self.emit(indent, "@T.prim_func(s_tir=True)" if s_tir else "@T.prim_func")
+        returns = f" -> T.{f.ret_dtype}" if f.ret_dtype is not None else ""
+        self.emit(indent, f"def {f.name}({params}){returns}:")
+        if sizes and sizes.declaration():
+            self.emit(indent + 1, sizes.declaration())
         if f.attrs:
-            items = ", ".join(f"{json.dumps(k)}: {_literal(v)}" for k, v in f.attrs)
+            items = ", ".join(f"{json.dumps(k)}: {attr_text(v)}" for k, v in f.attrs)
             self.emit(indent + 1, f"T.func_attr({{{items}}})")
+        # In TVM 0.27 the buffers a function with blocks opens with are its root block's.
+        self.root = root_allocations(f.body) if s_tir and has_blocks(f.body) else ()
         self.stmt(f.body, indent + 1)
 
     def buffer_type(self, b: Buffer) -> str:
@@ -156,14 +189,22 @@ class _Printer:
 
     def _buffer_args(self, b: Buffer) -> str:
         dims = [str(d.value) if isinstance(d, IntImm) else
-                self.namer.name(d) if isinstance(d, Var) else str(d) for d in b.shape]
+                self._dim(d) if isinstance(d, Var) else str(d) for d in b.shape]
         shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
         out = f'{shape}, "{b.dtype}"'
         if b.scope != "global":
             out += f", scope={json.dumps(b.scope)}"
         if b.axis_separators:
             out += f", axis_separators={list(b.axis_separators)}"
+        for key, value in b.tvm_attrs:
+            out += f", {key}={json.dumps(value) if isinstance(value, str) else repr(value)}"
         return out
+
+    def _dim(self, var: Var) -> str:
+        if var in self.quote:  # a size TVM 0.27 declares at its first use: "n"
+            self.quote.discard(var)
+            return json.dumps(self.namer.name(var))
+        return self.namer.name(var)
 
     # ------------------------------------------------------------ statements
 
@@ -171,7 +212,8 @@ class _Printer:
     def stmt(self, s: Stmt, indent: int) -> None:
         method = getattr(self, "_" + type(s).__name__, None)
         if method is None:
-            raise TypeError(f"script() cannot print the statement {type(s).__name__}")
+            raise VerifyError(f"script() cannot print the statement {type(s).__name__}: "
+                              "the IR is not well formed (pp.verify says where)")
         method(s, indent)
 
     def _SeqStmt(self, s: SeqStmt, indent: int) -> None:
@@ -181,12 +223,15 @@ class _Printer:
             if isinstance(c, Allocate) and k < len(s.stmts) - 1:
                 # Its scope ends before the list does: only the with form says so.
                 self._allocate_with(c, indent)
+            elif isinstance(c, DeclBuffer) and k < len(s.stmts) - 1:
+                self.decl_with(c, indent)
             else:
                 self.stmt(c, indent)
 
     def _For(self, s: For, indent: int) -> None:
         bounds = self._loop_range(s)
         name = self.namer.bind(s.var)
+        self.loops[s.var] = (s.min, s.extent)
         if s.kind.value in THREAD_KINDS:
             self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
                               f'thread="{s.kind.value}"):')
@@ -222,12 +267,16 @@ class _Printer:
             self.stmt(other, indent + 1)
 
     def _BufferStore(self, s: BufferStore, indent: int) -> None:
-        target = self._load_text(s.buffer, s.indices)
+        target = self.vector_store(s) or self._load_text(s.buffer, s.indices)
         self.emit(indent, f"{target} = {self.expr(s.value, s.buffer.dtype)}")
 
     def _LetStmt(self, s: LetStmt, indent: int) -> None:
         value = self.expr(s.value)
-        self.emit(indent, f"{self.namer.bind(s.var)} = {value}")
+        if self.spelling == "tirx":
+            # TVM 0.27 reads a plain `x = value` as an alias, not a let.
+            self.emit(indent, f"{self.namer.bind(s.var)}: T.let[T.{s.var.dtype}] = {value}")
+        else:
+            self.emit(indent, f"{self.namer.bind(s.var)} = {value}")
         self.stmt(s.body, indent)
         self.namer.unbind(s.var)
 
@@ -235,10 +284,6 @@ class _Printer:
         # A call (T.assume) reads as a statement; anything else keeps TVM's T.evaluate.
         text = self.expr(s.value)
         self.emit(indent, text if isinstance(s.value, Call) else f"T.evaluate({text})")
-
-    def _Block(self, s: Block, indent: int) -> None:
-        self.emit(indent, f"with T.block({json.dumps(s.name)}):")
-        self.stmt(s.body, indent + 1)
 
     def _allocate_with(self, s: Allocate, indent: int) -> None:
         args = self._buffer_args(s.buffer)
@@ -248,7 +293,9 @@ class _Printer:
 
     def _Allocate(self, s: Allocate, indent: int) -> None:
         args = self._buffer_args(s.buffer)
-        self.emit(indent, f"{self.namer.bind(s.buffer)} = T.alloc_buffer({args})")
+        alloc = (self.block_name("alloc") if any(s is a for a in self.root)
+                 else "T.alloc_buffer")
+        self.emit(indent, f"{self.namer.bind(s.buffer)} = {alloc}({args})")
         self.stmt(s.body, indent)
         self.namer.unbind(s.buffer)
 
@@ -269,7 +316,8 @@ class _Printer:
         if isinstance(e, Compare):
             a, b = self._operand(e.a, e.b, CMP + 1), self._operand(e.b, e.a, CMP + 1)
             return f"{a} {_CMP[type(e)]} {b}", CMP
-        raise TypeError(f"script() cannot print the expression {type(e).__name__}")
+        raise VerifyError(f"script() cannot print the expression {type(e).__name__}: "
+                          "the IR is not well formed (pp.verify says where)")
 
     def _operand(self, x: Expr, sibling: Expr, need: int) -> str:
         """``x`` beside ``sibling``, parenthesized unless it binds at least ``need``."""
@@ -332,6 +380,10 @@ class _Printer:
 
     def _e_Select(self, e: Select, ctx):
         c = self.expr(e.condition)
+        if self.spelling == "tirx":
+            # TVM gives each branch its own dtype: a bare 0.0 is float32 beside a float16.
+            return f"T.if_then_else({c}, {self.expr(e.true_value)}, " \
+                   f"{self.expr(e.false_value)})", ATOM
         a, b = self._operand(e.true_value, e.false_value, 0), self._operand(
             e.false_value, e.true_value, 0)
         return f"T.if_then_else({c}, {a}, {b})", ATOM
@@ -347,6 +399,8 @@ class _Printer:
         return f"{self.namer.name(buffer)}[{inner}]"
 
     def _e_Call(self, e: Call, ctx):
+        if self.is_opaque(e):
+            return self.opaque_call(e), ATOM
         if e.op == "undef":
             if not e.args and e.dtype == (ctx or "float32"):
                 return "T.undef()", ATOM

@@ -84,13 +84,24 @@ def t_attr(node: ast.AST) -> str | None:
     return None
 
 
+#: TVM 0.27's names for the block dialect's statements (``tirx``, ``s_tir=True``),
+#: read as the older ``tir`` names they rename; ``T.alloc_local`` is also accepted
+#: here, as an allocation in the ``"local"`` scope.
+RENAMES = {"T.sblock": "T.block", "T.sblock_alloc_buffer": "T.alloc_buffer",
+           "T.sblock_attr": "T.block_attr"}
+
+
 def call_name(node: ast.AST) -> str | None:
-    """``"T.serial"`` for a call of ``T.serial``, ``"range"`` for ``range(...)``."""
+    """``"T.serial"`` for a call of ``T.serial``, ``"range"`` for ``range(...)``.
+
+    TVM 0.27's renames (:data:`RENAMES`) give the older name: ``T.sblock`` is
+    ``"T.block"``.
+    """
     if not isinstance(node, ast.Call):
         return None
     attr = t_attr(node.func)
     if attr is not None:
-        return "T." + attr
+        return RENAMES.get("T." + attr, "T." + attr)
     inner = node.func.value if isinstance(node.func, ast.Attribute) else None
     if inner is not None and t_attr(inner) is not None:
         return f"T.{inner.attr}.{node.func.attr}"  # T.axis.spatial: named, to refuse clearly
@@ -100,10 +111,31 @@ def call_name(node: ast.AST) -> str | None:
 
 
 def symbolic_declaration(node: ast.AST) -> str | None:
-    """``"int32"`` for ``T.int32()`` (TVM's declaration of a symbolic variable), else None."""
+    """``"int32"`` for ``T.int32()`` (TVM's declaration of a symbolic variable), else None.
+
+    ``T.bool()`` declares a symbolic bool the same way.
+    """
     if (isinstance(node, ast.Call) and not node.args and not node.keywords
-            and dtypes.is_int(t_attr(node.func) or "")):
+            and (dtypes.is_int(t_attr(node.func) or "") or t_attr(node.func) == "bool")):
         return t_attr(node.func)
+    return None
+
+
+def symbolic_targets(node: ast.stmt) -> list[tuple[ast.Name, str]] | None:
+    """``[(n, "int32")]`` for ``n = T.int32()``, two pairs for ``n, m = T.int32(),
+    T.int32()`` (TVM 0.27's spelling); None for any other statement."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return None
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Name):
+        dtype = symbolic_declaration(value)
+        return None if dtype is None else [(target, dtype)]
+    if (isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts)
+            and all(isinstance(t, ast.Name) for t in target.elts)):
+        dtypes_ = [symbolic_declaration(v) for v in value.elts]
+        if all(d is not None for d in dtypes_):
+            return list(zip(target.elts, dtypes_, strict=True))
     return None
 
 
@@ -142,18 +174,26 @@ def string_arg(src: Source, node: ast.expr, what: str) -> str:
     raise src.error(node, f"{what} must be a string literal")
 
 
-def dtype_arg(src: Source, node: ast.expr) -> str:
-    """A dtype string literal such as ``"float32"``, validated."""
+def dtype_arg(src: Source, node: ast.expr, *, value: bool = False) -> str:
+    """A dtype string literal such as ``"float32"``, validated.
+
+    ``value`` also admits the dtypes of values that are not buffer elements:
+    vectors (``"float32x4"``) and ``"handle"``.
+    """
     dtype = string_arg(src, node, "a dtype")
+    if value and (dtypes.is_vector(dtype) or dtypes.is_handle(dtype)):
+        return dtype
     check_dtype(src, node, dtype)
     return dtype
 
 
 def check_dtype(src: Source, node: ast.AST, dtype: str) -> None:
-    """Refuse dtypes the IR does not know, vector lanes (``float32x4``) included."""
+    """Refuse dtypes the IR does not know, and vector lanes (``float32x4``) for what
+    holds scalars only: a buffer's elements, a parameter."""
     if dtypes.is_valid(dtype):
         return
-    base = dtype.split("x")[0]
-    if "x" in dtype and dtypes.is_valid(base):
-        raise src.error(node, f"vector dtype {dtype!r} is not supported")
+    if dtypes.is_vector(dtype):
+        raise src.error(node, f"vector dtype {dtype!r} is not supported here: a buffer "
+                              "element or parameter is a scalar (vectors are values, made "
+                              "by T.Ramp, T.Broadcast and vector loads)")
     raise src.error(node, f"unknown dtype {dtype!r}")

@@ -13,9 +13,11 @@ _BLOCK = "is not supported (block dialect): polypad reads TVM's lowered dialect;
 #: Construct -> the rest of the sentence that refuses it.
 REFUSED = {
     "T.match_buffer_region": _BLOCK + "index the buffer itself",
-    "T.Broadcast": "is not supported: polypad has no vector dtypes",
-    "T.Ramp": "is not supported: polypad has no vector dtypes",
-    "T.attr": "is not supported: polypad has no attribute statements",
+    "T.comm_reducer": "is not supported: polypad has no reducer objects (a cross-thread "
+                      "reduction is written with loops and stores)",
+    "T.iter_var": "is not supported: write the thread axis as a loop, "
+                  'for tx in T.thread_binding(n, thread="threadIdx.x")',
+    "T.vscale": "is not supported: polypad's vectors have a constant number of lanes",
 }
 
 

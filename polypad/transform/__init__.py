@@ -1,8 +1,15 @@
-"""Passes: each a pure function ``PrimFunc -> PrimFunc`` in a module of its own."""
+"""Passes: each a pure function ``PrimFunc -> PrimFunc`` in a module of its own.
+
+The two lowering passes, :func:`remove_assume` and :func:`remove_store_undef`,
+live with the rest of lowering in :mod:`polypad.semantics`, below the analyses,
+which run lowered functions; they are passes here too.
+"""
+
+from polypad.semantics.remove_assume import remove_assume
+from polypad.semantics.remove_store_undef import remove_store_undef
 
 from .hoist_expression import HoistedConditionals, HoistedLetBindings, hoist_expression
 from .reduce_loop_extents import reduce_loop_extents
-from .remove_assume import remove_assume
 from .remove_branching_through_overcompute import (
     BranchingReport,
     explain_branching_through_overcompute,
@@ -17,7 +24,6 @@ from .remove_overcompute_through_branching import (
     remove_padding_no_ops,
     simplify_padding_conditionals,
 )
-from .remove_store_undef import remove_store_undef
 from .simplify import simplify
 
 __all__ = [

@@ -6,6 +6,15 @@ here once for all of them; a pass checks its own options.  A pass that runs
 out of its budget (seconds; ``None`` for
 :func:`polypad.budget.default_budget`) returns its input unchanged: half a
 rewrite is never returned.
+
+A pass given a deep tree (a 10,000-term sum, a 64-deep nest) runs on a deep
+worker from the start (:func:`polypad.ir.deep.deep_entry`), so every walker
+under it may recurse as deep as the tree, and a tree too deep even there is
+a :class:`~polypad.errors.TooDeepError`, never ``RecursionError``.
+
+With the environment variable ``POLYPAD_VERIFY_PASSES`` set (the test suite
+and the fuzzer set it), every pass checks its result
+(:func:`polypad.ir.verify.checked_result`).
 """
 
 from __future__ import annotations
@@ -14,7 +23,9 @@ import functools
 
 from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
+from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
+from polypad.ir.verify import checked_result
 
 
 def budgeted_pass(fn):
@@ -25,6 +36,7 @@ def budgeted_pass(fn):
     def budgeted(func, *args, budget: float | None = None, **kwargs):
         expect(func, PrimFunc, "func", where)
         expect_budget(budget, where)
-        return run_within(budget, lambda: fn(func, *args, **kwargs), lambda err: func)
+        out = run_within(budget, lambda: fn(func, *args, **kwargs), lambda err: func)
+        return checked_result(out, func, where)
 
-    return budgeted
+    return deep_entry(budgeted)

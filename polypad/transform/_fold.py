@@ -8,7 +8,7 @@ the boolean laws (``True and x`` is ``x``, ``if False`` runs its else
 branch), so it is correct for any operand: IR expressions have no side
 effects, and dropping the evaluation of one can only remove a failure.
 An ``if``, loop, let or block left with nothing to do is removed, as in
-:mod:`._removal`.
+:mod:`polypad.ir.removal`.
 
 :func:`fold_constant` evaluates arithmetic on constants as it is executed:
 integers wrap at their width like numpy's (``polypad.model.ranges.wrap``),
@@ -34,11 +34,10 @@ import numpy as np
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
+from polypad.ir.removal import StatementRemover
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter
 from polypad.model.ranges import wrap
-
-from ._removal import StatementRemover
 
 TRUE = n.BoolImm(True)
 FALSE = n.BoolImm(False)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 import islpy as isl
 
+from polypad import budget
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
@@ -66,7 +67,8 @@ class IslFacts:
         space = self.space()
         try:
             return not any(wraps_somewhere(x, space, ctx) for x in self._with_lets(e))
-        except isl.Error:
+        except isl.Error as err:
+            budget.note_if_exhausted(err)
             return False
 
     def _with_lets(self, e: n.Expr) -> list[n.Expr]:

@@ -40,6 +40,7 @@ import islpy as isl
 
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and, max_, min_
+from polypad.ir.removal import NO_OP
 from polypad.model import AffineSpace, pw_aff_to_expr, to_set
 from polypad.model.domains import loop_bounds, statement_domain
 from polypad.model.nest import collect
@@ -47,7 +48,6 @@ from polypad.model.nest import collect
 from ._budget import budgeted_pass
 from ._fold import build_if
 from ._isl_context import IslFacts
-from ._removal import NO_OP
 
 _REDUCED_KINDS = (n.ForKind.SERIAL, n.ForKind.PARALLEL)
 _EMPTY = object()

@@ -43,12 +43,14 @@ from polypad.arguments import expect, expect_budget
 from polypad.budget import run_within
 from polypad.errors import ArgumentValueError, BudgetExceeded, NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.deep import deep_entry
 from polypad.ir.locate import find_block
+from polypad.ir.removal import StatementRemover
 from polypad.ir.show import show
+from polypad.ir.stages import flatten
 from polypad.ir.visitor import walk
 
 from ._budget import budgeted_pass
-from ._removal import StatementRemover
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class BranchingReport:
         return "\n".join(str(e) for e in self.entries) or "no conditionals"
 
 
+@deep_entry
 def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None = None,
                                           strict_ieee: bool = False,
                                           sweeps: int | None = None,
@@ -231,7 +234,4 @@ class _Replace(StatementRemover):
         out = super().visit_SeqStmt(node)
         if not isinstance(out, n.SeqStmt) or out is node:
             return out
-        flat: list[n.Stmt] = []
-        for s in out.stmts:
-            flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
-        return n.SeqStmt(tuple(flat), span=out.span)
+        return n.SeqStmt(flatten(out.stmts), span=out.span)

@@ -36,10 +36,10 @@ from __future__ import annotations
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
+from polypad.ir.removal import StatementRemover
 from polypad.ir.visitor import walk
 
 from ._budget import budgeted_pass
-from ._removal import StatementRemover
 
 _CANDIDATES = (n.BufferStore, n.For, n.IfThenElse, n.Block, n.SeqStmt, n.LetStmt, n.Allocate)
 

@@ -68,11 +68,11 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
-from polypad.ir.visitor import Rewriter, walk
+from polypad.ir.removal import NO_OP, StatementRemover
+from polypad.ir.visitor import Rewriter, children
 
 from ._budget import budgeted_pass
 from ._isl_context import IslFacts
-from ._removal import NO_OP, StatementRemover
 from .hoist_expression import HoistedConditionals, HoistedLetBindings, hoist_expression
 from .simplify import simplify
 from .simplify_conditions import merge_pair, sequence
@@ -165,7 +165,9 @@ class _MergeAdjacent(Rewriter):
             out.append(s)
         if len(out) == len(node.stmts) and all(a is b for a, b in zip(out, node.stmts)):
             return node
-        return sequence(*out)
+        merged = sequence(*out)
+        # A statement is still needed where the merges left nothing to run.
+        return n.SeqStmt((), span=node.span) if merged is None else merged
 
 
 # ---------------------------------------------------------------- step 3
@@ -192,7 +194,7 @@ def remove_padding_no_ops(func: n.PrimFunc, *, block: str | None = None) -> n.Pr
     while True:
         removed = False
         for stmt in list(_no_op_candidates(func, _target(func, block))):
-            if removed and not any(x is stmt for x in walk(func.body)):
+            if removed and not any(x is stmt for x in _statements(func.body)):
                 continue  # inside a removed statement, or an ancestor of one (rebuilt)
             try:
                 decision = is_no_op(func, stmt)
@@ -210,16 +212,25 @@ def _no_op_candidates(func: n.PrimFunc, scope: n.Stmt):
     values, parents first, in program order."""
     from analyses.padding_writes import known_value
 
-    for node in walk(scope):
+    for node in _statements(scope):
         if node is scope or not isinstance(node, _CANDIDATES):
             continue
-        inside = list(walk(node))
+        inside = list(_statements(node))  # not the expressions: a long sum is long
         stores = [x for x in inside if isinstance(x, n.BufferStore)]
         if not stores or not all(known_value(x.value, func) for x in stores):
             continue
         if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in inside):
             continue  # removing a fact is never a no-op question
         yield node
+
+
+def _statements(stmt: n.Stmt):
+    """The statements under (and including) ``stmt``, parents first, in program order."""
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed([c for c in children(current) if isinstance(c, n.Stmt)]))
 
 
 class _Remove(StatementRemover):

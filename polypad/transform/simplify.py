@@ -59,6 +59,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
+from polypad.ir.removal import NO_OP
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -67,7 +68,6 @@ from polypad.model.domains import conjuncts, loop_bounds
 from ._budget import budgeted_pass
 from ._fold import build_if
 from ._isl_context import IslFacts
-from ._removal import NO_OP
 from .simplify_conditions import merge_pair, sequence
 from .simplify_exprs import ExprSimplifier
 
@@ -86,7 +86,7 @@ def simplify(func: n.PrimFunc) -> n.PrimFunc:
     for _ in range(MAX_ROUNDS):
         simplifier = _Simplifier(func)
         body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
-        if body is func.body:
+        if body is func.body or (body is None and _is_empty(func.body)):
             return func
         func = dataclasses.replace(func, body=NO_OP if body is None else body)
         if not simplifier.learned:
@@ -164,6 +164,8 @@ class _Simplifier:
                 ctx = self.assume(child.value.args[0], ctx)
         merged = self.merge(items)
         stmts = [x for x, _ in merged]
+        if not stmts:
+            return None  # `pass`, or statements that were all removed
         if len(stmts) == len(s.stmts) and all(a is b for a, b in zip(stmts, s.stmts)):
             return s
         return sequence(*stmts)
@@ -239,6 +241,11 @@ class _Simplifier:
         if value is s.value and body is s.body:
             return s
         return dataclasses.replace(s, value=value, body=body)
+
+
+def _is_empty(body: n.Stmt) -> bool:
+    """Whether ``body`` runs nothing: ``pass`` (an empty ``SeqStmt``)."""
+    return isinstance(body, n.SeqStmt) and not body.stmts
 
 
 def _loads(*exprs: n.Expr) -> int:

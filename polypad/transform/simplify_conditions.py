@@ -41,6 +41,7 @@ import dataclasses
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.stages import sequence
 
 from ._isl_context import IslFacts
 
@@ -78,9 +79,14 @@ def as_conditional(stmt: n.Stmt) -> n.IfThenElse | None:
 
 
 def merge_pair(facts: IslFacts, first: n.Stmt, second: n.Stmt,
-               ctx: isl.Set) -> n.IfThenElse | None:
+               ctx: isl.Set) -> n.Stmt | None:
     """The two conditionals (an ``if``, or a block :func:`as_conditional` sees as one)
-    as one ``if``, or ``None`` when they may not be merged."""
+    as one ``if``, or ``None`` when they may not be merged.
+
+    Branches that are empty (``pass``) stay out of the merged ``if``: where
+    every ``then`` part is empty it becomes ``if not c1: ...``, and where
+    both branches are, an empty ``SeqStmt`` (nothing to run).
+    """
     first, second = as_conditional(first), as_conditional(second)
     if first is None or second is None:
         return None
@@ -93,18 +99,8 @@ def merge_pair(facts: IslFacts, first: n.Stmt, second: n.Stmt,
         then_tail, else_tail = second.else_case, second.then_case
     then = sequence(first.then_case, then_tail)
     other = sequence(first.else_case, else_tail)
+    if then is None:
+        if other is None:
+            return n.SeqStmt((), span=first.span)
+        return n.IfThenElse(n.Not(first.condition), other, None, span=first.span)
     return n.IfThenElse(first.condition, then, other, span=first.span)
-
-
-def sequence(*stmts: n.Stmt | None) -> n.Stmt | None:
-    """The statements in order, flattened, with ``None`` left out."""
-    flat: list[n.Stmt] = []
-    for s in stmts:
-        if s is None:
-            continue
-        flat.extend(s.stmts if isinstance(s, n.SeqStmt) else (s,))
-    if not flat:
-        return None
-    if len(flat) == 1:
-        return flat[0]
-    return n.SeqStmt(tuple(flat))

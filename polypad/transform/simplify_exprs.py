@@ -35,6 +35,7 @@ import islpy as isl
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.deep import guarded
 from polypad.ir.visitor import node_fields, walk
 from polypad.model import set_to_condition
 
@@ -52,6 +53,9 @@ class ExprSimplifier:
 
     # ------------------------------------------------------------ values
 
+    # expr and cond are the steps of a recursive walk (polypad.ir.deep): a deep
+    # expression built inside a pass moves to the deep worker there.
+    @guarded
     def expr(self, e: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
         """``e`` simplified where ``ctx`` (and the value context) hold."""
         if e.dtype == "bool" and not isinstance(e, n.Select):
@@ -107,13 +111,12 @@ class ExprSimplifier:
             return None
         from analyses.prover import known_value
 
-        value = known_value(load, context)
-        if value is None or value.dtype != load.dtype:
-            return None
         # A value is worth using when it is no bigger than the load: a constant, or
         # another element (`B[0]` for `A[0]` after `A[0] = B[0]`); a case-split
-        # index would grow the program and every later question about it.
-        if not isinstance(value, (n.IntImm, n.FloatImm, n.BoolImm)) and size(value) > size(load):
+        # index would grow the program and every later question about it.  Bigger
+        # candidates are not even proved.
+        value = known_value(load, context, max_size=size(load))
+        if value is None or value.dtype != load.dtype:
             return None
         return value
 
@@ -143,6 +146,7 @@ class ExprSimplifier:
 
     # ------------------------------------------------------------ conditions
 
+    @guarded
     def cond(self, c: n.Expr, ctx: isl.Set, vctx: ValueContext) -> n.Expr:
         """The boolean ``c`` simplified where ``ctx`` holds, keeping its form."""
         decided = self.facts.decide(c, ctx)

@@ -5,7 +5,9 @@ notebook first asks, so that the IR, the analyses and the schedule never
 import :mod:`polypad.viz` (nor its pictures) at import time.  Every string that
 comes from a user (names, conditions, script text, values) is escaped.  A
 picture that cannot be drawn (a symbolic parameter, too many axes) is
-replaced by a line saying why: a display must never raise.
+replaced by a line saying why: a display must never raise.  Each display is a
+box that sets its own text and background colours (:mod:`.tables`), so it
+reads in a light or a dark notebook theme.
 """
 
 from __future__ import annotations
@@ -15,20 +17,9 @@ from html import escape
 from polypad.errors import PolypadError
 
 from .highlight import highlight
+from .tables import BOX, MUTED, html_table, shape_text
 
-_BOX = "font-family:sans-serif;font-size:13px"
-_TABLE = "border-collapse:collapse;font-size:12px;margin:4px 0"
-_CELL = "border:1px solid #ccc;padding:2px 6px;text-align:left;font-family:monospace"
 _BADGE = {"proved": "#2ca02c", "refuted": "#d62728", "unknown": "#b8860b"}
-
-
-def _table(header: tuple[str, ...], rows) -> str:
-    """An HTML table; a header of empty strings is left out."""
-    head = "".join(f'<th style="{_CELL}">{escape(h)}</th>' for h in header)
-    body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{escape(str(c))}</td>' for c in row)
-                   + "</tr>" for row in rows)
-    head = f"<tr>{head}</tr>" if any(header) else ""
-    return f'<table style="{_TABLE}">{head}{body}</table>'
 
 
 def _badge(kind: str, text: str) -> str:
@@ -41,14 +32,15 @@ def _picture(draw) -> str:
     try:
         return f"<div>{draw().text}</div>"
     except PolypadError as err:
-        return f'<div style="color:#666;font-style:italic">(no picture: {escape(str(err))})</div>'
+        return (f'<div style="color:{MUTED};font-style:italic">'
+                f"(no picture: {escape(str(err))})</div>")
 
 
 def primfunc_html(func) -> str:
     """A ``PrimFunc``: its name and the highlighted script."""
     from polypad.script import script
 
-    return (f'<div style="{_BOX}"><b>PrimFunc</b> <code>{escape(func.name)}</code>'
+    return (f'<div style="{BOX}"><b>PrimFunc</b> <code>{escape(func.name)}</code>'
             f"{highlight(script(func))}</div>")
 
 
@@ -58,26 +50,62 @@ def schedule_html(schedule) -> str:
 
     steps = [(k, step.primitive, ", ".join(f"{name}={value!r}" for name, value in step.args))
              for k, step in enumerate(schedule.trace, 1)]
-    trace = _table(("#", "primitive", "arguments"), steps) if steps else \
+    trace = html_table(("#", "primitive", "arguments"), steps) if steps else \
         "<p><i>no primitive applied yet</i></p>"
-    return (f'<div style="{_BOX}"><b>Schedule</b> of <code>{escape(schedule.func.name)}</code>'
+    return (f'<div style="{BOX}"><b>Schedule</b> of <code>{escape(schedule.func.name)}</code>'
             f"{highlight(script(schedule.func))}<b>trace</b> ({len(steps)} steps){trace}</div>")
 
 
 def counterexample_html(counterexample, func=None) -> str:
-    """A ``Counterexample``: its parts as a table, and the element on its buffer."""
+    """A ``Counterexample``: its parts as a table, and the element on its buffer (the
+    function's buffer: ``func``, or the one the decider attached)."""
+    return f'<div style="{BOX}">{_counterexample_parts(counterexample, func)}</div>'
+
+
+def _counterexample_parts(counterexample, func=None) -> str:
     from .evidence import can_draw, plot_counterexample
 
+    func = func if func is not None else getattr(counterexample, "func", None)
     rows = [("what goes wrong", counterexample.description)]
     rows += [("instance", str(i)) for i in counterexample.instances]
     if counterexample.element is not None:
         rows.append(("element", str(counterexample.element)))
     rows += [("parameter", f"{k} = {v}") for k, v in counterexample.params.items()]
     rows += [("value", f"{k} = {v}") for k, v in counterexample.values.items()]
-    out = _table(("", "counterexample"), rows)
-    if can_draw(counterexample):
+    if func is not None:
+        rows.append(("in function", func.name))
+    out = html_table(("", "counterexample"), rows)
+    if clashing(counterexample, func):
+        out += _picture(lambda: plot_clash(counterexample, func))
+    elif can_draw(counterexample):
         out += _picture(lambda: plot_counterexample(counterexample, func=func))
     return out
+
+
+def clashing(counterexample, func) -> bool:
+    """Whether ``counterexample`` names two statement instances of ``func`` that a
+    dependence picture can show (a merge or a schedule refusal)."""
+    if func is None or len(counterexample.instances) < 2:
+        return False
+    from polypad.model import extract
+
+    from .points import dim_names
+
+    try:
+        statements = extract(func).statements
+    except PolypadError:
+        return False
+    return all(any(instance.statement in (s.name, s.block)
+                   and set(dim_names(s.domain)) <= set(instance.indices) for s in statements)
+               for instance in counterexample.instances[:2])
+
+
+def plot_clash(counterexample, func):
+    """The dependence picture of ``func`` with the two instances ringed and joined."""
+    from .dependences import plot_dependences
+
+    return plot_dependences(func, focus=counterexample.instances[:2],
+                            element=counterexample.element)
 
 
 def decision_html(decision, func=None) -> str:
@@ -89,15 +117,14 @@ def decision_html(decision, func=None) -> str:
     # isinstance, not the class name: deciders return subclasses (Removable is a Proved).
     if isinstance(decision, Proved):
         text = f"by {decision.method}" + (f": {decision.detail}" if decision.detail else "")
-        return f'<div style="{_BOX}">{_badge("proved", text)}</div>'
+        return f'<div style="{BOX}">{_badge("proved", text)}</div>'
     if isinstance(decision, Unknown):
-        return f'<div style="{_BOX}">{_badge("unknown", decision.reason)}</div>'
+        return f'<div style="{BOX}">{_badge("unknown", decision.reason)}</div>'
     if isinstance(decision, Refuted):
-        cex = decision.counterexample
         # the description is the table's first row; the badge does not repeat it
-        return (f'<div style="{_BOX}">{_badge("refuted", "")}'
-                f"{counterexample_html(cex, func)}</div>")
-    return f"<pre>{escape(str(decision))}</pre>"
+        return (f'<div style="{BOX}">{_badge("refuted", "")}'
+                f"{_counterexample_parts(decision.counterexample, func)}</div>")
+    return f'<pre style="{BOX}">{escape(str(decision))}</pre>'
 
 
 def touched_html(touched) -> str:
@@ -106,10 +133,10 @@ def touched_html(touched) -> str:
 
     from .touched import plot_touched
 
-    rows = [("buffer", f"{touched.buffer.name} {list(map(str, touched.buffer.shape))}"),
+    rows = [("buffer", f"{touched.buffer.name}{shape_text(touched.buffer.shape)}"),
             ("kind", touched.kind), ("touched", str(touched)), ("isl set", str(touched.set)),
             ("when", show(touched.predicate)), ("exact", str(touched.exact))]
-    return (f'<div style="{_BOX}"><b>domain touched</b>{_table(("", ""), rows)}'
+    return (f'<div style="{BOX}"><b>domain touched</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_touched(touched))}</div>")
 
 
@@ -121,11 +148,15 @@ def layout_html(relation) -> str:
     from .layout import plot_layout
 
     rows = [("index map", repr(relation.index_map)),
-            ("logical shape", str(list(map(str, relation.shape)))),
-            ("transformed shape", str(list(map(str, relation.transformed_shape())))),
-            ("padding", show(relation.padding_predicate()))]
-    return (f'<div style="{_BOX}"><b>layout</b>{_table(("", ""), rows)}'
+            ("logical shape", shape_text(relation.shape)),
+            ("transformed shape", shape_text(relation.transformed_shape())),
+            ("padding", _padding_text(show(relation.padding_predicate())))]
+    return (f'<div style="{BOX}"><b>layout</b>{html_table(("", ""), rows)}'
             f"{_picture(lambda: plot_layout(relation.index_map, relation.shape))}</div>")
+
+
+def _padding_text(predicate: str) -> str:
+    return "none" if predicate == "False" else predicate
 
 
 def dependences_html(deps) -> str:
@@ -133,8 +164,8 @@ def dependences_html(deps) -> str:
     from .dependences import plot_dependences
 
     rows = [(kind, str(getattr(deps, kind))) for kind in ("flow", "anti", "output")]
-    return (f'<div style="{_BOX}"><b>dependences</b> of <code>{escape(deps.func.name)}</code>'
-            f"{_table(('kind', 'isl relation'), rows)}"
+    return (f'<div style="{BOX}"><b>dependences</b> of <code>{escape(deps.func.name)}</code>'
+            f"{html_table(('kind', 'isl relation'), rows)}"
             f"{_picture(lambda: plot_dependences(deps))}</div>")
 
 
@@ -150,9 +181,9 @@ def model_html(model) -> str:
         stmt = show(s.stmt).strip().splitlines()
         rows.append((s.name, s.block or "", stmt[0] if stmt else "", str(s.domain),
                      str(s.reads), str(s.writes), str(s.time)))
-    table = _table(("statement", "block", "code", "domain", "reads", "writes", "schedule"),
+    table = html_table(("statement", "block", "code", "domain", "reads", "writes", "schedule"),
                    rows)
-    return (f'<div style="{_BOX}"><b>model</b> of <code>{escape(model.func.name)}</code>'
+    return (f'<div style="{BOX}"><b>model</b> of <code>{escape(model.func.name)}</code>'
             f"{table}{_picture(lambda: plot_set(model.domain()))}</div>")
 
 
@@ -168,5 +199,5 @@ def kernel_html(kernel) -> str:
     bounds = f"<p>bounds: {escape(str(kernel.bounds))}</p>" if kernel.bounds is not None else ""
     timing = getattr(kernel, "last_timing", None)
     timed = timing_html(timing, heading="last timing") if timing is not None else ""
-    return (f'<div style="{_BOX}"><b>Kernel</b> <code>{escape(kernel.func.name)}</code> '
+    return (f'<div style="{BOX}"><b>Kernel</b> <code>{escape(kernel.func.name)}</code> '
             f"for {escape(kernel.target)} ({what}){bounds}{highlight(source)}{timed}</div>")

@@ -1,10 +1,14 @@
 """``plot_counterexample``: the element a refusal is about, on its buffer's grid.
 
 A :class:`~analyses.Counterexample` names statement instances and one buffer
-element.  The picture draws the buffer (at most two axes) with that element
-in red, cells outside the buffer's shape dashed (an out-of-bounds access lies
-there), and the instances listed beneath.  Without the function the buffer's
-shape is unknown, and the grid is just large enough to hold the element.
+element.  The picture draws the buffer with that element in red, cells
+outside the buffer's shape dashed (an out-of-bounds access lies there), and
+the instances listed beneath.  The shape comes from the function the
+decision was about: the one given, or the one a decider attached to the
+counterexample (``counterexample.func``).  A large buffer is drawn as a
+window around the element; one of more than two axes as the 2-D slice that
+holds it.  Only without any function is the shape unknown; the grid is
+then just large enough to hold the element, and says so.
 """
 
 from __future__ import annotations
@@ -14,10 +18,8 @@ from collections.abc import Sequence
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, ArgumentValueError
 
-from .grid import draw_ticks
-from .svg import COLORS, Canvas, Svg
-
-CELL = 26.0
+from .cells import Cell, draw_buffer
+from .svg import CAPTION, COLORS, LABEL, Canvas, Svg
 
 
 def buffer_shape(func, name: str) -> tuple[int, ...] | None:
@@ -35,17 +37,18 @@ def buffer_shape(func, name: str) -> tuple[int, ...] | None:
 
 
 def can_draw(counterexample) -> bool:
-    """True when the counterexample names an element of a buffer with at most two axes."""
+    """True when the counterexample names an element of a buffer with an axis."""
     element = getattr(counterexample, "element", None)
-    return element is not None and 1 <= len(element.indices) <= 2
+    return element is not None and len(element.indices) >= 1
 
 
 def plot_counterexample(counterexample, *, func=None,
                         shape: Sequence[int] | None = None) -> Svg:
     """Draw ``counterexample``'s element on its buffer, with its instances listed.
 
-    ``func`` (the ``PrimFunc`` the decision was about) or ``shape`` gives the
-    buffer's extents; cells of class ``cell`` are the buffer, ``cell outside``
+    ``shape``, or ``func`` (the ``PrimFunc`` the decision was about; by default
+    the one the decider attached, ``counterexample.func``), gives the buffer's
+    extents.  Cells of class ``cell`` are the buffer, ``cell outside``
     positions beyond its shape, and the element carries ``highlight``.
     """
     from analyses.evidence import Counterexample
@@ -56,52 +59,48 @@ def plot_counterexample(counterexample, *, func=None,
         raise ArgumentValueError(f"{where}: the counterexample names no buffer element")
     element = counterexample.element
     index = tuple(element.indices)
-    if not 1 <= len(index) <= 2:
-        raise ArgumentValueError(f"{where}: {element} has {len(index)} axes; a picture shows "
-                                 "one or two")
+    if not index:
+        raise ArgumentValueError(f"{where}: {element} has no axis to draw")
     if shape is None:
-        shape = buffer_shape(func, element.buffer)
+        shape = buffer_shape(func if func is not None else getattr(counterexample, "func", None),
+                             element.buffer)
     elif not (isinstance(shape, (tuple, list)) and all(isinstance(e, int) for e in shape)):
         raise ArgumentTypeError(f"{where}: parameter shape takes a tuple of ints")
     known = shape is not None and len(shape) == len(index)
     grid = tuple(shape) if known else tuple(max(2, v + 2) for v in index)
+    # The slice of a buffer of three or more axes that holds the element.
+    lead, index2, grid2 = index[:-2], index[-2:], grid[-2:]
     # Draw beyond the shape up to the element, so an out-of-bounds one shows where it is.
-    extent = tuple(max(g, v + 1) for g, v in zip(grid, index))
-    rows, cols = (1, extent[0]) if len(extent) == 1 else extent
-    if rows * cols > 4096:
-        raise ArgumentValueError(f"{where}: the buffer {element.buffer} is too large to draw")
-    at = (0, index[0]) if len(index) == 1 else index
-    inside_rows, inside_cols = (1, grid[0]) if len(grid) == 1 else grid
+    extent = tuple(max(g, v + 1) for g, v in zip(grid2, index2))
+
+    def look(at: tuple[int, ...]) -> Cell:
+        inside = all(0 <= v < g for v, g in zip(at, grid2)) and \
+            all(0 <= v < g for v, g in zip(lead, grid[:-2]))
+        name = f"{element.buffer}[{', '.join(map(str, (*lead, *at)))}]"
+        if tuple(at) == index2:
+            cls = "cell highlight" + ("" if inside else " outside")
+            tip = name + " (the counterexample's element)" + \
+                ("" if inside else " (outside the buffer)")
+            return Cell(cls, COLORS["highlight"], tooltip=tip)
+        if inside:
+            return Cell("cell", COLORS["cell"], tooltip=name)
+        return Cell("cell outside", COLORS["outside"], tooltip=name + " (outside the buffer)",
+                    stroke="#999999", dash="3 2")
 
     canvas = Canvas()
     caption = f"{element}" + (f" in {element.buffer}{list(grid)}" if known else "")
-    canvas.text(0, 12, caption, size=12, weight="bold", cls="caption")
-    left, top = 24.0, 34.0
-    draw_ticks(canvas, left, top, cols, rows if len(index) == 2 else 0, cell=CELL)
-    for row in range(rows):
-        for col in range(cols):
-            inside = row < inside_rows and col < inside_cols
-            name = f"{element.buffer}[{col if len(index) == 1 else f'{row}, {col}'}]"
-            if (row, col) == tuple(at):
-                cls, fill = "cell highlight", COLORS["highlight"]
-                name += " (the counterexample's element)"
-                if not inside:
-                    cls += " outside"
-                    name += " (outside the buffer)"
-            elif inside:
-                cls, fill = "cell", COLORS["cell"]
-            else:
-                cls, fill = "cell outside", "#f4f4f4"
-                name += " (outside the buffer)"
-            canvas.rect(left + col * CELL, top + row * CELL, CELL, CELL, cls=cls, fill=fill,
-                        title=name, stroke=COLORS["grid"] if inside else "#bbbbbb")
-    y = top + rows * CELL + 18
+    canvas.text(0, CAPTION, caption, size=CAPTION, weight="bold", cls="caption")
+    title = None
+    if lead:
+        title = f"{element.buffer}[{', '.join(map(str, lead))}, :, :]"
+    drawn = draw_buffer(canvas, 0, CAPTION + 10, extent, look, focus=[index2], title=title)
+    y = drawn.bottom + 20
     if not known:
-        canvas.text(0, y, "(buffer shape not known here: pass func=...)", size=10,
-                    cls="note")
-        y += 16
+        canvas.text(0, y, "(buffer shape not known here: pass func=...)", size=LABEL,
+                    cls="note", color=COLORS["muted"])
+        y += 18
     for instance in counterexample.instances:
         canvas.circle(6, y - 4, 4, cls="instance", fill=COLORS["highlight"])
-        canvas.text(16, y, str(instance), size=11, cls="instance-label")
-        y += 16
+        canvas.text(16, y, str(instance), size=LABEL, cls="instance-label")
+        y += 18
     return canvas.render(str(counterexample))

@@ -3,7 +3,9 @@
 The printed script is Python syntax, so Python's own :mod:`tokenize` splits
 it; each token is escaped and wrapped in a ``<span>`` with an inline colour
 (inline, not a style sheet, because notebook front ends and nbconvert may
-drop ``<style>`` elements from outputs).
+drop ``<style>`` elements from outputs).  The colours are the notebook theme's
+own (JupyterLab's CSS variables) with light fallbacks, and the block sets its
+text colour together with its background, so that it reads in any theme.
 """
 
 from __future__ import annotations
@@ -14,16 +16,22 @@ import token
 import tokenize
 from html import escape
 
+# Each token kind in the notebook theme's own editor colour, or a light fallback.
 _STYLE = {
-    "keyword": "color:#0000c0;font-weight:bold",
-    "builtin": "color:#7a3e9d",
-    "T": "color:#008080",
-    "string": "color:#a31515",
-    "number": "color:#098658",
-    "comment": "color:#6a737d;font-style:italic",
-    "decorator": "color:#795e26",
+    "keyword": "color:var(--jp-mirror-editor-keyword-color, #0000c0);font-weight:bold",
+    "builtin": "color:var(--jp-mirror-editor-builtin-color, #7a3e9d)",
+    "T": "color:var(--jp-mirror-editor-variable-2-color, #008080)",
+    "string": "color:var(--jp-mirror-editor-string-color, #a31515)",
+    "number": "color:var(--jp-mirror-editor-number-color, #098658)",
+    "comment": "color:var(--jp-mirror-editor-comment-color, #6a737d);font-style:italic",
+    "decorator": "color:var(--jp-mirror-editor-meta-color, #795e26)",
 }
-PRE_STYLE = ("font-family:monospace;font-size:12px;line-height:1.35;background:#f7f7f7;"
+# The block sets its text colour with its background: identifiers and punctuation,
+# which carry no colour of their own, must not take a dark theme's page colour.
+PRE_STYLE = ("font-family:var(--jp-code-font-family, monospace);font-size:12px;"
+             "line-height:1.35;color:var(--jp-content-font-color1, #1f2328);"
+             "background:var(--jp-cell-editor-background, #f6f8fa);"
+             "border:1px solid var(--jp-border-color2, #e1e4e8);"
              "padding:6px 8px;border-radius:3px;overflow-x:auto;white-space:pre")
 
 

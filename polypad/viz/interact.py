@@ -1,14 +1,16 @@
 """``interact_set``: a set's picture with a slider per symbolic parameter or slice.
 
-ipywidgets is optional (it is in no extra: the pictures must not need it).
-Where it is installed the sliders redraw :func:`~polypad.viz.plot_set`'s
-picture in place; where it is not, or nothing varies, the call returns the
-static picture at the first value of every range, so a notebook that uses it
-still runs, and still shows a picture in an HTML export (a widget's state
-does not survive nbconvert without JavaScript).  With the environment
-variable ``POLYPAD_STATIC_PICTURES`` set (``scripts/execute_notebooks.py``
-sets it for the notebooks stored with their outputs), the static picture is
-returned even where ipywidgets is installed.
+ipywidgets is optional (the pictures must not need it).  Where it is
+installed, ``interact_set`` returns a :class:`SetSliders`: shown in a
+notebook it makes two outputs, the sliders (a widget, which only a live
+notebook's JavaScript can draw) and beside them the picture itself, a plain
+SVG output that each slider move replaces in place (an IPython display
+handle, no JavaScript).  An HTML export or a static viewer, which cannot
+draw the widget, still shows the stored picture.  Where ipywidgets is not
+installed, or nothing varies, the call returns the static picture at the
+first value of every range.  With the environment variable
+``POLYPAD_STATIC_PICTURES`` set, the static picture is returned even where
+ipywidgets is installed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from polypad.arguments import expect
-from polypad.errors import ArgumentValueError
+from polypad.errors import ArgumentValueError, PolypadError
 
 from .display import _picture
 from .points import as_union_set
@@ -46,11 +48,12 @@ def interact_set(set, params: Mapping | None = None, slice: Mapping | None = Non
     """:func:`~polypad.viz.plot_set` with a slider for every parameter or slice
     dimension given a ``range``; an ``int`` fixes it as in ``plot_set``.
 
-    Returns an ipywidgets box (the sliders over the picture) when ipywidgets is
-    installed and something varies; otherwise the static :class:`Svg` drawn at
-    the first value of each range.  The first picture is drawn before anything
-    is returned, so a wrong argument raises as ``plot_set`` does; a later
-    slider value that cannot be drawn (an unbounded set) shows a line saying why.
+    Returns a :class:`SetSliders` (the sliders, and the picture stored beside
+    them) when ipywidgets is installed and something varies; otherwise the
+    static :class:`Svg` drawn at the first value of each range.  The first
+    picture is drawn before anything is returned, so a wrong argument raises as
+    ``plot_set`` does; a later slider value that cannot be drawn (an unbounded
+    set) shows a line saying why.
 
     >>> viz.interact_set("[n] -> { S[i, j, k] : 0 <= i, j, k < n }",
     ...                  params={"n": range(1, 8)}, slice={"k": range(0, 7)})
@@ -78,12 +81,63 @@ def interact_set(set, params: Mapping | None = None, slice: Mapping | None = Non
     sliders = {key: ipywidgets.IntSlider(value=r[0], min=min(r), max=max(r), step=abs(r.step),
                                          description=str(key[1]), continuous_update=False)
                for key, r in ranges.items()}
-    picture = ipywidgets.HTML(value=f"<div>{first.text}</div>")
+    return SetSliders(sliders, ipywidgets.VBox(list(sliders.values())), draw, first,
+                      title or str(union))
 
-    def redraw(_change=None) -> None:
-        chosen = {key: slider.value for key, slider in sliders.items()}
-        picture.value = _picture(lambda: draw(chosen))
 
-    for slider in sliders.values():
-        slider.observe(redraw, names="value")
-    return ipywidgets.VBox([*sliders.values(), picture])
+class SetSliders:
+    """The sliders of :func:`interact_set` and the picture they redraw.
+
+    ``sliders`` are the ``IntSlider`` widgets (parameters first, then slice
+    dimensions), ``controls`` the box holding them, ``picture`` the current
+    :class:`Svg` (None while the values chosen cannot be drawn; ``html`` then
+    says why).  In a notebook it shows as the sliders and, as a separate
+    output, the picture: an export without JavaScript keeps the picture.
+    """
+
+    def __init__(self, sliders: dict, controls, draw, first: Svg, title: str):
+        self._keys = list(sliders)
+        self.sliders = tuple(sliders.values())
+        self.controls = controls
+        self.picture: Svg | None = first
+        self.html = f"<div>{first.text}</div>"
+        self._draw = draw
+        self._title = title
+        self._handles: list = []
+        for slider in self.sliders:
+            slider.observe(self._redraw, names="value")
+
+    def values(self) -> dict[str, int]:
+        """The value of each slider, by parameter or dimension name."""
+        return {key[1]: slider.value for key, slider in zip(self._keys, self.sliders)}
+
+    def _redraw(self, _change=None) -> None:
+        chosen = {key: slider.value for key, slider in zip(self._keys, self.sliders)}
+        try:
+            self.picture = self._draw(chosen)
+            self.html = f"<div>{self.picture.text}</div>"
+        except PolypadError:
+            self.picture = None
+            self.html = _picture(lambda: self._draw(chosen))
+        for handle in self._handles:
+            handle.update(self._bundle(), raw=True)
+
+    def _bundle(self) -> dict[str, str]:
+        """The picture as a display bundle: SVG where there is one, else the note."""
+        text = {"text/plain": repr(self)}
+        if self.picture is not None:
+            return {"image/svg+xml": self.picture.text, **text}
+        return {"text/html": self.html, **text}
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.controls)
+        self._handles.append(display(self._bundle(), raw=True, display_id=True))
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k} = {v}" for k, v in self.values().items())
+        return f"<interact_set sliders over {self._title} at {shown}>"

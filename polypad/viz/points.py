@@ -1,10 +1,12 @@
 """The integer points of an isl set, ready to draw.
 
-A picture has at most two axes, so :func:`set_points` fixes every symbolic
+A panel has at most two axes, so :func:`set_points` fixes every symbolic
 parameter to the value the caller gives (``params={"n": 6}``) and every set
-dimension beyond two to a slice value (``slice={"k": 0}``), then enumerates
-what is left.  isl enumerates the points exactly; the count is checked first
-so that a large set is refused with a message instead of drawn for minutes.
+dimension beyond two to a value (a ``slice={"k": 0}``, or a small multiple's
+panel), then enumerates what is left.  isl enumerates the points exactly;
+:func:`extent` gives a set's bounding box without enumerating, so that a
+large set can be summarised (:mod:`polypad.viz.density`) instead of drawn
+point by point.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import islpy as isl
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, ArgumentValueError
 
-MAX_POINTS = 4096  # beyond this an SVG is too large to read, and slow to render
+MAX_POINTS = 4096  # points drawn one by one in a panel; beyond, a density picture
+MAX_ENUMERATED = 1 << 18  # points enumerated at all (a touched region, a density's bins)
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Points:
     axes: tuple[str, ...]  # the names of the drawn dimensions (zero to two)
     points: tuple[tuple[int, ...], ...]  # sorted, one coordinate per axis
     fixed: tuple[tuple[str, int], ...] = ()  # the sliced dimensions and their values
+    params: tuple[tuple[str, int], ...] = ()  # the parameters and the values they were given
 
 
 def as_union_set(value, where: str) -> isl.UnionSet:
@@ -74,16 +78,10 @@ def fix_params(s, params: Mapping[str, int], where: str):
     return s.project_out(kind, 0, s.dim(kind))
 
 
-def set_points(s: isl.Set, params: Mapping[str, int], fixed: Mapping, where: str) -> Points:
-    """The points of ``s`` with parameters and slice dimensions fixed.
-
-    ``fixed`` maps a dimension (its name or position) to a value; the other
-    dimensions, at most two, are drawn.
-    """
-    expect(params, Mapping, "params", where, what="a dict of parameter values")
-    expect(fixed, Mapping, "slice", where, what="a dict of dimension values")
-    name = s.get_tuple_name() or ""
-    s = fix_params(s, params, where)
+def fix_dims(s: isl.Set, fixed: Mapping, where: str) -> tuple[isl.Set, list[int],
+                                                               list[tuple[str, int]]]:
+    """``s`` with the dimensions named (or numbered) in ``fixed`` fixed; the positions
+    left free, and the (name, value) of those fixed."""
     names = dim_names(s)
     kept, sliced = [], []
     for k, dim in enumerate(names):
@@ -93,21 +91,85 @@ def set_points(s: isl.Set, params: Mapping[str, int], fixed: Mapping, where: str
         else:
             sliced.append((dim, int(value)))
             s = s.fix_val(isl.dim_type.set, k, isl.Val(str(int(value))))
-    if len(kept) > 2:
-        free = ", ".join(names[k] for k in kept)
-        raise ArgumentValueError(
-            f"{where}: a picture has two axes but {name or 'the set'} has {len(kept)} free "
-            f"dimensions ({free}); fix the others with slice={{name: value}}")
+    return s, kept, sliced
+
+
+def count(s: isl.Set, name: str, where: str) -> int:
+    """The number of points of ``s`` (parameters fixed); unbounded sets are refused."""
     if not s.is_bounded():
         raise ArgumentValueError(f"{where}: {name or 'the set'} is unbounded once the "
                                  "parameters are fixed; nothing finite to draw")
-    count = s.count_val().to_python()
-    if count > MAX_POINTS:
-        raise ArgumentValueError(
-            f"{where}: {name or 'the set'} has {count} points, more than the {MAX_POINTS} a "
-            "picture can show; fix smaller parameters or slice it")
+    return s.count_val().to_python()
+
+
+def extent(s: isl.Set, dims: list[int]) -> list[tuple[int, int]]:
+    """The smallest and largest value of each of ``dims`` over ``s`` (not empty,
+    bounded, without parameters)."""
+    return [(s.dim_min_val(k).to_python(), s.dim_max_val(k).to_python()) for k in dims]
+
+
+def coordinates(s: isl.Set, dims: list[int] | None = None) -> list[tuple[int, ...]]:
+    """Every point of ``s`` (bounded, without parameters) as the tuple of its
+    coordinates on ``dims`` (all by default), sorted."""
     raw: list[isl.Point] = []
     s.foreach_point(raw.append)
-    coords = sorted(tuple(p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in kept)
-                    for p in raw)
-    return Points(name, tuple(names[k] for k in kept), tuple(coords), tuple(sliced))
+    dims = list(range(s.dim(isl.dim_type.set))) if dims is None else dims
+    return sorted(tuple(p.get_coordinate_val(isl.dim_type.set, k).to_python() for k in dims)
+                  for p in raw)
+
+
+def enumerate_points(s: isl.Set, params: Mapping[str, int], where: str
+                     ) -> list[tuple[int, ...]]:
+    """Every point of ``s`` with the parameters fixed, on all its dimensions."""
+    name = s.get_tuple_name() or ""
+    s = fix_params(s, params, where)
+    total = count(s, name, where)
+    if total > MAX_ENUMERATED:
+        raise ArgumentValueError(f"{where}: {name or 'the set'} has {total} points, more "
+                                 f"than the {MAX_ENUMERATED} a picture enumerates; fix "
+                                 "smaller parameters")
+    return coordinates(s)
+
+
+def panel_values(s: isl.Set, dims: list[int]) -> list[tuple[int, ...]]:
+    """The values ``dims`` take over ``s`` (bounded, without parameters): one small
+    multiple's panel each."""
+    keep = set(dims)
+    projected = s
+    for k in reversed(range(s.dim(isl.dim_type.set))):
+        if k not in keep:
+            projected = projected.project_out(isl.dim_type.set, k, 1)
+    return coordinates(projected)
+
+
+def set_points(s: isl.Set, params: Mapping[str, int], fixed: Mapping, where: str) -> Points:
+    """The points of ``s`` with parameters and slice dimensions fixed.
+
+    ``fixed`` maps a dimension (its name or position) to a value; the other
+    dimensions, at most two, are drawn.
+    """
+    expect(params, Mapping, "params", where, what="a dict of parameter values")
+    expect(fixed, Mapping, "slice", where, what="a dict of dimension values")
+    name = s.get_tuple_name() or ""
+    given = tuple((p, int(params[p])) for p in param_names(s) if p in params)
+    s = fix_params(s, params, where)
+    names = dim_names(s)
+    s, kept, sliced = fix_dims(s, fixed, where)
+    if len(kept) > 2:
+        free = ", ".join(names[k] for k in kept)
+        raise ArgumentValueError(
+            f"{where}: a panel has two axes but {name or 'the set'} has {len(kept)} free "
+            f"dimensions ({free}); fix the others with slice={{name: value}}")
+    total = count(s, name, where)
+    if total > MAX_ENUMERATED:
+        raise ArgumentValueError(
+            f"{where}: {name or 'the set'} has {total} points, more than the "
+            f"{MAX_ENUMERATED} a picture enumerates; fix smaller parameters or slice it")
+    return Points(name, tuple(names[k] for k in kept), tuple(coordinates(s, kept)),
+                  tuple(sliced), given)
+
+
+def param_names(s) -> list[str]:
+    """The names of the parameters of ``s`` (a Set or Map)."""
+    kind = isl.dim_type.param
+    return [s.get_dim_name(kind, k) for k in range(s.dim(kind))]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from html import escape
 
-from .display import _BOX, _table
-from .svg import COLORS, Canvas, Svg
+from .svg import COLORS, LABEL, Canvas, Svg, text_width
+from .tables import BOX, html_table
 
 _WIDTH = 260.0  # pixels for the longest run
 _ROW = 26.0  # pixels between bars
@@ -53,7 +53,7 @@ def plot_timing(timing) -> Svg:
     # A run interrupted by the machine can take many medians; on its scale the bars vanish.
     slowest = max(max(runs) for _, _, runs, _ in rows)
     scale = min(slowest, _CLIP * max(median for *_, median in rows)) or 1.0
-    left = 0.6 * 11 * max(len(label) for _, label, _, _ in rows) + 10
+    left = max(text_width(label, LABEL) for _, label, _, _ in rows) + 12
     canvas = Canvas()
     canvas.text(0, 14, f"median of {len(timing.runs)} runs (dots: each run)",
                 size=12, cls="caption title", weight="bold")
@@ -118,6 +118,6 @@ def timing_rows(timing) -> list[tuple[str, str]]:
 
 def timing_html(timing, *, heading: str = "timing") -> str:
     """A timing as HTML: a table of its numbers and :func:`plot_timing`'s chart."""
-    return (f'<div style="{_BOX}"><b>{escape(heading)}</b>'
-            f"{_table(('', ''), timing_rows(timing))}<div>{plot_timing(timing).text}</div>"
+    return (f'<div style="{BOX}"><b>{escape(heading)}</b>'
+            f"{html_table(('', ''), timing_rows(timing))}<div>{plot_timing(timing).text}</div>"
             "</div>")

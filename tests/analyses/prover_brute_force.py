@@ -24,10 +24,10 @@ import itertools
 
 import numpy as np
 
-from codegen.interpreter import _Interpreter, convert
-from codegen.kernel import numpy_dtype
 from polypad.errors import LoopRangeError
 from polypad.ir import nodes as n
+from polypad.semantics.interpreter import _Interpreter, convert
+from polypad.semantics.values import numpy_dtype
 
 VALUES = (-2, -1, 0, 1, 2)  # input values: small, and 0 often enough to meet assumptions
 _MAX_REPAIRS = 64

@@ -19,9 +19,9 @@ import numpy as np
 from fuzz_programs import Draws, structural_program
 from hypothesis import strategies as st
 
-from codegen.interpreter import _Interpreter
 from polypad.ir import nodes as n
 from polypad.model import extract
+from polypad.semantics.interpreter import _Interpreter
 
 
 @dataclass

@@ -122,10 +122,14 @@ def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"), C: T.Buffer((4
     (i,) = ctx.loop_vars
     assert_proved(B[i].equal(A[i]), f, store, where=i.not_equal(2))
     assert known_value(B[i], ctx.with_condition(i.equal(1))) == A[i]
-    # B[2] holds the old A[2], which may or may not have been 7.0 already.
+    # B[2] holds the old A[2], which may or may not have been 7.0 already: traced back
+    # to the input, the claim fails where the caller passed anything but 7.0 there.
     decided = prove(B[i].equal(A[i]), ctx)
-    assert isinstance(decided, Unknown)
-    assert "needs the value of B[2] (last written by `B[i] = A[i]`)," in decided.reason
+    assert isinstance(decided, Refuted), decided
+    cex = decided.counterexample
+    assert cex.instances[0].indices == {"i": 2}
+    assert cex.values["A[2]"] == 7.0
+    assert cex.values["B[2]"] == cex.values["input A[2]"] != 7.0
 
 
 def test_data_dependent_branch_condition_holds_until_its_data_is_written():

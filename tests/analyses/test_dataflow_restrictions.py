@@ -61,10 +61,10 @@ def test_output_from_a_statement_is_the_full_output_restricted(model):
 
 
 def _assert_output_from_matches(model) -> None:
-    full = _Flows(model, False).tagged("output")
+    full = _Flows(model).tagged("output")
     for s in _writers(model):
         # A fresh _Flows has no full output yet: output_from reverses time.
-        narrow = _Flows(model, False).output_from(frozenset({s.name}))
+        narrow = _Flows(model).output_from(frozenset({s.name}))
         assert narrow.is_equal(_from_statement(full, s.name)), s.name
     # Once the full relation is at hand, it is filtered instead.
     deps = Dependences(model)
@@ -87,7 +87,7 @@ KINDS = ("flow", "flow_must", "live_out", "output", "anti")
 
 
 def _assert_about_matches(model) -> None:
-    full = _Flows(model, True)
+    full = _Flows(model)
     statements = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
     for s in model.statements:
         statements = statements.union(isl.UnionSet.from_set(isl.Set.universe(s.space.space)))
@@ -96,7 +96,7 @@ def _assert_about_matches(model) -> None:
         for a in s.accesses:
             if a.kind == "write":
                 elements = elements.union(isl.UnionSet.from_set(a.relation.range()))
-        narrow = _Flows(model, True, None, elements)  # uncached: always narrowed
+        narrow = _Flows(model, None, elements)  # uncached: always narrowed
         # Tagged sources [S -> Buf[e]] with e among the elements.
         tags = isl.UnionMap.from_domain_and_range(statements, elements).wrap()
         for kind in KINDS:
@@ -138,5 +138,5 @@ def test_a_write_overwritten_before_the_reader_reads():
     _assert_about_matches(model)
     s0 = model.statements[0]
     elements = isl.UnionSet.from_set(s0.accesses[0].relation.range())
-    flow = _Flows(model, True, None, elements).tagged("flow")
+    flow = _Flows(model, None, elements).tagged("flow")
     assert flow.is_equal(isl.UnionMap("{ [S1[0] -> X[1]] -> [S1[1] -> X[1]] }")), flow

@@ -56,13 +56,13 @@ def test_reduction_live_in_and_live_out():
     same(d.live_out, "{ S2[13] -> B[0] }")
 
 
-def test_assume_is_not_an_access_unless_asked():
-    f = load("remove_noop_sum_before")
-    plain = analyses.dependences(f)
-    assert "S0" not in str(plain.all())
-    same(plain.live_in, "{ S2[i] -> A[i] : 0 <= i <= 15 }")
-    facts = analyses.dependences(f, assumes=True)
-    same(facts.live_in, "{ S0[] -> B[0]; S2[i] -> A[i] : 0 <= i <= 15 }")
+def test_assume_reads_what_its_condition_loads():
+    # T.assume(B[0] == 0.0) is a fact about B[0] at its point: the store after it
+    # must stay after it (anti), and it sees B's input value (live in).
+    d = analyses.dependences(load("remove_noop_sum_before"))
+    same(d.anti, "{ S0[] -> S1[]; S2[i] -> S2[i + 1] : 0 <= i <= 14 }")
+    same(d.flow, "{ S1[] -> S2[0]; S2[i] -> S2[i + 1] : 0 <= i <= 14 }")
+    same(d.live_in, "{ S0[] -> B[0]; S2[i] -> A[i] : 0 <= i <= 15 }")
 
 
 LOCAL_IN_LOOP = """

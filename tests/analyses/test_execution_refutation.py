@@ -172,9 +172,8 @@ def test_an_exact_run_refutes_and_a_rounding_one_gives_up(constant, refuted):
 
 
 def test_the_executor_flags_a_float_that_may_have_rounded():
-    from codegen.interpreter import run
-    from codegen.lower import lower
     from polypad.errors import InexactArithmeticError
+    from polypad.semantics import lower, run
 
     f = lower(pp.parse(ROUNDING.format(
         dtype="float32", change="A[i] + T.float32(33554432.0) - T.float32(33554432.0)")))
@@ -194,8 +193,7 @@ def _example_conditionals():
 
 def _runs_exactly(f, rewritten) -> bool:
     """Whether both programs run to the end, exactly, on the first draw of inputs."""
-    from codegen.interpreter import run
-    from codegen.lower import lower
+    from polypad.semantics import lower, run
 
     if not (_runnable(f) and _runnable(rewritten)):
         return False

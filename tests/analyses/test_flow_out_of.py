@@ -44,7 +44,7 @@ def _want(full: _Flows, names: frozenset[str]) -> isl.UnionMap:
 
 
 def _assert_out_of_matches(model) -> None:
-    full = _Flows(model, True)
+    full = _Flows(model)
     writers = _writers(model)
     # One statement, and two neighbours together (a loop around two stores).
     groups = [[s] for s in writers] + [list(p) for p in zip(writers, writers[1:])]
@@ -52,7 +52,7 @@ def _assert_out_of_matches(model) -> None:
         names = frozenset(s.name for s in group)
         want = _want(full, names)
         for about in (None, _elements(group)):
-            flows = _Flows(model, True, None, about)  # uncached
+            flows = _Flows(model, None, about)  # uncached
             assert flows.flow_out_of(names).is_equal(want), (sorted(names), about is None)
 
 
@@ -102,7 +102,7 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 def test_a_value_overwritten_by_the_statement_itself_reaches_only_the_reads_between():
     model = extract(pp.parse(OVERWRITTEN_IN_ITS_OWN_LOOP))
     _assert_out_of_matches(model)
-    got = _Flows(model, True).flow_out_of(frozenset({"S0"}))
+    got = _Flows(model).flow_out_of(frozenset({"S0"}))
     # S0 at i writes X[i // 2]: S1 at the same i reads it; X[0], last written at
     # i = 1, is read by S1 up to the end of the loop; the last loop reads nothing.
     assert got.is_equal(isl.UnionMap(

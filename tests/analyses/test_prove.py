@@ -374,7 +374,7 @@ def test_first_counterexample_only_seeks_no_earlier_instance(monkeypatch):
     # a caller about to run the function asks for the first model only.
     from analyses import refutation
     from analyses.prover import first_counterexample_only
-    from polypad.ir.fresh import fresh_copy
+    from polypad.ir.fresh_copy import fresh_copy
     from polypad.ir.locate import replace
 
     f = example("implicit_default_step2")

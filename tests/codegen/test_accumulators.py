@@ -1,4 +1,4 @@
-"""A reduction target held in a local across its loop (codegen/accumulators.py):
+"""A reduction target held in a local across its loop (codegen/numba/accumulators.py):
 the emitted form, where it is refused, and bitwise equality with the reference.
 Two kernels are compiled."""
 

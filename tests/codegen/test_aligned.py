@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import codegen
-from codegen.aligned import ALIGN, aligned_zeros, python_aligned_zeros
+from codegen.numba.aligned import ALIGN, aligned_zeros, python_aligned_zeros
 from polypad.script import parse
 
 

@@ -11,7 +11,7 @@ import codegen_kernels as K
 import pytest
 
 import codegen
-from codegen import numba_kernel
+from codegen.numba import compiler
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -45,7 +45,7 @@ def test_cache_dir_override_and_reuse_across_processes(tmp_path):
     first = _run_in_subprocess(tmp_path)
     assert first == {"dir": str(tmp_path), "ok": True, "hits": 0, "misses": 1}
     source = codegen.build(K.elementwise()).source
-    module = tmp_path / f"{numba_kernel.module_name(source)}.py"
+    module = tmp_path / f"{compiler.module_name(source)}.py"
     assert module.read_text() == source
     assert list((tmp_path / "__pycache__").glob(module.stem + ".kernel-*.nbi"))
     mtime = module.stat().st_mtime_ns

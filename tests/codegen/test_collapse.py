@@ -1,5 +1,5 @@
 """A vectorized loop of a few lanes, emitted fused with the serial loop around it
-(codegen/collapse.py): the emitted form, when it applies, and the same results."""
+(codegen/numba/collapse.py): the emitted form, when it applies, and the same results."""
 
 import numpy as np
 import pytest

@@ -9,9 +9,9 @@ import pytest
 from codegen_support import random_args, run_both
 
 import codegen
-from codegen.emit import MAX_UNROLL, emit
-from codegen.lower import lower
+from codegen.numba.emit import MAX_UNROLL, emit
 from polypad.script import parse
+from polypad.semantics import lower
 
 
 def source(text: str, fastmath: str | None = "contract") -> str:

@@ -15,8 +15,8 @@ from inputs_support import make_inputs
 
 import codegen
 from analyses import Element
-from codegen.aligned import python_aligned_zeros
-from codegen.stack import python_stack_zeros
+from codegen.numba.aligned import python_aligned_zeros
+from codegen.numba.stack import python_stack_zeros
 from polypad.errors import OutOfBoundsError
 from polypad.ir.nodes import Buffer, IRModule
 from polypad.script import parse
@@ -26,8 +26,8 @@ EXAMPLES = Path(__file__).parent.parent / "examples" / "rfc0077"
 OUT_OF_BOUNDS = {"branching_conv1d_before.py", "overcompute_conv1d_after.py"}
 FAKE_NUMBA = types.SimpleNamespace(njit=lambda **flags: (lambda f: f), prange=range,
                                    carray=lambda data, shape: data.reshape(shape))
-STACK_IMPORT = "from codegen.stack import stack_zeros as _pp_stack_zeros\n"
-HEAP_IMPORT = "from codegen.aligned import aligned_zeros as _pp_aligned_zeros\n"
+STACK_IMPORT = "from codegen.numba.stack import stack_zeros as _pp_stack_zeros\n"
+HEAP_IMPORT = "from codegen.numba.aligned import aligned_zeros as _pp_aligned_zeros\n"
 
 
 def functions():

@@ -118,7 +118,7 @@ def test_negative_floor_division_and_zero_divisor(kernels):
 
 
 def test_temporary_is_zero_filled_stack_allocation(kernels):
-    # Small and of constant shape: on the stack, zero-filled (codegen/stack.py).
+    # Small and of constant shape: on the stack, zero-filled (codegen/numba/stack.py).
     assert ("T_ = numba.carray(_pp_stack_zeros(9, np.float64), (9,))"
             in kernels["temporary"].source)
 

@@ -21,7 +21,7 @@ from polypad.errors import (
     ExecutionError,
     OutOfBoundsError,
 )
-from polypad.script import parse
+from polypad.script import parse, script
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "rfc0077"
 TARGETS = ["numba", "python"]
@@ -91,7 +91,7 @@ def test_rfc_overcompute_that_reads_past_a_is_refused(stem):
                                                                        "f": 2}),)
 
 
-def test_symbolic_extents_are_refused_until_an_assumption_relates_them():
+def test_symbolic_extents_are_checked_at_each_call_until_an_assumption_relates_them():
     text = '''
 @T.prim_func
 def copy(n: T.int32, m: T.int32, A: T.Buffer((n,), "float32"), B: T.Buffer((m,), "float32")):
@@ -99,11 +99,15 @@ def copy(n: T.int32, m: T.int32, A: T.Buffer((n,), "float32"), B: T.Buffer((m,),
     for i in T.serial(m):
         B[i] = A[i]
 '''
-    with pytest.raises(OutOfBoundsError, match="params: n=0, m=1"):
-        codegen.build(parse(text.format(assume="pass")), target="python")
+    kernel = codegen.build(parse(text.format(assume="pass")), target="python")
+    assert script(kernel.precondition) == "n >= m"
+    a, b = np.arange(5, dtype="float32"), np.zeros(6, "float32")
+    with pytest.raises(OutOfBoundsError, match=r"copy\(n=5, m=6\): .* only where n >= m"):
+        kernel(5, 6, a, b)
+    assert not b.any()
     kernel = codegen.build(parse(text.format(assume="T.assume(m <= n)")), target="python")
-    assert isinstance(kernel.bounds, Proved)
-    a, b = np.arange(5, dtype="float32"), np.zeros(3, "float32")
+    assert isinstance(kernel.bounds, Proved) and script(kernel.precondition) == "True"
+    b = np.zeros(3, "float32")
     kernel(5, 3, a, b)
     np.testing.assert_array_equal(b, [0, 1, 2])
     # The promise the proof used is checked: m = 6 > n = 5 is refused before any access.

@@ -1,10 +1,10 @@
-"""Small allocations on the stack (codegen/stack.py): placement, zero-fill, limits."""
+"""Small allocations on the stack (codegen/numba/stack.py): placement, zero-fill, limits."""
 
 import numpy as np
 from codegen_support import copy, random_args
 
 import codegen
-from codegen.stack import MAX_STACK_BYTES, stack_elements
+from codegen.numba.stack import MAX_STACK_BYTES, stack_elements
 from polypad.ir.nodes import Buffer
 from polypad.script import parse
 

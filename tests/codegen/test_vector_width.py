@@ -17,8 +17,8 @@ import pytest
 from codegen_support import copy, random_args, run_both
 
 import codegen
-from codegen import numba_kernel
-from codegen import vector_width as widths
+from codegen.numba import compiler
+from codegen.numba import vector_width as widths
 from polypad.errors import ArgumentTypeError, ArgumentValueError, BuildArgumentError, BuildError
 from polypad.script import parse
 
@@ -54,7 +54,7 @@ needs_avx512 = pytest.mark.skipif(not widths.cpu_has_avx512(),
 def fresh_cache(tmp_path_factory):
     # Numba shows no assembly for code it loaded from its cache: compile afresh.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(numba_kernel.CACHE_ENV, str(tmp_path_factory.mktemp("kernels")))
+        patch.setenv(compiler.CACHE_ENV, str(tmp_path_factory.mktemp("kernels")))
         codegen.clear_cache()
         yield
     kernel.cache_clear()
@@ -152,11 +152,11 @@ def test_the_default_is_512_bits():
 
 def test_each_width_has_a_module_of_its_own():
     source = codegen.build(K.elementwise()).source
-    names = {w: numba_kernel.module_name(source, w) for w in widths.WIDTHS}
+    names = {w: compiler.module_name(source, w) for w in widths.WIDTHS}
     assert len(set(names.values())) == 2
-    assert numba_kernel.module_name(source) == numba_kernel.module_name(source, None)
+    assert compiler.module_name(source) == compiler.module_name(source, None)
     if widths.cpu_has_avx512():
-        assert numba_kernel.module_name(source) == names[512]
+        assert compiler.module_name(source) == names[512]
 
 
 # Builds the elementwise kernel at each width, then reports Numba's cache statistics.
@@ -192,6 +192,6 @@ def test_a_second_process_loads_each_width_from_its_own_cache(tmp_path):
     assert run() == {"256": [True, 1, 0], "512": [True, 1, 0]}
     source = codegen.build(K.elementwise()).source
     for width in widths.WIDTHS:
-        stem = numba_kernel.module_name(source, width)
+        stem = compiler.module_name(source, width)
         assert (tmp_path / f"{stem}.py").read_text() == source
         assert list((tmp_path / "__pycache__").glob(f"{stem}.kernel-*.nbi"))

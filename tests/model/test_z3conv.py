@@ -1,4 +1,5 @@
-"""IR to Z3: floor semantics against Python, sorts, buffers, undef, casts."""
+"""IR to Z3: floor semantics against Python, sorts, buffers, undef, casts.  Each Z3Env has
+a Z3 context of its own, so the values and solvers here are made in `env.ctx`."""
 
 import pytest
 import z3
@@ -18,7 +19,8 @@ def evaluate(term, env: Z3Env, **values):
     for var in (i, j, x, y):
         if var.name in values:
             v = values[var.name]
-            const_term = z3.IntVal(v) if var.dtype == "int32" else z3.RealVal(v)
+            const_term = (z3.IntVal(v, env.ctx) if var.dtype == "int32"
+                          else z3.RealVal(v, env.ctx))
             subs.append((env.var(var), const_term))
     out = z3.simplify(z3.substitute(term, *subs))
     if z3.is_int_value(out):
@@ -50,7 +52,7 @@ def test_floor_semantics_proved_for_all_integers():
     env = Z3Env()
     q, r = to_z3(i // j, env), to_z3(i % j, env)
     a, b = env.var(i), env.var(j)
-    s = z3.Solver()
+    s = z3.Solver(ctx=env.ctx)
     # Floor division: r has the sign of b and a == b*q + r -- except for the one
     # int32 quotient that wraps around, -2**31 // -1.
     s.add(b != 0, z3.Or(a != -2**31, b != -1), z3.Not(z3.And(a == b * q + r,
@@ -63,23 +65,23 @@ def test_int32_wraps_like_numpy():
     env = Z3Env()
     a = env.var(i)
     q = to_z3(i * 65536 // 65536, env)
-    s = z3.Solver()
+    s = z3.Solver(ctx=env.ctx)
     s.add(*env.side, a == 70000)
     assert s.check() == z3.sat and s.model().eval(q).as_long() == 4464
-    s = z3.Solver()
+    s = z3.Solver(ctx=env.ctx)
     s.add(*env.side, to_z3(i // -1, env) != -a)
     assert s.check() == z3.sat and s.model().eval(a).as_long() == -2**31
     zero = to_z3(i // j, env), to_z3(i % j, env)
-    s = z3.Solver()
+    s = z3.Solver(ctx=env.ctx)
     s.add(*env.side, env.var(j) == 0, z3.Or(zero[0] != 0, zero[1] != 0))
     assert s.check() == z3.unsat  # numpy: a zero divisor gives 0
 
 
 def test_sorts_and_structure():
     env = Z3Env()
-    assert to_z3(i + 1, env).sort() == z3.IntSort()
-    assert to_z3(x * 2.0, env).sort() == z3.RealSort()
-    assert to_z3(i < j, env).sort() == z3.BoolSort()
+    assert to_z3(i + 1, env).sort() == z3.IntSort(env.ctx)
+    assert to_z3(x * 2.0, env).sort() == z3.RealSort(env.ctx)
+    assert to_z3(i < j, env).sort() == z3.BoolSort(env.ctx)
     assert evaluate(to_z3(Min(i, j) + Max(i, j), env), env, i=7, j=-2) == 5
     assert evaluate(to_z3(Select(i < 0, 0 - i, i), env), env, i=-6) == 6
     assert evaluate(to_z3(FloatImm(0.1) * 10.0, env), env) == 1  # 0.1 is 1/10, not binary
@@ -91,14 +93,14 @@ def test_buffers_are_one_function_each():
     t1, t2 = to_z3(A[i, j], env), to_z3(A[i, j], env)
     assert t1.eq(t2)
     f = env.buffer(A)
-    assert f.arity() == 2 and f.range() == z3.RealSort()
+    assert f.arity() == 2 and f.range() == z3.RealSort(env.ctx)
     assert env.lookup(f.name()) is A and env.lookup(str(env.var(i))) is i
 
 
 def test_undef_is_fresh_per_occurrence():
     env = Z3Env()
     d = to_z3(undef() - undef(), env)
-    s = z3.Solver()
+    s = z3.Solver(ctx=env.ctx)
     s.add(d != 0)
     assert s.check() == z3.sat  # undef - undef is not 0
     assert len(env.undefs) == 2

@@ -25,14 +25,15 @@ from kind_support import (
 )
 
 from analyses import Element, Instance
+from analyses.loop_carried import carried_dependence
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_loop, replace
 from polypad.ir.loop_names import loop_names
 from polypad.ir.substitute import substitute
 from polypad.schedule import Schedule
-from polypad.schedule.carried import carried_dependence
 from polypad.script import parse
+from polypad.script.printer import script
 
 # ---------------------------------------------------------------- kinds
 
@@ -106,18 +107,42 @@ def test_a_reduction_is_not_reassociated_silently(primitive):
     assert len(sch.trace) == 0
 
 
-def test_a_loop_around_a_reduction_runs_in_parallel_but_not_in_fast_math_lanes():
-    # Each i has its own element: i carries nothing and runs in parallel.  In
-    # vector lanes, fast-math would reach the sum over k inside and reassociate it.
-    sch = Schedule(row_sum())
-    with pytest.raises(IllegalTransformError, match="fast-math") as info:
-        sch.vectorize("i")
-    assert info.value.evidence.instances == (Instance("sum_1", {"i": 0, "k": 0}),
-                                             Instance("sum_1", {"i": 0, "k": 1}))
+def test_a_loop_around_a_reduction_runs_in_parallel_and_in_lanes():
+    # Each i has its own element: i carries nothing and runs in parallel, or in lanes:
+    # the lanes go below the loop over k (polypad.semantics.vector_lanes), so each
+    # lane sums its row in order and fast-math reassociates nothing.
+    f = row_sum()
+    sch = Schedule(f)
+    sch.vectorize("i")
+    assert str(sch.trace) == "sch.vectorize(loop='i')"
+    want = run(f)
+    for target in ("python", "numba"):
+        for w, g in zip(want, run(sch.func, target=target), strict=True):
+            np.testing.assert_array_equal(g, w)  # the same sums, in the same order
+    sch = Schedule(f)
     sch.parallel("i")
     assert str(sch.trace) == "sch.parallel(loop='i')"
+
+
+def test_lanes_that_cannot_go_below_a_float_reduction_are_refused():
+    # The bounds of k use i: the lanes stay around the loop over k, and fast-math
+    # would reassociate the sum inside them.
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        for k in T.serial(i + 1):
+            B[i] = B[i] + A[i, k]
+''')
+    sch = Schedule(f)
+    with pytest.raises(IllegalTransformError, match="fast-math") as info:
+        sch.vectorize("i")
+    assert info.value.evidence.instances == (Instance("S0", {"i": 1, "k": 0}),
+                                             Instance("S0", {"i": 1, "k": 1}))
+    assert info.value.evidence.element == Element("B", (1,))
+    assert len(sch.trace) == 0
     # Integers are exact in any order.
-    sch = Schedule(row_sum("int32"))
+    sch = Schedule(parse(script(f).replace("float32", "int32")))
     sch.vectorize("i")
     assert str(sch.trace) == "sch.vectorize(loop='i')"
 

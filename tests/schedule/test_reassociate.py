@@ -17,6 +17,7 @@ import codegen
 from analyses import Element, Instance
 from polypad.errors import ArgumentTypeError, IllegalTransformError
 from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
 from polypad.schedule import Schedule
 from polypad.script import parse
 
@@ -135,14 +136,28 @@ def f(A: T.Buffer((8, 6), "int32"), B: T.Buffer((8,), "int32"), C: T.Buffer((8,)
 # ---------------------------------------------------------------- refused orders
 
 
-def test_without_reassociate_the_backward_sum_is_refused():
-    sch = Schedule(chain())
+def test_without_reassociate_the_backward_float_sum_is_refused():
+    sch = Schedule(chain("sum", "float32"))
     with pytest.raises(IllegalTransformError, match="would break a dependence") as info:
         sch.reorder_by_map(None, REVERSED, ("i", "kr"))
     cex = info.value.evidence
     assert cex.instances == (Instance("S1", {"i": 0, "k": 0}), Instance("S1", {"i": 0, "k": 1}))
     assert cex.element == Element("B", (0,))
+    assert "reassociate=True" in str(info.value)  # what would make it legal
     assert len(sch.trace) == 0
+
+
+@pytest.mark.parametrize("op, dtype", [("sum", "int32"), ("product", "int32"),
+                                       ("max", "float32"), ("min", "int32")])
+def test_an_exact_reduction_runs_backward_without_being_asked(op, dtype):
+    # Integers (wrapping) and min/max give the same bits in any order.
+    f = chain(op, dtype)
+    sch = Schedule(f)
+    sch.reorder_by_map(None, REVERSED, ("i", "kr"))
+    check_schedule(f, sch, reversed_chain(op, dtype))
+    args = inputs(f, 3, wide=True)
+    for w, g in zip(run_on(f, args), run_on(sch.func, args), strict=True):
+        np.testing.assert_array_equal(g, w)
 
 
 # S1(i, 1) first, then the init, then the other updates: value-based dataflow relates
@@ -240,14 +255,20 @@ def f(A: T.Buffer((6, 8), "{t}"), B: T.Buffer((8,), "{t}")):
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
-def test_sequential_access_reorders_a_sum_only_when_asked(dtype):
+def test_sequential_access_reorders_a_float_sum_only_when_asked(dtype):
     zero = "0" if dtype == "int32" else "T.float32(0)"
     f = parse(TRANSPOSED.format(t=dtype, zero=zero))
     sch = Schedule(f)
-    with pytest.raises(IllegalTransformError):
-        sch.sequential_buffer_access(None, "A")
-    assert sch.func is f and len(sch.trace) == 0
+    if dtype == "float32":
+        with pytest.raises(IllegalTransformError):
+            sch.sequential_buffer_access(None, "A")
+        assert sch.func is f and len(sch.trace) == 0
+    else:  # an integer sum is exact in any order: no need to ask
+        plain = Schedule(f)
+        plain.sequential_buffer_access(None, "A")
     sch.sequential_buffer_access(None, "A", reassociate=True)
+    if dtype == "int32":
+        assert_structural_equal(plain.func, sch.func)
     check_schedule(f, sch, f'''
 @T.prim_func
 def f(A: T.Buffer((6, 8), "{dtype}"), B: T.Buffer((8,), "{dtype}")):

@@ -259,10 +259,13 @@ def f(A: T.Buffer((8, 16), "int32"), B: T.Buffer((8,), "int32")):
             B[i] = B[i] + A[i, k]
 ''')
     assert_same(run(f), run(sch.func))
-    # Now k carries the reduction alone, and i can run in parallel.
+    # Now k carries the reduction alone, and i can run in parallel.  An integer sum is
+    # exact in any order: k runs in lanes without rfactor, but not in parallel.
     sch.parallel("i")
-    with pytest.raises(IllegalTransformError):
-        sch.vectorize("k")
+    with pytest.raises(IllegalTransformError, match=r"sch.rfactor\('k'\)"):
+        sch.parallel("k")
+    sch.vectorize("k")
+    assert_same(run(f), run(sch.func, target="numba"))
 
 
 def test_decompose_reduction_inside_a_sequence_and_rfactor_of_two_reductions():
@@ -285,7 +288,8 @@ def f(A: T.Buffer((8, 16), "int32"), B: T.Buffer((8,), "int32"), C: T.Buffer((8,
     # Two loops over k: the first is k#0.  The product's partial results start at 1.
     assert sch.rfactor("k#1").buffer == "C_rf"
     # With its init moved out, i holds the sum alone: B_rf has an axis for i too.
-    assert sch.rfactor("k#0") == Factored("B_rf", ["i_init_1", "k_init_1"], ["i", "k"],
+    # The names it returns are the loops' names: two loops run over k.
+    assert sch.rfactor("k#0") == Factored("B_rf", ["i_init_1", "k_init_1"], ["i", "k#0"],
                                           ["i_wb", "k_wb_1"])
     check_schedule(f, sch, '''
 @T.prim_func

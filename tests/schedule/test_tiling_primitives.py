@@ -414,8 +414,9 @@ def f(A: T.Buffer((2, 3, 4), "int32")):
 def f(A: T.Buffer((4, 4), "int32")):
     for i in T.serial(4):
         A[i, 0] = 0
-        for j in T.serial(4):
-            A[i, j] = 1
+        if i > 0:
+            for j in T.serial(4):
+                A[i, j] = 1
 ''', ("j", "i"), "not perfectly nested"),
     ('''
 @T.prim_func

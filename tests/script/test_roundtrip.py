@@ -173,10 +173,16 @@ def test_round_trip(name):
     g = parse(text)
     assert_structural_equal(g, f)
     assert script(g) == text
+    older = script(f, spelling="tir")
+    assert_structural_equal(parse(older), f)
 
 
 def test_canonical_text_of_conv1d():
-    assert script(parse(CONV1D)) == textwrap.dedent("""\
+    older = script(parse(CONV1D), spelling="tir")
+    assert script(parse(CONV1D)) == older.replace(
+        "@T.prim_func", "@T.prim_func(s_tir=True)").replace(
+        "Ai = Bi - fi + 2", "Ai: T.let[T.int32] = Bi - fi + 2")  # TVM 0.27's spelling
+    assert older == textwrap.dedent("""\
         @T.prim_func
         def func(A: T.Buffer((3, 8), "float32"), F: T.Buffer((3,), "float32"), \
 B: T.Buffer((18,), "float32")):
@@ -194,7 +200,8 @@ or A[io, ii] == 0.0)
 
 
 def test_canonical_text_of_module_and_shadowing():
-    text = script(parse(SHADOWED))
+    assert script(parse(SHADOWED)).splitlines()[4] == "        x_1: T.let[T.int32] = x * 2"
+    text = script(parse(SHADOWED), spelling="tir")
     assert text.splitlines()[2:8] == [
         "    for i in T.serial(4):",
         "        x = i + 1",
@@ -204,8 +211,10 @@ def test_canonical_text_of_module_and_shadowing():
         "            A[i_1] = x_2",
     ]
     assert text.splitlines()[8] == "    for i in T.serial(4):"  # the scope of i has ended
-    mod_text = script(parse(MODULE))
+    mod_text = script(parse(MODULE), spelling="tir")
     assert mod_text.startswith("@I.ir_module\nclass split_module:\n    @T.prim_func\n")
+    assert script(parse(MODULE)).startswith(
+        "@I.ir_module\nclass split_module:\n    @T.prim_func(s_tir=True)\n")
 
 
 def test_hand_built_ir_with_clashing_names():
@@ -217,9 +226,11 @@ def test_hand_built_ir_with_clashing_names():
                For(inner, IntImm(0), IntImm(4), ForKind.SERIAL,
                    LetStmt(t1, inner * 2, LetStmt(t2, t1 + inner, store))))
     f = PrimFunc("f", (A,), body)
-    text = script(f)
+    text = script(f, spelling="tir")
     assert "for i_1 in T.serial(4):" in text and "t_1 = t + i_1" in text
     assert_structural_equal(parse(text), f)
+    assert "t_1: T.let[T.int32] = t + i_1" in script(f)
+    assert_structural_equal(parse(script(f)), f)
 
 
 def test_hand_built_loop_bounds():

@@ -1,7 +1,7 @@
 """Block axis domains: a binding must stay in its domain on every instance of its block.
 
 ``vi = T.axis.spatial(dom, value)`` is checked once the function is read
-(polypad/script/block_axes.py): the values the binding takes, for the loop
+(polypad/model/block_axes.py): the values the binding takes, for the loop
 counters around the block where its ``T.where`` holds, must lie in ``dom``.
 The check is exact where the model is (affine bindings, checked here
 against enumeration) and refuses nothing it cannot decide.

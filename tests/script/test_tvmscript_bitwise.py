@@ -120,7 +120,7 @@ def test_executors_agree_with_numpy(dtype):
 
 def _truth(claim, x_values, y_values, x, y) -> bool:
     """Whether ``claim`` holds for every pair of values, by the reference executor."""
-    from codegen.interpreter import convert
+    from polypad.semantics.interpreter import convert
     interp = _Evaluator()
     for vx, vy in itertools.product(x_values, y_values):
         if not interp.eval(claim, {x: convert(vx, x.dtype), y: convert(vy, y.dtype)}):
@@ -132,7 +132,7 @@ class _Evaluator:
     """The reference executor's expression evaluator, on a variable assignment."""
 
     def eval(self, expr, env):
-        from codegen.interpreter import _Interpreter
+        from polypad.semantics.interpreter import _Interpreter
         body = n.Evaluate(expr)
         it = _Interpreter(n.PrimFunc("claim", (), body))
         it.env = dict(env)
@@ -167,7 +167,7 @@ def test_prover_answers_are_never_wrong(claim):
         assert truth
     elif isinstance(answer, analyses.Refuted):
         assert not truth
-        from codegen.interpreter import convert
+        from polypad.semantics.interpreter import convert
         params = answer.counterexample.params
         env = {v: convert(params.get(v.name, 0), v.dtype) for v in (_X, _Y)}
         assert not _Evaluator().eval(claim, env), str(answer)

@@ -16,30 +16,31 @@ from tvmscript_support import parse_error
 from polypad.errors import ParseError
 
 CASES = {
-    'attr': (
+    'iter_var': (
         """\
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
-            with T.attr(0, "pragma", 1):
-                A[0] = 0.0
+            T.attr(T.iter_var(tx, T.Range(0, 4), "ThreadIndex", "threadIdx.x"), "e", 4)
+            A[0] = 0.0
 """,
-        3, 10,
+        3, 12,
         (
-            'T.attr is not supported: polypad has no attribute statements'
+            'T.iter_var is not supported: write the thread axis as a loop, for tx in '
+            'T.thread_binding(n, thread="threadIdx.x")'
         ),
     ),
-    'match_buffer_late': (
+    'match_buffer_nested': (
         """\
         @T.prim_func
-        def f(a: T.handle, b: T.handle):
-            A = T.match_buffer(a, (4,), "float32")
-            A[0] = 1.0
-            B = T.match_buffer(b, (4,), "float32")
+        def f(a: T.handle):
+            for i in T.serial(4):
+                A = T.match_buffer(a, (4,), "float32")
+                A[i] = 1.0
 """,
-        5, 9,
+        4, 13,
         (
-            'T.match_buffer must come before the other statements of the function '
-            'body, at its top level'
+            'T.match_buffer must stand at the top level of the function body, or in a '
+            'block'
         ),
     ),
     'match_buffer_in_block': (
@@ -110,7 +111,7 @@ CASES = {
             "T.launch_thread(tx, extent)"
         ),
     ),
-    'broadcast': (
+    'vector_into_scalar': (
         """\
         @T.prim_func
         def f(A: T.Buffer((4,), "float32")):
@@ -118,7 +119,19 @@ CASES = {
 """,
         3, 12,
         (
-            'T.Broadcast is not supported: polypad has no vector dtypes'
+            'cannot store a float32x4 value in the float32 buffer A'
+        ),
+    ),
+    'vector_lanes': (
+        """\
+        @T.prim_func
+        def f(A: T.Buffer((8,), "float32")):
+            A[0:4] = T.Broadcast(1.0, 8)
+""",
+        3, 14,
+        (
+            'a 4-lane store to A needs a float32x4 value, not float32x8 (broadcast a '
+            'scalar with T.Broadcast(v, 4))'
         ),
     ),
     'order': (
@@ -151,13 +164,13 @@ CASES = {
         """\
         @T.prim_func
         def f(A: T.Buffer((16,), "float32")):
-            A_flat = T.Buffer((16,), "float32", data=A.data)
-            A_flat[0] = 1.0
+            A_int = T.Buffer((16,), "int32", data=A.data)
+            A_int[0] = 1
 """,
-        3, 46,
+        3, 29,
         (
-            'T.Buffer(..., data=A.data) is not supported: polypad does not alias '
-            'buffers (a view of another buffer)'
+            "T.Buffer declares int32 over the float32 memory of 'A': a view keeps its "
+            "buffer's dtype"
         ),
     ),
     'twice': (
@@ -230,17 +243,16 @@ CASES = {
             'dense and row-major'
         ),
     ),
-    'symlate': (
+    'view_dtype': (
         """\
         @T.prim_func
         def f(A: T.Buffer((16,), "float32")):
-            A[0] = 1.0
-            n = T.int32()
+            A_half = A.view("float16")
+            A_half[0] = T.float16(1)
 """,
-        4, 9,
+        3, 21,
         (
-            'T.int32() declares a symbolic variable only before the other '
-            'statements of the function body'
+            "A.view(dtype) is not supported: a view keeps its buffer's dtype"
         ),
     ),
     'itedtype': (
@@ -263,20 +275,19 @@ CASES = {
         1, 14,
         (
             "@prim_func has no argument 'target'; polypad reads private, "
-            'check_well_formed'
+            'check_well_formed, s_tir'
         ),
     ),
-    'bufnodata': (
+    'slice_step': (
         """\
         @T.prim_func
         def f(A: T.Buffer((16,), "float32")):
-            X = T.Buffer((16,), "float32")
-            X[0] = 1.0
+            A[0:6:4] = T.Broadcast(1.0, 2)
 """,
-        3, 9,
+        3, 7,
         (
-            'T.Buffer in a function body needs data= from T.allocate; write '
-            'T.alloc_buffer(shape, dtype) to allocate a buffer'
+            "a vector store's slice spans a constant number of lanes: b:b + 4, or b:b "
+            '+ 16:4 with a step'
         ),
     ),
     'init_without_reduce': (
@@ -356,9 +367,9 @@ CASES = {
             for i in T.serial(4):
                 with T.block("B"):
                     T.reads(A[i, 0:4])
-                    A[i, 0:4] = 0.0
+                    A[i, 0] = A[i, 0:4]
 """,
-        6, 18,
+        6, 28,
         (
             'a slice is not supported as a value: a slice is a buffer region, which '
             'polypad reads in T.reads, T.writes and T.match_buffer only'

@@ -59,7 +59,9 @@ def test_thread_binding_is_a_loop_that_keeps_its_tag():
     f = roundtrip(BINDING)
     kinds = [s.kind for s in walk(f.body) if isinstance(s, n.For)]
     assert kinds == [n.ForKind.BLOCK_IDX_X, n.ForKind.THREAD_IDX_X]
-    assert script(f).strip() == textwrap.dedent(BINDING).strip()
+    assert script(f, spelling="tir").strip() == textwrap.dedent(BINDING).strip()
+    assert script(f).strip() == textwrap.dedent(BINDING).strip().replace(
+        "@T.prim_func", "@T.prim_func(s_tir=True)")
 
 
 @pytest.mark.parametrize("name", list(SPELLINGS))
@@ -113,8 +115,6 @@ def test_every_thread_tag_round_trips(tag):
      "for i in T.thread_binding(n, thread=\"threadIdx.x\")"),
     ("for i in T.thread_binding(4):\n    A[i] = 0.0", 4, 14,
      "T.thread_binding needs the argument 'thread'"),
-    ("for i in T.thread_binding(4, thread=\"threadIdx.x\", annotations={}):\n    A[i] = 0.0",
-     4, 68, "T.thread_binding(..., annotations=...) is not supported"),
     ("tx = T.env_thread(\"threadIdx.x\")\nty = T.launch_thread(tx, 4)", 5, 10,
      "T.launch_thread(tx, ...) launches 'tx', not 'ty'"),
     ("T.launch_thread(4, 4)", 4, 21,

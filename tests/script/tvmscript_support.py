@@ -26,6 +26,27 @@ def roundtrip(text: str) -> PrimFunc:
     return f
 
 
+def without_regions(f: PrimFunc) -> PrimFunc:
+    """``f`` with the declared ``T.reads``/``T.writes`` taken out of its block headers."""
+    import dataclasses
+
+    from polypad.ir import nodes as n
+    from polypad.ir.visitor import Rewriter
+
+    class Strip(Rewriter):
+        def visit_Expr(self, node):
+            return node
+
+        def visit_Block(self, node):
+            new = self.generic_visit(node)
+            if new.header is None:
+                return new
+            header = dataclasses.replace(new.header, reads=None, writes=None)
+            return n.Block(new.name, new.body, header, span=new.span)
+
+    return Strip().visit(f)
+
+
 def arguments(f: PrimFunc, seed: int = 0, **scalars) -> list:
     """Random arrays for the buffers (ints in [-1000, 1000)), ``scalars`` for the rest."""
     rng = np.random.default_rng(seed)

@@ -22,10 +22,10 @@ from pass_support import checked, run
 from tvm_support import assert_rewrites, assert_unchanged, prim
 
 import codegen
-from codegen.interpreter import _ARITH, convert
 from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
 from polypad.script import script
+from polypad.semantics.interpreter import _ARITH, convert
 from polypad.transform import remove_no_op, simplify
 from polypad.transform._fold import fold_constant
 

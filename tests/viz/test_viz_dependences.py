@@ -97,8 +97,10 @@ def cube(A: T.Buffer((3, 3, 4), "float32")):
     for i, j, k in T.grid(3, 3, 3):
         A[i, j, k + 1] = A[i, j, k]
 ''')
-    with pytest.raises(ArgumentValueError, match="slice="):
-        plot_dependences(f)
+    # without a slice: one panel per value of the outer loop i, every pair drawn
+    whole = parse(plot_dependences(f).text)
+    assert [t.text for t in with_class(whole, "caption")][1:] == ["i = 0", "i = 1", "i = 2"]
+    assert len(with_class(whole, "point")) == 27 and len(arrows(whole, "flow")) == 18
     root = parse(plot_dependences(f, slice={"i": 1}).text)
     assert len(with_class(root, "point")) == 9 and len(arrows(root, "flow")) == 6
 

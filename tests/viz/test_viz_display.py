@@ -22,7 +22,8 @@ def test_prim_func_shows_its_script_highlighted_and_escaped():
     html = FILL._repr_html_()
     assert "<code>fill</code>" in html
     assert "i &lt; <span" in html and "i < " not in html
-    assert '<span style="color:#0000c0;font-weight:bold">for</span>' in html
+    assert ('<span style="color:var(--jp-mirror-editor-keyword-color, #0000c0);'
+            'font-weight:bold">for</span>') in html
     assert "&quot;compute&quot;" in html
 
 

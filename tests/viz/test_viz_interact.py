@@ -34,22 +34,51 @@ def test_wrong_arguments_raise_before_any_widget():
         interact_set(CUBE, slice={"k": range(2)})
 
 
-def test_with_ipywidgets_a_slider_redraws_the_picture():
+class Recorder:
+    """Stands in for IPython's ``display``: records what is shown, and each update of
+    a display handle."""
+
+    def __init__(self):
+        self.shown, self.updates = [], []
+
+    def __call__(self, obj, raw=False, display_id=None):
+        self.shown.append((obj, raw))
+        recorder = self
+
+        class Handle:
+            def update(self, bundle, raw=False):
+                recorder.updates.append(bundle)
+
+        return Handle() if display_id else None
+
+
+def test_with_ipywidgets_a_slider_redraws_the_picture(monkeypatch):
     widgets = pytest.importorskip("ipywidgets")
-    box = interact_set(CUBE, params={"n": range(2, 6)}, slice={"k": range(0, 2)})
-    assert isinstance(box, widgets.VBox)
-    n, k, picture = box.children
+    import IPython.display
+
+    shown = interact_set(CUBE, params={"n": range(2, 6)}, slice={"k": range(0, 2)})
+    n, k = shown.sliders
+    assert isinstance(shown.controls, widgets.VBox) and shown.controls.children == (n, k)
     assert (n.description, n.min, n.max, k.description) == ("n", 2, 5, "k")
-    assert plot_set(CUBE, {"n": 2}, {"k": 0}).text in picture.value
-    n.value = 4
-    assert plot_set(CUBE, {"n": 4}, {"k": 0}).text in picture.value
+    assert shown.picture.text == plot_set(CUBE, {"n": 2}, {"k": 0}).text
+    # Shown in a notebook: the sliders, then the picture as an output of its own.
+    recorder = Recorder()
+    monkeypatch.setattr(IPython.display, "display", recorder)
+    shown._ipython_display_()
+    [(controls, _), (bundle, raw)] = recorder.shown
+    assert controls is shown.controls and raw
+    assert bundle["image/svg+xml"] == plot_set(CUBE, {"n": 2}, {"k": 0}).text
+    assert "interact_set sliders" in bundle["text/plain"]
+    n.value = 4  # the stored picture is replaced in place
+    assert recorder.updates[-1]["image/svg+xml"] == plot_set(CUBE, {"n": 4}, {"k": 0}).text
+    assert shown.values() == {"n": 4, "k": 0}
     # unbounded at n = 3: that value shows why there is no picture, and never raises
     box = interact_set("[n] -> { [i] : 0 <= i < n or (n = 3 and i >= 0) }",
                        params={"n": range(1, 4)})
-    box.children[0].value = 3
-    assert "(no picture:" in box.children[1].value and "unbounded" in box.children[1].value
-    box.children[0].value = 2
-    assert box.children[1].value.count('class="point"') == 2
+    box.sliders[0].value = 3
+    assert box.picture is None and "(no picture:" in box.html and "unbounded" in box.html
+    box.sliders[0].value = 2
+    assert box.picture.text.count('class="point"') == 2
 
 
 def test_static_pictures_asked_for_by_the_environment(monkeypatch):

@@ -35,7 +35,7 @@ def test_parameters_are_fixed_and_extra_dimensions_sliced():
     s = "[n] -> { S[i, j, k] : 0 <= i < 3 and 0 <= j < n and 0 <= k < 2 and j mod 2 = 0 }"
     root = parse(plot_set(s, params={"n": 5}, slice={"k": 1}).text)
     assert len(with_class(root, "point")) == 3 * 3
-    assert any("at k=1" in (t.text or "") for t in with_class(root, "caption"))
+    assert [t.text for t in with_class(root, "caption")] == ["S[i, j] at k = 1; n = 5"]
     by_position = parse(plot_set(s, params={"n": 5}, slice={2: 0}).text)
     assert len(with_class(by_position, "point")) == 9
 
@@ -60,9 +60,7 @@ def test_text_from_the_set_is_escaped():
 
 @pytest.mark.parametrize("text, kwargs, message", [
     ("[n] -> { [i] : 0 <= i < n }", {}, "params="),
-    ("{ [i, j, k] : 0 <= i, j, k < 2 }", {}, "slice="),
     ("{ [i] : i >= 0 }", {}, "unbounded"),
-    ("{ [i, j] : 0 <= i, j < 100 }", {}, "more than"),
     ("{ [i] : 0 <= i < }", {}, "cannot read"),
 ])
 def test_what_cannot_be_drawn_is_refused_with_a_reason(text, kwargs, message):

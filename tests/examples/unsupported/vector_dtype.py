@@ -1,7 +1,7 @@
 from polypad import T
 
-# Vector dtypes ("float32x4") are deliberately not supported: parsing must fail at the
-# dtype string.
+# A buffer of vector dtype ("float32x4") is not supported (vectors are values, not buffer
+# elements): parsing must fail at the dtype string.
 
 
 @T.prim_func

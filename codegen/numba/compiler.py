@@ -1,0 +1,177 @@
+"""Compiling emitted source with Numba, through an on-disk module cache.
+
+The source is written to ``<cache_dir>/polypad_kernel_<hash>.py`` and
+imported from there.  Numba's ``cache=True`` keeps its compiled code in the
+``__pycache__`` beside that file, keyed by the file's path and modification
+time; since the name is a hash of the text, a file is written only when it
+is missing, so a kernel compiled once is loaded in any later process without
+compiling.  Within a process, kernels with the same source share one
+compiled function.
+
+Threads and processes may build the same kernel at once.  A module file
+appears whole or not at all: it is written under a temporary name and
+linked into place, which fails if another writer got there first (their
+text is the same, since the name is its hash), so a file that exists is never
+rewritten and never read half-written.  Within a process a lock makes one
+thread import a module while the others wait for it; Numba compiles under its
+own lock.
+
+A kernel built for a vector width (:mod:`.vector_width`) is compiled by
+another Numba pipeline, which Numba's cache does not see, so the width is
+part of the hash: each width has a file, and compiled code, of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import numba
+from numba.core import types
+
+from polypad.concurrency import at_fork_in_child
+from polypad.errors import BuildError
+from polypad.ir import dtypes
+from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.semantics.values import numpy_dtype
+
+from .emit import KERNEL_NAME
+from .vector_width import resolve as resolve_width
+from .vector_width import retarget
+
+#: Environment variable that overrides :func:`cache_dir`.
+CACHE_ENV = "POLYPAD_CACHE_DIR"
+_PREFIX = "polypad_kernel_"
+_loaded: dict[str, object] = {}
+_loading = threading.Lock()  # one thread imports a module; the others then find it
+
+
+def _renew_lock() -> None:
+    global _loading
+    _loading = threading.Lock()
+
+
+at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
+
+
+def cache_dir() -> Path:
+    """Where generated kernel modules live: ``$POLYPAD_CACHE_DIR`` or
+    ``~/.cache/polypad/kernels``."""
+    override = os.environ.get(CACHE_ENV)
+    return Path(override) if override else Path.home() / ".cache" / "polypad" / "kernels"
+
+
+def clear_cache() -> None:
+    """Delete the generated modules and Numba's compiled code for them, on disk
+    and in this process."""
+    directory = cache_dir()
+    for path in [*directory.glob(_PREFIX + "*"), *directory.glob(f"__pycache__/{_PREFIX}*")]:
+        path.unlink(missing_ok=True)
+    with _loading:
+        for name in [n for n in sys.modules if n.startswith(_PREFIX)]:
+            del sys.modules[name]
+        _loaded.clear()
+
+
+def module_name(source: str, vector_width: int | None = None) -> str:
+    """The module (and file) name of ``source`` built with the ``vector_width``
+    option of ``codegen.build``: a hash of the text and of the width it
+    resolves to, if any."""
+    width = resolve_width(vector_width)
+    key = source if width is None else f"{source}\0prefer-vector-width={width}"
+    return _PREFIX + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _write(path: Path, source: str) -> None:
+    """Make ``path`` hold ``source``, whole, unless it does already."""
+    if path.exists() and _holds(path, source):
+        return  # rewriting would change the mtime and void Numba's cache
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(source)
+        try:
+            # Atomic, and it fails where another writer (a thread, a process)
+            # linked the same text first: their file, and its mtime, stay.
+            os.link(tmp, path)
+        except FileExistsError:
+            if not _holds(path, source):
+                os.replace(tmp, path)  # a stale or damaged file: replace it whole
+                tmp = None
+        except OSError:  # a file system without hard links: rename, also atomic
+            os.replace(tmp, path)
+            tmp = None
+    finally:
+        if tmp is not None:
+            os.unlink(tmp)
+
+
+def _holds(path: Path, source: str) -> bool:
+    try:
+        return path.read_text() == source
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def load(source: str, vector_width: int | None = None):
+    """The Numba dispatcher of ``kernel`` in ``source`` (not compiled yet), for the
+    ``vector_width`` option of ``codegen.build``."""
+    width = resolve_width(vector_width)
+    name = module_name(source, width)
+    found = _loaded.get(name)
+    if found is not None:
+        return found
+    with _loading:
+        if name not in _loaded:
+            _loaded[name] = _import(name, source, width)
+        return _loaded[name]
+
+
+def _import(name: str, source: str, width: int | None):
+    """Write and import the module ``name``; its kernel's dispatcher."""
+    path = cache_dir() / f"{name}.py"
+    try:
+        _write(path, source)
+    except OSError as error:
+        raise BuildError(f"cannot write the kernel module {path}: {error}; set "
+                         f"{CACHE_ENV} to a writable directory") from error
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    retarget(vars(module), width)
+    return getattr(module, KERNEL_NAME)
+
+
+def signature(func: PrimFunc) -> tuple:
+    """The Numba argument types of a checked call (see :mod:`codegen.calling`)."""
+    sig = []
+    for param in func.params:
+        if isinstance(param, Buffer):
+            element = numba.from_dtype(numpy_dtype(param.dtype))
+            sig.append(types.Array(element, len(param.shape), "C"))
+        elif dtypes.is_int(param.dtype):
+            sig.append(types.int64)  # a Python int
+        elif dtypes.is_bool(param.dtype):
+            sig.append(types.boolean)
+        else:
+            sig.append(numba.from_dtype(numpy_dtype(param.dtype)))
+    return tuple(sig)
+
+
+def compile_kernel(func: PrimFunc, source: str, vector_width: int | None = None):
+    """Load ``source`` and compile its kernel for ``func``'s parameter types, for
+    the ``vector_width`` option of ``codegen.build``."""
+    dispatcher = load(source, vector_width)
+    try:
+        dispatcher.compile(signature(func))
+    except Exception as error:  # Numba's errors are many classes; report them as one
+        raise BuildError(f"numba could not compile {func.name!r}: {error}\n"
+                         f"source:\n{source}") from error
+    return dispatcher

@@ -1,0 +1,343 @@
+"""IR expressions as Python source text that Numba compiles with the IR's meaning.
+
+- Float32 constants are written ``np.float32(2.0)``: a bare ``2.0`` is a
+  float64 in Numba and would promote the whole expression.  Integer constants
+  are bare except for the narrow and unsigned types (a ``uint64`` meeting a
+  bare ``int`` becomes ``float64`` in Numba).
+- Integer ``//`` and ``%`` are written as Python's operators: Numba gives them
+  Python's floor semantics for every integer type (tested with negative
+  operands and divisors in ``tests/codegen``); the kernel's
+  ``error_model="numpy"`` makes a zero divisor give 0 instead of raising.
+- Integers wrap at their width, as numpy's do (and the reference executor):
+  Numba computes ``int32 + int32`` in 64 bits, so an operation whose result
+  may leave its dtype's range (interval arithmetic over the loop ranges the
+  emitter records, :mod:`polypad.model.ranges`) is wrapped in its dtype's
+  constructor, ``np.int32(a * b)``.  Index arithmetic inside known loop
+  ranges needs no wrap and stays plain.
+- ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
+  Python's short-circuit operators), so a guarded load is never executed.
+- An expression ``Let`` becomes an immediately applied lambda,
+  ``(lambda x: body)(value)``: Numba inlines it, whereas the walrus operator
+  does not type in Numba, and hoisting the value out of a lazy branch could
+  load out of bounds.
+- Operands are parenthesized by Python precedence, and the right operand of a
+  binary operator whenever it is compound: float ``a + (b + c)`` must not
+  become ``a + b + c``.
+- An expression nested :data:`SPLIT` levels deep or more, printed for a
+  statement (:meth:`ExprPrinter.at`), is cut into temporaries on lines
+  before it -- ``_t = a + b + ... ``, then ``_t + c + ...`` -- since
+  Python's compiler and tokenizer refuse very deep nesting.  Each
+  temporary holds the value its sub-expression had, computed by the same
+  operations in the same order (so floats round alike) -- in a helper
+  function of the emitter's, so that no compiled function grows large
+  (LLVM's time grows faster than a function's length); one whose
+  evaluation is conditional (a branch of ``Select``, the right operand of
+  ``and``/``or``) is computed under an ``if`` of that condition, so no
+  guarded load runs unguarded, and a ``Let`` binds a local variable.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from polypad.errors import BuildError
+from polypad.ir import dtypes
+from polypad.ir import nodes as ir
+from polypad.ir.deep import guarded
+from polypad.ir.nodes import Var
+from polypad.ir.visitor import children
+from polypad.model.ranges import Ranges, wrap
+
+from .names import Names
+
+# Python precedence levels, loosest first.
+LAMBDA, COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(10)
+
+_BINARY = {
+    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
+    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
+    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
+    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
+    ir.And: ("and", AND), ir.Or: ("or", OR),
+}
+_FOLD = {
+    ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
+    ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod,
+}
+_INT = re.compile(r"-?[0-9]+")
+# 64-bit arithmetic wraps natively in Numba; narrower types are computed wider.
+_NATIVE = ("int64", "uint64")
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "bitwise_not": "~",
+            "shift_left": "<<", "shift_right": ">>"}
+_MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "abs"}
+#: Nesting depth at which a statement's expression is cut into temporaries:
+#: far below Python's limits (200 nested parentheses in the tokenizer).
+SPLIT = 40
+
+
+def numpy_type(dtype: str) -> str:
+    """``np.float32`` for ``"float32"``: the constructor that casts to ``dtype``."""
+    if dtype == "float16":
+        raise BuildError("the numba target does not support float16")
+    return "np." + dtypes.numpy_name(dtype)
+
+
+def constant(value, dtype: str) -> tuple[str, int]:
+    """Source text and precedence of a constant of ``dtype``."""
+    if dtypes.is_bool(dtype):
+        return ("True" if value else "False"), ATOM
+    if dtypes.is_float(dtype):
+        value = float(value)
+        if math.isnan(value):
+            text = "np.nan"
+        elif math.isinf(value):
+            text = "np.inf" if value > 0 else "-np.inf"
+        else:
+            text = repr(value)
+        if dtype == "float64":
+            return text, (UNARY if text.startswith("-") else ATOM)
+        return f"{numpy_type(dtype)}({text})", ATOM
+    if dtype in ("int32", "int64"):
+        return str(int(value)), (UNARY if value < 0 else ATOM)
+    return f"{numpy_type(dtype)}({int(value)})", ATOM
+
+
+def bitwise(op: str, args: list[str], dtype: str) -> str:
+    """A bitwise intrinsic on operand texts, with numpy's meaning (docs/semantics.md).
+
+    Numba computes narrow integers in 64 bits, so the result is cast back to
+    ``dtype`` (a left shift wraps there).  LLVM leaves a shift by ``bits`` or
+    more undefined, so a shift is an applied lambda (each operand evaluated
+    once) that gives numpy's answer there: 0, or the sign shifting right.
+    """
+    cast, symbol = numpy_type(dtype), _BITWISE[op]
+    if op == "bitwise_not":
+        return f"{cast}(~({args[0]}))"
+    if op not in ("shift_left", "shift_right"):
+        return f"{cast}(({args[0]}) {symbol} ({args[1]}))"
+    zero = constant(0, dtype)[0]
+    outside = zero
+    if op == "shift_right" and dtype[0] != "u":
+        outside = f"({constant(-1, dtype)[0]} if _a < 0 else {zero})"
+    return (f"(lambda _a, _b: {cast}(_a {symbol} _b) if 0 <= _b < {dtypes.bits(dtype)} "
+            f"else {outside})({args[0]}, {args[1]})")
+
+
+class ExprPrinter:
+    """Prints expressions; ``subst`` maps unrolled loop variables to literals."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self.subst: dict[Var, str] = {}
+        #: Ranges of the loop counters and lets in scope, for deciding what may wrap.
+        self.ranges = Ranges()
+        #: Where temporaries go: ``out(depth, text)`` writes a line (set by the
+        #: emitter); ``depth`` is the indentation of the statement being printed,
+        #: and ``None`` keeps every expression on one line.
+        self.out: Callable[[int, str], None] | None = None
+        self.depth: int | None = None
+        #: ``part(text)``: a call of a helper function returning ``text`` (set by
+        #: the emitter, to keep each compiled function small).
+        self.part: Callable[[str], str] | None = None
+        #: Buffers held in a local across the loop being printed, with the local's
+        #: name: every access to one is to that element (:mod:`.accumulators`).
+        self.scalars: dict[ir.Buffer, str] = {}
+        self._heights: dict[int, tuple[ir.Expr, int]] = {}
+        self._pending: dict[int, tuple[ir.Expr, int]] = {}
+
+    @contextmanager
+    def at(self, depth: int) -> Iterator[None]:
+        """Print a statement's expressions at indentation ``depth``: a long one
+        may write temporaries on lines before the statement."""
+        saved, self.depth = self.depth, depth
+        try:
+            yield
+        finally:
+            self.depth = saved
+
+    def bound(self, var: Var, lo: ir.Expr, hi: ir.Expr) -> None:
+        """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
+        low, high = self.ranges.of(lo), self.ranges.of(hi)
+        if low is None or high is None:
+            return
+        old = self.ranges.bounds.get(var)
+        new = (low[0], high[1]) if old is None else (min(old[0], low[0]), max(old[1], high[1]))
+        if new != old:
+            self.ranges.bounds[var] = new
+            self.ranges = Ranges(self.ranges.bounds)  # forget what was computed before
+
+    def __call__(self, expr: ir.Expr) -> str:
+        return self.print(expr)[0]
+
+    def operand(self, expr: ir.Expr, level: int) -> str:
+        """``expr`` parenthesized unless it binds at least as tightly as ``level``."""
+        text, own = self.print(expr)
+        return text if own >= level else f"({text})"
+
+    @guarded
+    def print(self, expr: ir.Expr) -> tuple[str, int]:
+        """Source text of ``expr`` and the precedence of its outermost operator."""
+        if self.depth is not None and self.out is not None and self.height(expr) >= SPLIT:
+            return self._long(expr)
+        return self._print(expr)
+
+    def _print(self, expr: ir.Expr) -> tuple[str, int]:
+        match expr:
+            case Var():
+                if expr in self.subst:
+                    return self.subst[expr], (UNARY if self.subst[expr].startswith("-")
+                                              else ATOM)
+                return self.names(expr), ATOM
+            case ir.IntImm() | ir.FloatImm():
+                return constant(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return constant(expr.value, "bool")
+            case ir.Min() | ir.Max():
+                fn = "min" if isinstance(expr, ir.Min) else "max"
+                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
+            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
+                return self.binary(expr)
+            case ir.Not():
+                return f"not {self.operand(expr.a, NOT)}", NOT
+            case ir.Select():
+                return (f"{self.operand(expr.true_value, OR)} if "
+                        f"{self.operand(expr.condition, OR)} else "
+                        f"{self.operand(expr.false_value, COND)}"), COND
+            case ir.Cast():
+                return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
+            case ir.BufferLoad():
+                return self.load(expr.buffer, expr.indices), ATOM
+            case ir.Call():
+                return self.call(expr)
+            case ir.Let():
+                body = self(expr.body)
+                return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
+        raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
+
+    # -- long expressions -----------------------------------------------------
+
+    def height(self, expr: ir.Expr) -> int:
+        """The nesting depth of ``expr`` (1 for a leaf), computed without recursion."""
+        memo = self._heights
+        stack = [expr]
+        while stack:
+            node = stack[-1]
+            hit = memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                stack.pop()
+                continue
+            kids = [c for c in children(node) if isinstance(c, ir.Expr)]
+            todo = [c for c in kids if memo.get(id(c), (None,))[0] is not c]
+            if todo:
+                stack += todo
+                continue
+            stack.pop()
+            memo[id(node)] = (node, 1 + max((memo[id(c)][1] for c in kids), default=0))
+        return memo[id(expr)][1]
+
+    def _nesting(self, expr: ir.Expr) -> int:
+        """How deeply the text last printed for ``expr`` nests (its height if inline)."""
+        hit = self._pending.get(id(expr))
+        return hit[1] if hit is not None and hit[0] is expr else self.height(expr)
+
+    def _line(self, text: str) -> None:
+        self.out(self.depth, text)
+
+    @contextmanager
+    def _indented(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    def _temp(self, text: str, part: bool = False) -> str:
+        """A new local variable holding ``text`` (computed by a helper when ``part``)."""
+        name = self.names.fresh("_t")
+        value = self.part(text) if part and self.part is not None else text
+        self._line(f"{name} = {value}")
+        return name
+
+    def _long(self, expr: ir.Expr) -> tuple[str, int]:
+        """``expr`` (``SPLIT`` deep or more) with temporaries written before the statement."""
+        height = self.height
+        match expr:
+            case ir.Select() if max(height(expr.true_value), height(expr.false_value)) >= SPLIT:
+                name = self.names.fresh("_t")
+                self._line(f"if {self(expr.condition)}:")
+                for keyword, branch in (("if", expr.true_value), ("else", expr.false_value)):
+                    if keyword == "else":
+                        self._line("else:")
+                    with self._indented():
+                        self._line(f"{name} = {self(branch)}")
+                return self._done(expr, name, ATOM, 1)
+            case ir.And() | ir.Or() if height(expr.b) >= SPLIT:
+                name = self._temp(self(expr.a))
+                self._line(f"if {name}:" if isinstance(expr, ir.And) else f"if not {name}:")
+                with self._indented():
+                    self._line(f"{name} = {self(expr.b)}")
+                return self._done(expr, name, ATOM, 1)
+            case ir.Let():
+                self._line(f"{self.names(expr.var)} = {self(expr.value)}")
+                text, level = self.print(expr.body)
+                return self._done(expr, text, level, self._nesting(expr.body))
+        text, level = self._print(expr)
+        nesting = 1 + max((self._nesting(c) for c in children(expr) if isinstance(c, ir.Expr)),
+                          default=0)
+        if nesting >= SPLIT:
+            return self._done(expr, self._temp(text, part=True), ATOM, 1)
+        return self._done(expr, text, level, nesting)
+
+    def _done(self, expr: ir.Expr, text: str, level: int, nesting: int) -> tuple[str, int]:
+        self._pending[id(expr)] = (expr, nesting)
+        return text, level
+
+    # -- operators --------------------------------------------------------------
+
+    def binary(self, expr: ir.Expr) -> tuple[str, int]:
+        op, level = _BINARY[type(expr)]
+        a, a_level = self.print(expr.a)
+        b, b_level = self.print(expr.b)
+        # Integer arithmetic on literals (an unrolled counter) is folded, and
+        # wrapped as the executed operation would be.
+        fold = _FOLD.get(type(expr))
+        if (fold is not None and expr.dtype in ("int32", "int64") and _INT.fullmatch(a)
+                and _INT.fullmatch(b) and (int(b) != 0 or op in "+-*")):
+            return constant(wrap(fold(int(a), int(b)), expr.dtype), expr.dtype)
+        # Comparisons chain in Python, so neither side may be one.
+        left = level + 1 if level == COMPARE else level
+        a = a if a_level >= left else f"({a})"
+        b = b if b_level >= level + 1 else f"({b})"
+        if (fold is not None and dtypes.is_int(expr.dtype) and expr.dtype not in _NATIVE
+                and self.ranges.may_wrap(expr)):
+            return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+        return f"{a} {op} {b}", level
+
+    def load(self, buffer: ir.Buffer, indices) -> str:
+        """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
+        if buffer in self.scalars:
+            return self.scalars[buffer]
+        inner = ", ".join(self(i) for i in indices) if indices else "()"
+        return f"{self.names(buffer)}[{inner}]"
+
+    def call(self, expr: ir.Call) -> tuple[str, int]:
+        if expr.op == "likely":
+            return self.print(expr.args[0])
+        args = [self(a) for a in expr.args]
+        if expr.op in _MATH:
+            return f"np.{expr.op}({args[0]})", ATOM
+        if expr.op == "pow":
+            return f"np.power({args[0]}, {args[1]})", ATOM
+        if expr.op == "sigmoid":
+            one = constant(1.0, expr.dtype)[0]
+            return f"{one} / ({one} + np.exp(-{self.operand(expr.args[0], UNARY)}))", MUL
+        if expr.op == "rsqrt":
+            one = constant(1.0, expr.dtype)[0]
+            return f"{one} / np.sqrt({args[0]})", MUL
+        if expr.op in _BITWISE:
+            return bitwise(expr.op, args, expr.dtype), ATOM
+        raise BuildError(f"T.{expr.op} cannot be emitted; lowering should have removed it")

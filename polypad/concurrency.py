@@ -1,0 +1,101 @@
+"""Shared state that stays correct under threads and in forked processes.
+
+polypad keeps a few small caches at module level (the programs and dataflow
+of the functions asked about last, which functions are deep, ...).  Several
+threads may ask questions at once, so each cache is a :class:`Recent`: a
+lock guards every lookup, insertion and eviction, never the work that
+computes a value, so two threads asking about one function compute at the
+same time and the first value stored is the one both keep using.
+
+A process forked while another thread held one of these locks would inherit
+it locked, with no thread left to release it.  :func:`at_fork_in_child`
+registers what a module must renew in a forked child (its locks, counts of
+helper threads that do not exist there); :class:`Recent` renews its own.
+
+>>> _PROGRAMS = Recent(16)
+>>> found = _PROGRAMS.get((func,))          # None, or the value stored for func
+>>> program = _PROGRAMS.put((func,), Program(func))
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+
+class Recent:
+    """The ``keep`` entries stored last, keyed by the identity of their owners.
+
+    An entry belongs to a tuple of *owners* (a function, a domain...) and an
+    optional hashable ``extra`` key; it is found only while every owner is
+    the very object it was stored with (the entry holds them, so no other
+    object can take their ``id`` meanwhile).  Safe to share between threads.
+    """
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._entries: dict[Hashable, tuple[tuple, Any]] = {}
+        self._lock = threading.Lock()
+        _ALL.add(self)
+
+    @staticmethod
+    def _key(owners: tuple, extra: Hashable) -> Hashable:
+        return (tuple(map(id, owners)), extra)
+
+    def get(self, owners: tuple, extra: Hashable = None) -> Any | None:
+        """The value stored for ``owners`` and ``extra``, or ``None``."""
+        with self._lock:
+            found = self._entries.get(self._key(owners, extra))
+        if found is None or any(a is not b for a, b in zip(found[0], owners, strict=True)):
+            return None
+        return found[1]
+
+    def put(self, owners: tuple, value: Any, extra: Hashable = None) -> Any:
+        """Store ``value`` unless a value for ``owners`` is there already; return the
+        value stored (the first one stored wins)."""
+        key = self._key(owners, extra)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and all(a is b for a, b in zip(found[0], owners, strict=True)):
+                return found[1]
+            if found is None and len(self._entries) >= self._keep:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = (owners, value)
+            return value
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _renew_lock(self) -> None:
+        self._lock = threading.Lock()
+
+
+_ALL: weakref.WeakSet[Recent] = weakref.WeakSet()
+
+
+def at_fork_in_child(renew: Callable[[], None]) -> None:
+    """Call ``renew()`` in every child process this process forks, before it runs.
+
+    For per-process state a fork copies but the child may not use as it is:
+    locks another thread may have held at the fork, counts of helper threads
+    that do not exist in the child.  (Spawned children import polypad afresh
+    and need nothing.)
+    """
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=renew)
+
+
+def _renew_caches() -> None:
+    for cache in list(_ALL):
+        cache._renew_lock()
+
+
+at_fork_in_child(_renew_caches)

@@ -1,0 +1,151 @@
+"""TVM intrinsics polypad reads, prints and keeps, but cannot run or analyse.
+
+A packed function's scaffolding (``T.tvm_struct_get``, ``T.isnullptr``),
+external calls (``T.call_extern``) and tensor-core fragment operations
+(``T.tvm_fill_fragment``) have no meaning polypad could execute: they read
+and write memory it does not see.  They are :class:`~.nodes.Call` nodes
+whose ``op`` is listed in :data:`OPAQUE`; building a function that holds one
+is refused by name, and the deciders answer ``Unknown`` naming it.
+
+Each intrinsic says how its result dtype is written when ``dtype=`` is left
+out, so that the printer writes ``dtype=`` only where TVM's text does:
+``"last"`` (the last argument names it: ``T.tvm_struct_get(a, 0, 13,
+"int32")``), ``"first"`` (the first: ``T.reinterpret("float32", x)``,
+``T.call_extern("float32", "f", x)``), or a fixed dtype.  The naming
+argument stays an argument, as written: a string, or a type such as
+``T.handle("float32").ty`` (a ``type_annotation`` call, of dtype handle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .nodes import Call, Expr, PrimFunc, Span, Stmt
+from .visitor import children, walk
+
+_TENSOR_CORE = ("tvm_fill_fragment", "tvm_load_matrix_sync", "tvm_store_matrix_sync",
+                "tvm_mma_sync", "tvm_bmma_sync")
+_EXTERN = ("call_extern", "call_pure_extern", "call_packed", "call_cpacked",
+           "call_llvm_intrin", "call_llvm_pure_intrin")
+
+#: intrinsic -> how its dtype is given without ``dtype=`` (see the module docstring).
+OPAQUE: dict[str, str] = {
+    "tvm_struct_get": "last",
+    "tvm_struct_set": "int32",
+    "isnullptr": "bool",
+    "reinterpret": "first",
+    "handle_add_byte_offset": "handle",
+    "address_of": "handle",
+    "tvm_access_ptr": "handle",
+    "tvm_tuple": "handle",
+    "tvm_stack_alloca": "handle",
+    "tvm_stack_make_shape": "handle",
+    "tvm_stack_make_array": "handle",
+    "tvm_call_packed": "int32",
+    "tvm_call_cpacked": "int32",
+    "tvm_thread_allreduce": "handle",
+    "lookup_param": "handle",
+    "start_profile_intrinsic": "handle",
+    "end_profile_intrinsic": "handle",
+    "type_annotation": "handle",  # ``T.handle("float32").ty``: a type as an argument
+    **{op: "handle" for op in _TENSOR_CORE},
+    **{op: "first" for op in _EXTERN},
+}
+
+
+def implied_dtype(op: str, args: tuple[Expr, ...]) -> str | None:
+    """The dtype ``T.<op>(args)`` has without ``dtype=``, or None if nothing says."""
+    from . import dtypes
+    from .nodes import StringImm
+
+    rule = OPAQUE[op]
+    if rule not in ("first", "last"):
+        return rule
+    if not args:
+        return None
+    named = args[0] if rule == "first" else args[-1]
+    if isinstance(named, StringImm) and (dtypes.is_valid(named.value)
+                                         or dtypes.is_vector(named.value)):
+        return named.value
+    if isinstance(named, Call) and named.op == "type_annotation":
+        return "handle"
+    return None
+
+
+def is_opaque(expr: Expr) -> bool:
+    """True for a call of an intrinsic polypad keeps but cannot run."""
+    return isinstance(expr, Call) and expr.op in OPAQUE
+
+
+@dataclass(frozen=True)
+class OpaqueSite:
+    """A construct polypad keeps but cannot run or model: what it is, why, and where."""
+
+    what: str
+    why: str
+    span: Span | None
+
+    def __str__(self) -> str:
+        where = f" at line {self.span.line}" if self.span is not None else ""
+        return f"{self.what}{where} {self.why}"
+
+
+_WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
+
+
+def first_opaque(func: PrimFunc) -> OpaqueSite | None:
+    """The first construct of ``func``, in program order, that polypad cannot run or
+    model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
+    ``return``, or a buffer over memory polypad does not know.  None if there is none.
+    """
+    from .nodes import Assert, AttrStmt, DeclBuffer, Return, Var
+    from .views import owns_unknown_memory
+
+    stack = [func.body]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, AttrStmt):
+            return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
+                              "does not interpret", stmt.span)
+        if isinstance(stmt, Assert):
+            return OpaqueSite("assert", "is a packed function's check, which polypad does "
+                              "not run", stmt.span)
+        if isinstance(stmt, Return):
+            return OpaqueSite("return", "ends a packed function, which polypad does not "
+                              "run", stmt.span)
+        if isinstance(stmt, DeclBuffer) and owns_unknown_memory(stmt.buffer):
+            return OpaqueSite(f"buffer {stmt.buffer.name!r}", "is declared over memory "
+                              "polypad does not know (a pointer, or none)", stmt.span)
+        nested = []
+        for child in children(stmt):
+            if isinstance(child, Stmt):
+                nested.append(child)
+                continue
+            for x in walk(child):
+                if is_opaque(x):
+                    return OpaqueSite(f"T.{x.op}", _WHY_CALL, stmt.span)
+        stack.extend(reversed(nested))
+    for p in func.params:
+        if isinstance(p, Var) and p.dtype == "handle":
+            return OpaqueSite(f"the T.handle parameter {p.name!r}", "is a pointer polypad "
+                              "does not follow (it runs and models buffers and scalars)", None)
+    return None
+
+
+def first_alias_or_vector(func: PrimFunc) -> OpaqueSite | None:
+    """The first view (a buffer over another's memory) or vector statement of ``func``:
+    what the model sees through but the value analyses (the prover and the no-op rules
+    built on it) do not.  None if there is none."""
+    from . import dtypes
+    from .nodes import BufferStore, DeclBuffer, LetStmt
+    from .views import is_view
+
+    for x in walk(func.body):
+        if isinstance(x, DeclBuffer) and is_view(x.buffer):
+            return OpaqueSite(f"view {x.buffer.name!r} of {x.buffer.data.name!r}",
+                              "shares memory with another buffer, which the value "
+                              "analyses do not follow", x.span)
+        if isinstance(x, (BufferStore, LetStmt)) and dtypes.lanes(x.value.dtype) > 1:
+            return OpaqueSite("a vector statement", "computes several lanes at once, which "
+                              "the value analyses do not follow", x.span)
+    return None

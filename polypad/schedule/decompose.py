@@ -1,0 +1,79 @@
+"""The IR rewrite behind ``decompose_reduction``: a reduction's init moved out before a loop.
+
+The init is the store that starts a reduction's element (``B[i] = 0``,
+``P[...] = T.float32("-inf")``), written before the updates or in TVM's
+``T.init()`` form (an ``if`` on the reduce axes at their starts).  Any
+combiner of :mod:`analyses.combiners` will do::
+
+    for i in T.serial(8):                          # before
+        B[i] = T.float32(0)
+        for k in T.serial(16):
+            B[i] = B[i] + A[i, k]
+
+    for i_init in T.serial(8):                     # decompose(f, None, loop i)
+        B[i_init] = T.float32(0)
+    for i in T.serial(8):
+        for k in T.serial(16):
+            B[i] = B[i] + A[i, k]
+
+The copy runs over copies of the loops between ``loop`` and the init (named
+``<var>_init``), under the guards there, lets inlined; the loops a guard pins
+to their first iteration (:func:`.reduction_nest.pinned`) are left out with
+the guard.  Legal where nothing under the loop must run before the init
+(:func:`.legality.check_decompose_reduction`).
+"""
+
+from __future__ import annotations
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, find_block
+from polypad.ir.substitute import substitute
+
+from .legality import check_decompose_reduction
+from .reduction_nest import (
+    copy_nest,
+    find_init,
+    insert_before,
+    loop_var_names,
+    pinned,
+    remove,
+    unshared,
+)
+
+
+def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
+              ) -> tuple[n.PrimFunc, list[n.For]]:
+    """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
+    copied loops (see the module docstring)."""
+    func, loop = unshared(func, loop)
+    if block is not None:
+        block = find_block(func, block.name)
+    init = find_init(func, block, loop)
+    if init is None:
+        what = "the function" if block is None else f"block {block.name!r}"
+        raise PolypadError(
+            f"decompose_reduction: no reduction of {what} with an init store under the "
+            f"loop over {loop.var.name} (an init writes the element an update "
+            "X[e] = combine(X[e], v) then folds into, for a combiner +, *, max, min, &, |, ^)")
+    path = ancestors(func, init)
+    start = next(k for k, x in enumerate(path) if x is loop)
+    between = path[start:-1]
+    for x in between:
+        if not (isinstance(x, n.For | n.SeqStmt | n.Block | n.LetStmt)
+                or isinstance(x, n.IfThenElse) and x.else_case is None):
+            raise PolypadError(f"decompose_reduction: the init sits under a "
+                               f"{type(x).__name__} inside the loop over {loop.var.name}")
+    check_decompose_reduction(func, init, loop)
+    chain = [x for x in between if isinstance(x, n.For | n.IfThenElse | n.LetStmt)]
+    params = tuple(p for p in func.params if isinstance(p, n.Var))
+    pins = pinned(chain, params)
+    values = {var: value for var, (value, _) in pins.items()}
+    guards = [guard for _, guard in pins.values()]
+    copy, loops = copy_nest(chain, set(), "_init", loop_var_names(func), lambda m: n.BufferStore(
+        init.buffer, substitute(init.value, m), tuple(substitute(i, m) for i in init.indices)),
+        values, skip=guards)
+    placed = insert_before(func, loop, copy)
+    path = ancestors(placed, init)  # the loop and the init are the very same nodes
+    start = next(k for k, x in enumerate(path) if x is loop)
+    return remove(placed, path[start:], init, "decompose_reduction"), loops

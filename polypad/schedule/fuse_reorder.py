@@ -1,0 +1,204 @@
+"""Perfectly nested loop chains, and the rewrites on them: ``fuse`` and ``reorder``.
+
+A *chain* is a run of loops each of which is the whole body of the one
+before (``for i: for j: ...``), or of a ``with T.block`` that is (blocks are
+named regions, with no iteration variables: a loop moves across one and the
+block stays where it was in the nest).  ``fuse`` turns a chain into one loop;
+``reorder`` permutes the loops of a chain.  Both are pure functions
+``PrimFunc -> PrimFunc``; fuse keeps the order of every instance, so it is
+always legal, and :func:`reorder_schedule` gives the new order of the
+instances for the primitive to hold against the dependences.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import islpy as isl
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, replace
+from polypad.ir.naming import fresh_name, var_names
+from polypad.ir.substitute import free_vars, substitute
+from polypad.model.isl_helpers import empty_union_map, time_map
+
+from .reschedule_plan import entries
+
+
+def chain_of(func: n.PrimFunc, loops: list[n.For], primitive: str) -> list[n.For]:
+    """The chain from the outermost of ``loops`` down to the innermost of them.
+
+    Refuses (``PolypadError``) loops that are not all on one path, or a path
+    where some loop's body is more than the next loop (or a block around it).
+    """
+    if len({id(x) for x in loops}) != len(loops):
+        raise PolypadError(f"{primitive}: a loop is named twice")
+    depth = {id(x): len(ancestors(func, x)) for x in loops}
+    top = min(loops, key=lambda x: depth[id(x)])
+    wanted = {id(x) for x in loops}
+    chain = [top]
+    while len(wanted - {id(x) for x in chain}) > 0:
+        body = through_blocks(chain[-1].body)
+        if not isinstance(body, n.For):
+            missing = [x.var.name for x in loops if not any(x is c for c in chain)]
+            raise PolypadError(
+                f"{primitive}: the loops {', '.join(_names(loops))} are not perfectly nested: "
+                f"the body of the loop over {chain[-1].var.name} is a "
+                f"{type(body).__name__}, not the next loop (looking for "
+                f"{', '.join(missing)})")
+        chain.append(body)
+    for x in chain:
+        # A loop kind is a claim about the order around it; set kinds after tiling.
+        if x.kind is not n.ForKind.SERIAL:
+            raise PolypadError(f"{primitive}: the loop over {x.var.name} is {x.kind.value}; "
+                               f"{primitive} serial loops, then set the kind")
+    for inner in chain:
+        used = {v for x in (inner.min, inner.extent) for v in free_vars(x)}
+        for outer in chain:
+            if outer is not inner and outer.var in used:
+                raise PolypadError(
+                    f"{primitive}: the bounds of the loop over {inner.var.name} use "
+                    f"{outer.var.name}; only rectangular nests are rewritten")
+    return chain
+
+
+def _names(loops) -> list[str]:
+    return [x.var.name for x in loops]
+
+
+def through_blocks(stmt: n.Stmt) -> n.Stmt:
+    """``stmt``, or the first statement inside the blocks it opens with."""
+    while isinstance(stmt, n.Block):
+        stmt = stmt.body
+    return stmt
+
+
+def _blocks_between(outer: n.For, inner: n.Stmt) -> list[n.Block]:
+    """The blocks from ``outer``'s body down to ``inner``, outermost first."""
+    out, stmt = [], outer.body
+    while stmt is not inner:
+        out.append(stmt)
+        stmt = stmt.body
+    return out
+
+
+def _wrapped(blocks: list[n.Block], body: n.Stmt) -> n.Stmt:
+    for b in reversed(blocks):
+        body = dataclasses.replace(b, body=body)  # keeps what of its header fits
+    return body
+
+
+# ---------------------------------------------------------------- fuse
+
+
+def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
+    """``func`` with the chain ``loops`` (outermost first) fused into one loop, and that loop.
+
+    Before::
+
+        for i, j in T.grid(4, 6):
+            B[i, j] = A[i, j]
+
+    After (``i_j_fused``)::
+
+        for i_j_fused in T.serial(24):
+            B[i_j_fused // 6, i_j_fused % 6] = A[i_j_fused // 6, i_j_fused % 6]
+    """
+    if len(loops) < 2:
+        raise PolypadError("fuse: name two or more loops")
+    chain = chain_of(func, loops, "fuse")
+    if any(a is not b for a, b in zip(chain, loops, strict=False)) or len(chain) != len(loops):
+        raise PolypadError(f"fuse: name adjacent loops outermost first; the nest runs "
+                           f"{', '.join(_names(chain))}")
+    dtype = loops[0].var.dtype
+    if any(x.var.dtype != dtype for x in loops):
+        raise PolypadError("fuse: the loop counters have different dtypes")
+    fused = n.Var(fresh_name(var_names(func), "_".join(_names(loops)) + "_fused"), dtype)
+    extents = [x.extent for x in loops]
+    mapping = {}
+    for k, x in enumerate(loops):
+        inner = _product(extents[k + 1:], dtype)
+        value: n.Expr = fused
+        if k > 0:  # the outermost needs no modulo: fused // inner stays below its extent
+            value = n.FloorMod(value, _product(extents[k:], dtype))
+        if inner is not None:
+            value = n.FloorDiv(value, inner)
+        if not (isinstance(x.min, n.IntImm) and x.min.value == 0):
+            value = n.Add(value, x.min)
+        mapping[x.var] = value
+    # Blocks between the fused loops move inside the fused loop, in their order.
+    blocks = [b for outer, inner in zip(loops, loops[1:], strict=False)
+              for b in _blocks_between(outer, inner)]
+    body = _wrapped(blocks, substitute(loops[-1].body, mapping))
+    new = n.For(fused, n.IntImm(0, dtype), _product(extents, dtype), n.ForKind.SERIAL, body,
+                span=loops[0].span)
+    return replace(func, loops[0], new), new
+
+
+def _product(extents: list[n.Expr], dtype: str) -> n.Expr | None:
+    """The product of ``extents`` (folded where constant); ``None`` for none."""
+    if not extents:
+        return None
+    out: n.Expr | None = None
+    constant = 1
+    for e in extents:
+        if isinstance(e, n.IntImm):
+            constant *= e.value
+        else:
+            out = e if out is None else n.Mul(out, e)
+    if out is None:
+        return n.IntImm(constant, dtype)
+    return out if constant == 1 else n.Mul(out, n.IntImm(constant, dtype))
+
+
+# ---------------------------------------------------------------- reorder
+
+
+def reorder(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, list[n.For], list[n.For]]:
+    """``func`` with ``loops`` put in the given order, in the places they take in their chain.
+
+    Returns (new function, the old chain, the old loops in their new order).
+    Loops of the chain that are not named stay where they are.  No legality
+    check here: see :func:`reorder_schedule`.
+    """
+    if len(loops) < 2:
+        raise PolypadError("reorder: name two or more loops")
+    chain = chain_of(func, loops, "reorder")
+    named = {id(x) for x in loops}
+    order = iter(loops)
+    new_order = [next(order) if id(x) in named else x for x in chain]
+
+    def rebuilt(k: int) -> n.Stmt:
+        """The nest from the ``k``-th loop place down, blocks kept in their places."""
+        if k == len(chain):
+            return chain[-1].body
+        x = new_order[k]
+        body = rebuilt(k + 1)
+        if k + 1 < len(chain):
+            body = _wrapped(_blocks_between(chain[k], chain[k + 1]), body)
+        return n.For(x.var, x.min, x.extent, x.kind, body, span=x.span)
+
+    return replace(func, chain[0], rebuilt(0)), chain, new_order
+
+
+def reorder_schedule(model, chain: list[n.For], new_order: list[n.For]) -> isl.UnionMap:
+    """Every statement of ``model`` at its time after the reorder: the counters of the
+    chain's loops trade places, the rest of program order (the 2d+1 schedule) stays.
+
+    Inside a chain every sequence position is 0, so permuting the counters is
+    exactly the new order.
+    """
+    from analyses.instances import depth_of
+
+    depth = depth_of(model)
+    out = empty_union_map()
+    for s in model.statements:
+        items = entries(s, None, 0, depth)
+        levels = [next((j for j, x in enumerate(s.loops) if x is c), None) for c in chain]
+        if levels[0] is not None:
+            moved = {id(c): s.loop_vars[j] for c, j in zip(chain, levels, strict=True)}
+            for c, j in zip(new_order, levels, strict=True):
+                items[1 + 2 * j] = moved[id(c)]
+        out = out.union(isl.UnionMap.from_map(time_map(s.space, items, s.domain)))
+    return out

@@ -1,0 +1,487 @@
+"""The legality rules of the schedule primitives, each a named check.
+
+A check returns nothing when its primitive may go ahead, and otherwise
+raises :class:`~polypad.errors.IllegalTransformError` whose ``evidence`` is
+the counterexample (the two instances and the element they share) or the
+``Unknown``.  The questions are asked of the deciders in :mod:`analyses`;
+:mod:`.primitives` says which check each primitive runs.
+
+* :func:`check_order` -- ``reorder``, ``tile``, ``distribute``,
+  ``reorder_by_map``: the new order keeps every dependence;
+* :func:`check_independent_iterations` -- ``parallel``: the loop carries no
+  dependence (:func:`analyses.loop_carried.carried_dependence`);
+* :func:`check_vectorize` -- ``vectorize``: that, and no floating-point
+  reduction inside the loop for fast-math to reassociate;
+* :func:`check_split_pad` -- ``split(tail="pad")``: the extra iterations stay
+  inside every buffer and change nothing (the overcompute prover);
+* :func:`check_merge` -- ``merge_adjacent_loops``
+  (:func:`analyses.can_merge_loops`);
+* :func:`check_rfactor`, :func:`check_decompose_reduction` -- the reduction
+  rewrites stay in bounds and keep the init before what reads it;
+* :func:`check_cache_read`, :func:`check_cache_write` -- the copy holds what
+  the block reads, and the copy-out writes back only what the block wrote.
+
+The compute-location primitives (and the caches placed at a loop) have
+theirs in :mod:`.location_legality`, beside the placement they share;
+``transform_layout`` has the index map's own checks
+(:meth:`polypad.layout.relation.LayoutRelation.check_injective`) and
+:func:`.interface.check_interface`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import islpy as isl
+
+from analyses.evidence import Counterexample, Element
+from polypad.errors import IllegalTransformError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.locate import ancestors, replace
+from polypad.ir.loop_names import loop_name
+from polypad.ir.stages import loads_of, stage_of, stores_to
+from polypad.ir.visitor import walk
+from polypad.model import extract
+
+from .cache_common import describe
+
+# ---------------------------------------------------------------- order
+
+
+def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
+                reassociate: bool = False) -> None:
+    """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
+    ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
+
+    Two updates of one element by one exact reduction (integers; ``min``,
+    ``max``) may swap: that changes no bit.  With ``reassociate``, so may those
+    of a floating-point sum or product (:mod:`analyses.reductions`).
+    """
+    import analyses
+    from analyses.reductions import reduction_dependences
+
+    if reassociate:
+        found = reduction_dependences(func).violations(schedule)
+    else:
+        found = analyses.dependences(func).violations(schedule)
+        if found is not None:  # perhaps only exact reductions' updates swap
+            exact = reduction_dependences(func, exact_only=True)
+            broken = exact.violations(schedule)
+            # The value-based pair reads best, unless it is one the reduction frees.
+            found = None if broken is None else broken if _frees(exact, found) else found
+    if found is None:
+        return
+    hint = ""
+    if not reassociate and reduction_dependences(func).violations(schedule) is None:
+        hint = ("; only a floating-point reduction's terms would combine in another order: "
+                "accept that with sch.rfactor, or with reassociate=True "
+                "(reorder_by_map, sequential_buffer_access)")
+    raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}", found)
+
+
+def _frees(deps, cex: Counterexample) -> bool:
+    """Whether ``cex``'s two instances are updates of one reduction that ``deps``
+    (:class:`analyses.reductions.ReductionDependences`) lets swap."""
+    from analyses.instances import labels
+
+    names = labels(deps.model)
+    free = {names[r.statement.name] for r in deps.reductions}
+    first, second = cex.instances
+    return first.statement == second.statement and first.statement in free
+
+
+# ---------------------------------------------------------------- loop kinds
+
+
+def check_independent_iterations(func: n.PrimFunc, node: n.For, primitive: str) -> None:
+    """``parallel``: refuse a loop that carries a dependence, two of its iterations
+    touching one element and one of them writing it.  Where only reductions make it
+    carry one, the refusal suggests ``rfactor`` of the loop."""
+    from analyses.loop_carried import carried_dependence
+
+    name = loop_name(func, node)
+    found = carried_dependence(func, node, name)
+    if found is not None:
+        hint = _rfactor_hint(func, node, name) or _store_at_hint(func, node, name, found)
+        raise IllegalTransformError(f"{primitive} would break a dependence: {found}{hint}",
+                                    found)
+
+
+def _store_at_hint(func: n.PrimFunc, node: n.For, name: str, found: Counterexample) -> str:
+    """The suggestion to ``store_at`` a buffer the function allocates outside ``node``
+    and accesses only inside it (a producer computed at the loop shares it), else
+    nothing."""
+    if found.element is None:
+        return ""
+    inside = {id(x) for x in walk(node)}
+    for x in walk(func.body):
+        if isinstance(x, n.Allocate) and x.buffer.name == found.element.buffer:
+            accesses = [a for a in walk(func.body) if isinstance(a, (n.BufferLoad,
+                        n.BufferStore)) and a.buffer is x.buffer]
+            if not any(id(y) in inside for y in walk(x.body)) or not all(
+                    id(a) in inside for a in accesses):
+                return ""
+            return (f"; every access of {x.buffer.name} is in the loop: "
+                    f"sch.store_at({x.buffer.name!r}, {name!r}) gives each iteration a "
+                    f"{x.buffer.name} of its own")
+    return ""
+
+
+def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
+    """``vectorize``: refuse a floating-point reduction carried by a loop that the lanes
+    stay around (fast-math would reassociate it), then a dependence ``node`` carries.
+
+    The lanes go below the loops inside ``node`` where they can
+    (:func:`polypad.semantics.vector_lanes.lanes_innermost`): each lane then
+    reduces its own element in order, so a loop around a reduction (max-pool's
+    channels) vectorizes.  Two updates of one element by an exact reduction
+    (integers; ``min``, ``max``) may swap, so a loop carrying only those
+    vectorizes too (:func:`analyses.reductions.reduction_dependences` with
+    ``exact_only``).
+    """
+    from analyses.loop_carried import carried_dependence, floating_reduction_inside
+    from analyses.reductions import reduction_dependences
+    from polypad.semantics.vector_lanes import lanes_innermost
+
+    name = loop_name(func, node)
+    _, stuck = lanes_innermost(node)
+    found = floating_reduction_inside(func, node, stuck)
+    if found is not None:
+        raise IllegalTransformError(
+            "vectorize would let fast-math reassociate a floating-point reduction "
+            f"inside the loop over {name}, whose lanes cannot move below the loops "
+            f"inside it (a let, guard or loop bound there uses {node.var.name}, or an "
+            f"allocation); rfactor the reduction first (sch.rfactor) or vectorize a "
+            f"loop inside it: {found}", found)
+    found = carried_dependence(func, node, name, deps=reduction_dependences(
+        func, exact_only=True))
+    if found is not None:
+        raise IllegalTransformError(f"vectorize would break a dependence: {found}"
+                                    f"{_rfactor_hint(func, node, name)}", found)
+
+
+def _rfactor_hint(func: n.PrimFunc, node: n.For, name: str) -> str:
+    """What would let ``node`` carry nothing, where a reduction is what it carries:
+    ``rfactor`` of the loop, or first ``decompose_reduction`` of an init inside it."""
+    from analyses.loop_carried import carried_dependence
+    from analyses.reductions import reduction_dependences
+
+    from .reduction_nest import find_init
+
+    deps = reduction_dependences(func)
+    if carried_dependence(func, node, name, deps=deps) is None:
+        inside = {id(x) for x in walk(node)}
+        carried = [r for r in deps.reductions if id(r.statement.stmt) in inside]
+        what = ", ".join(f"{r.buffer.name} ({r.op})" for r in carried) or "a reduction"
+        return (f"; only the reduction into {what} makes {name} carry it: "
+                f"sch.rfactor({name!r}) gives each iteration of {name} a partial result of "
+                f"its own, after which {name} carries nothing")
+    init = find_init(func, None, node)
+    if init is None:
+        return ""
+    blocks = [x for x in ancestors(func, init) if isinstance(x, n.Block)]
+    block = blocks[-1].name if blocks else None
+    return (f"; the init of {init.buffer.name} runs inside {name}: "
+            f"sch.decompose_reduction({block!r}, {name!r}) moves it out first")
+
+
+# ---------------------------------------------------------------- split with padding
+
+
+def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc,
+                    name: str) -> None:
+    """``split`` with ``tail="pad"``: refuse ``padded`` (``guarded``, the predicate form,
+    without ``guard``) unless running the guarded body everywhere stays inside every
+    buffer and changes no result (the overcompute prover,
+    :func:`analyses.can_remove_conditional`)."""
+    import analyses
+
+    what = f"split with tail='pad' would run extra iterations of the loop over {name}"
+    bounds = analyses.check_bounds(padded)
+    if isinstance(bounds, analyses.Refuted):
+        cex = bounds.counterexample
+        raise IllegalTransformError(f"{what} outside a buffer: {cex}; tail='predicate' "
+                                    "(a guard) or tail='partition' (a tail loop) keeps them "
+                                    "out", cex)
+    decided = analyses.can_remove_conditional(guarded, guard)
+    if isinstance(decided, analyses.Proved):
+        return
+    rename = _renaming(guarded, guard, padded)
+    if isinstance(decided, analyses.Refuted):
+        cex = decided.counterexample
+        cex = dataclasses.replace(
+            cex, description=rename(cex.description),
+            instances=tuple(dataclasses.replace(i, statement=rename(i.statement))
+                            for i in cex.instances))
+        raise IllegalTransformError(f"{what} that change the result: {cex}; tail='predicate' "
+                                    "or tail='partition' runs none", cex)
+    raise IllegalTransformError(
+        f"{what}, not known to be harmless: {rename(decided.reason)}", None)
+
+
+def _renaming(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc):
+    """A function that names statements in a text (or a label) as ``padded`` does.
+
+    The prover answers about a copy of the function where the guard reads
+    ``if c: body else: body'`` (:mod:`analyses.conditional`), whose statements
+    after ``body`` are numbered ``len(body)`` further on; the user sees
+    ``padded``, where ``body`` appears once.
+    """
+    import re
+
+    from analyses.instances import labels
+    from polypad.ir.fresh_copy import fresh_copy
+    from polypad.model import extract
+
+    both = n.IfThenElse(guard.condition, guard.then_case, fresh_copy(guard.then_case))
+    asked, shown = extract(replace(guarded, guard, both)), extract(padded)
+    asked_labels, shown_labels = labels(asked), labels(shown)
+    inside = {id(x) for x in walk(guard.then_case)}
+    first = [k for k, s in enumerate(asked.statements) if id(s.stmt) in inside]
+    table = {}
+    if first:
+        start, count = first[0], len(first)
+        for k, s in enumerate(asked.statements):
+            j = k if k < start + count else k - count
+            table[asked_labels[s.name]] = shown_labels[shown.statements[j].name]
+
+    def rename(text: str) -> str:
+        if text in table:
+            return table[text]
+        # Instances print as ``label(i=1, ...)``.
+        return re.sub(r"\b(\w+)\(", lambda m: table.get(m.group(1), m.group(1)) + "(", text)
+
+    return rename
+
+
+
+# ---------------------------------------------------------------- merge
+
+
+def check_merge(func: n.PrimFunc, a: n.For, b: n.For) -> None:
+    """``merge_adjacent_loops``: refuse merging ``b`` into ``a`` unless
+    :func:`analyses.can_merge_loops` proves that no dependence is reversed."""
+    from analyses import Proved, Refuted
+    from analyses.merge import can_merge_loops
+
+    decision = can_merge_loops(func, a, b)
+    if not isinstance(decision, Proved):
+        evidence = decision.counterexample if isinstance(decision, Refuted) else decision
+        raise IllegalTransformError(
+            f"merge_adjacent_loops: cannot merge the loops over {a.var.name} and "
+            f"{b.var.name} in {func.name}: {decision}", evidence=evidence)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def check_rfactor(func: n.PrimFunc, where: str) -> None:
+    """``rfactor``, on the rewritten ``func``: the write-back runs for every value of
+    the spatial loops, even those for which a dropped guard ran no reduction: refuse
+    when that leaves a buffer."""
+    import analyses
+
+    found = analyses.check_bounds(func)
+    if isinstance(found, analyses.Refuted):
+        cex = found.counterexample
+        raise IllegalTransformError(f"{where}: the rewrite would access outside a buffer: "
+                                    f"{cex}", cex)
+
+
+def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> None:
+    """``decompose_reduction``: refuse when an instance under ``loop`` (other than the
+    init's own) must run before an init instance of the same iterations of the loops
+    around ``loop``."""
+    import analyses
+    from analyses import instances as inst
+
+    deps = analyses.dependences(func)
+    model = deps.model
+    target = next(s for s in model.statements if s.stmt is init)
+    depth = next(k for k, x in enumerate(target.loops) if x is loop)
+    sources = None
+    for s in model.statements:
+        if s is target or not any(x is loop for x in s.loops):
+            continue
+        pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
+        for d in range(depth):
+            pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
+        part = isl.UnionMap.from_map(pairs)
+        sources = part if sources is None else sources.union(part)
+    if sources is None:
+        return
+    for kind in ("flow", "output", "anti"):
+        found = deps.tagged(kind).zip().intersect_domain(sources.wrap()).zip()
+        if not found.is_empty():
+            src, dst, element, params = deps.decode(inst.first_point(found))
+            cex = Counterexample(
+                f"{kind} dependence: {src} touches {element} before the init {dst}; "
+                f"moving the init before the loop over {loop.var.name} would reverse them",
+                instances=(src, dst), element=element, params=params)
+            raise IllegalTransformError(f"decompose_reduction would break a dependence: "
+                                        f"{cex}", cex)
+
+
+# ---------------------------------------------------------------- caches
+
+
+def check_cache_read(func: n.PrimFunc, block: str | None, region: n.Stmt,
+                     buffer: n.Buffer) -> None:
+    """Refuse a copy that would not hold what ``region`` (``block``'s, or the whole
+    function's for ``None``) reads: ``buffer`` is written in the function (for
+    ``None``), in the block, or in the stage around the block."""
+    where = describe(block)
+    if block is None:
+        if stores_to(func, buffer):
+            raise IllegalTransformError(
+                f"cache_read of {buffer.name} for the whole function: {func.name} also "
+                f"writes {buffer.name}, so one copy cannot serve every read; name the "
+                "reading block", evidence=buffer.name)
+        return
+    if stores_to(region, buffer):
+        raise IllegalTransformError(
+            f"cache_read of {buffer.name} for {where}: the block also writes {buffer.name}, "
+            f"so its reads would see a stale copy; use cache_write for a buffer a block "
+            "writes", evidence=buffer.name)
+    if stores_to(stage_of(func, region), buffer):
+        raise IllegalTransformError(
+            f"cache_read of {buffer.name} for {where}: the stage around the block also "
+            f"writes {buffer.name}, so no single copy before it holds what the block reads",
+            evidence=buffer.name)
+
+
+
+def check_cache_write(func: n.PrimFunc, block: str | None, region: n.Stmt,
+                      buffer: n.Buffer) -> None:
+    """Refuse a copy-out that would not write back what ``region`` (``block``'s, or the
+    whole function's for ``None``) leaves in ``buffer``: the region writes all of it and
+    reads only what it wrote (:func:`_check_cache_values`), and nothing in the block's
+    stage outside the block accesses it before the copy-out runs."""
+    where = describe(block)
+    _check_cache_values(func, region, buffer, where)
+    if block is None:
+        return
+    inside = {id(node) for node in walk(region)}
+    stage = stage_of(func, region)
+    outside = [a for a in (*loads_of(stage, buffer), *stores_to(stage, buffer))
+               if id(a) not in inside]
+    if outside:
+        raise IllegalTransformError(
+            f"cache_write of {buffer.name} for {where}: the stage around the block also "
+            f"accesses {buffer.name} outside the block, before the copy-out would run",
+            evidence=buffer.name)
+
+
+def _check_cache_values(func: n.PrimFunc, region: n.Stmt, buffer: n.Buffer,
+                        where: str) -> None:
+    """Refuse unless ``region`` writes all of ``buffer`` and reads only what it wrote.
+
+    Decided on the polyhedral model: the region's certain writes (a write
+    under a data-dependent guard may not happen) must cover the buffer's box;
+    and no read of the buffer in the region may see a value from outside the
+    region -- a flow dependence (:func:`analyses.dependences`) from a write
+    elsewhere, a value from before the function (``live_in``), or no write at
+    all.
+    """
+    # analyses imports polypad, so its deciders are imported on use.
+    from analyses import instances as inst
+    from analyses.dataflow import Dependences
+
+    model = extract(func)
+    first, stop = inst.leaf_range(func.body, region)
+    accesses = [a for s in model.statements[first:stop] for a in s.accesses
+                if a.buffer is buffer]
+    missing = inst.buffer_box(model, buffer)
+    for a in accesses:
+        if a.kind == "write" and not a.may:
+            missing = missing.subtract(a.relation.range())
+    if not missing.is_empty():
+        coords, params = inst.point_coordinates(missing.sample_point())
+        element = Element(buffer.name, tuple(coords))
+        raise IllegalTransformError(
+            f"cache_write of {buffer.name} for {where}: the block does not write {element}, "
+            f"and the copy-out would overwrite it with the cache's unwritten value",
+            evidence=Counterexample(f"{where} never (surely) writes {element}",
+                                    element=element, params=params))
+    reads = _tags(a for a in accesses if a.kind == "read")
+    if reads is None:
+        return
+    deps = Dependences(model)
+    sourced = deps.tagged("flow").intersect_range(reads)
+    writes = _tags(a for a in accesses if a.kind == "write")
+    elsewhere = sourced if writes is None else sourced.subtract_domain(writes)
+    if not elsewhere.is_empty():
+        src, dst, element, params = deps.decode(inst.first_point(elsewhere))
+        raise IllegalTransformError(
+            f"cache_write of {buffer.name} for {where}: {dst} reads {element}, which {src} "
+            f"writes outside the block before it, a value the cache would not hold",
+            evidence=Counterexample(f"{where} reads {element} from {src}",
+                                    instances=(src, dst), element=element, params=params))
+    before = reads.intersect(deps.live_in.wrap()).union(reads.subtract(sourced.range()))
+    if not before.is_empty():
+        point = inst.first_point(before.unwrap())
+        coords, params = inst.point_coordinates(point)
+        s = model.statement(point.get_space().unwrap().get_tuple_name(isl.dim_type.in_))
+        count = len(s.loop_vars)
+        reader = inst.instance(model, s, coords[:count])
+        element = Element(buffer.name, tuple(coords[count:]))
+        raise IllegalTransformError(
+            f"cache_write of {buffer.name} for {where}: {reader} reads {element} before the "
+            f"block writes it, a value the cache would not hold",
+            evidence=Counterexample(f"{where} reads {element} from before the block",
+                                    instances=(reader,), element=element, params=params))
+
+
+def _tags(accesses) -> isl.UnionSet | None:
+    """The accesses as tagged instances ``[S[i] -> Buf[e]]``; ``None`` for none."""
+    tags = [isl.UnionSet.from_set(a.relation.wrap()) for a in accesses]
+    return functools.reduce(isl.UnionSet.union, tags) if tags else None
+
+
+
+# ---------------------------------------------------------------- a nest made perfect
+
+
+def check_sunk(before: n.PrimFunc, after: n.PrimFunc, moved, primitive: str) -> None:
+    """:func:`.sink.perfect_nest`: refuse unless each moved statement runs in ``after``
+    exactly the instances it ran in ``before`` -- its domain there, the loop it went
+    into projected out, is its domain here: the loop runs at least once wherever the
+    statement ran.  ``moved`` pairs each moved statement with that loop's variable."""
+    from analyses import instances as inst
+
+    old, new = extract(before), extract(after)
+    inside: dict[int, list[n.Var]] = {}
+    for stmt, var in moved:
+        for node in walk(stmt):
+            inside.setdefault(id(node), []).append(var)
+    checked = 0
+    for s in old.statements:
+        into = inside.get(id(s.stmt))
+        if into is None:
+            continue
+        checked += 1
+        t = next(t for t in new.statements if t.stmt is s.stmt)
+        ran = t.domain
+        for at in sorted((k for k, x in enumerate(t.loops) if x.var in into), reverse=True):
+            ran = ran.project_out(isl.dim_type.set, at, 1)
+        lost = s.domain.subtract(ran.set_tuple_name(s.domain.get_tuple_name()))
+        if lost.is_empty():
+            continue
+        var = into[0]
+        coords, params = inst.point_coordinates(lost.sample_point())
+        instance = inst.instance(old, s, coords[:len(s.loop_vars)])
+        cex = Counterexample(
+            f"{instance} runs before the loop over {var.name}, which runs no iteration "
+            f"there: moved into its first iteration, it would not run",
+            instances=(instance,), params=params)
+        raise IllegalTransformError(
+            f"{primitive}: the loops are not perfectly nested, and the statements beside "
+            f"the loop over {var.name} cannot move into its first (or last) iteration: "
+            f"{cex}; a reduction's init moves out of the nest instead with "
+            "sch.decompose_reduction", cex)
+    leaves = {id(x) for stmt, _ in moved for x in walk(stmt)
+              if isinstance(x, (n.BufferStore, n.Evaluate))}
+    if checked < len(leaves):  # pragma: no cover - a statement the model did not see
+        raise PolypadError(f"{primitive}: {len(leaves) - checked} moved statements were "
+                           "not checked")

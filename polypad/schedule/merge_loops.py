@@ -1,0 +1,44 @@
+"""The rewrite behind ``merge_adjacent_loops``: a loop's body appended to the loop before.
+
+::
+
+    for i in T.serial(16):            for i in T.serial(16):
+        A[i] = 0.0              ->        A[i] = 0.0
+    for i in T.serial(16):                if i > 0:
+        if i > 0:                             A[i] = A[i - 1] + 1.0
+            A[i] = A[i - 1] + 1.0
+
+The second loop's variable becomes the first's, shifted when their minimums
+differ.  Whether the merge keeps every dependence is
+:func:`.legality.check_merge`'s question.
+"""
+
+from __future__ import annotations
+
+from polypad.ir import nodes as n
+from polypad.ir.locate import replace
+from polypad.ir.stages import seq
+from polypad.ir.substitute import substitute
+
+
+def merge_adjacent(func: n.PrimFunc, around: n.SeqStmt, k: int) -> n.PrimFunc:
+    """``func`` with the loop ``around.stmts[k + 1]`` merged into ``around.stmts[k]``."""
+    a, b = around.stmts[k], around.stmts[k + 1]
+    merged = n.For(a.var, a.min, a.extent, a.kind, seq(a.body, _rebase(a, b)),
+                   span=a.span)
+    rest = (*around.stmts[:k], merged, *around.stmts[k + 2:])
+    new_seq = rest[0] if len(rest) == 1 else n.SeqStmt(rest, span=around.span)
+    return replace(func, around, new_seq)
+
+
+def _rebase(a: n.For, b: n.For) -> n.Stmt:
+    """``b``'s body with ``b``'s variable written in terms of ``a``'s."""
+    if a.min == b.min:
+        value = a.var
+    elif isinstance(a.min, n.IntImm) and isinstance(b.min, n.IntImm):
+        shift = b.min.value - a.min.value
+        value = a.var + shift if shift > 0 else a.var - (-shift)
+    else:
+        value = a.var - a.min + b.min
+    return substitute(b.body, {b.var: value})
+
