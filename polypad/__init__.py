@@ -16,6 +16,7 @@ from polypad import (
     errors,
     ir,
     model,  # noqa: F401
+    script,  # callable: pp.script(f) prints f
     transform,
 )
 from polypad._version import __version__ as __version__
@@ -34,7 +35,7 @@ from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.verify import verify
 from polypad.layout import AXIS_SEPARATOR, IndexMap
 from polypad.schedule import Schedule
-from polypad.script import T, ir_module, parse, prim_func, script
+from polypad.script import T, ir_module, parse, prim_func
 
 __all__ = [
     "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",
