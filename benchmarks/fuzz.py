@@ -153,6 +153,8 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("questions", sum(r.questions for r in reports)),
         ("  proved (checked)", sum(r.proved for r in reports)),
         ("  refused", sum(r.refused for r in reports)),
+        *((f"  decided {kind}", sum(r.answers.get(kind, 0) for r in reports))
+          for kind in ("Proved", "Refuted", "Unknown")),
         ("unsound", sum(f.kind == "unsound" for f in findings)),
         ("crashes", sum(f.kind == "crash" for f in findings)),
         ("answers that differ by order or thread", sum(f.kind == "unstable" for f in findings)),

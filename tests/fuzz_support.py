@@ -97,6 +97,7 @@ class Report:
     questions: int = 0
     proved: int = 0
     refused: int = 0
+    answers: dict[str, int] = field(default_factory=dict)  # decisions by class: Proved...
     log: list[str] = field(default_factory=list)  # every answer and refusal, for --case
     budget_hits: list[str] = field(default_factory=list)
     overruns: list[tuple[str, float]] = field(default_factory=list)  # > 1.5 x the budget
@@ -307,6 +308,8 @@ def _decide(report: Report, what: str, decide):
         try:
             decided = decide()
             report.log.append(f"{what}: {decided}")
+            kind = _answer_kind(decided)
+            report.answers[kind] = report.answers.get(kind, 0) + 1
             return decided
         except NOT_REFUSALS as err:
             report.crash(what, err)
@@ -315,6 +318,16 @@ def _decide(report: Report, what: str, decide):
         except Exception as err:
             report.crash(what, err)
     return None
+
+
+def _answer_kind(decided) -> str:
+    """``Proved`` (a ``Removable`` too), ``Refuted``, ``Unknown``, or the class's name."""
+    from analyses import Proved, Refuted, Unknown
+
+    for kind in (Proved, Refuted, Unknown):
+        if isinstance(decided, kind):
+            return kind.__name__
+    return type(decided).__name__
 
 
 def check_no_ops(case: Case, report: Report, picks) -> None:
