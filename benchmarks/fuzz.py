@@ -196,14 +196,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="ask each case's questions again in a shuffled order and compare")
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="ask each case's questions from N threads at once and compare")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="start no case after this many seconds (or on Ctrl-C); the "
+                             "table counts the cases run")
     args = parser.parse_args(argv)
     indices = [args.case] if args.case is not None else range(args.first,
                                                               args.first + args.count)
     outcomes: list[Outcome] = []
     start = time.perf_counter()
     for done, index in enumerate(indices, 1):
-        outcome = run_case(args.seed, index, args.shapes, shuffle=args.shuffle,
-                           threads=args.threads)
+        if args.seconds is not None and time.perf_counter() - start > args.seconds:
+            print(f"[stopped: {args.seconds:g} s passed, before case {index}]")
+            break
+        try:
+            outcome = run_case(args.seed, index, args.shapes, shuffle=args.shuffle,
+                               threads=args.threads)
+        except KeyboardInterrupt:
+            print(f"[stopped: interrupted in case {index}, which is not counted]")
+            break
         outcomes.append(outcome)
         if args.case is not None:
             print(outcome.text)
