@@ -27,6 +27,7 @@ local buffer in scope.
 
 >>> shape = shape_program(Seeded(3))
 >>> shape.kind, shape.n_values[:2]
+('edge', (-2147483648, -2147483647))
 """
 
 from __future__ import annotations
