@@ -31,8 +31,12 @@ differ by order or thread, questions that hit polypad's default time budget,
 and the slowest case.  Every finding prints with the flags that reproduce it
 and the program text.
 
+The table also counts the deciders' answers by class (Proved, Refuted,
+Unknown).  ``--seconds S`` starts no case after ``S`` seconds (Ctrl-C stops
+after the case running) and prints the table of the cases run.
+
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21] [--shuffle] [--threads N]``
+[--shapes mixed|classic|issue21] [--shuffle] [--threads N] [--seconds S]``
 """
 
 from __future__ import annotations
