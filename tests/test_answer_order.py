@@ -17,6 +17,8 @@ import rfc_questions as rq
 import analyses
 import polypad as pp
 from analyses import Refuted
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
 
 SCALED = """
 @T.prim_func
@@ -64,3 +66,41 @@ def test_each_question_in_a_fresh_process_answers_the_same(shared):
     qs, in_order = shared
     fresh = rq.fresh([key for key, _, _ in qs])
     assert rq.differences(fresh, in_order) == []
+
+
+FUZZ_665 = """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    for l in T.serial(4):
+        for m in T.serial(3):
+            A[(l + 2) % 8] = T.float32(l) - (1.0 + A[7])
+            if l % 3 < 2:
+                A[(2 * l - m) % 4 // 2] = T.float32(l) - (1.0 + A[(4 - 2 * l) % 8])
+            else:
+                A[2] = A[4] + 1.0
+        A[(3 * l - 2) % 8 // 2] = A[2]
+"""
+
+
+def _if_of(f):
+    (found,) = [s for s in walk(f.body) if isinstance(s, n.IfThenElse)]
+    return found
+
+
+def test_a_no_op_question_first_leaves_the_counterexample_alone():
+    # The fuzz (seed 0, case 665): is_no_op on the loop detected `l = 2` in the memoized
+    # domain of the else branch (`l % 3 >= 2`), in place, as ISL does; the order
+    # computed from it afterwards had another form, and can_remove_conditional chose
+    # m = 0 asked first, m = 2 asked after.
+    fresh = pp.parse(FUZZ_665)
+    want = analyses.can_remove_conditional(fresh, _if_of(fresh))
+    f = pp.parse(FUZZ_665)
+    (loop,) = [s for s in walk(f.body) if isinstance(s, n.For) and s.var.name == "l"]
+    # The loop's last stores reach the caller: never a no-op (Unknown here, for rule 3).
+    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)
+    got = analyses.can_remove_conditional(f, _if_of(f))
+    assert str(got) == str(want)
+    assert isinstance(got, Refuted)
+    (at,) = got.counterexample.instances
+    # Keeping the then branch at l = 2 stores A[(4 - m) % 4 // 2], not A[2]: any m shows it.
+    assert at.indices["l"] == 2 and at.indices["m"] in (0, 1, 2)
