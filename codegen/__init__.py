@@ -4,7 +4,8 @@
 >>> k(a, b)                       # arrays updated in place
 >>> k.precondition                # parameter values each call checks, e.g. n < 29
 >>> codegen.build(f, target="python")(a, b)       # the reference executor
->>> codegen.targets()             # ('numba', 'python')
+>>> codegen.targets()             # ('numba', 'python', 'cuda')
+>>> codegen.build(f, target="cuda")    # numba.cuda kernels; numpy or device arrays
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
 >>> codegen.build(f, vector_width=256) # LLVM's vectors at most 256 bits wide
@@ -26,6 +27,7 @@ from polypad.semantics import interpreter
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
 from . import timing
+from .cuda import CudaTarget
 from .kernel import Kernel
 from .numba import NumbaTarget, cache_dir, clear_cache
 from .precondition import CallCheck
@@ -34,6 +36,7 @@ from .target import Executable, Target, configure, register, targets
 
 register(NumbaTarget)
 register(PythonTarget)
+register(CudaTarget)
 
 
 def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = False,
@@ -117,7 +120,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     return Kernel(lowered, target=target, source=made.source, bounds=bounds,
                   precondition=check.condition if check is not None else BoolImm(True),
                   check=None if made.tests_precondition else check, load=made.load,
-                  explain=made.explain, runnable=made.runnable)
+                  explain=made.explain, runnable=made.runnable,
+                  device_arrays=made.device_arrays)
 
 
 __all__ = ["CHECKED_PIPELINE", "PIPELINE", "Executable", "Kernel", "Target", "build",

@@ -48,8 +48,12 @@ def _scalar(param: Var, value):
     return numpy_dtype(dtype).type(value) if dtype != "float64" else float(value)
 
 
-def _array(param: Buffer, value, extents: dict[Var, int], written: bool) -> np.ndarray:
+def _array(param: Buffer, value, extents: dict[Var, int], written: bool,
+           device_arrays: bool = False) -> np.ndarray:
     name = param.name
+    if device_arrays and not isinstance(value, np.ndarray) and (
+            hasattr(value, "__cuda_array_interface__") or hasattr(value, "copy_to_host")):
+        return _device_array(param, value, extents)
     if not isinstance(value, np.ndarray):
         raise ArgumentError(f"argument {name!r} must be a numpy array, "
                             f"got {type(value).__name__}")
@@ -77,17 +81,52 @@ def _array(param: Buffer, value, extents: dict[Var, int], written: bool) -> np.n
     return value
 
 
+def _device_array(param: Buffer, value, extents: dict[Var, int]):
+    """A device array, checked as ``_array`` checks a numpy array: dtype, shape,
+    C-contiguous.  Read from its ``__cuda_array_interface__``, or, for a numba device
+    array of the CUDA simulator, which has none, from its ``shape``, ``dtype`` and
+    ``strides``."""
+    name, face = param.name, getattr(value, "__cuda_array_interface__", None)
+    if face is None:
+        face = {"typestr": np.dtype(value.dtype).str, "shape": value.shape,
+                "strides": value.strides}
+    expected = numpy_dtype(param.dtype)
+    if np.dtype(face["typestr"]) != expected:
+        raise ArgumentError(f"argument {name!r} must have dtype {expected}, "
+                            f"got {np.dtype(face['typestr'])}")
+    shape = tuple(face["shape"])
+    if len(shape) != len(param.shape):
+        raise ArgumentError(f"argument {name!r} must have {len(param.shape)} axes "
+                            f"(shape {_shape_text(param)}), got shape {shape}")
+    for axis, (extent, actual) in enumerate(zip(param.shape, shape, strict=True)):
+        bound = extents.setdefault(extent, actual) if isinstance(extent, Var) else extent
+        if bound != actual:
+            raise ArgumentError(f"argument {name!r} must have shape {_shape_text(param)}, "
+                                f"got {shape} (axis {axis})")
+    strides = face.get("strides")
+    if strides is not None:
+        step, expect_strides = expected.itemsize, []
+        for extent in reversed(shape):
+            expect_strides.append(step)
+            step *= extent
+        if tuple(strides) != tuple(reversed(expect_strides)) and 0 not in shape:
+            raise ArgumentError(f"argument {name!r} must be C-contiguous")
+    return value
+
+
 def _shape_text(buffer: Buffer) -> str:
     return "(" + ", ".join(s.name if isinstance(s, Var) else str(s) for s in buffer.shape) + \
         ("," if len(buffer.shape) == 1 else "") + ")"
 
 
-def check_arguments(func: PrimFunc, args: tuple, written: set[Buffer]) -> list:
+def check_arguments(func: PrimFunc, args: tuple, written: set[Buffer], *,
+                    device_arrays: bool = False) -> list:
     """The arguments of a call to ``func``, checked and converted.
 
     Scalars are checked first so that a symbolic extent ``n`` is compared
     with the value passed for ``n``; an extent that is no parameter is bound
     by the first array that has it and must agree with the others.
+    ``device_arrays`` lets a buffer be a device array (the cuda target).
     """
     if len(args) != len(func.params):
         names = ", ".join(p.name for p in func.params)
@@ -100,7 +139,7 @@ def check_arguments(func: PrimFunc, args: tuple, written: set[Buffer]) -> list:
             values[k] = extents[param] = _scalar(param, value)
     for k, (param, value) in enumerate(zip(func.params, args, strict=True)):
         if isinstance(param, Buffer):
-            values[k] = _array(param, value, extents, param in written)
+            values[k] = _array(param, value, extents, param in written, device_arrays)
     _check_overlap(func, values, written)
     return values
 
@@ -113,7 +152,8 @@ def _check_overlap(func: PrimFunc, values: list, written: set[Buffer]) -> None:
     (:mod:`.accumulators`).  The arrays are C-contiguous, so overlapping
     bounds mean shared memory.
     """
-    arrays = [(p, v) for p, v in zip(func.params, values, strict=True) if isinstance(p, Buffer)]
+    arrays = [(p, v) for p, v in zip(func.params, values, strict=True)
+              if isinstance(p, Buffer) and isinstance(v, np.ndarray)]
     for k, (first, a) in enumerate(arrays):
         for second, b in arrays[k + 1:]:
             if (first in written or second in written) and np.may_share_memory(a, b):

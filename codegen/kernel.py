@@ -35,7 +35,8 @@ class Kernel:
                  explain: Callable[[BaseException, list], Exception | None] | None = None,
                  bounds=None, precondition: Expr | None = None,
                  check: CallCheck | None = None,
-                 runnable: Callable[[Callable[..., None]], Callable[..., None]] | None = None):
+                 runnable: Callable[[Callable[..., None]], Callable[..., None]] | None = None,
+                 device_arrays: bool = False):
         self.func = func
         self.target = target
         self.source = source
@@ -56,6 +57,8 @@ class Kernel:
         self._runnable = runnable
         self._impl: Callable[..., None] | None = None
         self._written = written_buffers(func)
+        # Whether buffers may be device arrays (__cuda_array_interface__): the cuda target.
+        self._device_arrays = device_arrays
         #: The :class:`~codegen.timing.Timing` of the last :meth:`time`, shown by the display.
         self.last_timing: Timing | None = None
 
@@ -91,7 +94,8 @@ class Kernel:
         return kernel_html(self)
 
     def __call__(self, *args) -> None:
-        values = check_arguments(self.func, args, self._written)
+        values = check_arguments(self.func, args, self._written,
+                                 device_arrays=self._device_arrays)
         if self._check is not None:
             self._check.check(values)
         self.compile()

@@ -56,7 +56,8 @@ class Executable:
     loaded code raised on the checked ``args`` into polypad's error, or None
     to let it through.  ``runnable(loaded)``, when given, says what to call
     in this process at this moment (a serial build in a forked child, a lock
-    around a launch).
+    around a launch).  ``device_arrays`` says that the loaded code also takes
+    device arrays (objects with ``__cuda_array_interface__``) for buffers.
     """
 
     load: Callable[[], Callable[..., None]]
@@ -64,6 +65,7 @@ class Executable:
     tests_precondition: bool = False
     explain: Callable[[BaseException, list], Exception | None] | None = None
     runnable: Callable[[Callable[..., None]], Callable[..., None]] | None = None
+    device_arrays: bool = False
 
 
 class Target(ABC):

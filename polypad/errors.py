@@ -141,6 +141,19 @@ class OutOfBoundsError(BuildError):
         super().__init__(message)
 
 
+class RaceError(BuildError):
+    """``codegen.build(f, target="cuda")`` refused a function whose thread-bound loops
+    race: two threads of one block, or two blocks, touch one element, at least one
+    writes, and no barrier can order them as the serial program does (or the barrier
+    that would sits where not every thread of the block reaches it).  ``evidence``
+    is the :class:`~analyses.Counterexample`: both instances, both threads (block
+    and thread indices) and the element (:mod:`analyses.gpu_sync`)."""
+
+    def __init__(self, message: str, evidence=None):
+        self.evidence = evidence
+        super().__init__(message)
+
+
 class BoundsCheckError(ExecutionError, IndexError):
     """A run-time access outside a buffer: always in the reference executor, and
     in a Numba kernel built with ``boundscheck=True``.  An ``IndexError`` too,

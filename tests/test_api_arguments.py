@@ -230,8 +230,8 @@ CASES = {
                       "pick one function out of an IRModule with module['name']"),
     "build(target=3)": (lambda: codegen.build(F, target=3), BuildArgumentError,
                         "codegen.build: parameter target takes a str"),
-    "build(target=cuda)": (lambda: codegen.build(F, target="cuda"), BuildError,
-                           "unknown target 'cuda'; choose one of numba, python"),
+    "build(target=opencl)": (lambda: codegen.build(F, target="opencl"), BuildError,
+                             "unknown target 'opencl'; choose one of numba, python, cuda"),
     "lower(text)": (lambda: codegen.lower("fill"), BuildArgumentError, "codegen.lower"),
     # -- budgets
     "set_default_budget(None)": (lambda: budget.set_default_budget(None), T_ERR,

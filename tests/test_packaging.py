@@ -82,3 +82,9 @@ def test_importing_polypad_does_not_import_tvm():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert (proc.returncode, proc.stdout) == (0, "False\n"), proc.stderr
+
+
+def test_the_cuda_extra_pins_what_tests_cuda_run_and_the_test_extra_includes_it():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert extras["cuda"] == ["numba-cuda==0.30.4", "numpy<2.5"]
+    assert set(extras["cuda"]) <= set(extras["test"]) and set(extras["cuda"]) <= set(extras["dev"])

@@ -41,6 +41,7 @@ from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.semantics.values import numpy_dtype
 
 from .emit import KERNEL_NAME
+from .slp import vectorizing, wanted
 from .vector_width import resolve as resolve_width
 from .vector_width import retarget
 
@@ -170,7 +171,8 @@ def compile_kernel(func: PrimFunc, source: str, vector_width: int | None = None)
     the ``vector_width`` option of ``codegen.build``."""
     dispatcher = load(source, vector_width)
     try:
-        dispatcher.compile(signature(func))
+        with vectorizing(wanted(dispatcher.py_func.__globals__)):
+            dispatcher.compile(signature(func))
     except Exception as error:  # Numba's errors are many classes; report them as one
         raise BuildError(f"numba could not compile {func.name!r}: {error}\n"
                          f"source:\n{source}") from error

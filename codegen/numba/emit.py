@@ -85,6 +85,7 @@ from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
 from .names import Names
 from .pyexpr import ADD, ATOM, COMPARE, MUL, SPLIT, ExprPrinter, numpy_type
+from .slp import MARK as SLP_MARK
 from .stack import stack_elements
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
@@ -133,6 +134,9 @@ class _Emitter:
             header += "\n\nfrom codegen.numba.stack import stack_zeros as _pp_stack_zeros"
         if self.uses_heap:
             header += "\n\nfrom codegen.numba.aligned import aligned_zeros as _pp_aligned_zeros"
+        if any(isinstance(node, ir.For) and node.kind is ForKind.VECTORIZED
+               for node in walk(self.func.body)):
+            header += f"\n\n{SLP_MARK}"
         parts = [header, *self.helpers, kernel.text()]
         return "\n\n\n".join(parts) + "\n"
 
@@ -177,6 +181,9 @@ class _Emitter:
                                  f"{self.expr(stmt.value)}")
             case ir.LetStmt():
                 self.expr.bound(stmt.var, stmt.value, stmt.value)
+                if any(v in self.expr.parallel_vars for v in walk(stmt.value)
+                       if isinstance(v, ir.Var)):
+                    self.expr.parallel_vars.add(stmt.var)
                 self.line(depth, f"{self.names(stmt.var)} = {self.expr(stmt.value)}")
                 self.stmt(stmt.body, depth)
             case ir.Evaluate() if is_check(stmt):
@@ -271,8 +278,14 @@ class _Emitter:
                      ) -> list[tuple[Buffer, tuple, bool]]:
         """The buffers ``loop`` reduces into that can be held in locals; ``before``:
         the elements the statements before it surely store to."""
-        if loop.kind in (ForKind.PARALLEL, ForKind.VECTORIZED) or id(loop) in self.range_checks:
+        if loop.kind is ForKind.PARALLEL or id(loop) in self.range_checks:
             return []
+        if loop.kind is ForKind.VECTORIZED and self.vector_helpers and not self.current.vectorized:
+            return []  # the loop becomes a helper, which would not see the local
+        # A vectorized loop along an exact reduction's axis (the int8 dot's lanes into
+        # C_rf[k_0]) gets its local too: LLVM vectorizes a reduction into a local
+        # (vpmaddwd for int8 products), never one kept in memory it cannot prove
+        # unaliased.
         loops, compound = nesting(loop)
         helpers = (holds_helper(loop, self.vector_helpers or self.current.vectorized)
                    or self.current.loops + loops >= MAX_NESTED_LOOPS
@@ -347,7 +360,11 @@ class _Emitter:
             self.line(depth, f"for {var} in range({self.expr(loop.min)}, {end}):")
         self.current.loops += 1
         self.in_prange += prange
+        if prange:
+            self.expr.parallel_vars.add(loop.var)
         self.block(loop.body, depth + 1)
+        if prange:
+            self.expr.parallel_vars.discard(loop.var)
         self.in_prange -= prange
         self.current.loops -= 1
 

@@ -50,6 +50,7 @@ from polypad.ir import nodes as ir
 from polypad.ir.deep import guarded
 from polypad.ir.nodes import Var
 from polypad.ir.visitor import children
+from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
 from .names import Names
@@ -146,6 +147,9 @@ class ExprPrinter:
         #: Buffers held in a local across the loop being printed, with the local's
         #: name: every access to one is to that element (:mod:`.accumulators`).
         self.scalars: dict[ir.Buffer, str] = {}
+        #: The counters of the parallel loops being printed, and the lets computed
+        #: from them (see :meth:`load`).
+        self.parallel_vars: set[Var] = set()
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -321,8 +325,30 @@ class ExprPrinter:
         """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
         if buffer in self.scalars:
             return self.scalars[buffer]
-        inner = ", ".join(self(i) for i in indices) if indices else "()"
+        texts = [self(i) for i in indices]
+        if texts and self._unsigned(indices[-1], texts[-1]):
+            texts[-1] = f"np.uint64({texts[-1]})"
+        inner = ", ".join(texts) if texts else "()"
         return f"{self.names(buffer)}[{inner}]"
+
+    def _unsigned(self, index: ir.Expr, text: str) -> bool:
+        """Whether to write the last index as unsigned: where it is computed from a
+        parallel loop's counter and is never negative.
+
+        Numba adds an array's extent to a negative index (Python's wrap-around), a
+        select on every access.  In a parallel loop's body, which Numba compiles as
+        a function of the chunk's bounds, LLVM cannot see that the counter is not
+        negative, keeps the select, and vectorizes the loop with gathers and
+        scatters (a 1-D stencil: 5x slower than serial).  An unsigned index has no
+        wrap-around; it is written only where the counters' ranges show the index
+        is never negative, so it selects the same element.
+        """
+        if not self.parallel_vars or _INT.fullmatch(text) or not dtypes.is_int(index.dtype):
+            return False
+        if not any(isinstance(v, Var) and v in self.parallel_vars for v in _walk(index)):
+            return False
+        found = self.ranges.of(index)
+        return found is not None and found[0] >= 0
 
     def call(self, expr: ir.Call) -> tuple[str, int]:
         if expr.op == "likely":

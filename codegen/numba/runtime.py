@@ -32,6 +32,7 @@ from numba.core.registry import CPUDispatcher
 
 from polypad.concurrency import at_fork_in_child
 
+from .slp import vectorizing, wanted
 from .vector_width import pipeline_class
 
 _launching = threading.Lock()  # parallel launches take turns under workqueue
@@ -106,8 +107,9 @@ def _serial_build(dispatcher, width: int | None) -> Callable:
                 namespace[attr] = numba.njit(cache=False, parallel=False, **options)(
                     value.py_func)
         serial = namespace[dispatcher.py_func.__name__]
-        for signature in dispatcher.signatures:
-            serial.compile(signature)
+        with vectorizing(wanted(namespace)):
+            for signature in dispatcher.signatures:
+                serial.compile(signature)
         _serial[key] = serial
         return serial
 

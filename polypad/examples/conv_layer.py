@@ -98,3 +98,26 @@ def schedule(func: PrimFunc | None = None, *, tile_x: int = 5, tile_c: int = 64)
 def _extent(func: PrimFunc, buffer: str, dim: int) -> int:
     """The constant extent of dimension ``dim`` of parameter ``buffer``."""
     return next(p for p in func.params if p.name == buffer).shape[dim]
+
+
+def schedule_cuda(func: PrimFunc | None = None, *, tile_x: int = 4,
+                  tile_c: int = 64) -> Schedule:
+    """The conv layer on a GPU: two kernels (the convolution, then the ReLU), each with a
+    block per row ``(n, y)`` and tile of ``tile_c`` channels, a thread per channel and
+    per ``x`` of a ``tile_x`` tile, the ``x`` tiles in turn; the convolution's sum
+    accumulates in a register (``cache_write(..., "local")`` at the thread loop).  The
+    extents of ``x`` and ``c`` must be multiples of the tiles."""
+    sch = Schedule(func if func is not None else conv_layer())
+    for block in ("conv", "relu"):
+        n, y, x, c = sch.get_loops(block)[:4]
+        xo, xi = sch.split(x, [None, tile_x])
+        co, ci = sch.split(c, [None, tile_c])
+        sch.reorder(n, y, co, xo, xi, ci)
+        rows = sch.fuse(n, y)
+        if block == "conv":
+            sch.cache_write("conv", "conv", "local", at=ci)
+        sch.bind(rows, "blockIdx.x")
+        sch.bind(co, "blockIdx.y")
+        sch.bind(xi, "threadIdx.y")
+        sch.bind(ci, "threadIdx.x")
+    return sch

@@ -231,6 +231,22 @@ _ENTRIES = (
         "sequential_buffer_access", "loop", (BLOCK, BUFFER, _REASSOCIATE),
         "as the distribute and reorder_by_map steps it derives (sequential.next_step)",
         (_ORDER,), None, via=("distribute", "reorder_by_map")),
+    # ---------------------------------------------------------------- GPU axes
+    Primitive(
+        "bind", "gpu",
+        (LOOP, OneOf("thread", ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x",
+                                "threadIdx.y", "threadIdx.z"))),
+        "the function runs on a GPU as it runs serially: no two blocks, and no two threads "
+        "of a block that a barrier cannot order, touch one element with one writing, and "
+        "every barrier the order needs is reached by every thread of the block",
+        (_S + "gpu_legality.check_bind", "analyses.gpu_sync.plan_barriers"),
+        _S + "loop_kinds.with_kind"),
+    Primitive(
+        "set_scope", "gpu", (BUFFER, OneOf("scope", ("global", "shared", "local"))),
+        "the function allocates the buffer (a parameter is the caller's memory), and where "
+        "loops are bound to GPU axes, the new scope makes none of them race",
+        (_S + "gpu_legality.check_set_scope", "analyses.gpu_sync.plan_barriers"),
+        _S + "layout_rewrite.relayout"),
     # ---------------------------------------------------------------- merge
     Primitive(
         "merge_adjacent_loops", "merge", (LOOP_A, LOOP_B),

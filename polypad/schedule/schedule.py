@@ -15,6 +15,7 @@ checks, its legality rule and its rewrite.
 
 from __future__ import annotations
 
+from .gpu_primitives import GpuPrimitives
 from .kind_primitives import KindPrimitives
 from .layout_primitives import LayoutPrimitives
 from .location_primitives import LocationPrimitives
@@ -27,8 +28,9 @@ from .trace import schedule_class
 
 
 @schedule_class
-class Schedule(KindPrimitives, LayoutPrimitives, LocationPrimitives, LoopPrimitives,
-               MergePrimitives, OvercomputePrimitives, TilingPrimitives, ScheduleState):
+class Schedule(GpuPrimitives, KindPrimitives, LayoutPrimitives, LocationPrimitives,
+               LoopPrimitives, MergePrimitives, OvercomputePrimitives, TilingPrimitives,
+               ScheduleState):
     """A function being scheduled; see the module docstring."""
 
     def _repr_html_(self) -> str:

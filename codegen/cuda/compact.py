@@ -1,0 +1,74 @@
+"""Local buffers cut down to each thread's part.
+
+A ``"local"`` buffer is one per thread on a GPU, but the serial program has
+one for all: a register tile ``C_local[ty * 4 + ii, tx * 4 + ji]`` that the
+schedule allocated for a whole block is indexed by the thread.  Each thread
+touches only its part (:mod:`analyses.gpu_sync` refuses a local element two
+threads share), so each thread's copy needs only the box of what it touches:
+with isl, the elements each thread ``t`` touches,
+``{ t -> C_local[e] : some instance on t touches e }``, give per dimension
+the first element ``lo(t)`` (``dim_min``, an affine function of the thread's
+indices), the stride ``s`` of the elements (``get_range_stride_info``: the
+rows ``ty + 8 * i`` of a cyclic tile have stride 8) and the box's size (the
+largest ``(dim_max - dim_min) / s + 1``, a constant).  The kernel then
+declares ``cuda.local.array`` of the box's size, which the compiler can keep
+in registers once every index is a constant (``T.unroll``), and indexes it
+with ``(e - lo(t)) // s``, exact since every element is ``lo(t)`` plus a
+multiple of ``s``.  A buffer whose box has no constant size keeps its shape.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from analyses.gpu_threads import coordinates
+from polypad.errors import NotAffineError
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
+from polypad.model import extract
+from polypad.model.to_ir import pw_aff_to_expr
+
+#: The thread's index on each axis, as variables the boxes' offsets are written in (the
+#: kernel assigns them first: ``block_x = cuda.blockIdx.x``).
+INDEX_VARS = tuple(n.Var(name, "int32") for name in (
+    "block_x", "block_y", "block_z", "thread_x", "thread_y", "thread_z"))
+
+
+def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]]:
+    """For each local buffer of ``func`` that a thread's box makes smaller: the box's
+    shape and, per dimension, its first element (an expression of the
+    :data:`INDEX_VARS`) and stride."""
+    local = [x.buffer for x in walk(func.body)
+             if isinstance(x, n.Allocate) and x.buffer.scope == "local"]
+    if not local:
+        return {}
+    model = extract(func)
+    out = {}
+    for buffer in local:
+        name = model.buffer_name(buffer)
+        touched = None
+        for s in model.statements:
+            for access in s.accesses:
+                if access.buffer is buffer:
+                    part = coordinates(s).reverse().apply_range(access.relation)
+                    touched = part if touched is None else touched.union(part)
+        if touched is None:
+            continue
+        touched = touched.set_tuple_name(isl.dim_type.out, name).coalesce()
+        shape, offsets = [], []
+        try:
+            for d in range(touched.dim(isl.dim_type.out)):
+                lo, hi = touched.dim_min(d), touched.dim_max(d)
+                stride = touched.get_range_stride_info(d).get_stride().to_python()
+                span = hi.sub(lo).max_val()
+                if not span.is_int() or stride < 1:
+                    raise NotAffineError("no constant size")
+                shape.append(span.to_python() // stride + 1)
+                offsets.append((pw_aff_to_expr(lo, INDEX_VARS, model.names), stride))
+        except (NotAffineError, isl.Error):
+            continue
+        if any(isinstance(e, n.Var) for e in buffer.shape):
+            continue
+        if tuple(shape) != tuple(buffer.shape):
+            out[buffer] = (tuple(shape), offsets)
+    return out

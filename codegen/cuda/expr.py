@@ -1,0 +1,179 @@
+"""IR expressions as the Python source text of a ``numba.cuda`` kernel.
+
+The rules are the reference executor's meaning, spelled for Numba's CUDA
+target (the Numba CPU target has its own printer; targets share none):
+
+- float32 constants and casts are ``np.float32(...)`` (a bare ``2.0`` is a
+  float64 and would promote the expression, on a GPU a costly one);
+- integer ``//`` and ``%`` are Python's operators, which Numba gives floor
+  semantics on every target;
+- an integer operation of a narrow dtype that may leave its range (interval
+  arithmetic over the loop ranges in scope, :mod:`polypad.model.ranges`) is
+  wrapped in its dtype's constructor, since Numba computes in 64 bits;
+- math intrinsics are the ``math`` module's functions, which Numba maps to
+  libdevice on the GPU; ``Select``, ``and`` and ``or`` stay lazy.
+
+An expression ``Let`` is refused: a CUDA kernel has no closures to inline.
+"""
+
+from __future__ import annotations
+
+import math
+
+from polypad.errors import BuildError
+from polypad.ir import dtypes
+from polypad.ir import nodes as ir
+from polypad.ir.naming import Names as _Names
+from polypad.model.ranges import Ranges
+
+# Python precedence levels, loosest first.
+COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(9)
+
+_BINARY = {
+    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
+    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
+    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
+    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
+    ir.And: ("and", AND), ir.Or: ("or", OR),
+}
+_WRAPPING = (ir.Add, ir.Sub, ir.Mul)
+_MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil"}
+_BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+
+#: Names the generated module uses, so no variable may take them.
+RESERVED = frozenset({"np", "math", "cuda", "range", "min", "max", "abs", "run", "KERNELS"})
+
+
+class Names(_Names):
+    """Python identifiers for the variables and buffers of the kernel source."""
+
+    def __init__(self):
+        super().__init__(reserved=RESERVED)
+
+    def sanitize(self, hint: str) -> str:
+        base = super().sanitize(hint)
+        return "v" + base if base.startswith(("_pp_", "kernel_", "launch_")) else base
+
+
+def numpy_type(dtype: str) -> str:
+    """``np.float32`` for ``"float32"``."""
+    if dtype == "float16":
+        raise BuildError("the cuda target does not support float16")
+    return "np." + dtypes.numpy_name(dtype)
+
+
+def constant(value, dtype: str) -> tuple[str, int]:
+    """Source text and precedence of a constant of ``dtype``."""
+    if dtypes.is_bool(dtype):
+        return ("True" if value else "False"), ATOM
+    if dtypes.is_float(dtype):
+        value = float(value)
+        if math.isnan(value):
+            text = "math.nan"
+        elif math.isinf(value):
+            text = "math.inf" if value > 0 else "-math.inf"
+        else:
+            text = repr(value)
+        if dtype == "float64":
+            return text, (UNARY if text.startswith("-") else ATOM)
+        return f"{numpy_type(dtype)}({text})", ATOM
+    if dtype in ("int32", "int64"):
+        return str(int(value)), (UNARY if value < 0 else ATOM)
+    return f"{numpy_type(dtype)}({int(value)})", ATOM
+
+
+class ExprPrinter:
+    """Prints expressions of one kernel; ``ranges`` holds the loop ranges in scope."""
+
+    def __init__(self, names: Names):
+        self.names = names
+        self.ranges = Ranges()
+        #: Local buffers cut to each thread's box (:mod:`.compact`): per dimension the
+        #: box's first element and the stride, ``(index - first) // stride``.
+        self.offsets: dict[ir.Buffer, list[tuple[ir.Expr, int]]] = {}
+
+    def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
+        """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
+        low, high = self.ranges.of(lo), self.ranges.of(hi)
+        if low is not None and high is not None:
+            self.ranges.bounds[var] = (low[0], high[1])
+            self.ranges = Ranges(self.ranges.bounds)
+
+    def __call__(self, expr: ir.Expr) -> str:
+        return self.print(expr)[0]
+
+    def operand(self, expr: ir.Expr, level: int) -> str:
+        """``expr`` parenthesized unless it binds at least as tightly as ``level``."""
+        text, own = self.print(expr)
+        return text if own >= level else f"({text})"
+
+    def print(self, expr: ir.Expr) -> tuple[str, int]:
+        """Source text of ``expr`` and the precedence of its outermost operator."""
+        match expr:
+            case ir.Var():
+                return self.names(expr), ATOM
+            case ir.IntImm() | ir.FloatImm():
+                return constant(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return constant(expr.value, "bool")
+            case ir.Min() | ir.Max():
+                fn = "min" if isinstance(expr, ir.Min) else "max"
+                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
+            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
+                return self.binary(expr)
+            case ir.Not():
+                return f"not {self.operand(expr.a, NOT)}", NOT
+            case ir.Select():
+                return (f"{self.operand(expr.true_value, OR)} if "
+                        f"{self.operand(expr.condition, OR)} else "
+                        f"{self.operand(expr.false_value, COND)}"), COND
+            case ir.Cast():
+                return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
+            case ir.BufferLoad():
+                return self.load(expr.buffer, expr.indices), ATOM
+            case ir.Call():
+                return self.call(expr)
+        raise BuildError(f"the cuda target cannot emit {type(expr).__name__}")
+
+    def binary(self, expr: ir.Expr) -> tuple[str, int]:
+        op, level = _BINARY[type(expr)]
+        left = level + 1 if level == COMPARE else level  # comparisons chain in Python
+        a, b = self.operand(expr.a, left), self.operand(expr.b, level + 1)
+        if (isinstance(expr, _WRAPPING) and dtypes.is_int(expr.dtype)
+                and expr.dtype not in ("int64", "uint64") and self.ranges.may_wrap(expr)):
+            return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+        return f"{a} {op} {b}", level
+
+    def load(self, buffer: ir.Buffer, indices) -> str:
+        """``A[i, j]`` (``A[(i - lo) // s, ...]`` for a buffer cut to a thread's box)."""
+        offsets = self.offsets.get(buffer)
+        texts = [self(i) for i in indices]
+        if offsets is not None:
+            for k, (index, (first, stride)) in enumerate(zip(indices, offsets)):
+                if not (isinstance(first, ir.IntImm) and first.value == 0):
+                    texts[k] = f"{self.operand(index, ADD)} - {self.operand(first, MUL)}"
+                if stride != 1:
+                    texts[k] = f"({texts[k]}) // {stride}"
+        inner = ", ".join(texts) if texts else "0"
+        return f"{self.names(buffer)}[{inner}]"
+
+    def call(self, expr: ir.Call) -> tuple[str, int]:
+        if expr.op == "likely":
+            return self.print(expr.args[0])
+        args = [self(a) for a in expr.args]
+        if expr.op in _MATH:
+            return f"math.{expr.op}({args[0]})", ATOM
+        if expr.op == "abs":
+            return f"abs({args[0]})", ATOM
+        if expr.op == "pow":
+            return f"{self.operand(expr.args[0], ATOM)} ** {self.operand(expr.args[1], UNARY)}", \
+                UNARY
+        one = constant(1.0, expr.dtype)[0] if dtypes.is_float(expr.dtype) else "1"
+        if expr.op == "sigmoid":
+            return f"{one} / ({one} + math.exp(-{self.operand(expr.args[0], UNARY)}))", MUL
+        if expr.op == "rsqrt":
+            return f"{one} / math.sqrt({args[0]})", MUL
+        if expr.op in _BITWISE:
+            return f"{numpy_type(expr.dtype)}(({args[0]}) {_BITWISE[expr.op]} ({args[1]}))", \
+                ATOM
+        raise BuildError(f"the cuda target cannot emit T.{expr.op}")

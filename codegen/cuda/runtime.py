@@ -1,0 +1,92 @@
+"""Compiling the emitted module and running its kernels on the device.
+
+``numba.cuda`` is imported here only, when a kernel is first called or
+compiled, so that ``import codegen`` stays fast and works without it.  Set
+``NUMBA_ENABLE_CUDASIM=1`` before that import to run on Numba's CUDA
+simulator (how the tests run without a GPU).
+
+A call takes numpy arrays, which are copied to the device and the written
+ones back, or device arrays (anything with ``__cuda_array_interface__``:
+numba device arrays, cupy, torch), which are used in place without a copy.
+"""
+
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+
+from polypad.errors import BuildError, MissingDependencyError
+from polypad.ir.nodes import Buffer, PrimFunc, Var
+from polypad.semantics.values import numpy_dtype
+
+_counter = [0]
+
+
+def import_cuda():
+    """``numba.cuda``, or :class:`MissingDependencyError` saying how to get it."""
+    try:
+        from numba import cuda
+    except ImportError as error:  # pragma: no cover - depends on the install
+        raise MissingDependencyError(
+            "the cuda target needs numba's CUDA support: pip install 'polypad[cuda]' "
+            f"({error})") from error
+    if not cuda.is_available() and not _simulated(cuda):
+        raise BuildError("the cuda target found no CUDA GPU (numba.cuda.is_available() is "
+                         "False); set NUMBA_ENABLE_CUDASIM=1 to run on Numba's simulator")
+    return cuda
+
+
+def _simulated(cuda) -> bool:
+    from numba import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
+def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
+    """Compile ``source`` (from :mod:`.emit`) and return the host function that runs
+    its kernels on a call's checked arguments."""
+    cuda = import_cuda()
+    _counter[0] += 1
+    filename = f"<polypad-cuda-{func.name}-{_counter[0]}>"
+    # Registered so that Numba's messages and tracebacks can show the lines.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {"__name__": f"polypad_cuda_{func.name}"}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own text
+    kernels = namespace["KERNELS"]
+    scalars = [k for k, p in enumerate(func.params) if isinstance(p, Var)]
+
+    def run(*args):
+        device, copies = [], []
+        for param, value in zip(func.params, args, strict=True):
+            if isinstance(param, Buffer) and isinstance(value, np.ndarray):
+                moved = cuda.to_device(value)
+                device.append(moved)
+                if param in written:
+                    copies.append((moved, value))
+            else:
+                device.append(value)
+        for buffer in host:
+            shape = tuple(args[func.params.index(e)] if isinstance(e, Var) else e
+                          for e in buffer.shape)
+            device.append(cuda.to_device(np.zeros(shape, numpy_dtype(buffer.dtype))))
+        values = [args[k] for k in scalars]
+        for kernel, launch in kernels:
+            grid, block = launch(*values)
+            if min(grid) <= 0 or min(block) <= 0:
+                continue
+            try:
+                kernel[grid, block](*device)
+            except AttributeError as error:
+                if "row_stack" not in str(error):
+                    raise
+                # numba-cuda 0.30.4 compiles with np.row_stack, which numpy 2.5 removed.
+                raise MissingDependencyError(
+                    f"numba-cuda cannot compile with numpy {np.__version__} ({error}); "
+                    "install numpy<2.5, as the polypad[cuda] extra does") from error
+        for moved, value in copies:
+            moved.copy_to_host(value)
+        cuda.synchronize()
+
+    run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
+    return run

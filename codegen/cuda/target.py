@@ -1,0 +1,54 @@
+"""The ``cuda`` target: a ``numba.cuda`` module, ``codegen.build(f, target="cuda")``.
+
+The loops bound to GPU axes (``T.thread_binding``, ``T.launch_thread``,
+``T.env_thread``, ``sch.bind``) become block and thread indices
+(:mod:`analyses.gpu_threads`); :func:`analyses.gpu_sync.plan_barriers` proves
+where ``cuda.syncthreads()`` is needed and refuses a race no barrier can
+order (:class:`~polypad.errors.RaceError`, whose ``evidence`` names both
+instances, both threads and the element); :mod:`.emit` writes the module and
+:mod:`.runtime` compiles and launches it.  Its one option:
+
+- ``fastmath``: ``False`` (the default) or ``True``, Numba's CUDA fast-math
+  (approximate division, square roots and transcendental functions, flushed
+  denormals).
+
+The bounds precondition is tested by the call wrapper, before the copies to
+the device.
+"""
+
+from __future__ import annotations
+
+from analyses.evidence import Refuted
+from analyses.gpu_sync import plan_barriers
+from polypad.arguments import wrong_type
+from polypad.errors import BuildArgumentError, RaceError
+from polypad.ir.nodes import PrimFunc
+
+from ..calling import written_buffers
+from ..precondition import CallCheck
+from ..target import Executable, Target
+from .emit import emit, host_buffers
+from .runtime import load
+
+
+class CudaTarget(Target):
+    """numba.cuda on an NVIDIA GPU, or on Numba's simulator (see the module docstring)."""
+
+    name = "cuda"
+    options = ("fastmath",)
+
+    def __init__(self, *, fastmath: bool = False):
+        if not isinstance(fastmath, bool):
+            raise wrong_type(fastmath, "fastmath", "codegen.build", "True or False",
+                             error=BuildArgumentError)
+        self.fastmath = fastmath
+
+    def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
+        plan = plan_barriers(func)
+        if isinstance(plan, Refuted):
+            cex = plan.counterexample
+            raise RaceError(f"cannot build {func.name!r} for cuda: {cex}", evidence=cex)
+        source = emit(func, plan, fastmath=self.fastmath)
+        host, written = host_buffers(plan), written_buffers(func)
+        return Executable(load=lambda: load(func, source, host, written), source=source,
+                          device_arrays=True)

@@ -1,0 +1,85 @@
+"""Matrix multiplication, ``C = A @ B`` in float32, and its GPU schedule.
+
+``matmul(m, n, k)`` builds the plain loop nest::
+
+    for i, j in T.grid(m, n):
+        C[i, j] = 0
+        for k in range(k):
+            C[i, j] = C[i, j] + A[i, k] * B[k, j]
+
+``schedule_cuda(func)`` is the classic register-tiled shared-memory
+schedule, through polypad's primitives: a block of ``threads x threads``
+threads per ``threads * per_thread`` square tile of ``C``, each thread
+computing ``per_thread x per_thread`` outputs ``threads`` apart (so that a
+warp's loads of ``B``'s tile and stores of ``C`` are contiguous) in a local
+buffer the target keeps in registers (:mod:`codegen.cuda.compact`), and at
+each step of ``k`` the tiles of ``A`` and ``B`` loaded into shared memory by
+all the block's threads at once (``cache_read(..., "shared", at=ko)`` and
+``bind`` of the copy's loops).  The ``cuda`` target places the two barriers
+each step needs, and proves that no other is (:mod:`analyses.gpu_sync`).
+The sizes must be multiples of the tiles.
+"""
+
+from __future__ import annotations
+
+from polypad.ir.nodes import PrimFunc
+from polypad.schedule import Schedule
+from polypad.script import parse
+
+_TEXT = '''
+@T.prim_func
+def matmul(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
+           C: T.Buffer(({m}, {n}), "float32")):
+    for i, j in T.grid({m}, {n}):
+        with T.block("C"):
+            C[i, j] = T.float32(0)
+            for k in range({k}):
+                C[i, j] = C[i, j] + A[i, k] * B[k, j]
+'''
+
+
+def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
+    """``C = A @ B`` with ``A`` of ``m x k`` and ``B`` of ``k x n``, as a plain loop nest."""
+    return parse(_TEXT.format(m=m, n=n, k=k), filename="matmul.py")
+
+
+def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 4,
+                  k_tile: int = 16) -> Schedule:
+    """The register-tiled shared-memory schedule of the module docstring on ``func``
+    (:func:`matmul` by default); ``sch.func`` is the result,
+    ``codegen.build(sch.func, target="cuda")`` its kernel.  ``per_thread=1`` is the
+    plain tiling, one output per thread."""
+    sch = Schedule(func if func is not None else matmul())
+    t, p = threads, per_thread
+    i, j, k = sch.get_loops("C")
+    bi, ii, ti = sch.split(i, [None, p, t])  # row = bi * p * t + ii * t + ti
+    bj, ji, tj = sch.split(j, [None, p, t])
+    ko, ki = sch.split(k, [None, k_tile])
+    sch.reorder(bi, bj, ko, ti, tj, ki, ii, ji)
+    # The accumulators: shared while the loops are bound one by one (every state in
+    # between is legal), each thread's own part of local memory at the end.
+    sch.cache_write("C", "C", "shared", "C_local", at=bj)
+    # The zeroing before the k loop, not under a test in its innermost iteration.
+    init_ti, init_tj, init_ii, init_ji = sch.decompose_reduction("C", ko)
+    sch.cache_read("C", "A", "shared", at=ko)
+    sch.cache_read("C", "B", "shared", at=ko)
+    sch.bind(bi, "blockIdx.y")
+    sch.bind(bj, "blockIdx.x")
+    sch.bind(ti, "threadIdx.y")
+    sch.bind(tj, "threadIdx.x")
+    sch.bind(init_ti, "threadIdx.y")
+    sch.bind(init_tj, "threadIdx.x")
+    for block in ("A_shared", "B_shared", "C_local"):
+        rows, cols = sch.get_loops(block)[-2:]
+        rows_out, rows_in = sch.split(rows, [None, t])
+        cols_out, cols_in = sch.split(cols, [None, t])
+        sch.reorder(rows_out, cols_out, rows_in, cols_in)
+        sch.bind(rows_in, "threadIdx.y")
+        sch.bind(cols_in, "threadIdx.x")
+        if block == "C_local":
+            sch.unroll(rows_out)
+            sch.unroll(cols_out)
+    sch.set_scope("C_local", "local")
+    for loop in (ii, ji, init_ii, init_ji):
+        sch.unroll(loop)
+    return sch

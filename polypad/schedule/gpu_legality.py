@@ -1,0 +1,57 @@
+"""The legality rule of ``bind``: a GPU binding must not race.
+
+Binding a loop to a GPU axis claims that its iterations may run on different
+threads (or blocks) at once.  The claim holds when the function with the
+binding runs on a GPU as it runs serially: the kernels are well formed
+(:func:`analyses.gpu_threads.structure`) and every two instances that touch
+one element, one writing, are ordered as in the serial program, by one
+thread's program order or by a barrier the ``cuda`` target inserts
+(:func:`analyses.gpu_sync.plan_barriers`).  A refusal is an
+:class:`~polypad.errors.IllegalTransformError` whose ``evidence`` names both
+instances, both threads (block and thread indices) and the element.
+"""
+
+from __future__ import annotations
+
+from polypad.errors import BuildError, IllegalTransformError
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
+
+
+def check_bind(bound: n.PrimFunc, node: n.For, name: str, axis: str) -> None:
+    """Refuse the function ``bound`` (with ``node``, named ``name``, bound to ``axis``)
+    where its kernels cannot run or race."""
+    if node.kind not in (n.ForKind.SERIAL, n.ForKind.UNROLL) and node.kind.value != axis:
+        raise IllegalTransformError(f"bind of loop {name!r} to {axis}: the loop is "
+                                    f"{node.kind.value} already")
+    check_gpu(bound, f"bind of loop {name!r} to {axis}")
+
+
+def check_set_scope(func: n.PrimFunc, changed: n.PrimFunc, buffer: n.Buffer,
+                    scope: str) -> None:
+    """``set_scope``: the buffer must be one the function allocates (a parameter's
+    memory is the caller's), and the function with the new scope must not race."""
+    if buffer in func.params:
+        raise IllegalTransformError(f"set_scope of {buffer.name} to {scope!r}: it is a "
+                                    "parameter of the function, in the caller's memory; "
+                                    "cache_read or cache_write it into a copy of that scope")
+    if any(isinstance(x, n.For) and x.kind.value in _AXES for x in walk(changed.body)):
+        check_gpu(changed, f"set_scope of {buffer.name} to {scope!r}")
+
+
+_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+         "threadIdx.z")
+
+
+def check_gpu(func: n.PrimFunc, what: str) -> None:
+    """Refuse ``func`` (the result of ``what``) where its kernels cannot run or race."""
+    from analyses.evidence import Refuted
+    from analyses.gpu_sync import plan_barriers
+
+    try:
+        found = plan_barriers(func)
+    except BuildError as error:
+        raise IllegalTransformError(f"{what}: {error}") from error
+    if isinstance(found, Refuted):
+        cex = found.counterexample
+        raise IllegalTransformError(f"{what} would race: {cex}", cex)

@@ -1,0 +1,305 @@
+"""What the Numba emitter makes of vectorized loops and parallel kernels (issue 24,
+"emission that never loses"): the emitted source, the machine code LLVM makes of
+it, and the results against the reference executor.
+
+- A vectorized loop along an exact reduction's axis (the int8 dot's lanes into
+  ``C_rf[k_0]``) holds the element in a local (codegen/numba/accumulators.py),
+  which LLVM vectorizes with ``pmaddwd``.
+- A kernel with a vectorized loop is compiled with LLVM's SLP vectorizer
+  (codegen/numba/slp.py): rfactor's 16 lanes become packed adds, not 16 scalar
+  ones.
+- In a parallel loop's body, an index computed from its counter and never
+  negative is written unsigned (codegen/numba/pyexpr.py): LLVM then
+  vectorizes a 1-D loop with plain loads, not gathers.
+- OpenMP's idle workers sleep (codegen/numba/threads.py).
+
+The machine-code tests compile in a kernel cache of their own (Numba does not
+show the code of a kernel it loaded from its cache) and look for instruction
+names that every x86-64 CPU has (``pmaddwd``, ``addps``, with or without
+AVX's ``v``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+
+import numpy as np
+import pytest
+from numba.core import config
+
+import codegen
+import polypad as pp
+from codegen.numba import slp, threads
+from codegen.numba.compiler import compile_kernel
+from codegen.numba.vector_width import cpu_has_avx512
+
+X86 = platform.machine() in ("x86_64", "AMD64")
+
+
+def dot(n: int):
+    return pp.parse(f'''
+@T.prim_func
+def dot(A: T.Buffer(({n},), "int8"), B: T.Buffer(({n},), "int8"), C: T.Buffer((1,), "int32")):
+    for k in T.serial({n}):
+        with T.block("dot"):
+            vk = T.axis.reduce({n}, k)
+            with T.init():
+                C[0] = 0
+            C[0] = C[0] + T.int32(A[vk]) * T.int32(B[vk])
+''')
+
+
+def dot_schedule(f, chunks: int):
+    sch = pp.Schedule(f)
+    (k,) = sch.get_loops("dot")
+    chunk, lane = sch.split(k, [chunks, None])
+    sch.rfactor(chunk)
+    sch.parallel(chunk)
+    sch.vectorize(lane)
+    return sch.func
+
+
+def lanes_row_sum(rows: int, cols: int):
+    """A row sum in 16 partial sums (rfactor), serial: the lanes loop alone."""
+    f = pp.parse(f'''
+@T.prim_func
+def row_sum(A: T.Buffer(({rows}, {cols}), "float32"), B: T.Buffer(({rows},), "float32")):
+    for i in T.serial({rows}):
+        B[i] = T.float32(0)
+        for j in T.serial({cols}):
+            B[i] = B[i] + A[i, j]
+''')
+    sch = pp.Schedule(f)
+    _, lane = sch.split("j", [None, 16], tail="partition")
+    sch.rfactor(lane)
+    sch.vectorize(lane)
+    return sch.func
+
+
+@functools.cache
+def scheduled_dot():
+    return codegen.build(dot_schedule(dot(4 * 96), chunks=4))
+
+
+def _random(func, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for p in func.params:
+        if np.dtype(p.dtype).kind == "f":
+            out.append(rng.standard_normal(p.shape).astype(p.dtype))
+        else:
+            out.append(rng.integers(-100, 100, p.shape).astype(p.dtype))
+    return out
+
+
+def _same_as_reference(kernel, func, exact=True):
+    want, got = _random(func), _random(func)
+    codegen.build(func, target="python")(*want)
+    kernel(*got)
+    for w, g in zip(want, got, strict=True):
+        if exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_vectorized_loop_along_an_exact_reduction_holds_the_element_in_a_local():
+    lines = scheduled_dot().source.splitlines()
+    start = lines.index("    for k_0 in numba.prange(4):")
+    assert lines[start:start + 7] == [
+        "    for k_0 in numba.prange(4):",
+        "        C_rf_acc = C_rf[np.uint64(k_0)]",
+        "        for k_1 in range(96):",
+        "            # block dot",
+        "            vk = k_0 * 96 + k_1",
+        "            C_rf_acc = np.int32(C_rf_acc + np.int32(A[np.uint64(vk)]) "
+        "* np.int32(B[np.uint64(vk)]))",
+        "        C_rf[np.uint64(k_0)] = C_rf_acc",
+    ]
+
+
+@pytest.mark.numba
+def test_the_int8_dot_with_its_lanes_in_a_local_runs_as_the_reference():
+    _same_as_reference(scheduled_dot(), scheduled_dot().func)
+
+
+def test_a_kernel_with_a_vectorized_loop_is_marked_for_the_slp_vectorizer():
+    assert slp.MARK in codegen.build(lanes_row_sum(4, 40)).source
+    assert slp.MARK not in codegen.build(dot(64)).source  # no vectorized loop
+
+
+def test_the_slp_flag_is_set_only_while_a_marked_kernel_compiles():
+    before = config.SLP_VECTORIZE
+    with slp.vectorizing():
+        assert config.SLP_VECTORIZE == 1
+    assert config.SLP_VECTORIZE == before
+    with slp.vectorizing(False):
+        assert config.SLP_VECTORIZE == before
+    assert slp.wanted({"_pp_slp_vectorize": True}) and not slp.wanted({})
+
+
+def _asm(func, tmp_path, monkeypatch, edit=lambda source: source) -> str:
+    monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
+    kernel = codegen.build(func)
+    dispatcher = compile_kernel(kernel.func, edit(kernel.source))
+    return "\n".join(dispatcher.inspect_asm().values())
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_16_lanes_of_a_row_sum_are_packed_adds(tmp_path, monkeypatch):
+    func = lanes_row_sum(3, 16 * 40 + 5)
+    asm = _asm(func, tmp_path, monkeypatch)
+    assert "addps" in asm  # packed (vaddps on AVX): the 16 partial sums in vectors
+    # The same module without the mark is compiled as Numba compiles by default:
+    # the lanes stay 16 scalar adds.
+    unmarked = _asm(func, tmp_path, monkeypatch,
+                    edit=lambda source: source.replace(slp.MARK, ""))
+    assert "addps" not in unmarked and "addss" in unmarked
+    _same_as_reference(codegen.build(func), func, exact=True)
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_int8_dots_lanes_multiply_add_pairs(tmp_path, monkeypatch):
+    asm = _asm(dot_schedule(dot(2 * 160), chunks=2), tmp_path, monkeypatch)
+    assert "pmaddwd" in asm  # vpmaddwd on AVX: int16 pairs multiplied and added
+
+
+def test_openmp_workers_sleep_unless_the_environment_says_otherwise(monkeypatch):
+    for name in threads.USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(threads, "_libgomp_loaded", lambda: False)
+    monkeypatch.setattr(threads, "_set_here", False)
+    threads.configure()
+    assert os.environ["OMP_WAIT_POLICY"] == "passive"
+    assert threads.wait_policy() == "OMP_WAIT_POLICY=passive (polypad's default)"
+
+    monkeypatch.setattr(threads, "_set_here", False)
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    threads.configure()
+    assert os.environ["OMP_WAIT_POLICY"] == "active"
+    assert threads.wait_policy() == "OMP_WAIT_POLICY=active (set by the environment)"
+
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "1000")
+    threads.configure()
+    assert "OMP_WAIT_POLICY" not in os.environ
+
+
+def test_a_process_that_loaded_libgomp_first_is_left_alone(monkeypatch):
+    for name in threads.USER_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(threads, "_libgomp_loaded", lambda: True)
+    monkeypatch.setattr(threads, "_set_here", False)
+    threads.configure()
+    assert "OMP_WAIT_POLICY" not in os.environ
+    assert threads.wait_policy().startswith("libgomp's default")
+
+
+def stencil(n: int, chunk: int, lanes: int = 16):
+    """A 1-D stencil in chunks on the cores, each chunk in lanes."""
+    f = pp.parse(f'''
+@T.prim_func
+def stencil(A: T.Buffer(({n + 2},), "float32"), B: T.Buffer(({n},), "float32")):
+    for i in T.serial({n}):
+        with T.block("B"):
+            B[i] = T.float32(0.25) * A[i] + T.float32(0.5) * A[i + 1] + T.float32(0.25) * A[i + 2]
+''')
+    sch = pp.Schedule(f)
+    i_0, i_1 = sch.split("i", [None, chunk])
+    _, i_3 = sch.split(i_1, [None, lanes])
+    sch.parallel(i_0)
+    sch.vectorize(i_3)
+    return sch.func
+
+
+def test_indices_from_a_parallel_counter_are_unsigned_where_never_negative():
+    source = codegen.build(stencil(64, 32)).source
+    assert ("B[np.uint64(i_0 * 32 + (i_1_0 * 16 + i_1_1))] = np.float32(0.25) * "
+            "A[np.uint64(i_0 * 32 + (i_1_0 * 16 + i_1_1))]") in source
+    # Serial: Numba's own indexing, unchanged.
+    assert "np.uint64" not in codegen.build(dot(64)).source
+    # An index that interval arithmetic cannot show non-negative stays signed.
+    shifted = codegen.build(pp.parse('''
+@T.prim_func
+def shifted(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        B[i] = A[i * 2 - i // 2]
+''')).source
+    assert "B[np.uint64(i)] = A[i * 2 - i // 2]" in shifted
+
+
+@pytest.mark.numba
+def test_unsigned_indices_select_the_same_elements():
+    func = stencil(3 * 48 + 0, 48)
+    _same_as_reference(codegen.build(func), func, exact=True)
+    shifted = pp.parse('''
+@T.prim_func
+def shifted(A: T.Buffer((16,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in T.parallel(8):
+        B[i] = A[i * 2 - i // 2] + A[15 - i]
+''')
+    _same_as_reference(codegen.build(shifted), shifted, exact=True)
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
+    func = stencil(8 * 4096, 4096)
+    asm = _asm(func, tmp_path, monkeypatch)
+    assert "vgather" not in asm and "vscatter" not in asm
+    signed = _asm(func, tmp_path, monkeypatch,
+                  edit=lambda source: re.sub(r"np\.uint64\(((?:[^()]|\([^()]*\))*)\)",
+                                             r"\1", source))
+    if cpu_has_avx512():  # the gathers the casts avoid
+        assert "vgather" in signed
+
+
+def matmul_register_tile(n: int):
+    """docs/schedules.md's matmul: an 8 x 32 tile in a buffer of its own."""
+    f = pp.parse(f'''
+@T.prim_func
+def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+           C: T.Buffer(({n}, {n}), "float32")):
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+    sch = pp.Schedule(f)
+    sch.cache_write("C", "C")
+    i, j, k = sch.get_loops("C")
+    i_0, j_0, i_1, j_1 = sch.tile([i, j], [8, 32])
+    sch.reorder(j_0, i_0, k, i_1, j_1)
+    init = sch.decompose_reduction("C", k)
+    sch.reverse_compute_at("C_cache", i_0)
+    sch.store_at("C_cache", i_0)
+    sch.parallel(j_0)
+    sch.unroll(i_1)
+    sch.vectorize(j_1)
+    sch.vectorize(init[-1])
+    sch.vectorize(sch.get_loops("C_cache")[-1])
+    return sch.func
+
+
+def test_a_cache_write_tile_is_a_stack_buffer():
+    source = codegen.build(matmul_register_tile(64)).source
+    assert "C_cache = numba.carray(_pp_stack_zeros(256, np.float32), (8, 32))" in source
+    assert slp.MARK in source
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_register_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
+    func = matmul_register_tile(64)
+    asm = _asm(func, tmp_path, monkeypatch)
+    # 8 rows x 32 columns: 16 (AVX-512) or 32 (AVX2) packed multiply-adds per k.
+    if cpu_has_avx512():
+        assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
+    _same_as_reference(codegen.build(func), func, exact=False)

@@ -1,0 +1,140 @@
+"""The cuda target on Numba's CUDA simulator: each kernel against the reference executor.
+
+Inputs are small integers, so that every float result is exact whatever the order
+of a sum: the GPU's results must equal the reference's bit for bit.
+"""
+
+from __future__ import annotations
+
+import cuda_kernels as K
+import numpy as np
+import pytest
+
+import codegen
+import polypad as pp
+from polypad.errors import ArgumentError, BuildArgumentError, BuildError
+
+
+def _equal(gpu, ref):
+    for got, want in zip(gpu, ref):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_cuda_is_a_registered_target_and_its_source_reads_as_python():
+    assert "cuda" in codegen.targets()
+    kernel = codegen.build(K.ELEMENTWISE, target="cuda")
+    assert kernel.target == "cuda"
+    assert "@cuda.jit(fastmath=False)\ndef kernel_0(A, B):\n" in kernel.source
+    assert "    bx = cuda.blockIdx.x\n    tx = cuda.threadIdx.x\n" in kernel.source
+    assert "def launch_0():\n    return (3, 1, 1), (4, 1, 1)\n" in kernel.source
+    assert "syncthreads" not in kernel.source  # no value flows between threads
+    compile(kernel.source, "kernel", "exec")
+
+
+def test_elementwise_matches_the_reference():
+    _equal(*K.run_both(K.ELEMENTWISE, K.inputs(K.ELEMENTWISE)))
+
+
+def test_every_spelling_of_the_thread_axes_builds_the_same_kernel():
+    assert (codegen.build(K.ELEMENTWISE_LAUNCH, target="cuda").source
+            == codegen.build(K.ELEMENTWISE, target="cuda").source)
+
+
+@pytest.mark.parametrize("n", [5, 10])
+def test_a_launch_extent_of_a_scalar_parameter_is_computed_at_the_call(n):
+    kernel = codegen.build(K.SYMBOLIC, target="cuda")
+    # n + 3 may wrap around int32, as it would in the kernel.
+    assert ("def launch_0(n):\n    return (int(np.int32(n + 3) // 4), 1, 1), (4, 1, 1)"
+            in kernel.source)
+    rng = np.random.default_rng(n)
+    a = rng.integers(-4, 5, n).astype("float32")
+    _equal(*K.run_both(K.SYMBOLIC, [n, a, np.zeros(n, "float32")]))
+
+
+def test_device_arrays_are_used_in_place():
+    from numba import cuda
+
+    a, b = K.inputs(K.ELEMENTWISE)
+    want = [a.copy(), b.copy()]
+    codegen.build(K.ELEMENTWISE, target="python")(*want)
+    da, db = cuda.to_device(a), cuda.to_device(np.zeros(12, "float32"))
+    codegen.build(K.ELEMENTWISE, target="cuda")(da, db)
+    np.testing.assert_array_equal(db.copy_to_host(), want[1])
+    with pytest.raises(ArgumentError, match=r"argument 'B' must have shape \(12,\), got \(4,\)"):
+        codegen.build(K.ELEMENTWISE, target="cuda")(da, cuda.to_device(np.zeros(4, "float32")))
+    with pytest.raises(ArgumentError, match="argument 'B' must have dtype float32, got float64"):
+        codegen.build(K.ELEMENTWISE, target="cuda")(da, cuda.to_device(np.zeros(12)))
+
+
+def test_bound_loops_of_a_schedule_with_a_partial_tile():
+    f = pp.parse('''
+@T.prim_func
+def add_one(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        B[i] = A[i] + T.float32(1)
+''')
+    sch = pp.Schedule(f)
+    io, ii = sch.split("i", [None, 4])
+    sch.bind(io, "blockIdx.x")
+    sch.bind(ii, "threadIdx.x")
+    assert 'T.thread_binding(3, thread="blockIdx.x")' in pp.script(sch.func)
+    _equal(*K.run_both(sch.func, K.inputs(f), reference=f))
+
+
+def test_tiled_matmul_with_shared_memory_has_its_two_barriers():
+    sch = K.tiled_matmul()
+    source = codegen.build(sch.func, target="cuda").source
+    # One before the tiles are overwritten (the last step's readers), one after they
+    # are loaded; none between the two loads.
+    body = [line.strip() for line in source.splitlines()]
+    start = body.index("for k_0 in range(2):")
+    assert body[start + 1] == "cuda.syncthreads()"
+    assert body.count("cuda.syncthreads()") == 2
+    second = body.index("cuda.syncthreads()", start + 2)
+    assert body[second - 1].startswith("A_shared[") and body[second + 1] == "i_1 = cuda.threadIdx.y"
+    gpu, ref = K.run_both(sch.func, K.inputs(K.MATMUL), reference=K.MATMUL)
+    _equal(gpu, ref)
+
+
+def test_block_reduction_through_rfactor_in_shared_memory():
+    sch = K.block_row_sum()
+    source = codegen.build(sch.func, target="cuda").source
+    assert "B_rf = cuda.shared.array((4,), np.float32)" in source
+    assert source.count("cuda.syncthreads()") == 1
+    lines = [line.strip() for line in source.splitlines()]
+    assert lines[lines.index("cuda.syncthreads()") + 1] == "for k_1_wb in range(4):"
+    _equal(*K.run_both(sch.func, K.inputs(K.ROW_SUM), reference=K.ROW_SUM))
+
+
+def test_stencil_pipeline_with_a_halo_loaded_by_fewer_threads():
+    source = codegen.build(K.STENCIL, target="cuda").source
+    assert "    if cuda.threadIdx.x < 4:\n" in source  # the halo loop runs on 4 of 8 threads
+    assert source.count("cuda.syncthreads()") == 2
+    _equal(*K.run_both(K.STENCIL, K.inputs(K.STENCIL)))
+
+
+def test_options_and_what_the_target_cannot_run():
+    with pytest.raises(BuildArgumentError, match="fastmath"):
+        codegen.build(K.ELEMENTWISE, target="cuda", fastmath="full")
+    assert "@cuda.jit(fastmath=True)" in codegen.build(K.ELEMENTWISE, target="cuda",
+                                                       fastmath=True).source
+    nested = pp.parse('''
+@T.prim_func
+def nested(A: T.Buffer((4, 4), "float32")):
+    for i in T.thread_binding(4, thread="threadIdx.x"):
+        for j in T.thread_binding(4, thread="threadIdx.x"):
+            A[i, j] = T.float32(1)
+''')
+    with pytest.raises(BuildError, match="'j' is bound to threadIdx.x inside another loop "
+                                         "bound to it"):
+        codegen.build(nested, target="cuda")
+    global_inside = pp.parse('''
+@T.prim_func
+def scratch(A: T.Buffer((4,), "float32")):
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        X = T.alloc_buffer((1,), "float32")
+        X[0] = A[tx]
+        A[tx] = X[0] + T.float32(1)
+''')
+    with pytest.raises(BuildError, match="'X' is allocated in global memory inside a kernel"):
+        codegen.build(global_inside, target="cuda")
