@@ -104,3 +104,39 @@ def test_a_no_op_question_first_leaves_the_counterexample_alone():
     (at,) = got.counterexample.instances
     # Keeping the then branch at l = 2 stores A[(4 - m) % 4 // 2], not A[2]: any m shows it.
     assert at.indices["l"] == 2 and at.indices["m"] in (0, 1, 2)
+
+
+FUZZ_1267 = """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+      C: T.Buffer((8,), "float32"), n: T.int32):
+    for i0 in T.serial(6):
+        if i0 < n:
+            C[i0 + 2] = A[i0 + 2] + B[0] + 3.0
+    for i2 in T.serial(2):
+        if i2 % 2 == 0:
+            C[1 - i2] = B[i2 + 3] + 1.0
+        if i2 < n:
+            C[i2 + 2] = 1.0
+"""
+
+
+def test_a_no_op_counterexample_names_the_same_parameters_in_any_order():
+    # The fuzz (seed 0, case 1267): asked first, is_no_op reads the flows of the elements
+    # the statement writes (no `n` in them); after a question about the loop it reads
+    # the whole function's, where `n` is a parameter, and the answer said "params: n=0".
+    def question(f):
+        (loop,) = [s for s in walk(f.body) if isinstance(s, n.For) and s.var.name == "i2"]
+        return loop, loop.body.stmts[0]
+
+    fresh = pp.parse(FUZZ_1267)
+    want = analyses.is_no_op(fresh, question(fresh)[1])
+    f = pp.parse(FUZZ_1267)
+    loop, stmt = question(f)
+    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)  # it writes C[1..3]
+    got = analyses.is_no_op(f, stmt)
+    assert str(got) == str(want)
+    assert isinstance(got, Refuted)
+    cex = got.counterexample
+    assert [i.statement for i in cex.instances] == ["S1", "END"]
+    assert cex.element.buffer == "C" and cex.element.indices == (1,) and cex.params == {}
