@@ -36,25 +36,37 @@ the FPU's peak), the build time
 in-process caches dropped), and a correctness check against float64.  Last,
 issue 12's targets, each met or missed by how much, from the same run.
 
+numpy's OpenBLAS is told its CPU by ``OPENBLAS_CORETYPE`` (and cache size by
+``OPENBLAS_L2_SIZE``) on some machines, which forces its AVX2 kernel on an
+AVX-512 machine (half the sgemm rate): the script re-executes itself without
+both before numpy loads.
+
 Run: ``python benchmarks/bench_kernels.py [--quick] [--json PATH]``.
 """
 
 from __future__ import annotations
 
-import argparse
-import atexit
-import json
 import os
-import platform
-import shutil
-import statistics
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-import numba
-import numpy as np
+_FORCED = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+if any(name in os.environ for name in _FORCED):  # before numpy loads OpenBLAS
+    for name in _FORCED:
+        os.environ.pop(name, None)
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+import argparse  # noqa: E402
+import atexit  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

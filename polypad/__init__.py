@@ -36,11 +36,12 @@ from polypad.ir.verify import verify
 from polypad.layout import AXIS_SEPARATOR, IndexMap
 from polypad.schedule import Schedule
 from polypad.script import T, ir_module, parse, prim_func
+from polypad.tuner import autoschedule
 
 __all__ = [
     "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",
     "structural_equal", "assert_structural_equal", "verify", "transform", "errors", "ir",
     "PolypadError", "ParseError", "VerifyError", "NotAffineError", "NonInjectiveError",
     "IllegalTransformError", "NotFoundError", "BudgetExceeded", "default_budget",
-    "set_default_budget",
+    "set_default_budget", "autoschedule",
 ]

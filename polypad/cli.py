@@ -5,6 +5,9 @@
     polypad remove-branching FILE.py [--func NAME] [--strict-ieee]
                                           the function with every removable
                                           conditional removed, and why
+    polypad tune FILE.py [--func NAME] [--budget S] [--log F] [--scheduler ADDRESS]
+                                          search a fast legal schedule (autoschedule)
+    polypad build FILE.py --log F         the kernel of the best logged schedule
     polypad demo [--rows R --cols C]      row_summation end to end, timed
 
 ``check`` and ``build`` read at most :data:`MAX_INPUT_BYTES` of FILE, decode it
@@ -233,13 +236,75 @@ def remove_branching(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    """Print the Numba kernel source of each function."""
+    """Print the Numba kernel source of each function; with ``--log``, of the best
+    schedule logged for it (``polypad tune``)."""
     import codegen
 
     for func in _load(args.file, args.func):
-        print(f"# function {func.name}")
+        if args.log is not None:
+            from polypad.tuner import best_logged
+
+            sch = best_logged(func, args.log)
+            if sch is None:
+                raise _BadInput(f"{args.log} holds no schedule of {func.name}; run "
+                                f"polypad tune {args.file} --log {args.log} first")
+            print(f"# function {func.name}, schedule {sch.tuning.best_key} from {args.log}")
+            for line in str(sch.trace).splitlines():
+                print(f"#   {line}")
+            func = sch.func
+        else:
+            print(f"# function {func.name}")
         print(codegen.build(func).source)
     return EXIT_OK
+
+
+def tune(args: argparse.Namespace) -> int:
+    """Search a schedule of each function (``polypad.autoschedule``), with a progress
+    line on stderr; print the best schedule's trace and time."""
+    from polypad.tuner import autoschedule
+
+    client = None
+    if args.scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise _BadInput("--scheduler needs Dask: pip install 'polypad[distributed]'"
+                            ) from None
+        client = Client(args.scheduler)
+    try:
+        for func in _load(args.file, args.func):
+            sch = autoschedule(func, budget_s=args.budget, log=args.log, seed=args.seed,
+                               client=client, workers=args.workers, progress=_progress(),
+                               max_candidates=args.max_candidates)
+            print(file=sys.stderr)
+            print(f"# function {func.name}")
+            for line in sch.tuning.summary().splitlines():
+                print(f"# {line}")
+            print(str(sch.trace) or "# the plain nest: no step")
+    finally:
+        if client is not None:
+            client.close()
+    return EXIT_OK
+
+
+def _progress():
+    """A progress line on stderr: a bar of candidates tried, the best so far."""
+    tty = sys.stderr.isatty()
+
+    def show(tuning) -> None:
+        from polypad.tuner.report import seconds_text
+
+        tried = len(tuning.tried)
+        width = 24
+        filled = int(width * tried / tuning.space) if tuning.space else width
+        best = (f"best {seconds_text(tuning.best_seconds)} ({tuning.best_key})"
+                if tuning.best_seconds else "no time yet")
+        line = (f"[{'#' * filled}{'.' * (width - filled)}] {tried}/{tuning.space} tried, "
+                f"{tuning.measured} timed, {best}")
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=sys.stderr,
+              flush=True)
+
+    return show
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -290,11 +355,36 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "or one @I.ir_module class")
         p.add_argument("--func", metavar="NAME", default=None,
                        help="only the function NAME (default: every function)")
+        if name == "build":
+            p.add_argument("--log", metavar="F", default=None,
+                           help="emit the kernel of the best schedule in the tuning log F "
+                                "(written by polypad tune)")
         if name == "remove-branching":
             p.add_argument("--strict-ieee", action="store_true",
                            help="compare floats as IEEE values, bit for bit (0 * inf is "
                                 "NaN), not as reals")
         p.set_defaults(handler=handler)
+    p = sub.add_parser("tune", help="search a fast legal schedule (autoschedule)",
+                       epilog=_epilog(), formatter_class=formatter,
+                       description="Search the schedules of each function, built from the\n"
+                                   "legality-checked primitives, checked against the reference\n"
+                                   "executor and timed; print the best one's trace.  FILE is\n"
+                                   "read as text and never imported or run.")
+    p.add_argument("file", metavar="FILE", help="a kernel file of @T.prim_func functions")
+    p.add_argument("--func", metavar="NAME", default=None,
+                   help="only the function NAME (default: every function)")
+    p.add_argument("--budget", metavar="S", type=float, default=60.0,
+                   help="seconds of search per function (default 60)")
+    p.add_argument("--log", metavar="F", default=None,
+                   help="the tuning log (JSON lines): resumed, appended, reused")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="compile and time on the Dask cluster of this scheduler")
+    p.add_argument("--seed", type=int, default=0, help="the order of the search (default 0)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="local compile processes (default: one per core; 0: none)")
+    p.add_argument("--max-candidates", metavar="N", type=_positive_int, default=None,
+                   help="stop after trying N candidates (besides the budget)")
+    p.set_defaults(handler=tune)
     p = sub.add_parser("demo", help="row_summation end to end: parse, model, Numba, timing",
                        epilog=_epilog(), formatter_class=formatter,
                        description="Take the bundled row_summation example through parse,\n"

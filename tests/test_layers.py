@@ -51,6 +51,7 @@ LAYERS = [
     ("transform", ["polypad.transform"]),
     ("schedule", ["polypad.schedule"]),
     ("codegen", ["codegen"]),
+    ("tuner", ["polypad.tuner"]),
     ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
                "polypad.viz", "polypad.tvm"]),
 ]

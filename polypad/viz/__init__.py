@@ -27,6 +27,8 @@ from .sets import plot_set
 from .svg import Svg
 from .timing import plot_timing
 from .touched import plot_touched
+from .tuning import live_progress, plot_speedups, plot_tuning
 
-__all__ = ["Svg", "highlight", "interact_set", "plot_counterexample", "plot_dependences",
-           "plot_layout", "plot_set", "plot_timing", "plot_touched"]
+__all__ = ["Svg", "highlight", "interact_set", "live_progress", "plot_counterexample",
+           "plot_dependences", "plot_layout", "plot_set", "plot_speedups", "plot_timing",
+           "plot_touched", "plot_tuning"]

@@ -18,6 +18,7 @@ from polypad.errors import PolypadError
 
 from .highlight import highlight
 from .tables import BOX, MUTED, html_table, shape_text
+from .tuning import tuning_html
 
 _BADGE = {"proved": "#2ca02c", "refuted": "#d62728", "unknown": "#b8860b"}
 
@@ -52,8 +53,11 @@ def schedule_html(schedule) -> str:
              for k, step in enumerate(schedule.trace, 1)]
     trace = html_table(("#", "primitive", "arguments"), steps) if steps else \
         "<p><i>no primitive applied yet</i></p>"
+    tuning = getattr(schedule, "tuning", None)  # what autoschedule found, and how
+    found = tuning_html(tuning) if tuning is not None else ""
     return (f'<div style="{BOX}"><b>Schedule</b> of <code>{escape(schedule.func.name)}</code>'
-            f"{highlight(script(schedule.func))}<b>trace</b> ({len(steps)} steps){trace}</div>")
+            f"{found}{highlight(script(schedule.func))}<b>trace</b> ({len(steps)} steps)"
+            f"{trace}</div>")
 
 
 def counterexample_html(counterexample, func=None) -> str:

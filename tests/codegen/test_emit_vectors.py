@@ -144,7 +144,10 @@ def test_the_slp_flag_is_set_only_while_a_marked_kernel_compiles():
 def _asm(func, tmp_path, monkeypatch, edit=lambda source: source) -> str:
     monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
     kernel = codegen.build(func)
-    dispatcher = compile_kernel(kernel.func, edit(kernel.source))
+    # A line of its own makes the module new to this process too: a kernel another
+    # test loaded (from another cache, perhaps without its machine code) is not reused.
+    fresh = edit(kernel.source) + f"\n# compiled afresh in {tmp_path.name}\n"
+    dispatcher = compile_kernel(kernel.func, fresh)
     return "\n".join(dispatcher.inspect_asm().values())
 
 

@@ -182,10 +182,10 @@ def test_what_targets_share_imports_no_target_and_the_semantics_no_analyses(monk
               and e.target.startswith(("analyses", "codegen", "polypad.transform",
                                        "polypad.schedule", "polypad.viz"))]
     assert not wrong, "\n".join(wrong)
-    # Nothing below codegen imports it, and no circle of imports goes through it or
-    # through the semantics.
+    # Nothing below codegen imports it (the tuner, a layer above, builds and times
+    # kernels), and no circle of imports goes through it or through the semantics.
     assert not [str(e) for e in edges if e.target.startswith("codegen")
-                and not e.source.startswith("codegen")
+                and not e.source.startswith(("codegen", "polypad.tuner"))
                 and e.source not in ("polypad.cli", "polypad.demo")]
     assert graph.involving(graph.cycles(edges), ["codegen", "polypad.semantics"]) == []
     # Nor where `from PACKAGE import name` counts as an import of the package too.

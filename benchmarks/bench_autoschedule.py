@@ -1,0 +1,215 @@
+"""autoschedule against the plain nest, the hand schedules and numpy, in one run.
+
+For each kernel: the plain loop nest, the hand schedule (the recipe of
+docs/schedules.md, or ``polypad.examples.conv_layer.schedule`` for the conv
+layer), what ``polypad.autoschedule`` finds with ``--budget`` seconds, and the
+numpy peer (BLAS for matmul, im2col + BLAS for the conv layer), each the median
+of ``--repeat`` calls after a warm-up, all built with the Numba target and timed
+in this process one after another.  Then the search's seconds and how many
+candidates it timed.  Each search checks its candidates against the reference
+executor on the same kernel at the recipe's small sizes (``small=``).
+
+The kernels: matmul, row sum, transpose, the two-stage blur (docs/schedules.md's
+recipes at their sizes, smaller with ``--quick``) and the seed-004 conv layer.
+``--zoo`` takes the kernels of benchmarks/zoo.py instead (bench_zoo.py's list,
+with its hand schedules and peers; the reference check at its tiny sizes).
+TODO: make the zoo the default once its tiny sizes suit the tile factors (a
+trace that does not replay at the tiny sizes drops its candidate).
+
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are unset before numpy loads, so
+that OpenBLAS picks its kernel for this CPU (issue 25's peer).  Timings taken on
+a shared machine are noisy: compare the columns of one run, not runs.
+
+With ``--dask N``, last: the same N candidates of the matmul (at 256^3) searched
+on a ``LocalCluster`` of one worker process and of two, and the ratio of the
+search times (issue 25 asks for 1.5x with two, compiling dominating).
+
+Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME]
+[--dask N]``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+    os.environ.pop(_name, None)
+
+import argparse  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import codegen  # noqa: E402
+import polypad as pp  # noqa: E402
+from analyses.witness_inputs import make_inputs  # noqa: E402
+from polypad.examples import conv_layer  # noqa: E402
+
+DOC = (ROOT / "docs" / "schedules.md").read_text()
+RECIPES = DOC[DOC.index("\n## Recipes\n"):]
+
+
+def recipe(heading: str) -> dict:
+    """The namespace of the recipe under ``### heading`` in docs/schedules.md."""
+    start = RECIPES.index(f"\n### {heading}\n")
+    block = re.search(r"```python\n(.*?)```", RECIPES[start:], re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, f"schedules.md: {heading}", "exec"), namespace)
+    return namespace
+
+
+def blur_peer(A, B):
+    bx = (A[:, :-2] + A[:, 1:-1] + A[:, 2:]) / np.float32(3)
+    B[...] = (bx[:-2] + bx[1:-1] + bx[2:]) / np.float32(3)
+
+
+def conv_peer(input, filter, bias, relu):
+    """relu(conv + bias) as numpy writes it: im2col (a copy), one BLAS sgemm, bias, relu."""
+    n, hp, wp, ci = input.shape
+    windows = np.lib.stride_tricks.sliding_window_view(input, (3, 3), axis=(1, 2))
+    cols = windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * (hp - 2) * (wp - 2), 9 * ci)
+    weights = filter.transpose(1, 2, 0, 3).reshape(9 * ci, -1)
+    out = cols @ weights
+    out += bias
+    np.maximum(out, 0, out=out)
+    relu[...] = out.reshape(relu.shape)
+
+
+def kernels(quick: bool) -> list[dict]:
+    """name, plain function, small function, hand schedule, numpy peer."""
+    out = []
+    for heading, name, sizes, peer in (
+            ("Matmul", "matmul", dict(n=256) if quick else None,
+             lambda A, B, C: np.matmul(A, B, out=C)),
+            ("Row reduction", "row sum", dict(n=1024, m=1022) if quick else None,
+             lambda A, B: A.sum(axis=1, out=B)),
+            ("Transpose", "transpose", dict(n=1024) if quick else None,
+             lambda A, B: np.copyto(B, A.T)),
+            ("Stencil and pipeline", "blur", dict(h=1024, w=1024) if quick else None,
+             blur_peer)):
+        ns = recipe(heading)
+        out.append(dict(name=name, func=ns["kernel"](**(sizes or ns["SIZES"])),
+                        small=ns["kernel"](**ns["SMALL"]), hand=ns["schedule"], peer=peer))
+    sizes = dict(conv_layer.HALIDE_SIZES)
+    if quick:
+        sizes.update(n=1, ci=32, co=64, w=50, h=20)
+    out.append(dict(name="conv layer", func=conv_layer.conv_layer(**sizes),
+                    small=conv_layer.conv_layer(n=1, ci=4, co=64, w=10, h=4),
+                    hand=lambda f: conv_layer.schedule(f), peer=conv_peer))
+    return out
+
+
+def zoo_kernels(quick: bool) -> list[dict]:
+    """The kernels of benchmarks/zoo.py, as :func:`kernels` gives its own."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from zoo import ZOO
+
+    return [dict(name=z.name, func=z.kernel(**(z.quick if quick else z.sizes)),
+                 small=z.kernel(**z.tiny), hand=z.schedule, peer=z.peer) for z in ZOO]
+
+
+def median_s(call, args, repeat: int) -> float:
+    """The median seconds of ``repeat`` calls on fresh copies of ``args``, after a warm-up."""
+    call(*[np.copy(a) for a in args])
+    times = []
+    for _ in range(repeat):
+        fresh = [np.copy(a) for a in args]
+        start = time.perf_counter()
+        call(*fresh)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
+    func = kernel["func"]
+    args = make_inputs(func, np.random.default_rng(0))
+    plain = codegen.build(func).compile()
+    hand = codegen.build(kernel["hand"](func).func).compile()
+    start = time.perf_counter()
+    sch = pp.autoschedule(func, budget_s=budget, small=kernel["small"], log=log)
+    search_s = time.perf_counter() - start
+    auto = codegen.build(sch.func).compile()
+    times = {label: median_s(call, args, repeat)
+             for label, call in (("plain", plain), ("hand", hand), ("auto", auto),
+                                 ("numpy", kernel["peer"]))}
+    return dict(name=kernel["name"], **times, search_s=search_s,
+                measured=sch.tuning.measured, space=sch.tuning.space,
+                refused=sum(sch.tuning.refused.values()), trace=str(sch.trace))
+
+
+def dask_rows(candidates: int) -> None:
+    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers."""
+    from distributed import Client, LocalCluster
+
+    func = recipe("Matmul")["kernel"](n=256)
+    seconds = {}
+    for workers in (1, 2):
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
+            start = time.perf_counter()
+            sch = pp.autoschedule(func, budget_s=3600, max_candidates=candidates,
+                                  client=client, small=recipe("Matmul")["kernel"](n=64))
+            seconds[workers] = time.perf_counter() - start
+            print(f"# LocalCluster of {workers}: {len(sch.tuning.tried)} candidates in "
+                  f"{seconds[workers]:.1f} s", flush=True)
+    print(f"# two workers / one: {seconds[1] / seconds[2]:.2f}x faster")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:9.2f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=60.0, help="search seconds per kernel")
+    parser.add_argument("--repeat", type=int, default=7, help="timed calls per column")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--only", default=None, help="only the kernel of this name")
+    parser.add_argument("--log", default=None, help="a tuning log to use and extend")
+    parser.add_argument("--zoo", action="store_true",
+                        help="the kernels of benchmarks/zoo.py instead of this script's")
+    parser.add_argument("--dask", type=int, default=0, metavar="N",
+                        help="also search N candidates on LocalClusters of 1 and 2 workers")
+    args = parser.parse_args(argv)
+    print(f"# autoschedule, budget {args.budget:g} s per kernel, median of {args.repeat} "
+          f"calls; {os.cpu_count()} cores; numpy {np.__version__}")
+    print("# times in ms; auto/hand = hand time / auto time, auto/numpy = numpy time / auto "
+          "time (above 1: autoschedule is faster)")
+    header = (f"{'kernel':<11} | {'plain':>9} | {'hand':>9} | {'auto':>9} | {'numpy':>9} | "
+              f"{'auto/hand':>9} | {'auto/numpy':>10} | {'search s':>8} | measured")
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for kernel in (zoo_kernels if args.zoo else kernels)(args.quick):
+        if args.only and kernel["name"] != args.only:
+            continue
+        try:
+            r = run(kernel, args.budget, args.repeat, args.log)
+        except pp.PolypadError as error:
+            print(f"{kernel['name']:<11} | not tuned: {type(error).__name__}: "
+                  f"{str(error).splitlines()[0][:120]}", flush=True)
+            continue
+        rows.append(r)
+        print(f"{r['name']:<11} | {ms(r['plain'])} | {ms(r['hand'])} | {ms(r['auto'])} | "
+              f"{ms(r['numpy'])} | {r['hand'] / r['auto']:9.2f} | {r['numpy'] / r['auto']:10.2f}"
+              f" | {r['search_s']:8.1f} | {r['measured']} of {r['space']} "
+              f"({r['refused']} refused)", flush=True)
+    print()
+    if args.dask:
+        dask_rows(args.dask)
+    for r in rows:
+        print(f"# {r['name']}: autoschedule's trace")
+        for line in (r["trace"] or "(the plain nest)").splitlines():
+            print(f"#   {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

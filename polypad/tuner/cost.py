@@ -1,0 +1,172 @@
+"""The cost model: an analytic estimate of a candidate's run time, to rank the space.
+
+Analytic, not learned, because a learned model needs hundreds of measurements
+of this machine before it ranks better than first principles (Adams et al.
+trained on thousands of random programs), and a 60-second budget affords a
+few dozen.  The model only orders the candidates; measurement decides, and
+the search also measures a seeded share of candidates the model ranks low
+(:mod:`.search`), so a wrong estimate costs time, not the result.
+
+The estimate is a product of first-order effects, each from what isl said of
+the nest (:mod:`.nest`), in arbitrary units per statement instance:
+
+- vector lanes: a vectorized loop whose accesses all move by one element or
+  not at all runs ``min(lanes, extent)`` instances per instruction (at 80%);
+  one with a gather or a stride gains little (``GATHER``);
+- cores: a parallel loop divides by ``min(cores, its extent)`` (at 90%);
+- memory: a stage whose innermost loop strides through memory (an ``other``
+  access) over more than ``CACHE_ELEMENTS`` costs ``STRIDE_PENALTY`` times
+  more, unless a tile of its two innermost spatial loops keeps that access in
+  cache;
+- register tiles: a reduction moved outside a tile that fits in the vector
+  registers keeps the tile's accumulators there (``REGISTER_GAIN``); a tile
+  too large for them spills (``SPILL``);
+- a tile factor that does not divide its loop leaves a guarded tail, whose
+  loops have no constant extent (``TAIL``);
+- a parallel loop costs a fixed ``PARALLEL_OVERHEAD`` per call (waking the
+  threads), which a small kernel does not win back;
+- a producer computed inside the root's loops is recomputed on the halo of
+  each tile, and runs where the root runs (its cores, its cache).
+"""
+
+from __future__ import annotations
+
+from .nest import Nest, StageInfo
+from .space import Candidate, fuses
+
+GATHER = 2.0
+STRIDE_PENALTY = 4.0
+CACHE_ELEMENTS = 1 << 16
+REGISTER_GAIN = 0.5
+SPILL = 1.5
+PARALLEL_OVERHEAD = 20_000.0
+REGISTERS = 24
+TAIL = 1.5  # vector registers a tile's accumulators may hold (of AVX-512's 32)
+
+
+def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
+    """The model's run time of ``cand`` (units of one scalar statement instance)."""
+    root = nest.root
+    cost = _stage_cost(root, cand, cores, tiled=bool(cand.tile_inner and cand.tile_outer))
+    parallel = cand.parallel and _parallel_extent(root, cand) > 1
+    for producer, at in zip(nest.producers, cand.at):
+        inside = at >= 0
+        # Computed at a loop, the producer's tile is what the root's loops inside it span.
+        tile = _inside(root, cand, at) if inside else producer.instances
+        width = min(tile, producer.lanes)
+        stage = _stage_cost(producer, Candidate(vectorize=cand.vectorize,
+                                                reduction=cand.producer_reduction,
+                                                tile_inner=width, tile_outer=1),
+                            cores, tiled=inside, tile=tile)
+        if inside:
+            # A producer read at offsets (a stencil's) covers more points than the root:
+            # computed per tile, it computes the tile's halo again.
+            if _points(producer) > _points(root):
+                stage *= 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
+            if parallel:
+                stage /= min(cores, _parallel_extent(root, cand)) * 0.9
+        elif cand.parallel:
+            stage /= cores * 0.9
+        cost += stage
+    return cost + (PARALLEL_OVERHEAD if cand.parallel else 0.0)
+
+
+def _points(stage: StageInfo) -> int:
+    total = 1
+    for loop in stage.spatial:
+        total *= loop.extent or 64
+    return total
+
+
+def _parallel_extent(stage: StageInfo, cand: Candidate) -> int:
+    spatial = stage.spatial
+    if not spatial:
+        return 1
+    first = spatial[0].extent or 64
+    if len(spatial) == 1 and cand.tile_inner and not cand.rfactor:
+        return -(-first // cand.tile_inner)
+    if len(spatial) == 2 and cand.tile_outer and not cand.rfactor:
+        return -(-first // cand.tile_outer)
+    if len(spatial) >= 2 and first < 8:
+        first *= spatial[1].extent or 64
+    return first
+
+
+def _inside(root: StageInfo, cand: Candidate, at: int) -> int:
+    """How many elements of the root the loops inside its ``at``-th outer loop span."""
+    spatial = [loop.extent or 64 for loop in root.spatial]
+    if cand.rfactor or not spatial:
+        sizes = spatial
+        outer_count = len(spatial)
+    else:
+        u = spatial[-2:-1]
+        v = spatial[-1]
+        outer = spatial[:-2] + ([-(-u[0] // cand.tile_outer)] if u and cand.tile_outer else u)
+        outer += [-(-v // cand.tile_inner)] if cand.tile_inner else []
+        inner = ([cand.tile_outer] if u and cand.tile_outer else [])
+        inner += [cand.tile_inner or v]
+        sizes = outer + inner
+        outer_count = len(outer)
+    if cand.parallel and outer_count >= 2 and fuses_first(spatial, cand):
+        sizes = [sizes[0] * sizes[1], *sizes[2:]]
+    total = 1
+    for extent in sizes[at + 1:]:
+        total *= extent
+    return total
+
+
+def fuses_first(spatial: list[int], cand: Candidate) -> bool:
+    """Whether the parallel outermost loop is fused with the next (:func:`.space.fuses`)."""
+    return fuses(spatial[0])
+
+
+def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
+                tile: int | None = None) -> float:
+    instances = float(stage.instances)
+    spatial, reduction = stage.spatial, stage.reduction
+    lanes = stage.lanes
+    speed = 1.0
+    if cand.rfactor and reduction:
+        vector = reduction[-1]
+        if cand.vectorize:
+            speed *= _lanes(vector.strides, min(lanes, cand.rfactor))
+    elif cand.vectorize and spatial:
+        vector = spatial[-1]
+        width = cand.tile_inner or vector.extent or lanes
+        speed *= _lanes(vector.strides, min(lanes, width))
+    elif spatial and stage.loops[-1] is spatial[-1] and "other" not in spatial[-1].strides:
+        speed *= 2.0  # LLVM may vectorize a unit-stride innermost loop by itself
+    if cand.parallel and spatial:
+        speed *= min(cores, _parallel_extent(stage, cand)) * 0.9
+    innermost = stage.loops[-1] if stage.loops else None
+    if (innermost is not None and "other" in innermost.strides
+            and instances > CACHE_ELEMENTS and not tiled):
+        speed /= STRIDE_PENALTY
+    if cand.reduction == "outer" and reduction and spatial:
+        if tile is None:
+            tile = (cand.tile_inner or spatial[-1].extent or lanes) * (cand.tile_outer or 1)
+        speed *= (1 / REGISTER_GAIN) if tile / lanes <= REGISTERS else 1 / SPILL
+        if cand.cache_write:
+            speed *= 1.1
+    if cand.unroll:
+        speed *= 1.05
+    if _tail(spatial, cand):
+        speed /= TAIL
+    return instances / speed
+
+
+def _tail(spatial, cand: Candidate) -> bool:
+    """Whether a tile factor leaves a tail: a guard in the tile's loops, which then
+    have no constant extent to unroll or vectorize cleanly."""
+    if cand.rfactor or not spatial:
+        return False
+    v = spatial[-1].extent
+    u = spatial[-2].extent if len(spatial) >= 2 else None
+    return bool((cand.tile_inner and v and v % cand.tile_inner)
+                or (cand.tile_outer and u and u % cand.tile_outer))
+
+
+def _lanes(strides: tuple[str, ...], width: int) -> float:
+    if all(s in ("unit", "zero") for s in strides):
+        return max(1.0, 0.8 * width)
+    return GATHER

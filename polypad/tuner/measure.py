@@ -1,0 +1,207 @@
+"""Compiling a candidate and timing it: the work a runner hands to a process.
+
+:func:`compile_candidate` builds a candidate from the primitives
+(:mod:`.realize`), checks its results against the reference before anything
+is timed, and compiles its Numba kernel, which lands in the on-disk kernel
+cache (:mod:`codegen.numba.compiler`), so that a later process on the same
+machine loads it without compiling.  :func:`time_candidate` then times it:
+one call first, and where that is not already far slower than the best so
+far, the median of several more (``codegen.timing.measure``: fresh copies of
+the written arrays for each call, the garbage collector off).
+
+The check: the outputs of the candidate on random inputs against those of the
+reference executor (``codegen.build(f, target="python")``), computed once per
+search.  The reference runs the tuned function itself where it is small
+(:data:`REFERENCE_INSTANCES`); otherwise the trace is replayed on ``small``,
+the same kernel at small sizes, when the caller gives one; otherwise the
+candidate is checked against the plain function's Numba kernel at full size,
+and the search says so (:attr:`Check.against`).  Float results may differ by
+the reassociation a candidate's ``rfactor`` accepts, within :data:`RTOL`.
+
+Everything here is a plain function of picklable values, so that a process
+pool and Dask run the same code.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+
+from .nest import Nest
+from .realize import Refused, realize
+from .space import Candidate
+
+#: The reference executor runs the tuned function itself up to this many statement
+#: instances (about a second of the interpreter).
+REFERENCE_INSTANCES = 60_000
+RTOL = 1e-3
+#: Calls of a candidate are timed until they add up to about this many seconds.
+TIMED_SECONDS = 0.25
+MIN_CALLS, MAX_CALLS = 3, 15
+#: A candidate whose first call is this many times slower than the best is not
+#: timed further; nor one whose first call takes this many seconds (its noise is
+#: small beside its length, and the budget is better spent on others).
+CUT = 4.0
+LONG_CALL = 0.5
+
+
+@dataclass
+class Check:
+    """What candidates are checked against: ``func`` run on inputs from ``seed``
+    must give ``expected`` (the written arrays, by parameter index)."""
+
+    func: n.PrimFunc
+    seed: int
+    expected: dict[int, np.ndarray]
+    against: str  # "reference executor" or "plain Numba kernel"
+    replay: bool  # the trace is replayed on ``func`` (a smaller instance)
+
+
+@dataclass
+class Compiled:
+    """A candidate after :func:`compile_candidate`."""
+
+    candidate: Candidate
+    status: str  # "ok", "refused", "wrong" or "error"
+    detail: str = ""
+    primitive: str | None = None  # the refused primitive
+    trace: list = field(default_factory=list)  # the steps, as JSON values
+    func: n.PrimFunc | None = None  # the scheduled function, at full size
+    compile_s: float = 0.0
+    skipped: list[str] = field(default_factory=list)
+    where: str = ""  # the worker that compiled it (Dask), "" for this machine
+
+
+def inputs(func: n.PrimFunc, seed: int) -> list:
+    """Random arguments of ``func``, the same for the same seed in every process."""
+    from analyses.witness_inputs import make_inputs
+
+    return make_inputs(func, np.random.default_rng(seed))
+
+
+def written(func: n.PrimFunc) -> list[int]:
+    """The indices of the parameters ``func`` writes."""
+    from codegen.calling import written_buffers
+
+    out = written_buffers(func)
+    return [k for k, p in enumerate(func.params) if p in out]
+
+
+def outputs(kernel, func: n.PrimFunc, seed: int) -> dict[int, np.ndarray]:
+    """The arrays ``kernel`` writes when run on :func:`inputs` of ``func``."""
+    args = inputs(func, seed)
+    kernel(*args)
+    return {k: np.asarray(args[k]) for k in written(func)}
+
+
+def trace_json(trace) -> list:
+    """A trace's steps as JSON values: ``[primitive, [[name, value], ...]]``."""
+    return [[step.primitive, [[k, _json(v)] for k, v in step.args]] for step in trace]
+
+
+def _json(value):
+    if isinstance(value, tuple | list):
+        return [_json(v) for v in value]
+    return value
+
+
+def trace_from_json(steps) -> object:
+    """The :class:`~polypad.schedule.Trace` :func:`trace_json` wrote; ``ValueError``
+    for anything else."""
+    from polypad.schedule import Step, Trace
+
+    if not isinstance(steps, list):
+        raise ValueError("a trace is a list of steps")
+    out = []
+    for step in steps:
+        if (not isinstance(step, list) or len(step) != 2 or not isinstance(step[0], str)
+                or not isinstance(step[1], list)):
+            raise ValueError(f"not a step: {step!r}")
+        args = []
+        for pair in step[1]:
+            if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str):
+                raise ValueError(f"not an argument: {pair!r}")
+            args.append((pair[0], pair[1]))
+        out.append(Step(step[0], tuple(args)))
+    return Trace(out)
+
+
+def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check: Check
+                      ) -> Compiled:
+    """Build ``candidate`` on ``func``, check it, compile it (see the module docstring)."""
+    import codegen
+
+    start = time.perf_counter()
+    try:
+        built = realize(func, nest, candidate)
+    except Refused as refused:
+        return Compiled(candidate, "refused", refused.reason, primitive=refused.primitive)
+    except Exception as error:  # a bug in the tuner drops the candidate, not the search
+        return Compiled(candidate, "error", f"internal: {type(error).__name__}: {error}")
+    sch = built.schedule
+    steps = trace_json(sch.trace)
+    try:
+        checked = sch.trace.apply_to(check.func).func if check.replay else sch.func
+        got = outputs(codegen.build(checked), check.func, check.seed)
+        wrong = _compare(got, check.expected)
+        if wrong:
+            return Compiled(candidate, "wrong", wrong, trace=steps, skipped=built.skipped)
+        kernel = codegen.build(sch.func)
+        kernel.compile()
+    except Exception as error:  # PolypadError from a build; anything else is a bug
+        kind = "" if isinstance(error, PolypadError) else "internal: "
+        return Compiled(candidate, "error", f"{kind}{type(error).__name__}: {error}",
+                        trace=steps, skipped=built.skipped)
+    return Compiled(candidate, "ok", trace=steps, func=sch.func,
+                    compile_s=time.perf_counter() - start, skipped=built.skipped)
+
+
+def _compare(got: dict, expected: dict) -> str:
+    for k, want in expected.items():
+        have = got[k]
+        if np.issubdtype(want.dtype, np.floating):
+            scale = float(np.max(np.abs(want))) if want.size else 0.0
+            same = np.allclose(have, want, rtol=RTOL, atol=RTOL * max(scale, 1.0),
+                               equal_nan=True)
+        else:
+            same = np.array_equal(have, want)
+        if not same:
+            bad = int(np.argmax(np.abs(have.astype(float) - want.astype(float)).ravel()))
+            return (f"parameter {k}: element {bad} is {have.ravel()[bad]!r}, the reference "
+                    f"gives {want.ravel()[bad]!r}")
+    return ""
+
+
+def time_candidate(func: n.PrimFunc, seed: int, best: float | None) -> list[float]:
+    """The seconds of timed calls of scheduled ``func`` on :func:`inputs`: one call, and
+    unless that is :data:`CUT` times slower than ``best`` or longer than
+    :data:`LONG_CALL`, a median's worth more."""
+    import codegen
+    from codegen.timing import measure
+
+    kernel = codegen.build(func).compile()
+    args = inputs(func, seed)
+    first = measure(kernel, *args, repeat=1).runs
+    if (best is not None and first[0] > CUT * best) or first[0] >= LONG_CALL:
+        return list(first)
+    calls = int(min(MAX_CALLS, max(MIN_CALLS, TIMED_SECONDS / max(first[0], 1e-9))))
+    return list(measure(kernel, *args, repeat=calls).runs)
+
+
+def make_check(func: n.PrimFunc, nest: Nest, small: n.PrimFunc | None, seed: int) -> Check:
+    """The :class:`Check` of a search of ``func`` (see the module docstring)."""
+    import codegen
+
+    instances = nest.root.instances + sum(p.instances for p in nest.producers)
+    if instances <= REFERENCE_INSTANCES or small is not None:
+        target = func if instances <= REFERENCE_INSTANCES else small
+        reference = codegen.build(target, target="python")
+        return Check(target, seed, outputs(reference, target, seed), "reference executor",
+                     replay=target is not func)
+    plain = codegen.build(func)
+    return Check(func, seed, outputs(plain, func, seed), "plain Numba kernel", replay=False)

@@ -1,0 +1,191 @@
+"""What the search needs to know of a function: its stages, their loops, and how
+each loop walks memory.
+
+A *stage* is a block.  The *root* is the last block, whose loops the search
+tiles; its *producers* are the earlier blocks that write a buffer the function
+allocates and the root reads, which the search may compute inside the root's
+loops.  For each loop of a stage, isl says (from the model's access relations,
+exactly) whether it is *spatial* (the stage's store moves with it) or a
+*reduction* (the store stays put while the statement reads what it writes), and
+for each access whether one step of the loop moves it by one element of the
+innermost dimension (``unit``), not at all (``zero``) or otherwise (``other``,
+a gather or a stride).  The cost model reads these; the legality of every step
+is still decided by the primitives themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
+from polypad.model import extract
+from polypad.schedule import Schedule
+
+
+@dataclass(frozen=True)
+class LoopInfo:
+    """One loop of a stage in the plain function."""
+
+    name: str  # its name in the plain function (``Schedule.get_loops``)
+    var: str  # the loop variable
+    extent: int | None  # None where it is not a constant
+    kind: str  # "spatial" or "reduction"
+    strides: tuple[str, ...]  # per access of the stage: "unit", "zero" or "other"
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """One block: its name, its loops (outermost first), what it writes."""
+
+    block: str
+    loops: tuple[LoopInfo, ...]
+    writes: str  # the buffer its last store writes
+    has_init: bool  # a reduction with an init store (or T.init) in the block
+    lanes: int  # vector lanes of 512 bits for the dtype it writes
+
+    @property
+    def spatial(self) -> tuple[LoopInfo, ...]:
+        return tuple(loop for loop in self.loops if loop.kind == "spatial")
+
+    @property
+    def reduction(self) -> tuple[LoopInfo, ...]:
+        return tuple(loop for loop in self.loops if loop.kind == "reduction")
+
+    @property
+    def instances(self) -> int:
+        total = 1
+        for loop in self.loops:
+            total *= loop.extent or 64
+        return total
+
+    def loop(self, var: str) -> LoopInfo | None:
+        return next((loop for loop in self.loops if loop.var == var), None)
+
+
+@dataclass(frozen=True)
+class Nest:
+    """The stages of a function: the root and the producers it may compute inside."""
+
+    root: StageInfo
+    producers: tuple[StageInfo, ...]
+    others: tuple[str, ...]  # blocks the search leaves where they are
+
+
+def analyze(func: n.PrimFunc) -> Nest:
+    """The :class:`Nest` of ``func``; a :class:`~polypad.errors.PolypadError` for a
+    function the search cannot take (no block, or buffers of a symbolic shape)."""
+    for param in func.params:
+        if not isinstance(param, n.Buffer):
+            raise PolypadError(f"autoschedule: {func.name} takes the scalar {param.name}; "
+                               "bind the sizes to constants first")
+        if not all(isinstance(d, int) for d in param.shape):
+            raise PolypadError(f"autoschedule: buffer {param.name} of {func.name} has a "
+                               "symbolic shape; bind the sizes to constants first")
+    blocks = [b.name for b in walk(func.body) if isinstance(b, n.Block)]
+    if not blocks:
+        raise PolypadError(f"autoschedule: {func.name} has no block to schedule; name the "
+                           "loop nest's body with T.block")
+    model = extract(func)
+    stages = {name: _stage(func, model, name) for name in blocks}
+    root = stages[blocks[-1]]
+    allocated = {a.buffer.name for a in walk(func.body) if isinstance(a, n.Allocate)}
+    read_by_root = _buffers_read(model, root.block)
+    producers = tuple(stages[b] for b in blocks[:-1]
+                      if stages[b].writes in allocated and stages[b].writes in read_by_root)
+    others = tuple(b for b in blocks[:-1] if stages[b] not in producers)
+    return Nest(root, producers, others)
+
+
+def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
+    sch = Schedule(func)
+    names = sch.get_loops(block)
+    statements = [st for st in model.statements if st.block == block and not st.is_assume]
+    if not statements:
+        raise PolypadError(f"autoschedule: block {block!r} holds no statement")
+    update = statements[-1]  # the last store: the update of a reduction, or the only one
+    (write,) = _maps(update.writes) or (None,)
+    if write is None:
+        raise PolypadError(f"autoschedule: block {block!r} stores nothing")
+    reads = _maps(update.reads)
+    written = write.get_tuple_name(isl.dim_type.out)
+    reads_itself = any(r.get_tuple_name(isl.dim_type.out) == written for r in reads)
+    loops = []
+    for name in names:
+        loop = _find_loop(func, name)
+        var = loop.var.name
+        extent = loop.extent.value if isinstance(loop.extent, n.IntImm) else None
+        store = _stride(write, var)
+        # A loop of one iteration moves nothing: spatial, so that it may be fused.
+        reduces = store == "zero" and reads_itself and extent != 1
+        kind = "reduction" if reduces else "spatial"
+        strides = tuple(_stride(m, var) for m in (write, *reads))
+        loops.append(LoopInfo(str(name), var, extent, kind, strides))
+    buffer = next(b for b in _all_buffers(func) if b.name == written)
+    bits = _bits(buffer.dtype)
+    return StageInfo(block, tuple(loops), written, has_init=len(statements) > 1,
+                     lanes=max(1, 512 // bits))
+
+
+def _find_loop(func: n.PrimFunc, name: str) -> n.For:
+    from polypad.ir.loop_names import find_named_loop
+
+    return find_named_loop(func, name)
+
+
+def _maps(union: isl.UnionMap) -> list[isl.Map]:
+    maps: list[isl.Map] = []
+    union.foreach_map(maps.append)
+    return maps
+
+
+def _stride(access: isl.Map, var: str) -> str:
+    """How one step of loop ``var`` moves ``access``: "unit", "zero" or "other"."""
+    space = access.get_space()
+    dims = [space.get_dim_name(isl.dim_type.in_, k)
+            for k in range(space.dim(isl.dim_type.in_))]
+    if var not in dims:
+        return "zero"
+    at = dims.index(var)
+    step = isl.Map.from_domain_and_range(access.domain(), access.domain())
+    for k in range(len(dims)):
+        step = step.equate(isl.dim_type.in_, k, isl.dim_type.out, k) if k != at else step
+    c = isl.Constraint.equality_alloc(step.get_space())
+    c = c.set_coefficient_val(isl.dim_type.out, at, 1)
+    c = c.set_coefficient_val(isl.dim_type.in_, at, -1).set_constant_val(-1)
+    step = step.add_constraint(c)
+    moved = step.apply_domain(access).apply_range(access)
+    deltas = moved.deltas()
+    if deltas.is_empty():
+        return "zero"
+    rank = deltas.dim(isl.dim_type.set)
+    zero = isl.Set.universe(deltas.get_space())
+    for k in range(rank):
+        zero = zero.fix_val(isl.dim_type.set, k, 0)
+    if deltas.is_subset(zero):
+        return "zero"
+    unit = zero.drop_constraints_involving_dims(isl.dim_type.set, rank - 1, 1)
+    unit = unit.fix_val(isl.dim_type.set, rank - 1, 1) if rank else unit
+    return "unit" if rank and deltas.is_subset(unit) else "other"
+
+
+def _buffers_read(model, block: str) -> set[str]:
+    names: set[str] = set()
+    for st in model.statements:
+        if st.block == block:
+            names |= {m.get_tuple_name(isl.dim_type.out) for m in _maps(st.reads)}
+    return names
+
+
+def _all_buffers(func: n.PrimFunc) -> list[n.Buffer]:
+    buffers = [p for p in func.params if isinstance(p, n.Buffer)]
+    buffers += [a.buffer for a in walk(func.body) if isinstance(a, n.Allocate)]
+    return buffers
+
+
+def _bits(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return int(digits) if digits else 32

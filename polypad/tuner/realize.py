@@ -1,0 +1,199 @@
+"""A :class:`~.space.Candidate` built as a schedule, from the checked primitives only.
+
+Each step is a primitive call on a :class:`~polypad.schedule.Schedule`, which
+decides its legality (isl, Z3) before it rewrites.  A step the candidate asks
+for (a tile, the parallel loop, the vector loop, a producer's place) is
+*required*: its refusal drops the candidate, as :class:`Refused` naming the
+primitive and the reason.  A step that only follows from others (moving a
+reduction's init out so that its loop vectorizes, vectorizing that init, a
+producer's own vector loop) is *opportunistic*: a refusal skips it and is
+counted in :attr:`Realized.skipped`.  Either way no step is applied that the
+primitives did not prove legal, so a realized candidate computes what the
+function does (up to the reassociation ``rfactor`` accepts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+from polypad.schedule import Schedule
+
+from .nest import Nest, StageInfo
+from .space import Candidate, fuses
+
+
+class Refused(Exception):
+    """A required step of a candidate was refused: ``primitive`` and ``reason``."""
+
+    def __init__(self, primitive: str, reason: str):
+        super().__init__(f"{primitive}: {reason}")
+        self.primitive = primitive
+        self.reason = reason
+
+
+@dataclass
+class Realized:
+    """A candidate built: the schedule and the opportunistic steps it skipped."""
+
+    schedule: Schedule
+    skipped: list[str] = field(default_factory=list)
+
+
+class _Builder:
+    def __init__(self, func: n.PrimFunc):
+        self.sch = Schedule(func)
+        self.skipped: list[str] = []
+        self.extent: dict[str, int | None] = {}
+
+    def need(self, primitive: str, *args, **kwargs):
+        try:
+            return getattr(self.sch, primitive)(*args, **kwargs)
+        except PolypadError as error:
+            raise Refused(primitive, f"{type(error).__name__}: {error}") from None
+
+    def may(self, primitive: str, *args, **kwargs):
+        try:
+            return getattr(self.sch, primitive)(*args, **kwargs)
+        except PolypadError:
+            self.skipped.append(primitive)
+            return None
+
+    def split(self, loop, factor: int) -> tuple:
+        extent = self.extent.get(str(loop))
+        tail = "predicate"
+        outer, inner = self.need("split", loop, [None, factor], tail=tail)
+        self.extent[str(outer)] = -(-extent // factor) if extent else None
+        self.extent[str(inner)] = factor
+        return outer, inner
+
+
+def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
+    """Build ``cand`` on ``func`` (whose analysis is ``nest``); raises :class:`Refused`."""
+    b = _Builder(func)
+    root = nest.root
+    handles = b.sch.get_loops(root.block)
+    info = dict(zip(handles, root.loops))
+    for handle, loop in info.items():
+        b.extent[str(handle)] = loop.extent
+    spatial = [h for h in handles if info[h].kind == "spatial"]
+    reduction = [h for h in handles if info[h].kind == "reduction"]
+    if cand.rfactor:
+        outer_part, order = _rfactor(b, root, spatial, reduction, cand)
+    else:
+        outer_part, order, inner_part = _tile(b, root, spatial, reduction, cand)
+    if len(cand.at) != len(nest.producers):
+        raise Refused("compute_at", "the candidate places another number of producers")
+    if cand.parallel:
+        # before the producers move in: their buffers' allocations would come between
+        # the loops that fuse
+        if (not cand.rfactor and cand.vectorize and order and inner_part
+                and order[0] is inner_part[-1]):
+            raise Refused("parallel", "the only spatial loop is the vector loop")
+        outer_part = _parallel(b, order, outer_part)
+    for producer, at in reversed(list(zip(nest.producers, cand.at))):
+        _place(b, producer, at, outer_part, cand)
+    if not cand.rfactor:
+        if cand.vectorize:
+            if not inner_part:
+                raise Refused("vectorize", "no spatial loop to vectorize")
+            b.need("vectorize", inner_part[-1])
+        if cand.unroll:
+            b.need("unroll", inner_part[0])
+    return Realized(b.sch, b.skipped)
+
+
+def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
+    outer_part: list = list(spatial[:-2])
+    inner_part: list = []
+    if len(spatial) >= 2:
+        u = spatial[-2]
+        if cand.tile_outer:
+            u0, u1 = b.split(u, cand.tile_outer)
+            outer_part.append(u0)
+            inner_part.append(u1)
+        else:
+            outer_part.append(u)
+    if spatial:
+        v = spatial[-1]
+        if cand.tile_inner:
+            v0, v1 = b.split(v, cand.tile_inner)
+            outer_part.append(v0)
+            inner_part.append(v1)
+        else:
+            inner_part.append(v)
+    middle = reduction if cand.reduction == "outer" else []
+    last = reduction if cand.reduction == "inner" else []
+    order = outer_part + middle + inner_part + last
+    if [str(h) for h in order] != [str(h) for h in b.sch.get_loops(root.block)]:
+        b.need("reorder", *order)
+    if cand.cache_write:
+        if not outer_part:
+            raise Refused("cache_write", "no loop outside the tile to cache at")
+        b.need("cache_write", root.block, root.writes, at=outer_part[-1])
+    if root.has_init and middle:
+        init = b.may("decompose_reduction", root.block, middle[0])
+        if init and cand.vectorize:
+            b.may("vectorize", init[-1])
+    return outer_part, order, inner_part
+
+
+def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
+    last = reduction[-1]
+    extent = b.extent.get(str(last))
+    tail = "partition" if extent and extent % cand.rfactor else "predicate"
+    _, lanes = b.need("split", last, [None, cand.rfactor], tail=tail)
+    b.need("rfactor", lanes)
+    if cand.vectorize:
+        b.need("vectorize", lanes)
+    return list(spatial), list(spatial)
+
+
+def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Candidate):
+    """Compute ``producer`` at the root's loop ``outer_part[at]`` and store it there,
+    then give its own loops the candidate's order and vector loop."""
+    if at < 0:
+        loops = b.sch.get_loops(producer.block)
+        if cand.parallel and loops:
+            b.may("parallel", loops[0])
+        own = loops
+    else:
+        if at >= len(outer_part):
+            raise Refused("compute_at", f"the root has no loop {at} outside its tile")
+        loop = outer_part[at]
+        b.need("compute_at", producer.block, loop)
+        b.need("store_at", producer.writes, loop)
+        own = b.sch.get_loops(producer.block)[at + 1:]
+    kinds = [_kind(producer, h) for h in own]
+    own_spatial = [h for h, k in zip(own, kinds) if k == "spatial"]
+    own_reduction = [h for h, k in zip(own, kinds) if k == "reduction"]
+    if at >= 0 and cand.producer_reduction == "outer" and own_spatial and own_reduction:
+        init = (b.may("decompose_reduction", producer.block, own_spatial[0])
+                if producer.has_init else None)
+        b.need("reorder", *own_reduction, *own_spatial)
+        if init:
+            b.may("vectorize", init[-1])
+        if len(own_spatial) >= 2:
+            b.may("unroll", own_spatial[-2])
+    if cand.vectorize and own_spatial and own_spatial[-1] != own[0]:
+        b.may("vectorize", own_spatial[-1])
+
+
+def _kind(stage: StageInfo, handle) -> str:
+    var = str(handle).split("/")[-1].split("#")[0]
+    loop = stage.loop(var)
+    return loop.kind if loop is not None else "spatial"
+
+
+def _parallel(b: _Builder, order: list, outer_part: list) -> list:
+    """Run the outermost loop on the cores, fused with the next where it is short
+    (:func:`fuses`); returns the loops outside the tile as they are then."""
+    if not order:
+        raise Refused("parallel", "no loop to run on the cores")
+    first = order[0]
+    if fuses(b.extent.get(str(first))) and len(outer_part) >= 2 and order[1] is outer_part[1]:
+        first = b.need("fuse", order[0], order[1])
+        outer_part = [first, *outer_part[2:]]
+    b.need("parallel", first)
+    return outer_part

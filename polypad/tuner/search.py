@@ -1,0 +1,207 @@
+"""The search: rank the space, compile batches in parallel, time them one at a time,
+keep the best, log everything.
+
+Order.  The space (:mod:`.space`) is ranked by the cost model (:mod:`.cost`),
+ties broken by the candidate's key; then every fourth place goes to a
+candidate drawn, with ``random.Random(seed)``, from those the model ranks
+lower, so that a wrong model still meets good candidates.  The plain function
+(no step) is tried first: it is the baseline, and the result when nothing
+beats it -- except for a nest of more than :data:`PLAIN_FIRST_BELOW`
+statement instances, whose plain run would take much of the budget: it is
+tried last.  The order is a function of the function, the seed and the core
+count alone.
+
+Budget.  The order is walked in batches of the runner's parallelism (one
+candidate per process); the search does not start a batch that, taking as
+long as the last one, would end past ``budget_s`` (nor one past
+``max_candidates``), so it overruns the budget by a fraction of a batch at
+most, besides the first batch, which always runs.  The wall clock decides only where the
+walk stops, never what comes next: two searches with one seed try the same
+candidates in the same order, and one given more time tries a longer prefix.
+The winner is the fastest median; one within :data:`TIE` of an earlier
+candidate's loses to it, so that noise between near-equal candidates does
+not flip the result.
+
+Log.  Every candidate tried is appended to the log (:mod:`.log`), refusals
+included; a search that finds a candidate there takes its record instead of
+trying it again, so an interrupted search resumes where it stopped.  A search
+that ends appends a ``search`` line; a later call that finds one returns the
+best logged schedule at once, without searching, unless ``resume=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+
+from polypad.errors import PolypadError
+from polypad.ir import nodes as n
+
+from .cost import estimate
+from .log import TuningLog, func_hash
+from .measure import Compiled, make_check, trace_from_json
+from .nest import analyze
+from .report import Tried, Tuning
+from .space import Candidate, enumerate_space, plain
+
+TIE = 0.02
+#: A nest of more statement instances than this is tried plain last, not first.
+PLAIN_FIRST_BELOW = 100_000_000
+EXPLORE_EVERY = 4
+PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
+
+
+def ranked(func_or_nest, seed: int, cores: int | None = None) -> list[Candidate]:
+    """The order a search walks the space of ``func`` in (see the module docstring)."""
+    nest = analyze(func_or_nest) if isinstance(func_or_nest, n.PrimFunc) else func_or_nest
+    cores = cores or os.cpu_count() or 1
+    space = [c for c in enumerate_space(nest) if not c.is_plain]
+    space.sort(key=lambda c: (estimate(nest, c, cores), c.key))
+    rng = random.Random(seed)
+    head, tail = space[: max(1, len(space) // 8)], space[max(1, len(space) // 8):]
+    # The plain nest first, as the baseline; a large one last: timing it would take
+    # much of the budget, and it is seldom the best (the conv layer's takes seconds).
+    large = nest.root.instances + sum(p.instances for p in nest.producers) > PLAIN_FIRST_BELOW
+    order: list[Candidate] = [] if large else [plain(nest)]
+    while head or tail:
+        if tail and (len(order) + large) % EXPLORE_EVERY == 0:
+            order.append(tail.pop(rng.randrange(len(tail))))
+        elif head:
+            order.append(head.pop(0))
+        else:
+            order.append(tail.pop(0))
+    return order + ([plain(nest)] if large else [])
+
+
+def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, seed: int,
+           target: str, small: n.PrimFunc | None = None, max_candidates: int | None = None,
+           resume: bool = False, progress: Callable[[Tuning], None] | None = None):
+    """Search the schedules of ``func``; returns ``(trace, tuning)`` (module docstring)."""
+    start = time.perf_counter()
+    key_hash = func_hash(func, target)
+    entries = log.read(key_hash, target) if log is not None else None
+    if entries is not None and entries.searches and not resume:
+        found = _from_log(func, key_hash, target, entries)
+        if found is not None:
+            found[1].search_s = time.perf_counter() - start
+            return found
+    nest = analyze(func)
+    order = ranked(nest, seed)
+    tuning = Tuning(func.name, key_hash, target, space=len(order), runner=runner.description)
+    check = make_check(func, nest, small, seed)
+    tuning.checked_against = check.against + (" at small sizes" if check.replay else "")
+    logged = entries.candidates if entries is not None else {}
+    best: list = [None, None, None]  # seconds, index, trace
+    traces: dict[str, list] = {}
+
+    def record(index: int, cand: Candidate, status: str, seconds: float | None,
+               trace: list, detail: str = "", from_log: bool = False):
+        tuning.tried.append(Tried(cand.key, status, seconds, time.perf_counter() - start,
+                                  from_log, detail))
+        if status == "ok":
+            traces[cand.key] = trace
+            if cand.is_plain:
+                tuning.plain_seconds = seconds
+            if best[0] is None or seconds < best[0] * (1 - TIE):
+                best[:] = [seconds, index, trace]
+                tuning.best_key, tuning.best_seconds = cand.key, seconds
+        if progress is not None:
+            progress(tuning)
+
+    position = 0
+    tried = 0
+    batch_size = runner.parallelism
+    last_batch = 0.0  # seconds the last batch took: the next is not started past the budget
+    while position < len(order):
+        if time.perf_counter() - start + (last_batch if tried else 0.0) > budget_s:
+            break
+        if max_candidates is not None and tried >= max_candidates:
+            break
+        batch: list[tuple[int, Candidate]] = []
+        while position < len(order) and len(batch) < batch_size:
+            cand = order[position]
+            if cand.key in logged:
+                rec = logged[cand.key]
+                if rec["status"] == "refused":
+                    tuning.refused[rec.get("primitive") or "?"] += 1
+                record(position, cand, rec["status"], rec.get("seconds"), rec["trace"],
+                       rec.get("detail", ""), from_log=True)
+            elif max_candidates is None or tried + len(batch) < max_candidates:
+                batch.append((position, cand))
+            position += 1
+        if not batch:
+            continue
+        tried += len(batch)
+        batch_start = time.perf_counter()
+        compiled = runner.compile(func, nest, [c for _, c in batch], check)
+        index = {id(c): k for (k, _), c in zip(batch, compiled)}
+        ready: list[Compiled] = []
+        for (k, cand), c in zip(batch, compiled):
+            tuning.skipped.update(c.skipped)
+            if c.status == "ok":
+                ready.append(c)
+                continue
+            if c.status == "refused":
+                tuning.refused[c.primitive or "?"] += 1
+            record(k, cand, c.status, None, c.trace, c.detail)
+            _log(log, key_hash, target, cand, c.status, None, [], c.trace, seed,
+                 detail=c.detail, primitive=c.primitive)
+        plain_s = 0.0  # the plain nest's timing, which no later batch repeats
+        for c, runs in runner.time(ready, seed, lambda: best[0]):
+            if c.candidate.is_plain:
+                plain_s = sum(runs)
+            seconds = sorted(runs)[len(runs) // 2]
+            record(index[id(c)], c.candidate, "ok", seconds, c.trace)
+            _log(log, key_hash, target, c.candidate, "ok", seconds, runs, c.trace, seed,
+                 compile_s=round(c.compile_s, 3))
+        last_batch = time.perf_counter() - batch_start - plain_s
+    tuning.exhausted = position >= len(order)
+    tuning.search_s = time.perf_counter() - start
+    if best[2] is None:
+        raise PolypadError(f"autoschedule: no candidate of {func.name} could be timed "
+                           f"in {budget_s} s; give it a larger budget")
+    if log is not None:
+        log.append("search", key_hash, target, func=func.name, seed=seed,
+                   tried=len(tuning.tried), exhausted=tuning.exhausted,
+                   best=tuning.best_key, seconds=tuning.best_seconds)
+    return trace_from_json(best[2]), tuning
+
+
+def _log(log, key_hash, target, cand, status, seconds, runs, trace, seed, **extra) -> None:
+    if log is None:
+        return
+    log.append("candidate", key_hash, target, key=cand.key, candidate=cand.to_json(),
+               status=status, seconds=seconds, runs=runs, trace=trace, seed=seed, **extra)
+
+
+def _from_log(func: n.PrimFunc, key_hash: str, target: str, entries):
+    """The best logged schedule of ``func`` whose trace replays, as ``(trace, tuning)``;
+    None when none does.  A trace that does not replay is skipped with a warning."""
+    import warnings
+
+    from .log import TuningLogWarning
+
+    # The searches' picks first, the last one's first (a search keeps an earlier
+    # candidate within TIE of a faster one), then the others, fastest first.
+    picks = [str(rec.get("best")) for rec in reversed(entries.searches)]
+    timed = sorted((rec for rec in entries.candidates.values() if rec["status"] == "ok"),
+                   key=lambda rec: (picks.index(rec["key"]) if rec["key"] in picks
+                                    else len(picks), rec["seconds"]))
+    for rec in timed:
+        try:
+            trace = trace_from_json(rec["trace"])
+            trace.apply_to(func)
+        except (ValueError, TypeError, PolypadError) as error:
+            warnings.warn(f"tuning log: the trace of {rec['key']} does not replay on "
+                          f"{func.name}: {error}", TuningLogWarning, stacklevel=3)
+            continue
+        tuning = Tuning(func.name, key_hash, target, space=0, from_log=True,
+                        best_key=rec["key"], best_seconds=rec["seconds"])
+        plain = entries.candidates.get(PLAIN_KEY)
+        tuning.plain_seconds = plain.get("seconds") if plain else None
+        tuning.tried = [Tried(r["key"], r["status"], r.get("seconds"), 0.0, True)
+                        for r in entries.candidates.values()]
+        return trace, tuning
+    return None

@@ -1,0 +1,167 @@
+"""The search space: one :class:`Candidate` per combination of the choices a
+schedule of the nest makes, enumerated from the nest itself.
+
+The choices, for the root stage (:mod:`.nest`):
+
+- ``tile_inner`` and ``tile_outer``: the factors its innermost and second
+  innermost spatial loops are split by (0: not split).  Divisors of the extent
+  come first; a factor that does not divide leaves a tail run under a guard
+  (``tail="predicate"``).
+- ``reduction``: where its reduction loops go, ``"inner"`` (innermost, as
+  written) or ``"outer"`` (outside the tile's inner loops: the tile of the
+  output is a register tile, held across the whole reduction).
+- ``parallel``, ``vectorize``, ``unroll``: whether the outermost loop runs on
+  the cores (fused with the next when it has fewer iterations than cores x 2),
+  the innermost spatial loop in vector lanes, the tile's second loop unrolled.
+- ``rfactor``: for a stage whose innermost loop is a reduction, the number of
+  partial results it is factored into (0: none); the partial results are then
+  vector lanes.
+- ``cache_write``: the register tile of a reduction written to a cache at the
+  tile's outer loop, and copied out after it.
+- ``at``: for each producer, the index of the root's loop it is computed (and
+  stored) at, among the loops outside the tile; -1 leaves it where it is.
+- ``producer_reduction``: as ``reduction``, for the producers' own loops.
+
+Every candidate is only a description: :mod:`.realize` builds it from the
+legality-checked primitives, and a primitive's refusal drops the candidate.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+
+from .nest import Nest
+
+VECTOR_FACTORS = (8, 16, 32, 64)
+OUTER_FACTORS = (2, 4, 5, 8, 16)
+RFACTOR_LANES = (16,)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of the space (see the module docstring)."""
+
+    tile_inner: int = 0
+    tile_outer: int = 0
+    reduction: str = "inner"
+    parallel: bool = False
+    vectorize: bool = False
+    unroll: bool = False
+    rfactor: int = 0
+    cache_write: bool = False
+    at: tuple[int, ...] = ()
+    producer_reduction: str = "inner"
+
+    def to_json(self) -> dict:
+        """The candidate as JSON values (tuples as lists)."""
+        data = asdict(self)
+        data["at"] = list(self.at)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Candidate:
+        """The candidate :meth:`to_json` wrote; a ``TypeError`` or ``ValueError`` for
+        anything else."""
+        if not isinstance(data, dict) or set(data) - set(cls.__dataclass_fields__):
+            raise ValueError("not a candidate")
+        fields = dict(data)
+        fields["at"] = tuple(int(a) for a in fields.get("at", ()))
+        return cls(**fields)
+
+    @property
+    def is_plain(self) -> bool:
+        """Whether the candidate takes no step: the function as written."""
+        return self == Candidate(at=tuple(-1 for _ in self.at))
+
+    @property
+    def key(self) -> str:
+        """A short text naming the candidate, stable across processes."""
+        if self.is_plain:
+            return "plain"
+        parts = [f"ti{self.tile_inner}", f"to{self.tile_outer}", self.reduction[0]]
+        parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
+                                        ("unr", self.unroll), ("cw", self.cache_write)) if on]
+        if self.rfactor:
+            parts.append(f"rf{self.rfactor}")
+        if self.at:
+            parts.append("at" + ",".join(map(str, self.at)))
+            parts.append("p" + self.producer_reduction[0])
+        return "-".join(parts)
+
+
+def fuses(extent: int | None) -> bool:
+    """Whether an outermost parallel loop of ``extent`` is fused with the next: too
+    few iterations to share among cores evenly (a batch of 1 to 7 images)."""
+    return extent is not None and extent < FUSE_BELOW
+
+
+FUSE_BELOW = 8
+
+
+def factors(extent: int | None, choices: tuple[int, ...]) -> list[int]:
+    """The split factors to try for a loop of ``extent``: 0 (no split), then the
+    ``choices`` below the extent, divisors first."""
+    if not extent or extent < 2:
+        return [0]
+    below = [f for f in choices if f < extent]
+    return [0] + [f for f in below if extent % f == 0] + [f for f in below if extent % f]
+
+
+def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
+    """How many of the root's loops a candidate leaves outside its tile, where the
+    producers may go (the same count :mod:`.realize` builds)."""
+    spatial = nest.root.spatial
+    if not spatial:
+        return 0
+    first = spatial[0].extent
+    if rf:
+        count = len(spatial)
+    else:
+        count = max(len(spatial) - 2, 0) + (len(spatial) >= 2) + bool(ti)
+        # the outermost loop is the outer part of a split where the nest is that short
+        factor = to if len(spatial) == 2 else ti if len(spatial) == 1 else 0
+        if factor and first:
+            first = -(-first // factor)
+    if parallel and count >= 2 and fuses(first):
+        count -= 1
+    return count
+
+
+def plain(nest: Nest) -> Candidate:
+    """The candidate of ``nest`` that takes no step."""
+    return Candidate(at=tuple(-1 for _ in nest.producers))
+
+
+def enumerate_space(nest: Nest) -> list[Candidate]:
+    """Every candidate of ``nest``'s space, in a fixed order."""
+    root = nest.root
+    spatial, reduction = root.spatial, root.reduction
+    inner = factors(spatial[-1].extent, VECTOR_FACTORS) if spatial else [0]
+    outer = factors(spatial[-2].extent, OUTER_FACTORS) if len(spatial) >= 2 else [0]
+    places = ("inner", "outer") if reduction and spatial else ("inner",)
+    innermost_reduces = bool(root.loops) and root.loops[-1].kind == "reduction"
+    rfactors = (0, *RFACTOR_LANES) if innermost_reduces else (0,)
+    # the producers may go at any loop outside the tile (one per spatial loop at most)
+    at_choices = [(-1, *range(len(spatial)))] * len(nest.producers)
+    producer_places = (("inner", "outer") if any(p.reduction and p.spatial
+                                                 for p in nest.producers) else ("inner",))
+    out: list[Candidate] = []
+    for ti, to, place, par, vec, unr, rf, cw in itertools.product(
+            inner, outer, places, (True, False), (True, False), (False, True), rfactors,
+            (False, True)):
+        if unr and not to:
+            continue  # only the tile's second loop is unrolled
+        if rf and (ti or to or place != "inner"):
+            continue  # rfactor factors the innermost reduction of the untiled nest
+        if cw and place != "outer":
+            continue  # a cache is a register tile only around the whole reduction
+        places_at = outer_loops(nest, ti, to, par, rf)
+        if cw and not places_at:
+            continue  # the cache goes at a loop outside the tile
+        for at in itertools.product(*at_choices):
+            if any(a >= places_at for a in at):
+                continue  # no such loop outside the tile
+            for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):
+                out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at), pplace))
+    return out

@@ -1,0 +1,111 @@
+"""autoschedule: the schedule it returns is legal (it replays through the checked
+primitives) and computes what the function does; refusals are counted; the walk is
+the same for the same seed."""
+
+from __future__ import annotations
+
+import pytest
+from tuner_support import assert_matches_reference, blur, dot, matmul, prefix
+
+import polypad as pp
+from polypad.errors import IllegalTransformError
+from polypad.tuner.nest import analyze
+from polypad.tuner.realize import Refused, realize
+from polypad.tuner.search import PLAIN_KEY, TIE, ranked
+from polypad.tuner.space import Candidate
+
+pytestmark = pytest.mark.numba
+
+
+@pytest.fixture(scope="module")
+def tuned_matmul():
+    f = matmul()
+    return f, pp.autoschedule(f, budget_s=120, max_candidates=5, workers=0)
+
+
+def test_the_result_replays_and_matches_the_reference(tuned_matmul):
+    f, sch = tuned_matmul
+    assert isinstance(sch, pp.Schedule)
+    pp.assert_structural_equal(sch.trace.apply_to(f).func, sch.func)
+    assert_matches_reference(f, sch.func)
+    tuning = sch.tuning
+    assert tuning.measured == 5
+    assert [t.key for t in tuning.tried][0] == PLAIN_KEY  # the baseline comes first
+    # the fastest, or an earlier candidate within TIE of it (noise does not flip the pick)
+    fastest = min(t.seconds for t in tuning.tried if t.status == "ok")
+    assert fastest <= tuning.best_seconds <= fastest / (1 - TIE)
+    assert tuning.best_seconds in [t.seconds for t in tuning.tried]
+    assert tuning.checked_against == "reference executor"
+
+
+def test_the_walk_is_the_same_for_a_seed():
+    nest = analyze(matmul())
+    first, again, other = ranked(nest, 0, cores=2), ranked(nest, 0, cores=2), ranked(nest, 1, 2)
+    assert first == again
+    assert first != other and sorted(map(str, first)) == sorted(map(str, other))
+    assert first[0].key == PLAIN_KEY
+
+
+def test_two_searches_with_one_seed_try_the_same_candidates(tuned_matmul):
+    f, sch = tuned_matmul
+    again = pp.autoschedule(f, budget_s=120, max_candidates=5, workers=2)
+    assert [t.key for t in again.tuning.tried] == [t.key for t in sch.tuning.tried]
+    assert again.tuning.runner.startswith("compiled in 2 local processes")
+
+
+def test_a_refused_step_drops_the_candidate_with_the_primitive_and_reason():
+    f = prefix()
+    with pytest.raises(Refused) as refused:
+        realize(f, analyze(f), Candidate(parallel=True))
+    assert refused.value.primitive == "parallel"
+    assert IllegalTransformError.__name__ in refused.value.reason
+    assert "carries a flow dependence" in refused.value.reason
+
+
+def test_a_search_counts_refusals_and_keeps_only_legal_schedules():
+    f = prefix()
+    sch = pp.autoschedule(f, budget_s=120, workers=0)
+    tuning = sch.tuning
+    assert tuning.exhausted
+    assert tuning.refused["parallel"] > 0
+    statuses = {t.key: t.status for t in tuning.tried}
+    assert statuses[Candidate(parallel=True).key] == "refused"
+    assert "parallel" not in str(sch.trace)
+    assert_matches_reference(f, sch.func)
+
+
+def test_producers_are_computed_inside_the_root_when_the_space_says():
+    f = blur()
+    nest = analyze(f)
+    assert [p.block for p in nest.producers] == ["Bx"]
+    cand = Candidate(tile_inner=0, tile_outer=4, parallel=True, vectorize=True, at=(0,))
+    sch = realize(f, nest, cand).schedule
+    steps = [step.primitive for step in sch.trace]
+    assert steps[:5] == ["split", "parallel", "compute_at", "store_at", "vectorize"]
+    assert_matches_reference(f, sch.func)
+
+
+def test_the_plain_nest_of_a_pipeline_is_the_baseline():
+    f = blur()
+    sch = pp.autoschedule(f, budget_s=120, max_candidates=2, workers=0)
+    first = sch.tuning.tried[0]
+    assert (first.key, first.status) == (PLAIN_KEY, "ok")
+    assert sch.tuning.plain_seconds == first.seconds
+
+
+def test_a_full_reduction_with_no_spatial_loop_is_searched():
+    f = dot()
+    sch = pp.autoschedule(f, budget_s=120, workers=0)
+    statuses = {t.status for t in sch.tuning.tried}
+    assert sch.tuning.exhausted and statuses <= {"ok", "refused"}
+    assert "rfactor" in {line.split("(")[0].split(".")[1] for line in
+                         (str(realize(f, analyze(f), Candidate(rfactor=16, vectorize=True))
+                              .schedule.trace)).splitlines()}
+    assert_matches_reference(f, sch.func)
+
+
+def test_bad_arguments_are_refused_with_the_parameter_named():
+    with pytest.raises(pp.errors.ArgumentValueError, match="budget_s"):
+        pp.autoschedule(matmul(), budget_s=0)
+    with pytest.raises(pp.errors.ArgumentTypeError, match="func"):
+        pp.autoschedule("matmul")

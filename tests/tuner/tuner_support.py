@@ -1,0 +1,81 @@
+"""Small kernels for the tuner's tests, and a check of a schedule against the
+reference executor."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import codegen
+import polypad as pp
+from analyses.witness_inputs import make_inputs
+
+MATMUL = '''
+@T.prim_func
+def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
+           C: T.Buffer((16, 16), "float32")):
+    for i, j, k in T.grid(16, 16, 16):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+BLUR = '''
+@T.prim_func
+def blur(A: T.Buffer((18, 22), "float32"), B: T.Buffer((16, 20), "float32")):
+    Bx = T.alloc_buffer((18, 20), "float32")
+    for y, x in T.grid(18, 20):
+        with T.block("Bx"):
+            Bx[y, x] = (A[y, x] + A[y, x + 1] + A[y, x + 2]) / T.float32(3)
+    for y, x in T.grid(16, 20):
+        with T.block("By"):
+            B[y, x] = (Bx[y, x] + Bx[y + 1, x] + Bx[y + 2, x]) / T.float32(3)
+'''
+
+PREFIX = '''
+@T.prim_func
+def prefix(A: T.Buffer((14,), "int32"), B: T.Buffer((14,), "int32")):
+    for i in T.serial(1, 14):
+        with T.block("scan"):
+            B[i] = B[i - 1] + A[i]
+'''
+
+
+DOT = '''
+@T.prim_func
+def dot(A: T.Buffer((320,), "int8"), B: T.Buffer((320,), "int8"), C: T.Buffer((1,), "int32")):
+    for k in T.serial(320):
+        with T.block("dot"):
+            vk = T.axis.reduce(320, k)
+            with T.init():
+                C[0] = 0
+            C[0] = C[0] + T.int32(A[vk]) * T.int32(B[vk])
+'''
+
+
+def dot():
+    return pp.parse(DOT)
+
+
+def matmul():
+    return pp.parse(MATMUL)
+
+
+def blur():
+    return pp.parse(BLUR)
+
+
+def prefix():
+    return pp.parse(PREFIX)
+
+
+def assert_matches_reference(original, scheduled, seed: int = 1) -> None:
+    """``scheduled`` (built with Numba) computes what ``original`` does under the
+    reference executor, on random inputs."""
+    want = make_inputs(original, np.random.default_rng(seed))
+    have = [np.copy(a) for a in want]
+    codegen.build(original, target="python")(*want)
+    codegen.build(scheduled)(*have)
+    for w, h in zip(want, have):
+        np.testing.assert_allclose(h, w, rtol=1e-4, atol=1e-4)
