@@ -32,8 +32,9 @@ and the slowest case.  Every finding prints with the flags that reproduce it
 and the program text.
 
 The table also counts the deciders' answers by class (Proved, Refuted,
-Unknown).  ``--seconds S`` starts no case after ``S`` seconds (Ctrl-C stops
-after the case running) and prints the table of the cases run.
+Unknown).  ``--seconds S`` starts no case after ``S`` seconds and prints the
+table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
+cancel the query running, which then answers Unknown.)
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
 [--shapes mixed|classic|issue21] [--shuffle] [--threads N] [--seconds S]``
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="ask each case's questions from N threads at once and compare")
     parser.add_argument("--seconds", type=float, default=None,
-                        help="start no case after this many seconds (or on Ctrl-C); the "
+                        help="start no case after this many seconds; the "
                              "table counts the cases run")
     args = parser.parse_args(argv)
     indices = [args.case] if args.case is not None else range(args.first,
