@@ -12,7 +12,8 @@ let the error rise to it (see :func:`polypad.budget.run_within`).
 Both check the arguments first: by convention a parameter called ``f`` is
 the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
-each analysis checks its other parameters itself.
+each analysis checks its other parameters itself.  An ISL error inside a
+decider answers ``Unknown`` with its message.
 
 Both run the analysis on a deep worker when an argument is a deep tree
 (:func:`polypad.ir.deep.deep_entry`): every walker under a decider may
@@ -25,8 +26,10 @@ import dataclasses
 import functools
 import inspect
 
+import islpy as isl
+
 from polypad.arguments import expect, expect_budget
-from polypad.budget import counting_time_limits, run_within
+from polypad.budget import counting_time_limits, is_exhausted, run_within
 from polypad.errors import UnmodelledError
 from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
@@ -52,7 +55,7 @@ def decider(fn):
         if opaque is not None:
             return Unknown(f"{f.name!r} cannot be modelled: {opaque}")
         with counting_time_limits() as limits:
-            decided = run_within(budget, lambda: fn(*args, **kwargs),
+            decided = run_within(budget, lambda: _isl_failure_unknown(fn, args, kwargs),
                                  lambda err: Unknown(str(err)))
         if limits[0] and isinstance(decided, Unknown) and not decided.timed_out:
             # A time limit ended some part of the decision (an Unknown built from
@@ -73,6 +76,22 @@ def _with_func(decided, f):
     if not isinstance(cex, Counterexample) or cex.func is not None:
         return decided
     return dataclasses.replace(decided, counterexample=dataclasses.replace(cex, func=f))
+
+
+def _isl_failure_unknown(fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs)``, or ``Unknown`` naming the ISL error it raised.
+
+    An ISL error inside a decider is a failure of ISL or of polypad, never a
+    fact about the function: it must not escape a decider as a traceback.
+    ISL stopping at its operation limit is the budget running out and goes
+    on rising (:func:`polypad.budget.run_within` answers it).
+    """
+    try:
+        return fn(*args, **kwargs)
+    except isl.Error as err:
+        if is_exhausted(err):
+            raise
+        return Unknown(f"{fn.__name__} could not decide: ISL failed ({err})")
 
 
 def bounded(fn):

@@ -24,6 +24,10 @@ replaced by one of its branches, run unconditionally:
   stores the same elements, and the values they store are proven the same
   by :func:`analyses.prove` at each store of ``b`` -- so buffer values known
   from assumptions and earlier stores are substituted, as the RFC asks.
+  Statements with no effect (``T.evaluate(0)``) are left out of the
+  comparison: ``if c: A[i] = 4; T.evaluate(0) else: A[i] = 4`` stores the
+  same either way (TVM's ``TestIntroduceNoOp``), and the branch tried first
+  is the one with fewer of them, so that ``A[i] = 4`` replaces it.
   Two expressions that differ only in integer indices are the same where ISL
   proves those indices equal (no wrap-around), without Z3.
   Failing that, the reverse: ``b`` where ``c`` holds does what ``a`` does.
@@ -126,13 +130,13 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
                        "assert a fact where it was not stated")
     if stmt.else_case is None:
         return _decide(f, stmt, "then", options)
-    keep_then = _decide(f, stmt, "then", options)
-    if isinstance(keep_then, Proved):
-        return keep_then
-    keep_else = _decide(f, stmt, "else", options)
-    if isinstance(keep_else, Proved):
-        return keep_else
-    return _neither(keep_then, keep_else)
+    decided = {}
+    first = "else" if _idle(stmt.else_case) < _idle(stmt.then_case) else "then"
+    for keep in (first, "then" if first == "else" else "else"):
+        decided[keep] = _decide(f, stmt, keep, options)
+        if isinstance(decided[keep], Proved):
+            return decided[keep]
+    return _neither(decided["then"], decided["else"])
 
 
 def _on_canonical_form(f: n.PrimFunc, stmt: n.IfThenElse, form: CanonicalForm | OpaqueSite,
@@ -377,15 +381,20 @@ class _Same:
         return Proved("+".join(sorted(self.methods)) or "structural")
 
     def _pairs(self, a: n.Stmt, b: n.Stmt, names: dict):
-        """``(a-expression, b-expression, b-statement)`` triples that must be equal."""
+        """``(a-expression, b-expression, b-statement)`` triples that must be equal.
+
+        Statements with no effect are left out on both sides first."""
+        xs, ys = _effective(a), _effective(b)
+        if len(xs) != 1 or len(ys) != 1:
+            if len(xs) != len(ys):
+                raise _Mismatch(f"{len(xs)} statements against {len(ys)}")
+            for x, y in zip(xs, ys):
+                yield from self._pairs(x, y, names)
+            return
+        a, b = xs[0], ys[0]
         if type(a) is not type(b):
             raise _Mismatch(f"`{_first_line(a)}` against `{_first_line(b)}`")
         match a:
-            case n.SeqStmt():
-                if len(a.stmts) != len(b.stmts):
-                    raise _Mismatch(f"{len(a.stmts)} statements against {len(b.stmts)}")
-                for x, y in zip(a.stmts, b.stmts):
-                    yield from self._pairs(x, y, names)
             case n.For():
                 if a.kind is not b.kind:
                     raise _Mismatch(f"a {a.kind.name} loop against a {b.kind.name} loop")
@@ -460,6 +469,24 @@ def _index_pairs(x: n.Expr, y: n.Expr, out: list) -> bool:
             elif p is not q and p != q:
                 return False
     return True
+
+
+def _no_effect(stmt: n.Stmt) -> bool:
+    """Whether ``stmt`` only evaluates an expression that calls nothing (``T.evaluate(0)``)."""
+    return isinstance(stmt, n.Evaluate) and not any(
+        isinstance(x, n.Call) for x in walk(stmt.value))
+
+
+def _effective(stmt: n.Stmt) -> list[n.Stmt]:
+    """The statements of ``stmt`` (a sequence, flattened, or one) that have an effect."""
+    if isinstance(stmt, n.SeqStmt):
+        return [x for s in stmt.stmts for x in _effective(s)]
+    return [] if _no_effect(stmt) else [stmt]
+
+
+def _idle(stmt: n.Stmt) -> int:
+    """How many statements with no effect ``stmt`` holds."""
+    return sum(_no_effect(x) for x in walk(stmt) if isinstance(x, n.Stmt))
 
 
 def _first_line(stmt: n.Stmt) -> str:

@@ -382,8 +382,11 @@ class Instantiator:
             return n.BoolImm(True)
         if holds.n_basic_set() > MAX_PIECES:
             return substitute(t.where, at)  # right, if not as simple as it could be
-        return set_to_condition(holds, self.target.loop_vars, self.program.names,
-                                context=domain)
+        try:
+            return set_to_condition(holds, self.target.loop_vars, self.program.names,
+                                    context=domain)
+        except NotAffineError:  # isl's form does not fit the IR's integers
+            return substitute(t.where, at)
 
     def describe(self) -> list[str]:
         """One line per fact that may hold here (for the context's repr)."""

@@ -1,6 +1,6 @@
-"""What ISL's dataflow analysis is given: tagged accesses, kills, the END reads, times.
+"""What the dataflow analysis is given: tagged accesses, kills, the END reads, times.
 
-:mod:`.dataflow` asks ``isl.UnionAccessInfo.compute_flow`` its questions
+:mod:`.dataflow` asks :func:`analyses.value_flow.value_flow` its questions
 with these pieces:
 
 * accesses *tagged* by their element (``[S0[i] -> A[i]] -> A[i]``), so that
@@ -11,9 +11,7 @@ with these pieces:
   function does not allocate itself: the caller (:func:`end_reads`);
 * program order, the model's 2d+1 times, without the dimensions that hold one
   value for every event (:func:`drop_constant_dims`), and backwards
-  (:func:`negate_time`) for the questions asked about a few sources, given to
-  ISL as a schedule map, or as a schedule tree where the map would mislead it
-  (:func:`set_time`, :func:`counters_free`).
+  (:func:`negate_time`) for the questions asked about a few sources.
 """
 
 from __future__ import annotations
@@ -71,54 +69,6 @@ def negate_time(time: isl.UnionMap) -> isl.UnionMap:
     dims = [f"t{k}" for k in range(width)]
     flip = isl.Map(f"{{ [{', '.join(dims)}] -> [{', '.join('-' + d for d in dims)}] }}")
     return time.apply_range(isl.UnionMap.from_map(flip))
-
-
-def set_time(info: isl.UnionAccessInfo, time: isl.UnionMap, *, as_map: bool
-             ) -> isl.UnionAccessInfo:
-    """``info`` ordered by ``time`` (lexicographic order of its output dimensions).
-
-    ISL's schedule-map path (``set_schedule_map``; ``before`` in
-    ``isl_flow.c``) guesses the loop nesting from the dimensions that are
-    *fixed* for an access: two accesses whose fixed values differ at
-    dimension ``k`` are taken to share only the loops before ``k``.  That is
-    right for the sequence positions of the 2d+1 times, and wrong for a loop
-    counter that a guard fixes (``if i == 0``): in
-    ``for i: {if i == 2: A[0] = A[0] + 1; A[i] = 1; if i == 0: A[i] = -1}``
-    the read at ``i = 2`` was said to see ``A[i] = 1`` of ``i = 0``, not the
-    later ``A[i] = -1``.  ``as_map`` (see :func:`counters_free`) takes that
-    path, the faster one; otherwise the order is a schedule tree with one
-    band, which orders by the values alone.
-    """
-    listed = time.get_map_list()
-    if as_map or listed.n_map() == 0 or listed.get_at(0).dim(isl.dim_type.out) == 0:
-        return info.set_schedule_map(time)
-    band = isl.MultiUnionPwAff.from_union_map(time)
-    return info.set_schedule(isl.Schedule.from_domain(time.domain()).insert_partial_schedule(band))
-
-
-def counters_free(statements) -> bool:
-    """Whether ISL's schedule-map dataflow reads these statements' 2d+1 times right (see
-    :func:`set_time`): no two statements inside one loop have its counter fixed to two
-    different values (by guards such as ``i == 0`` and ``i == 2``).
-
-    Only such a pair misleads it: a statement fixed where another is not is
-    ordered by the sequence positions that follow, and one outside the loop
-    by the sequence position before it, which always differs.  A counter
-    fixed implicitly (``14 - 4 * io <= ii <= 3`` holds at ``io = 3`` only)
-    counts too, whether or not ISL would see it.  Kills and the ``END``
-    reads take their loop dimensions from these domains.
-    """
-    fixed: dict[tuple[int, ...], int] = {}  # a loop (its positions) -> its fixed counter
-    for s in statements:
-        domain = s.domain
-        for k in range(domain.dim(isl.dim_type.set)):
-            low, high = domain.dim_min_val(k), domain.dim_max_val(k)
-            if not (low.is_int() and high.is_int() and low.eq(high)):
-                continue
-            value = low.to_python()
-            if fixed.setdefault(s.position[:k + 1], value) != value:
-                return False
-    return True
 
 
 def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:

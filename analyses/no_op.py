@@ -107,7 +107,11 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     if isinstance(rule_3, Refuted):
         source = next(s for s in inside if s.stmt is store)
         point = _at(escaping, model, source, rule_3.counterexample)
-    src, dst, element, params = deps.decode(point or inst.first_point(escaping))
+    point = point or inst.first_point(escaping)
+    if point is None:
+        return Unknown("some value it writes may be read later, but ISL gave no instance of it")
+    src, dst, element, params = deps.decode(point)
+    params = _params_of_pair(model, point, params)
     if dst.statement == "END":
         read = f"{element} still holds it when {f.name} returns (the caller reads it)"
     else:
@@ -131,6 +135,30 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     return Refuted(Counterexample(
         f"{seen}; rule 3 fails: {cex.description}", instances=(src, dst), element=element,
         params={**params, **cex.params}, values=cex.values))
+
+
+def _params_of_pair(model, point: isl.Point, params: dict[str, int]) -> dict[str, int]:
+    """``params`` cut to those the domains and accesses of ``point``'s two statements
+    involve.
+
+    The flows a question reads are those of the elements it writes, or the whole
+    function's when an earlier question computed them: their parameters differ
+    (the whole function's hold every parameter, ``n`` of an unrelated loop too),
+    and so would the answer's text.  The parameters of the pair are the same either
+    way (the fuzz with ``--shuffle``, seed 0, case 1267).
+    """
+    space = point.get_space().unwrap()
+    names = {space.domain().unwrap().get_tuple_name(isl.dim_type.in_),
+             space.range().unwrap().get_tuple_name(isl.dim_type.in_)}
+    involved: set[str] = set()
+    for s in model.statements:
+        if s.name not in names:
+            continue
+        for rel in (s.domain, *(a.relation for a in s.accesses)):
+            involved.update(rel.get_dim_name(isl.dim_type.param, k)
+                            for k in range(rel.dim(isl.dim_type.param))
+                            if rel.involves_dims(isl.dim_type.param, k, 1))
+    return {name: value for name, value in params.items() if name in involved}
 
 
 def _escaping(model, deps: Dependences, inside) -> isl.UnionMap:

@@ -40,8 +40,8 @@ sees what it saw before, and what the caller sees (``END``) never came from
 a kept instance.  Which known value is stored therefore does not matter
 for correctness; the one of the last pad-value store is taken, the final
 value of the padding as the RFC says, so that step 3 (remove no-ops) can
-drop the stores.  The dependences are ISL's exact dataflow
-(``compute_flow`` with kills); nothing is enumerated.
+drop the stores.  The dependences are the exact dataflow of
+:mod:`.dataflow` (with kills); nothing is enumerated.
 
 >>> pad_value_overwrites(f, "compute").stores[0].cases[0].condition   # io == 3 and ii >= 2
 """

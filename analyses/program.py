@@ -167,7 +167,7 @@ class Program:
         found = self._cache.get(key, _MISSING)
         if found is not _MISSING:
             return found
-        value, in_time = budget.computed_in_time(make)
+        value, in_time = budget.computed_in_time(lambda: _settled(make()))
         return self._cache.setdefault(key, value) if in_time else value
 
     def site_of(self, stmt: n.Stmt) -> Site:
@@ -409,6 +409,25 @@ class Program:
                     continue
                 out = out.union(pairs.apply_range(self.before(w_site, target)))
         return out.coalesce()
+
+
+def _settled(value):
+    """``value`` with each ISL set or map in it in the form ISL's in-place rewrites keep.
+
+    A memoized set is shared by every later question, and some ISL operations
+    (``detect_equalities``, ``remove_redundancies``) rewrite the pieces of the
+    very set they are given, shared or not: the set stays equal, but what is
+    later computed from it comes out in another form.  A domain ``l % 3 >= 2``
+    on ``0 <= l <= 3`` kept its division until an ``is_no_op`` question
+    detected ``l = 2`` in it, and ``can_remove_conditional`` then chose
+    another counterexample than when asked first (the fuzz, case 665).  Those
+    rewrites change nothing in a set they have already been applied to.
+    """
+    if isinstance(value, isl.Set | isl.Map):
+        return value.detect_equalities().remove_redundancies()
+    if isinstance(value, tuple | list):
+        return type(value)(_settled(v) for v in value)
+    return value
 
 
 def _fixed(domain: isl.Set, k: int) -> int | None:

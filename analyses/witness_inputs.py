@@ -97,7 +97,19 @@ def _has_assume(stmt) -> bool:
 
 
 def _satisfy(stmt, env: dict, arrays: dict) -> None:
-    """Walk the loop nests that hold assumptions and establish each instance."""
+    """Walk the loop nests that hold assumptions and establish each instance.
+
+    Under a loop bound, a let or a condition the helper cannot evaluate (it
+    reads a local buffer) nothing is established: the executor checks what
+    runs there, and a caller draws again when an assumption fails.
+    """
+    try:
+        _satisfy_in(stmt, env, arrays)
+    except _Opaque:
+        pass
+
+
+def _satisfy_in(stmt, env: dict, arrays: dict) -> None:
     match stmt:
         case ir.SeqStmt():
             for s in stmt.stmts:

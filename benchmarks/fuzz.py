@@ -2,16 +2,23 @@
 execution.
 
 Each case ``K`` of seed ``S`` is generated from ``random.Random`` alone (no
-hypothesis engine, no shrinking): three in four are loop nests of
-``tests/fuzz_programs.py`` with every option on (int32 and float32 buffers,
-integer arithmetic that wraps, assumptions on ``n`` and on buffer elements,
-prover probes), one in four are the structural deciders' programs (adjacent
-loops, a local buffer).  For each case, ``tests/fuzz_support.py`` runs every
-pass (each verifying its result: ``fuzz_support`` sets
-``POLYPAD_VERIFY_PASSES``) and asks ``is_no_op`` of three statements, ``can_remove_conditional``
-of two ifs and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies
-every schedule primitive, and both compare executions on inputs that satisfy
-the assumptions.
+hypothesis engine, no shrinking).  With ``--shapes classic`` three in four
+are loop nests of ``tests/fuzz_programs.py`` with every option on (int32 and
+float32 buffers, integer arithmetic that wraps, assumptions on ``n`` and on
+buffer elements, prover probes), one in four are the structural deciders'
+programs (adjacent loops, a local buffer).  ``--shapes issue21`` generates
+the shapes of ``tests/fuzz_shapes.py`` instead (facts inside loops beside
+loops that update what they read, ``n`` near the ends of int32, deep
+``if``/``else`` with lets and local buffers, data-dependent indices).  The
+default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
+shapes and the others to the classic generator, which makes them exactly as
+before (an older finding at such a ``K`` is reproduced with ``--shapes
+classic``).  For each case, ``tests/fuzz_support.py`` runs every pass (each
+verifying its result: ``fuzz_support`` sets ``POLYPAD_VERIFY_PASSES``) and
+asks ``is_no_op`` of three statements, ``can_remove_conditional`` of two ifs
+and ``prove`` of each probe, ``tests/fuzz_primitives.py`` applies every
+schedule primitive, and both compare executions on inputs that satisfy the
+assumptions.
 
 With ``--shuffle`` the deciders' questions about each case (both float
 modes) are asked again in a shuffled order, and with ``--threads N`` from
@@ -24,8 +31,13 @@ differ by order or thread, questions that hit polypad's default time budget,
 and the slowest case.  Every finding prints with the flags that reproduce it
 and the program text.
 
-Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K] [--shuffle]
-[--threads N]``
+The table also counts the deciders' answers by class (Proved, Refuted,
+Unknown).  ``--seconds S`` starts no case after ``S`` seconds and prints the
+table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
+cancel the query running, which then answers Unknown.)
+
+Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
+[--shapes mixed|classic|issue21] [--shuffle] [--threads N] [--seconds S]``
 """
 
 from __future__ import annotations
@@ -42,6 +54,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
+from fuzz_shapes import shape_program  # noqa: E402
 from fuzz_stability import Stability, check_stability  # noqa: E402
 from fuzz_support import (  # noqa: E402
     Report,
@@ -67,23 +80,31 @@ class Outcome:
     stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
-def generate(seed: int, index: int):
-    """The program text of case ``index``, its chooser (for the checks' own choices), and
-    the values of ``n`` brute force should try."""
+SHAPES = ("mixed", "classic", "issue21")
+
+
+def generate(seed: int, index: int, shapes: str = "mixed"):
+    """The program text of case ``index``, its chooser (for the checks' own choices), the
+    values of ``n`` brute force should try, and those the inputs draw ``n`` from
+    (``None``: ``make_inputs``' own)."""
     choose = Seeded(seed * 1_000_003 + index)
+    if shapes == "issue21" or (shapes == "mixed" and index % 3 == 2):
+        shape = shape_program(choose)
+        return shape.text, choose, shape.n_values, shape.n_values
     if choose.integer(0, 3) == 0:
         text = structural_program(choose, same_extent=choose.boolean(), local=choose.boolean(),
                                   param="n" if choose.boolean() else None)
-        return text, choose, range(0, 17)
+        return text, choose, range(0, 17), None
     nest = nest_program(choose, NestOptions.fuzz())
-    return nest.text, choose, range(*nest.n_range)
+    return nest.text, choose, range(*nest.n_range), None
 
 
-def run_case(seed: int, index: int, *, shuffle: bool = False, threads: int = 0) -> Outcome:
-    text, choose, n_values = generate(seed, index)
+def run_case(seed: int, index: int, shapes: str = "mixed", *, shuffle: bool = False,
+             threads: int = 0) -> Outcome:
+    text, choose, n_values, scalars = generate(seed, index, shapes)
     start = time.perf_counter()
     try:
-        case = make_case(text, seed * 1_000_003 + index, n_values)
+        case = make_case(text, seed * 1_000_003 + index, n_values, scalars=scalars)
     except Exception as err:
         return Outcome(index, text, None, time.perf_counter() - start,
                        invalid=f"{type(err).__name__}: {err}")
@@ -109,9 +130,10 @@ def has_findings(outcome: Outcome) -> bool:
     return bool(outcome.invalid or (outcome.report and outcome.report.new_findings()))
 
 
-def show_finding(seed: int, outcome: Outcome) -> None:
+def show_finding(seed: int, outcome: Outcome, shapes: str = "mixed") -> None:
+    flags = "" if shapes == "mixed" else f" --shapes {shapes}"
     print(f"\n=== case {outcome.index}: python benchmarks/fuzz.py --seed {seed} "
-          f"--case {outcome.index}")
+          f"--case {outcome.index}{flags}")
     if outcome.invalid:
         print(f"  invalid program: {outcome.invalid}")
     for f in outcome.report.new_findings() if outcome.report else ():
@@ -136,6 +158,8 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("questions", sum(r.questions for r in reports)),
         ("  proved (checked)", sum(r.proved for r in reports)),
         ("  refused", sum(r.refused for r in reports)),
+        *((f"  decided {kind}", sum(r.answers.get(kind, 0) for r in reports))
+          for kind in ("Proved", "Refuted", "Unknown")),
         ("unsound", sum(f.kind == "unsound" for f in findings)),
         ("crashes", sum(f.kind == "crash" for f in findings)),
         ("answers that differ by order or thread", sum(f.kind == "unstable" for f in findings)),
@@ -171,23 +195,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="index of the first case")
     parser.add_argument("--case", type=int, help="run only case K and print its program")
     parser.add_argument("--progress", type=int, default=50, help="a status line every N cases")
+    parser.add_argument("--shapes", choices=SHAPES, default="mixed",
+                        help="which generators make the cases (see the module docstring)")
     parser.add_argument("--shuffle", action="store_true",
                         help="ask each case's questions again in a shuffled order and compare")
     parser.add_argument("--threads", type=int, default=0, metavar="N",
                         help="ask each case's questions from N threads at once and compare")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="start no case after this many seconds; the "
+                             "table counts the cases run")
     args = parser.parse_args(argv)
     indices = [args.case] if args.case is not None else range(args.first,
                                                               args.first + args.count)
     outcomes: list[Outcome] = []
     start = time.perf_counter()
     for done, index in enumerate(indices, 1):
-        outcome = run_case(args.seed, index, shuffle=args.shuffle, threads=args.threads)
+        if args.seconds is not None and time.perf_counter() - start > args.seconds:
+            print(f"[stopped: {args.seconds:g} s passed, before case {index}]")
+            break
+        try:
+            outcome = run_case(args.seed, index, args.shapes, shuffle=args.shuffle,
+                               threads=args.threads)
+        except KeyboardInterrupt:
+            print(f"[stopped: interrupted in case {index}, which is not counted]")
+            break
         outcomes.append(outcome)
         if args.case is not None:
             print(outcome.text)
             print("\n".join(outcome.report.log if outcome.report else ["discarded"]))
         if has_findings(outcome):
-            show_finding(args.seed, outcome)
+            show_finding(args.seed, outcome, args.shapes)
         if done % args.progress == 0:
             bad = sum(has_findings(o) for o in outcomes)
             print(f"[{done} cases, {time.perf_counter() - start:.0f} s, {bad} with findings]",

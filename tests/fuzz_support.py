@@ -31,6 +31,7 @@ import re
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,7 @@ class Report:
     questions: int = 0
     proved: int = 0
     refused: int = 0
+    answers: dict[str, int] = field(default_factory=dict)  # decisions by class: Proved...
     log: list[str] = field(default_factory=list)  # every answer and refusal, for --case
     budget_hits: list[str] = field(default_factory=list)
     overruns: list[tuple[str, float]] = field(default_factory=list)  # > 1.5 x the budget
@@ -164,12 +166,16 @@ def question(report: Report, what: str):
 
 
 class _SmallValues:
-    """A numpy generator for :func:`make_inputs` whose floats are small integers."""
+    """A numpy generator for :func:`make_inputs` whose floats are small integers, and
+    whose scalars come from ``scalars`` when given (``n`` near the ends of int32)."""
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, scalars=None) -> None:
         self.rng = rng
+        self.scalars = scalars
 
     def integers(self, *args, **kwargs):
+        if self.scalars and "size" not in kwargs:  # make_inputs draws a scalar
+            return self.scalars[int(self.rng.integers(0, len(self.scalars)))]
         return self.rng.integers(*args, **kwargs)
 
     def standard_normal(self, shape):
@@ -195,18 +201,20 @@ class Case:
     func: n.PrimFunc
     inputs: list[list]
     results: list[list]
-    n_values: range  # the values of the scalar n worth trying by brute force
+    n_values: Sequence[int]  # the values of the scalar n worth trying by brute force
 
 
-def make_case(text: str, seed: int, n_values: range = range(0, 17)) -> Case | None:
+def make_case(text: str, seed: int, n_values: Sequence[int] = range(0, 17), *,
+              scalars: Sequence[int] | None = None) -> Case | None:
     """The case of ``text``, or ``None`` when no input set runs (or the function cannot
-    be built: an access provably out of bounds)."""
+    be built: an access provably out of bounds).  ``scalars``: the values the inputs'
+    scalars are drawn from (by default ``make_inputs``' own, 0 to 16)."""
     func = parse(text)
     try:
         kernel = codegen.build(func, target="python")
     except OutOfBoundsError:
         return None
-    rng = _SmallValues(np.random.default_rng(seed))
+    rng = _SmallValues(np.random.default_rng(seed), scalars)
     inputs, results = [], []
     for _ in range(INPUT_SETS):
         args = make_inputs(func, rng)
@@ -300,6 +308,8 @@ def _decide(report: Report, what: str, decide):
         try:
             decided = decide()
             report.log.append(f"{what}: {decided}")
+            kind = _answer_kind(decided)
+            report.answers[kind] = report.answers.get(kind, 0) + 1
             return decided
         except NOT_REFUSALS as err:
             report.crash(what, err)
@@ -308,6 +318,16 @@ def _decide(report: Report, what: str, decide):
         except Exception as err:
             report.crash(what, err)
     return None
+
+
+def _answer_kind(decided) -> str:
+    """``Proved`` (a ``Removable`` too), ``Refuted``, ``Unknown``, or the class's name."""
+    from analyses import Proved, Refuted, Unknown
+
+    for kind in (Proved, Refuted, Unknown):
+        if isinstance(decided, kind):
+            return kind.__name__
+    return type(decided).__name__
 
 
 def check_no_ops(case: Case, report: Report, picks) -> None:

@@ -17,6 +17,8 @@ import rfc_questions as rq
 import analyses
 import polypad as pp
 from analyses import Refuted
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
 
 SCALED = """
 @T.prim_func
@@ -64,3 +66,77 @@ def test_each_question_in_a_fresh_process_answers_the_same(shared):
     qs, in_order = shared
     fresh = rq.fresh([key for key, _, _ in qs])
     assert rq.differences(fresh, in_order) == []
+
+
+FUZZ_665 = """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    for l in T.serial(4):
+        for m in T.serial(3):
+            A[(l + 2) % 8] = T.float32(l) - (1.0 + A[7])
+            if l % 3 < 2:
+                A[(2 * l - m) % 4 // 2] = T.float32(l) - (1.0 + A[(4 - 2 * l) % 8])
+            else:
+                A[2] = A[4] + 1.0
+        A[(3 * l - 2) % 8 // 2] = A[2]
+"""
+
+
+def _if_of(f):
+    (found,) = [s for s in walk(f.body) if isinstance(s, n.IfThenElse)]
+    return found
+
+
+def test_a_no_op_question_first_leaves_the_counterexample_alone():
+    # The fuzz (seed 0, case 665): is_no_op on the loop detected `l = 2` in the memoized
+    # domain of the else branch (`l % 3 >= 2`), in place, as ISL does; the order
+    # computed from it afterwards had another form, and can_remove_conditional chose
+    # m = 0 asked first, m = 2 asked after.
+    fresh = pp.parse(FUZZ_665)
+    want = analyses.can_remove_conditional(fresh, _if_of(fresh))
+    f = pp.parse(FUZZ_665)
+    (loop,) = [s for s in walk(f.body) if isinstance(s, n.For) and s.var.name == "l"]
+    # The loop's last stores reach the caller: never a no-op (Unknown here, for rule 3).
+    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)
+    got = analyses.can_remove_conditional(f, _if_of(f))
+    assert str(got) == str(want)
+    assert isinstance(got, Refuted)
+    (at,) = got.counterexample.instances
+    # Keeping the then branch at l = 2 stores A[(4 - m) % 4 // 2], not A[2]: any m shows it.
+    assert at.indices["l"] == 2 and at.indices["m"] in (0, 1, 2)
+
+
+FUZZ_1267 = """
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+      C: T.Buffer((8,), "float32"), n: T.int32):
+    for i0 in T.serial(6):
+        if i0 < n:
+            C[i0 + 2] = A[i0 + 2] + B[0] + 3.0
+    for i2 in T.serial(2):
+        if i2 % 2 == 0:
+            C[1 - i2] = B[i2 + 3] + 1.0
+        if i2 < n:
+            C[i2 + 2] = 1.0
+"""
+
+
+def test_a_no_op_counterexample_names_the_same_parameters_in_any_order():
+    # The fuzz (seed 0, case 1267): asked first, is_no_op reads the flows of the elements
+    # the statement writes (no `n` in them); after a question about the loop it reads
+    # the whole function's, where `n` is a parameter, and the answer said "params: n=0".
+    def question(f):
+        (loop,) = [s for s in walk(f.body) if isinstance(s, n.For) and s.var.name == "i2"]
+        return loop, loop.body.stmts[0]
+
+    fresh = pp.parse(FUZZ_1267)
+    want = analyses.is_no_op(fresh, question(fresh)[1])
+    f = pp.parse(FUZZ_1267)
+    loop, stmt = question(f)
+    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)  # it writes C[1..3]
+    got = analyses.is_no_op(f, stmt)
+    assert str(got) == str(want)
+    assert isinstance(got, Refuted)
+    cex = got.counterexample
+    assert [i.statement for i in cex.instances] == ["S1", "END"]
+    assert cex.element.buffer == "C" and cex.element.indices == (1,) and cex.params == {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from fuzz_primitives import PRIMITIVES, check_primitives
 from fuzz_programs import Draws, NestOptions, nest_program, structural_program
+from fuzz_shapes import shape_program
 from fuzz_support import (
     Report,
     check_conditionals,
@@ -102,6 +103,25 @@ def test_proved_no_ops_and_removable_conditionals_agree_with_execution(case, stm
 def test_proved_questions_agree_with_brute_force(case):
     report = Report()
     check_probes(case, report)
+    report.assert_clean(case.text)
+
+
+@st.composite
+def shapes(draw):
+    """A case of issue 21's shapes (``tests/fuzz_shapes.py``), ``n`` drawn as it says."""
+    shape = shape_program(Draws(draw), max_statements=4)
+    case = make_case(shape.text, seed=0, n_values=shape.n_values, scalars=shape.n_values)
+    assume(case is not None)
+    return case
+
+
+@examples(20)
+@given(shapes(), st.lists(st.integers(0, 99), min_size=1, max_size=2), st.integers(0, 99))
+def test_issue_21_shapes_through_passes_and_deciders(case, stmts, branch):
+    report = Report()
+    check_passes(case, report, names={"remove_no_op", "remove_branching_through_overcompute"})
+    check_no_ops(case, report, stmts)
+    check_conditionals(case, report, [branch])
     report.assert_clean(case.text)
 
 

@@ -191,8 +191,26 @@ class _Reader:
     # ------------------------------------------------------------ rendering
 
     def constraint(self, c: isl.Constraint, divs: list) -> n.Expr:
-        """``c`` (``form >= 0`` or ``form == 0``) as a comparison; ``divs`` from :meth:`local`."""
+        """``c`` (``form >= 0`` or ``form == 0``) as a comparison; ``divs`` from :meth:`local`.
+
+        A constant or coefficient outside the variables' dtype (``n + 2147483648 >= i``
+        for an int32 ``n``, which isl writes for ``n``, ``i`` near the end of int32) is
+        written in int64, every term cast: exact where the int32 sum would wrap.
+        Raises :class:`NotAffineError` when even that cannot hold it.
+        """
         terms, const = self.terms(self.form(c, isl.dim_type.set), divs)
+        try:
+            return self._comparison(c, terms, const)
+        except DTypeError:
+            pass
+        wide = [(k, t if t.dtype == "int64" else n.Cast("int64", t)) for k, t in terms]
+        try:
+            return self._comparison(c, wide, const)
+        except DTypeError as err:
+            raise NotAffineError(f"ISL's constraint {c} cannot be written in IR: {err}") \
+                from None
+
+    def _comparison(self, c: isl.Constraint, terms: list, const: int) -> n.Expr:
         pos = [(k, t) for k, t in terms if k > 0]
         neg = [(-k, t) for k, t in terms if k < 0]
         if _has_var(neg, self.vars) and not _has_var(pos, self.vars):

@@ -11,10 +11,13 @@ executor checks each assumption when it runs; one that fails on an input
 element it can repair (``... or A[i, j] == 0``, ``A[i] <= A[i + 1]``: set
 that element so the comparison holds and start over) is repaired, and an
 execution whose assumptions still fail (a scalar parameter outside an
-assumed range) is discarded; if every execution is, the check fails rather
-than pass vacuously.  ``T.undef()`` evaluates to a fresh random value each
-time.  Input values are small integers (also in float buffers), so float32
-arithmetic on them is exact and agrees with the prover's reals.
+assumed range), that a loop refuses (its range leaves its counter's
+dtype), or that leaves a buffer (outside the kernel's precondition on its
+parameters: the caller's contract rules such a call out), is discarded; if
+every execution is, the check fails rather than pass vacuously.
+``T.undef()`` evaluates to a fresh random value each time.  Input values
+are small integers (also in float buffers), so float32 arithmetic on them
+is exact and agrees with the prover's reals.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import itertools
 
 import numpy as np
 
+from polypad.errors import BoundsCheckError, LoopRangeError
 from polypad.ir import nodes as n
 from polypad.semantics.interpreter import _Interpreter, convert
 from polypad.semantics.values import numpy_dtype
@@ -139,7 +143,9 @@ def _run(func, stmt, cond, where, args, rng, found) -> bool:
             position = next(k for k, p in enumerate(func.params) if p is fix.buffer)
             args[position][fix.index] = fix.value
             continue
-        except _Inconsistent:
+        except (_Inconsistent, LoopRangeError, BoundsCheckError):
+            # An assumption fails, a loop's range leaves its counter's dtype, or an access
+            # leaves its buffer: not an input the function is defined for.
             return False
         found.extend(seen)
         return True

@@ -148,3 +148,27 @@ def random_program(draw, *, same_extent: bool = False, local: bool = False,
     see :func:`fuzz_programs.structural_program`."""
     return structural_program(Draws(draw), same_extent=same_extent, local=local, param=param,
                               n_loops=n_loops)
+
+
+def removal_changes(func: n.PrimFunc, stmt: n.Stmt, inputs: list[list]) -> list[list]:
+    """The inputs on which ``func`` without ``stmt`` ends with other buffers than ``func``.
+
+    Brute force for ``is_no_op``: a statement it proves a no-op must change nothing on
+    any input.  Each input is a list of arguments; both functions run on copies.
+    """
+    from codegen import build
+    from polypad.ir.locate import replace
+
+    removed = replace(func, stmt, n.Evaluate(n.IntImm(0)))
+    kernels = build(func, target="python"), build(removed, target="python")
+    changed = []
+    for args in inputs:
+        outs = []
+        for kernel in kernels:
+            copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            kernel(*copies)
+            outs.append(copies)
+        if any(isinstance(a, np.ndarray) and not np.array_equal(a, b)
+               for a, b in zip(*outs, strict=True)):
+            changed.append(args)
+    return changed

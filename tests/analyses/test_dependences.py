@@ -196,21 +196,3 @@ def test_no_op_of_a_store_read_two_iterations_later():
     assert isinstance(analyses.is_no_op(f, stores[2]), analyses.Refuted)
 
 
-def test_the_schedule_map_is_used_only_where_its_guess_is_right():
-    # Two counters of one loop fixed to different values mislead ISL's schedule-map
-    # dataflow; one value, or a counter fixed in one statement only, does not.
-    from analyses.flow_inputs import counters_free
-    from polypad.model import extract
-
-    assert not counters_free(extract(parse(GUARD_FIXED_COUNTER)).statements)
-    one_value = GUARD_FIXED_COUNTER.replace("if i == 2:", "if i == 0:")
-    assert counters_free(extract(parse(one_value)).statements)
-    implicit = parse("""
-@T.prim_func
-def func(A: T.Buffer((16,), "float32")):
-    for io, ii in T.grid(4, 4):
-        if 4 * io + ii >= 14:
-            A[4 * io + ii] = 0.0
-        A[0] = A[0] + 1.0
-""")
-    assert counters_free(extract(implicit).statements)  # io = 3 in one statement only

@@ -223,3 +223,21 @@ def test_a_proved_removal_is_never_refuted_by_a_run():
             checked += 1
             run += _runs_exactly(f, rewritten)
     assert checked >= 20 and run >= 15  # most are run, and run to the end
+
+
+def test_inputs_under_a_condition_on_a_local_buffer():
+    # Found by the fuzz (issue 21's shapes): make_inputs evaluated the condition to know
+    # which branch's assumptions to establish, and its evaluator cannot read a local
+    # buffer; the internal _Opaque escaped.  Nothing is established under it now.
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32")):
+    for i in T.serial(4):
+        X = T.alloc_buffer((4,), "int32")
+        if X[2] > 3:
+            for p in T.serial(8):
+                T.assume(p < 6 or A[p] == 0)
+        A[3] = i
+''')
+    (a,) = make_inputs(f, np.random.default_rng(0))
+    assert a.shape == (8,) and a.dtype == np.int32

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from structural_brute import random_args, random_program, trace
+from structural_brute import random_args, random_program, removal_changes, trace
 
 import analyses
 import codegen
@@ -248,3 +248,70 @@ def f(A: T.Buffer(({k},), "float32"), B: T.Buffer(({k},), "float32")):
     src, end = decided.counterexample.instances
     assert end == Instance("END", {})
     assert decided.counterexample.element == Element("B", (src.indices["j"],))
+
+
+# ---------------------------------------------------------------- issue 21: isl's dataflow
+
+ISSUE_21_IF_ELSE = """
+@T.prim_func
+def f(A: T.Buffer((6,), "int32")):
+    for l in T.serial(6):
+        for m in T.serial(2):
+            A[(2 * m + l) % 6] = A[(l + m) % 6]
+            if l % 3 < 1:
+                A[(2 - m) // 4] = 0
+            else:
+                A[m + 1] = A[(m - l) % 6]
+        A[(l + 2) // 2] = 0
+        A[((l + 1) % 4) // 2] = l - (1 + A[(5 - l) // 2])
+"""
+
+
+def _int_inputs(f, count):
+    rng = np.random.default_rng(21)
+    return [[rng.integers(-5, 6, size=6).astype("int32")] for _ in range(count)]
+
+
+def test_issue_21_the_else_branch_is_read_later():
+    # ISL's compute_flow lost S2(l=1, m=1) -> S4(l=1) (A[2]), so rule 1 "held" for the
+    # whole if/else and remove_no_op deleted it: A[2] ended 0 instead of 1.
+    f = parse(ISSUE_21_IF_ELSE)
+    branch = next(x for x in walk(f.body) if isinstance(x, n.IfThenElse))
+    got = analyses.is_no_op(f, branch)
+    assert isinstance(got, Unknown)  # rule 3 is not decided for two stores
+    assert got.reason.startswith("S2(l=5, m=1) writes A[2] and A[2] still holds it when f "
+                                 "returns (the caller reads it): rules 1 and 2 fail")
+    issue_input = [np.array([4, 1, -3, 2, -1, -1], "int32")]
+    assert removal_changes(f, branch, [issue_input]) == [issue_input]
+    assert not isinstance(analyses.is_no_op(f, branch.else_case), Proved)
+
+
+def test_issue_21_every_proof_survives_brute_force():
+    f = parse(ISSUE_21_IF_ELSE)
+    inputs = _int_inputs(f, 40) + [[np.array([4, 1, -3, 2, -1, -1], "int32")]]
+    proved = []
+    for stmt in walk(f.body):
+        if isinstance(stmt, (n.BufferStore, n.IfThenElse, n.For)):
+            got = analyses.is_no_op(f, stmt)
+            if isinstance(got, Proved):
+                proved.append(stmt)
+                assert removal_changes(f, stmt, inputs) == [], (stmt, got)
+    # The then branch, A[0] = 0 at l = 0 and 3, is overwritten by A[(l + 1) % 4 // 2]
+    # (rule 1) before anything reads it.
+    assert [type(s).__name__ for s in proved] == ["BufferStore"]
+    assert proved[0].value == n.IntImm(0) and len(proved[0].indices) == 1
+
+
+def test_an_isl_error_inside_is_no_op_answers_unknown(monkeypatch):
+    import islpy as isl
+
+    import analyses.no_op as no_op
+
+    def failing(f):
+        raise isl.Error("call to isl_point_get_coordinate_val failed: void point")
+
+    f = func("    B[0] = 1.0\n    B[0] = A[0]\n")
+    monkeypatch.setattr(no_op, "extract", failing)
+    got = analyses.is_no_op(f, f.body.stmts[1])
+    assert got == Unknown("is_no_op could not decide: ISL failed (call to "
+                          "isl_point_get_coordinate_val failed: void point)")

@@ -422,3 +422,24 @@ def f(A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32"),
         decided = prove_same_value(other, store.value, context_at(f, store),
                                    strict_ieee=True, timeout_ms=timeout_ms)
         assert isinstance(decided, Unknown), decided
+
+
+NEAR_INT32_MAX_LOOP = """
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((4,), "int32"), n: T.int32):
+    T.assume(2147483645 <= n)
+    for i in T.serial(n, n + 2):
+        if (n + i) % 8 < 4:
+            B[1] = A[0]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed yet (the fuzz, seed 0, case 3173): the context's domain comes back from "
+    "isl as `i < n + 2` in int32, which Z3 evaluates wrapped, so n = 2147483646 looks "
+    "impossible; `n + i` wraps to -4 there and the condition is false"))
+def test_a_loop_range_near_int32_max_is_taken_exactly():
+    f = pp.parse(NEAR_INT32_MAX_LOOP)
+    (store,) = [s for s in walk(f.body) if isinstance(s, n.BufferStore)]
+    (branch,) = [s for s in walk(f.body) if isinstance(s, n.IfThenElse)]
+    assert not isinstance(prove(branch.condition, context_at(f, store)), Proved)

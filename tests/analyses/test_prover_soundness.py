@@ -145,3 +145,25 @@ def test_proved_is_never_contradicted_by_execution(case, at_branch, narrow):
         ce = decided.counterexample
         expected = {**ce.instances[0].indices, **ce.params}
         assert any(expected.items() <= seen.items() for seen in found), (text, decided)
+
+
+OUTSIDE_FOR_LARGE_N = pp.parse("""
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), C: T.Buffer((1,), "int32"), n: T.int32):
+    for i in T.serial(n, n + 2):
+        A[i] = 1
+    C[0] = T.if_then_else(n < 3, 1, 0)
+""")
+
+
+def test_brute_force_discards_inputs_the_function_is_not_defined_for():
+    # The fuzz's edge shapes try n near 2**31 - 1: there the loop's range leaves int32
+    # (LoopRangeError) and, below that, A[n] leaves A (BoundsCheckError, outside the
+    # kernel's precondition n <= 6).  Neither input is one the claim is about; the
+    # brute force ended the whole fuzz run on them.
+    f = OUTSIDE_FOR_LARGE_N
+    probe = f.body.stmts[-1]
+    claim = probe.value.condition
+    assert violations(claim, f, probe, params={"n": [2**31 - 1, 100, 2]}, samples=1) == []
+    found = violations(claim, f, probe, params={"n": [2**31 - 1, 100, 5]}, samples=1)
+    assert found == [{"n": 5}]

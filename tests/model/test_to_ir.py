@@ -159,3 +159,13 @@ def _walk(e):
     from polypad.ir import walk
 
     return list(walk(e))
+
+
+def test_a_constant_outside_int32_is_written_in_int64():
+    # isl writes `i <= n + 2147483648` for an int32 n near the end of its range (the fuzz,
+    # seed 0, case 1964: simplify raised DTypeError making the int32 constant 2**31).
+    s = isl.Set("[n] -> { [i] : i <= n + 2147483648 and 0 <= i < 4 }")
+    cond = set_to_condition(s, [i], [n])
+    assert show(cond) == ('i >= 0 and i < 4 and '
+                          'T.Cast("int64", n) >= T.Cast("int64", i) - 2147483648')
+    assert to_set(cond, [i]).is_equal(s)

@@ -12,6 +12,7 @@ from pass_support import (
     transformed,
 )
 
+import codegen
 from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
 from polypad.script import parse
@@ -334,3 +335,70 @@ def test_simplify_leaves_nothing_when_the_body_is_dead():
             A[i] = 1.0
 """)
     assert isinstance(simp(f).body, n.Evaluate)
+
+
+# The fuzz (seed 0, case 1964): a fact about the values stored at A[(n + i1) % 8] holds
+# where isl writes `n + 2147483648 >= ...`; turning that into IR raised DTypeError (2**31
+# is no int32).  It is written in int64 now, and `if n + 1 > n` goes: no wrap under the
+# assumption.
+NEAR_INT32_MIN = '''
+@T.prim_func
+def func(A: T.Buffer((8,), "float32"), B: T.Buffer((4, 4), "int32"),
+         C: T.Buffer((4,), "int32"), n: T.int32):
+    T.assume(n <= -2147483641)
+    for i1 in T.serial(4):
+        A[(n + i1) % 8] = T.float32(n + i1)
+        if n + 1 > n:
+            B[3 - i1, (3 * n + 0) % 4] = B[3 - i1, (3 * n + 0) % 4]
+            for i2 in T.serial(4):
+                A[(i2 + 2) % 8] = A[(i2 + 2) % 8] + 0.0
+                B[i1, 0] = T.int32(A[i1]) + T.int32(A[2 * i1])
+    for i3 in T.serial(4):
+        A[(n - i3) % 8] = T.float32(n - i3)
+        if (n + i3) % 8 < 4:
+            A[i3 + i3] = A[i3]
+    A[(1) % 8] = A[(n + 2) % 8] + T.float32(B[3, 0])
+    C[0] = T.if_then_else((3) // 3 <= -2, 1, 0)
+'''
+
+NEAR_INT32_MIN_SIMPLIFIED = '''
+@T.prim_func
+def func(A: T.Buffer((8,), "float32"), B: T.Buffer((4, 4), "int32"),
+         C: T.Buffer((4,), "int32"), n: T.int32):
+    T.assume(n <= -2147483641)
+    for i1 in T.serial(4):
+        A[(n + i1) % 8] = T.Cast("float32", n + i1)
+        B[3 - i1, 3 * n % 4] = B[3 - i1, 3 * n % 4]
+        for i2 in T.serial(4):
+            A[i2 + 2] = A[i2 + 2] + 0.0
+            B[i1, 0] = T.Cast("int32", A[i1]) + T.Cast("int32", A[2 * i1])
+    for i3 in T.serial(4):
+        A[(n - i3) % 8] = T.Cast("float32", n - i3)
+        if (n + i3) % 8 < 4:
+            A[i3 + i3] = A[i3]
+    A[1] = A[(n + 2) % 8] + T.Cast("float32", B[3, 0])
+    C[0] = 0
+'''
+
+
+def _near_int32_min_args(seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(-2**31, -2147483641 + 1))
+    return [rng.integers(-3, 4, 8).astype("float32"), rng.integers(-3, 4, (4, 4)).astype("int32"),
+            rng.integers(-3, 4, 4).astype("int32"), n]
+
+
+def test_a_fact_near_the_end_of_int32_is_written_in_int64():
+    f = parse(NEAR_INT32_MIN)
+    got = simplify(f)
+    assert_structural_equal(got, parse(NEAR_INT32_MIN_SIMPLIFIED))
+    for seed in range(6):
+        assert_same_results(f, got, _near_int32_min_args(seed))
+
+
+@pytest.mark.numba
+def test_a_fact_near_the_end_of_int32_numba():
+    f = parse(NEAR_INT32_MIN)
+    kernel = codegen.build(simplify(f))
+    for seed in range(3):
+        assert_same_results(f, kernel, _near_int32_min_args(seed))

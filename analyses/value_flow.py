@@ -1,0 +1,167 @@
+"""Value-based dataflow, from memory-based pairs and program time.
+
+This is what :mod:`.dataflow` asks of ISL, answered without
+``isl.UnionAccessInfo.compute_flow``.  That function is unsound in the ISL
+that islpy bundles (checked with islpy 2024.2 and 2026.2.2): its search for
+the last write before each read calls ``isl_map_partial_lexmax``, whose
+"no solution here" part comes back too small on some relations with integer
+divisions (a ``% 6`` index beside an equated loop counter), so the reads it
+drops there get no source at all and are not reported as reading an input
+either.  The dependence of such a read vanishes, and a decider that trusts
+it proves that a live store is dead.  For example
+
+    { S[l, m] -> W[l', m'] : l' = l and (-1 - m + l' + 2m') mod 4 = 0
+                             and 0 <= m' <= 1 }
+
+maximised over ``0 <= l <= 2 and 0 <= m <= 1`` reports no point without a
+solution, though ``S[0, 0]``, ``S[1, 1]`` and ``S[2, 0]`` have none.
+
+Here every step is a set operation ISL does exactly (composition,
+intersection, subtraction), and the one lexicographic maximum taken is
+checked against its definition before it is used:
+
+* ``pairs``: each sink with each must-source or kill that touches the same
+  element strictly earlier (accesses are tagged by their element, so "the
+  same element" is "the same tag");
+* ``last``: for each sink, the latest time among those, which is a write
+  that no other must-source or kill follows before the sink;
+* the dependences from must-sources are the pairs at that time; those from
+  may-sources are every may-source after it (or every earlier one, where no
+  must-source came before) and before the sink;
+* a dependence from a must-source is *certain* unless a may-source lies
+  between;
+* kills are must-sources whose dependences are not reported, as in ISL
+  (``isl_union_flow_drop_kill_source``): a may-source that is also a kill
+  counts as a kill while the search runs and keeps its dependences.
+
+The answers are ISL's (``get_may_dependence``, ``get_must_dependence``,
+``get_may_no_source``, ``get_must_no_source``), ordered by the time map
+alone, as ISL's schedule-tree path orders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+
+@dataclass(frozen=True)
+class Flow:
+    """The answer of :func:`value_flow`, named as ISL names the parts of a union flow.
+
+    ``may_dependence`` and ``must_dependence`` map each source access to the
+    sink access that reads its value (tagged spaces, as given);
+    ``may_no_source`` holds the sink accesses (``sink -> element``) that no
+    must-source or kill reaches, ``must_no_source`` those that no source at
+    all reaches.
+    """
+
+    may_dependence: isl.UnionMap
+    must_dependence: isl.UnionMap
+    may_no_source: isl.UnionMap
+    must_no_source: isl.UnionMap
+
+
+def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
+               kill: isl.UnionMap, time: isl.UnionMap) -> Flow:
+    """The value-based dataflow from ``must``/``may`` sources to ``sink``, through ``kill``.
+
+    Every argument but ``time`` is an access relation ``instance -> element``;
+    ``time`` maps every instance to a point of one space, and the earlier
+    point runs first (lexicographic order).  Instances with the same time
+    are not ordered: none is a source for another.
+    """
+    if time.is_empty():  # no instance runs: nothing reaches anything
+        nothing = isl.UnionMap.empty(sink.get_space().params())
+        return Flow(nothing, nothing, sink, sink)
+    killers = must.union(kill)
+    may_only = may.subtract(killers)  # a must access trumps a may access of the same element
+    space = _time_space(time)
+    pairs = _earlier(sink.apply_range(killers.reverse()), time, space)
+    last = _last(pairs.apply_range(time), space)
+    found = _pairs_at(pairs, time, last, killers)
+    later = _earlier(sink.apply_range(may_only.reverse()), time, space)
+    # A may-source counts where no must-source (or kill) came before, or after the last.
+    both = later.range_map().apply_range(time).range_product(
+        later.domain_map().apply_range(last))  # [sink -> source] -> [t(source) -> last]
+    after_last = isl.UnionSet.from_set(isl.Map.lex_gt(space).wrap())
+    later = later.subtract_domain(last.domain()).union(
+        both.intersect_range(after_last).domain().unwrap())
+    # Two must-sources at the last time: ISL cannot tell which wrote last, nor can we.
+    tied = _tied(found)
+    certain = found.subtract_domain(later.domain()).subtract_domain(tied)
+    reported = must.domain().union(may.domain())
+    may_dep = found.union(later).intersect_range(reported).reverse()
+    must_dep = certain.intersect_range(must.domain()).reverse()
+    no_must = sink.subtract_domain(pairs.domain())
+    return Flow(may_dep, must_dep, no_must, no_must.subtract_domain(later.domain()))
+
+
+def _time_space(time: isl.UnionMap) -> isl.Space:
+    """The set space every instance's time lies in."""
+    listed = time.get_map_list()
+    if listed.n_map() == 0:
+        return isl.Space.set_alloc(isl.DEFAULT_CONTEXT, 0, 0)
+    return listed.get_at(0).get_space().range()
+
+
+def _earlier(pairs: isl.UnionMap, time: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """The pairs ``sink -> source`` of ``pairs`` whose source runs strictly before the sink.
+
+    Both times side by side, ``[sink -> source] -> [t -> t']``, against ``t > t'``:
+    several times faster in ISL than ``lex_gt_at_multi_union_pw_aff`` with the times.
+    """
+    both = pairs.domain_map().apply_range(time).range_product(
+        pairs.range_map().apply_range(time))
+    after = isl.UnionSet.from_set(isl.Map.lex_gt(space).wrap())
+    return both.intersect_range(after).domain().unwrap()
+
+
+def _last(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """For each sink, the latest of the times ``times`` gives it.
+
+    ISL's ``lexmax`` answers, checked against the definition: a function on
+    the whole domain of ``times``, inside it, and followed by no time of
+    ``times``.  Where the check fails (ISL's ``lexmin`` has returned an empty
+    optimum of a non-empty set), :func:`latest` answers instead: exact, but
+    on relations with integer divisions its subtraction can take minutes
+    where ``lexmax`` and the check take a second.
+    """
+    try:
+        best = times.lexmax()
+        later_than = isl.UnionMap.from_map(isl.Map.lex_lt(space))
+        if (best.is_single_valued() and best.is_subset(times)
+                and times.domain().is_subset(best.domain())
+                and times.intersect(best.apply_range(later_than)).is_empty()):
+            return best
+    except isl.Error as err:
+        if "maximal number of operations exceeded" in str(err):
+            raise
+    return latest(times, space)
+
+
+def latest(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """For each sink, the one time of ``times`` that no other of its times follows."""
+    earlier_than = isl.UnionMap.from_map(isl.Map.lex_gt(space))
+    return times.subtract(times.apply_range(earlier_than))
+
+
+def _pairs_at(pairs: isl.UnionMap, time: isl.UnionMap, last: isl.UnionMap,
+              sources: isl.UnionMap) -> isl.UnionMap:
+    """The pairs ``sink -> source`` whose source runs at the sink's ``last`` time.
+
+    Through the sources that run at that time (the inverse of the time map,
+    cut to ``sources``' instances so ISL composes little).
+    """
+    at = time.intersect_domain(sources.domain()).reverse()
+    return pairs.intersect(last.apply_range(at))
+
+
+def _tied(found: isl.UnionMap) -> isl.UnionSet:
+    """The sinks that ``found`` gives more than one source."""
+    if found.is_single_valued():
+        return isl.UnionSet.empty(found.get_space().params())
+    both = found.range_product(found)  # sink -> [source -> source']
+    same = found.range().identity().wrap()
+    return both.subtract_range(same).domain()
