@@ -12,7 +12,7 @@ The instances that run are the statement's domain (loop bounds and affine
 ``and`` and ``or`` evaluate lazily, so ``i < 10 and A[i] > 0`` never loads
 ``A[10]``) and to where the integer assumptions that ran before hold
 (``T.assume(0 <= n < 8)``, through
-:func:`analyses.facts.int_assume_facts`).  Scalar parameters and symbolic
+:func:`analyses.path_facts.int_assume_facts`).  Scalar parameters and symbolic
 extents are ISL parameters, each within its dtype's range (a call cannot
 pass an ``int32`` ``n`` of ``2**33``), and extents are never negative.
 Where an index's ``+``, ``-`` and ``*`` leave its dtype, the element
@@ -56,8 +56,8 @@ from polypad.model.ranges import dtype_range
 
 from .budgeted import decider
 from .evidence import Counterexample, Element, Instance, Proved, Refuted, Unknown
-from .facts import int_assume_facts
 from .instances import dim_names, point_coordinates
+from .path_facts import int_assume_facts
 from .program import Program, Site, program_of
 
 # (condition, value it must have) for a load to be evaluated.

@@ -46,7 +46,6 @@ when ``F`` may be ``inf``.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -73,15 +72,8 @@ from .execution_refutation import refute_by_execution, runs_exactly
 from .facts import has_undef
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
-from .prover import (
-    first_counterexample_only,
-    is_index_question,
-    proofs_only,
-    prove,
-    prove_same_value,
-    proved_by_isl,
-    seeking_proofs_only,
-)
+from .proof_options import ProofOptions
+from .prover import is_index_question, prove, prove_same_value, proved_by_isl
 from .wrap_indices import wrap_leaving_indices
 
 
@@ -116,34 +108,39 @@ class Removable(Proved):
 
 @decider
 def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
-                           strict_ieee: bool = False) -> Proved | Refuted | Unknown:
+                           strict_ieee: bool = False, options: ProofOptions | None = None
+                           ) -> Proved | Refuted | Unknown:
     """Whether the ``if`` statement ``stmt`` of ``f`` may be replaced by one of its branches.
 
     ``stmt`` is an ``IfThenElse`` of ``f`` (by identity) or the name of a
     block holding exactly one.  See the module docstring for the rules.
+    ``options`` are the prover's (:class:`~analyses.proof_options.ProofOptions`),
+    for a decider asking on behalf of another; ``strict_ieee=True`` is them with
+    IEEE floats.
     """
     expect(stmt, (n.IfThenElse, str), "stmt", "can_remove_conditional",
            what="an IfThenElse of f or the name of a block holding one")
     stmt = conditional_of(f, stmt)
+    options = ProofOptions.of(strict_ieee, options)
     form = canonical_form(f)
     if form is not None:
-        return _on_canonical_form(f, stmt, form, strict_ieee)
+        return _on_canonical_form(f, stmt, form, options)
     if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
         return Unknown("the conditional holds a T.assume: removing the condition would "
                        "assert a fact where it was not stated")
     if stmt.else_case is None:
-        return _decide(f, stmt, "then", strict_ieee)
+        return _decide(f, stmt, "then", options)
     decided = {}
     first = "else" if _idle(stmt.else_case) < _idle(stmt.then_case) else "then"
     for keep in (first, "then" if first == "else" else "else"):
-        decided[keep] = _decide(f, stmt, keep, strict_ieee)
+        decided[keep] = _decide(f, stmt, keep, options)
         if isinstance(decided[keep], Proved):
             return decided[keep]
     return _neither(decided["then"], decided["else"])
 
 
 def _on_canonical_form(f: n.PrimFunc, stmt: n.IfThenElse, form: CanonicalForm | OpaqueSite,
-                       strict: bool) -> Decision:
+                       options: ProofOptions) -> Decision:
     """The answer for ``stmt`` of a function with a packed function's scaffolding, views
     or vectors: asked of its canonical form (:mod:`analyses.canonical`), in ``f``'s terms.
 
@@ -154,7 +151,7 @@ def _on_canonical_form(f: n.PrimFunc, stmt: n.IfThenElse, form: CanonicalForm | 
     target = form.stmt(stmt) if isinstance(form, CanonicalForm) else None
     if not isinstance(target, n.IfThenElse):
         return unmodelled(f, form, stmt)
-    decided = form.map_back(can_remove_conditional(form.func, target, strict_ieee=strict))
+    decided = form.map_back(can_remove_conditional(form.func, target, options=options))
     if isinstance(decided, Removable) and form.narrow_views:
         inner = form.unpacked_stmt(stmt)
         kept = inner.then_case if decided.keep == "then" else inner.else_case
@@ -200,7 +197,7 @@ def conditional_of(f: n.PrimFunc, stmt: n.IfThenElse | str) -> n.IfThenElse:
     return stmt
 
 
-def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
+def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, options: ProofOptions, *,
             wrap: bool = True) -> Decision:
     """Whether branch ``keep`` may replace ``stmt``: in bounds first, then the same effect.
 
@@ -212,14 +209,14 @@ def _decide(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool, *,
     leaves = _out_of_bounds(stmt, everywhere, keep)
     if leaves is not None:
         if wrap and stmt.else_case is None:
-            return _wrapped(f, stmt, strict, leaves, everywhere)
+            return _wrapped(f, stmt, options, leaves, everywhere)
         return leaves
     padding = _reads_padding(f, stmt, keep, everywhere)
     if padding is not None:
         return padding
     if stmt.else_case is None:
-        return _overcompute(f, stmt, strict, everywhere)
-    return _branch_for_both(f, stmt, keep, strict)
+        return _overcompute(f, stmt, options, everywhere)
+    return _branch_for_both(f, stmt, keep, options)
 
 
 def _out_of_bounds(stmt: n.IfThenElse, everywhere: n.PrimFunc, keep: str) -> Decision | None:
@@ -247,7 +244,7 @@ def _out_of_bounds(stmt: n.IfThenElse, everywhere: n.PrimFunc, keep: str) -> Dec
     return Unknown(f"running the {keep} branch everywhere may leave a buffer: {after.reason}")
 
 
-def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,
+def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, options: ProofOptions, leaves: Decision,
              everywhere: n.PrimFunc) -> Decision:
     """``leaves`` (the bounds refusal of ``if c: body``), unless the body with its leaving
     indices wrapped modulo their extents (:mod:`analyses.wrap_indices`, which proves the
@@ -271,8 +268,8 @@ def _wrapped(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool, leaves: Decision,
         return leaves  # nothing to wrap: today's answer, unchanged
     # Only a proof changes the answer (a refusal keeps the counterexample of `leaves`),
     # so the wrapped question seeks none: no counterexample search, no run.
-    with proofs_only():
-        decided = _decide(attempt.func, attempt.conditional, "then", strict, wrap=False)
+    decided = _decide(attempt.func, attempt.conditional, "then", options.proofs_only(),
+                      wrap=False)
     if isinstance(decided, Proved):
         return Removable(decided.method, f"{attempt.describe()}; {decided.detail}",
                          keep="then", replacement=attempt.then_case, rebuilt=attempt.rebuilt)
@@ -306,7 +303,7 @@ def _reads_padding(f: n.PrimFunc, stmt: n.IfThenElse, keep: str,
 # ---------------------------------------------------------------- no else: overcompute
 
 
-def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
+def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, options: ProofOptions,
                  everywhere: n.PrimFunc) -> Decision:
     copy = fresh_copy(stmt.then_case)
     both = n.IfThenElse(stmt.condition, stmt.then_case, copy, span=stmt.span)
@@ -314,15 +311,14 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
     where = f"where not ({show(stmt.condition)})"
     # Where a run follows an Unknown, the prover need not look for a counterexample at
     # earlier instances when its first needs a value it does not track.
-    runs = not seeking_proofs_only() and runs_exactly(f, everywhere, cheap=True)
-    with first_counterexample_only() if runs else contextlib.nullcontext():
-        decided = is_no_op(g, copy, strict_ieee=strict)
+    runs = options.counterexamples and runs_exactly(f, everywhere, cheap=True)
+    decided = is_no_op(g, copy, options=options.first_counterexample_only() if runs else options)
     if isinstance(decided, Proved):
         detail = f"{where}, the body is a no-op: {decided.detail or decided.method}"
         return Removable(decided.method, detail, keep="then")
     if isinstance(decided, Unknown):
         # The rules refute one harmful instance; several together are found by a run.
-        found = None if seeking_proofs_only() else \
+        found = None if not options.counterexamples else \
             refute_by_execution(f, everywhere, f"running the body {where}")
         if found is not None:
             return Refuted(found)
@@ -337,14 +333,15 @@ def _overcompute(f: n.PrimFunc, stmt: n.IfThenElse, strict: bool,
 # ---------------------------------------------------------------- if/else: same effect
 
 
-def _branch_for_both(f: n.PrimFunc, stmt: n.IfThenElse, keep: str, strict: bool) -> Decision:
+def _branch_for_both(f: n.PrimFunc, stmt: n.IfThenElse, keep: str,
+                     options: ProofOptions) -> Decision:
     """Whether branch ``keep`` does what the other one does, where the other one runs."""
     kept, other = ((stmt.then_case, stmt.else_case) if keep == "then"
                    else (stmt.else_case, stmt.then_case))
     where = (f"where not ({show(stmt.condition)})" if keep == "then"
              else f"where {show(stmt.condition)}")
     try:
-        decided = _Same(f, strict).stmts(kept, other, {})
+        decided = _Same(f, options).stmts(kept, other, {})
     except _Mismatch as err:
         return Unknown(f"the {keep} branch may not replace the other {where}: {err}")
     if isinstance(decided, Proved):
@@ -371,8 +368,8 @@ class _Same:
     question is asked in ``b``'s context (which holds the branch condition).
     """
 
-    def __init__(self, f: n.PrimFunc, strict: bool) -> None:
-        self.f, self.strict = f, strict
+    def __init__(self, f: n.PrimFunc, options: ProofOptions) -> None:
+        self.f, self.options = f, options
         self.methods: set[str] = set()
 
     def stmts(self, a: n.Stmt, b: n.Stmt, names: dict) -> Decision:
@@ -441,8 +438,8 @@ class _Same:
             return Proved("isl")
         if dtypes.is_bool(x.dtype):  # conditions: the same truth value
             same = logical_or(logical_and(x, y), logical_and(logical_not(x), logical_not(y)))
-            return prove(same, ctx, strict_ieee=self.strict)
-        return prove_same_value(x, y, ctx, strict_ieee=self.strict)
+            return prove(same, ctx, options=self.options)
+        return prove_same_value(x, y, ctx, options=self.options)
 
 
 def _index_pairs(x: n.Expr, y: n.Expr, out: list) -> bool:

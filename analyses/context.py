@@ -15,8 +15,8 @@ The context just before ``stmt`` runs holds
   buffer loads of each question.
 
 Program order and the statements' sites are :mod:`.program`'s; the facts
-are :mod:`.facts`'.  Values the context proves equal to a load come from
-:func:`analyses.prover.known_value`, a level up.
+are :mod:`.facts`' and :mod:`.path_facts`'.  Values the context proves equal
+to a load come from :func:`analyses.prover.known_value`, a level up.
 
 A fact that reads a buffer element holds only until that element is written
 again (the review notes' rule; storing ``T.undef()`` is such a write, and so
@@ -37,11 +37,12 @@ from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
 from polypad.ir.show import show
 from polypad.model import AffineSpace, set_to_condition, to_set
-from polypad.model.overflow import wraps_somewhere
+from polypad.model.overflow import set_ranges, wraps_somewhere
 
 from .budgeted import bounded
-from .facts import Instantiator, int_assume_facts, path_premises
+from .facts import FactInstance, Instantiator, KeptConstants
 from .history import element_history
+from .path_facts import int_assume_facts, path_premises
 from .program import Program, Site, _label, program_of
 
 __all__ = ["Context", "Program", "Site", "context_at", "context_of", "program_of"]
@@ -49,7 +50,7 @@ __all__ = ["Context", "Program", "Site", "context_at", "context_of", "program_of
 
 def context_of(program: Program, site: Site) -> Context:
     """The (cached) context just before ``site`` of ``program``."""
-    return program._memo(("context", site.index), lambda: Context(program, site))
+    return program.memo(("context", site.index), lambda: Context(program, site))
 
 
 @deep_entry
@@ -153,11 +154,24 @@ class Context:
             self._domain_ir = set_to_condition(self.domain, self.loop_vars, self.names)
         return self._domain_ir
 
-    def facts_for(self, load: n.BufferLoad):
-        """The buffer facts of this context instantiated at ``load`` (see :mod:`.facts`)."""
+    @property
+    def instantiator(self) -> Instantiator | None:
+        """The buffer facts that may hold here (None for the empty context)."""
+        return self._instantiator
+
+    def var_ranges(self) -> dict:
+        """The ranges of the loop counters and parameters over the domain (memoized)."""
+        if getattr(self, "_var_ranges", None) is None:
+            self._var_ranges = set_ranges(self.domain, self.loop_vars, self.names)
+        return self._var_ranges
+
+    def facts_for(self, load: n.BufferLoad, *,
+                  kept: KeptConstants | None = None) -> list[FactInstance]:
+        """The buffer facts of this context instantiated at ``load`` (see :mod:`.facts`),
+        with the stored constants ``kept`` finds when given."""
         if self._instantiator is None:
             return []
-        return self._instantiator.facts_for(load, self.domain)
+        return self._instantiator.facts_for(load, self.domain, kept=kept)
 
     def has_assumptions(self) -> bool:
         """Whether a ``T.assume`` about buffer contents may hold here."""

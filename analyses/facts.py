@@ -18,15 +18,15 @@ minimum, and maximum when several match), and the fact is instantiated by
 substituting ``y := y(x, e)`` and ``e := h(x)`` -- a quantifier-free formula
 for Z3, whatever ``h`` is.
 
-Integer assumptions (no loads) need no instantiation: :func:`int_assume_facts`
-folds them into the context's domain exactly (an instance with a violated
-assumption in its past cannot run).  Conditions on data in enclosing ``if``
-branches and ``let`` bindings become premises, weakened to the instances
-where what they read is still unchanged (:func:`path_premises`).
+Integer assumptions, conditions on data around a point and ``let``
+bindings are the context's own (:mod:`.path_facts`).  Stored constants that
+later writes keep are added by the prover's caller (:mod:`.kept_constants`,
+through ``facts_for(..., kept=...)``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import islpy as isl
@@ -37,9 +37,8 @@ from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
-from polypad.model import pw_aff_to_expr, set_to_condition, to_set
+from polypad.model import pw_aff_to_expr, set_to_condition
 from polypad.model.affine import to_map, to_pw_aff
-from polypad.model.overflow import wraps_somewhere
 
 from .program import Program, Site, any_of
 
@@ -58,7 +57,7 @@ def has_undef(expr: n.Expr) -> bool:
     return any(isinstance(x, n.Call) and x.op == "undef" for x in walk(expr))
 
 
-def _resolved_lets(site: Site) -> dict | None:
+def resolved_lets(site: Site) -> dict | None:
     """The site's let values with earlier lets substituted, or None if one reads a buffer.
 
     A let bound to a load holds the value of that load *when the let ran*;
@@ -74,73 +73,16 @@ def _resolved_lets(site: Site) -> dict | None:
     return out
 
 
-def _reads(program: Program, site: Site, loads) -> list:
+def reads_of(program: Program, site: Site, loads) -> list:
+    """``(buffer, access relation)`` of each of ``loads``, read at ``site``."""
     return [(ld.buffer, program.access(site, ld.buffer, ld.indices)[0]) for ld in loads]
 
 
-def _valid_where(program: Program, origin: Site, expr: n.Expr, target: Site) -> n.Expr:
-    """``expr`` (evaluated at ``origin``, an enclosing point) weakened where its data changed."""
-    loads = loads_in(expr)
-    if not loads:
-        return expr
-    inv = program.invalidated(origin, _reads(program, origin, loads), target)
-    broken = inv.intersect(program.prefix_map(origin, target)).range()
-    if broken.is_empty():
-        return expr
-    where = set_to_condition(broken, target.loop_vars, program.names)
-    return any_of(where, expr)
-
-
-def path_premises(program: Program, site: Site, dropped) -> list[n.Expr]:
-    """Premises for Z3: non-affine branch conditions and loop bounds, and let bindings."""
-    out = [_valid_where(program, origin, expr, site) for origin, expr in dropped]
-    space = program.space(site)
-    for let, origin in zip(site.lets, site.let_sites):
-        fact = n.Eq(let.var, let.value)
-        try:
-            to_pw_aff(let.value, space)
-            out.append(fact)  # an affine integer: no data, always valid
-        except NotAffineError:
-            out.append(_valid_where(program, origin, fact, site))
-    return out
-
-
-def _is_assume(site: Site) -> bool:
+def is_assume(site: Site) -> bool:
+    """Whether ``site`` is a ``T.assume``."""
     stmt = site.stmt
     return (isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
             and stmt.value.op == "assume")
-
-
-def int_assume_facts(program: Program, site: Site, domain: isl.Set):
-    """``domain`` narrowed by the earlier integer assumptions, and those only Z3 can use."""
-    premises: list[n.Expr] = []
-    for src in program.sites:
-        if not _is_assume(src) or program.domain(src)[1]:
-            continue
-        lets = _resolved_lets(src)
-        if lets is None:
-            continue
-        formula = substitute(src.stmt.value.args[0], lets)
-        if loads_in(formula):
-            continue
-        before = program.before(src, site)
-        if before.is_empty():
-            continue
-        src_domain = program.domain(src)[0]
-        try:
-            holds = to_set(formula, program.space(src))
-            if wraps_somewhere(formula, program.space(src), src_domain):
-                # ISL would read `n + 1 < n` as never true; executed, it holds at
-                # n = 2**31 - 1.  Z3 models the wrap-around.
-                raise NotAffineError("it may wrap around", formula)
-        except NotAffineError:
-            # Usable as it stands only when it mentions no loop counter of its own.
-            if not src.loops and domain.is_subset(before.range()):
-                premises.append(formula)
-            continue
-        bad = before.intersect_domain(src_domain.subtract(holds)).range()
-        domain = domain.subtract(bad).coalesce()
-    return domain, premises
 
 
 @dataclass(eq=False)
@@ -172,7 +114,7 @@ def value_facts(program: Program) -> list[ValueFact]:
 
 def site_facts(program: Program, site: Site) -> list[ValueFact]:
     """The fact ``site`` establishes, if any (memoized)."""
-    return program._memo(("value_facts", site.index), lambda: _site_facts(program, site))
+    return program.memo(("value_facts", site.index), lambda: _site_facts(program, site))
 
 
 def _may_state_fact(site: Site) -> bool:
@@ -183,7 +125,7 @@ def _may_state_fact(site: Site) -> bool:
     leaves no instance whose stored value is known (see :func:`_site_facts`).
     """
     stmt = site.stmt
-    if _is_assume(site):
+    if is_assume(site):
         return True
     if not isinstance(stmt, n.BufferStore):
         return False
@@ -195,11 +137,11 @@ def _site_facts(program: Program, site: Site) -> list[ValueFact]:
     if not _may_state_fact(site):
         return []  # no domain to compute for the rest
     domain, dropped = program.domain(site)
-    lets = _resolved_lets(site)
+    lets = resolved_lets(site)
     guards = _branches(site, dropped)
     if guards is None or lets is None:
         return []  # a statement that may not have run establishes nothing
-    if _is_assume(site):
+    if is_assume(site):
         formula = substitute(site.stmt.value.args[0], lets)
         loads = loads_in(formula)
         return [ValueFact("assume", site, formula, tuple(loads), domain, guards=guards)
@@ -232,6 +174,12 @@ class FactInstance:
     # Other instances of the fact also read this element and were not used:
     # harmless for proofs, but a counterexample may then break one of them.
     partial: bool = False
+
+
+#: Finds the stored constants that still hold at a load because the writes since
+#: kept them: ``kept(instantiator, load, graph, domain)`` (see ``facts_for``).
+KeptConstants = Callable[["Instantiator", n.BufferLoad, "isl.Map | None", "isl.Set | None"],
+                         list[FactInstance]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -281,7 +229,7 @@ class Instantiator:
             # The same instance of each branch: its loops are shared with the target.
             for j in range(max((len(g.loops) for g, _ in fact.guards), default=0)):
                 pairs = pairs.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
-            inv = prog.invalidated(fact.site, _reads(prog, fact.site, fact.loads), self.target)
+            inv = prog.invalidated(fact.site, reads_of(prog, fact.site, fact.loads), self.target)
             self._valid[key] = pairs.subtract(inv).coalesce()
         return self._valid[key]
 
@@ -290,13 +238,15 @@ class Instantiator:
         key = (id(fact), k)
         found = self._templates.get(key)
         if found is None:
-            found, in_time = budget.computed_in_time(lambda: self._make_templates(fact, k))
-            if in_time:  # see Program._memo
+            found, in_time = budget.computed_in_time(lambda: self.make_templates(fact, k))
+            if in_time:  # see Program.memo
                 found = self._templates.setdefault(key, found)
         return found
 
-    def _make_templates(self, fact: ValueFact, k: int,
-                        valid: isl.Map | None = None) -> list[_Template]:
+    def make_templates(self, fact: ValueFact, k: int,
+                       valid: isl.Map | None = None) -> list[_Template]:
+        """:meth:`templates`, computed now (not memoized), for the instances of
+        ``fact`` in ``valid`` (``site[y] -> target[x]``; :meth:`valid` unless given)."""
         prog, load = self.program, fact.loads[k]
         access, exact = prog.access(fact.site, load.buffer, load.indices)
         if not exact:
@@ -339,36 +289,36 @@ class Instantiator:
             out.append(_Template(where, ys, element, domain, len(choices) > 1))
         return out
 
-    def facts_for(self, load: n.BufferLoad, domain: isl.Set | None = None
-                  ) -> list[FactInstance]:
+    def facts_for(self, load: n.BufferLoad, domain: isl.Set | None = None, *,
+                  kept: KeptConstants | None = None) -> list[FactInstance]:
         """Every fact instance about the element ``load`` reads, as a premise for Z3.
 
         With the context's ``domain``, instances that cannot apply there are
         left out and the condition of the others is simplified against it.
+        ``kept``, when given, adds the stored constants later writes keep
+        (:func:`analyses.kept_constants.kept_constant_facts`, which proves
+        those writes and so lives above this module).
         """
-        from .stored_value import kept_constant_facts, proving_kept_constant
-
         # The facts proper are the same with or without kept constants, so one
         # entry holds both: a proof tried without kept constants first (see
-        # analyses.stored_value) does not pay for the facts twice.
+        # analyses.kept_constants) does not pay for the facts twice.
         key = (load, id(domain))
         found = self._instances.get(key)
         if found is None or found[0] is not domain:
             facts, in_time = budget.computed_in_time(lambda: self._facts_for(load, domain))
-            found = (domain, facts, [])
-            if in_time:  # see Program._memo
+            found = (domain, facts, {})
+            if in_time:  # see Program.memo
                 self._instances[key] = found
         _, plain, with_kept = found
-        # Inside the proof that a write keeps a constant, kept constants are not used.
-        if proving_kept_constant():
+        if kept is None:
             return plain
-        if with_kept:
-            return with_kept[0]
-        kept, in_time = budget.computed_in_time(
-            lambda: plain + kept_constant_facts(self, load, self._graph(load), domain))
+        if kept in with_kept:
+            return with_kept[kept]
+        more, in_time = budget.computed_in_time(
+            lambda: plain + kept(self, load, self._graph(load), domain))
         if in_time:  # a proof that ran out of time keeps fewer constants
-            with_kept.append(kept)
-        return kept
+            with_kept[kept] = more
+        return more
 
     def _facts_for(self, load: n.BufferLoad, domain: isl.Set | None) -> list[FactInstance]:
         """The instances of the assumed and stored facts at ``load`` (no kept constants)."""
@@ -379,10 +329,10 @@ class Instantiator:
                 if access.buffer is not load.buffer:
                     continue
                 for t in self.templates(fact, k):
-                    out += self._instantiate(fact, k, t, load, graph, domain)
+                    out += self.instantiate(fact, k, t, load, graph, domain)
         return out
 
-    def _instantiate(self, fact: ValueFact, k: int, t: _Template, load: n.BufferLoad,
+    def instantiate(self, fact: ValueFact, k: int, t: _Template, load: n.BufferLoad,
                      graph: isl.Map | None, domain: isl.Set | None) -> list[FactInstance]:
         """The instance of ``fact`` that template ``t`` picks for ``load`` (none, or one)."""
         if t is _TOO_COMPLEX:

@@ -19,21 +19,14 @@ from __future__ import annotations
 import islpy as isl
 
 from polypad.model import AffineSpace, Model
+from polypad.model.isl_helpers import empty_union_map, union_all
 
 from . import instances as inst
 
-
-def empty() -> isl.UnionMap:
-    """The empty union map (no parameters)."""
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
-
-def union(maps) -> isl.UnionMap:
-    """The union of ``maps`` (``isl.Map`` or ``isl.UnionMap``)."""
-    out = empty()
-    for m in maps:
-        out = out.union(isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m)
-    return out
+#: The empty union map (no parameters), and the union of maps: isl's conveniences,
+#: under the names this module's users call them by.
+empty = empty_union_map
+union = union_all
 
 
 def tag(relation: isl.UnionMap) -> isl.UnionMap:

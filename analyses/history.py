@@ -16,6 +16,7 @@ import islpy as isl
 
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.model.isl_helpers import fix
 
 from .facts import Instantiator, loads_in
 from .program import Program, Site
@@ -37,13 +38,13 @@ def element_history(facts: Instantiator, load: n.BufferLoad, x_values: dict,
     """
     prog, target = facts.program, facts.target
     params = {prog.names.name(v): val for v, val in x_values.items() if v in prog.names}
-    at_x = _fix(isl.Set.universe(prog.space(target).space),
+    at_x = fix(isl.Set.universe(prog.space(target).space),
                 [x_values[v] for v in target.loop_vars], params)
-    at_e = _fix(isl.Set.universe(prog.buffer_space(load.buffer)), element, params)
+    at_e = fix(isl.Set.universe(prog.buffer_space(load.buffer)), element, params)
     hits = []
     for w_site, _, w_rel in prog.writers(load.buffer):
         when = prog.before(w_site, target).intersect_range(at_x).domain()
-        found = _fix(w_rel.intersect_range(at_e).domain().intersect(when), (), params)
+        found = fix(w_rel.intersect_range(at_e).domain().intersect(when), (), params)
         if not found.is_empty():
             hits.append((w_site, found))
     writers = [show(w.stmt).strip().splitlines()[0] for w, _ in hits]
@@ -53,7 +54,7 @@ def element_history(facts: Instantiator, load: n.BufferLoad, x_values: dict,
     for fact in facts.facts():
         if fact.kind != "stored" or fact.loads[0].buffer is not load.buffer:
             continue
-        if any(not _fix(t.domain, coords, params).is_empty()
+        if any(not fix(t.domain, coords, params).is_empty()
                for t in facts.templates(fact, 0)):
             return writers, "tracked" if loads_in(fact.value) else "pinned"
     if all(_makes_arbitrary(w.stmt) for w in _last_writers(prog, hits)):
@@ -80,14 +81,3 @@ def _makes_arbitrary(stmt: n.Stmt) -> bool:
         return True
     return (isinstance(stmt, n.BufferStore) and isinstance(stmt.value, n.Call)
             and stmt.value.op == "undef")
-
-
-def _fix(s: isl.Set, coords, params: dict) -> isl.Set:
-    """``s`` with its first set dims fixed to ``coords`` and named parameters to their values."""
-    for j, v in enumerate(coords):
-        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
-    for p in range(s.dim(isl.dim_type.param)):
-        name = s.get_dim_name(isl.dim_type.param, p)
-        if name in params:
-            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
-    return s

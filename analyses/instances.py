@@ -24,8 +24,7 @@ import islpy as isl
 
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
-from polypad.model import AffineSpace, Model, StatementModel, to_set
-from polypad.model.affine import to_map
+from polypad.model import AffineSpace, Model, StatementModel, isl_helpers, to_set
 from polypad.model.nest import is_leaf
 
 from .evidence import Instance
@@ -41,9 +40,7 @@ def time_map(space: AffineSpace, prefix: list, depth: int, domain: isl.Set) -> i
 
     ``prefix`` holds ints (constant entries) and ``Var`` s (dims of ``space``).
     """
-    pws = [space.const(p) if isinstance(p, int) else space.var(p) for p in prefix]
-    pws += [space.const(0)] * (2 * depth + 1 - len(pws))
-    return to_map(space, pws, None).intersect_domain(domain)
+    return isl_helpers.time_map(space, prefix, domain, 2 * depth + 1)
 
 
 def statement_time(s: StatementModel, depth: int) -> isl.Map:

@@ -32,6 +32,7 @@ from polypad.model import AffineSpace, StatementModel, extract, to_pw_aff
 from polypad.model.affine import to_map
 from polypad.model.conditions import condition_set
 from polypad.model.domains import loop_bounds
+from polypad.model.isl_helpers import empty_union_map
 
 from . import instances as inst
 from .budgeted import decider
@@ -124,7 +125,7 @@ def merged_schedule(model, a: n.For, b: n.For) -> isl.UnionMap:
     """
     depth = inst.depth_of(model)
     in_a = [s for s in model.statements if _inside(s, a)]
-    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    out = empty_union_map()
     for s in model.statements:
         if not _inside(s, b):
             out = out.union(isl.UnionMap.from_map(inst.statement_time(s, depth)))

@@ -21,8 +21,6 @@ Rule 3 is decided by
 
 from __future__ import annotations
 
-import importlib
-
 import islpy as isl
 
 from polypad.errors import NotAffineError, NotFoundError
@@ -31,20 +29,25 @@ from polypad.ir.locate import find_block
 from polypad.ir.opaque import OpaqueSite
 from polypad.ir.visitor import walk
 from polypad.model import extract
+from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_sets
 
 from . import instances as inst
 from .budgeted import decider
 from .canonical import canonical_form, unmodelled
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
+from .proof_options import ProofOptions
+from .stored_value import adds_zero, stores_existing_value
 
 
 @decider
-def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
-             strict_ieee: bool = False) -> Proved | Refuted | Unknown:
+def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
+             options: ProofOptions | None = None) -> Proved | Refuted | Unknown:
     """Whether removing ``stmt`` (a statement of ``f``, or a block name) changes nothing.
 
-    With ``strict_ieee``, rule 3 compares IEEE floats bit for bit.
+    With ``strict_ieee``, rule 3 compares IEEE floats bit for bit.  ``options``
+    are the prover's (:class:`~analyses.proof_options.ProofOptions`), for a
+    decider asking on behalf of another.
 
     ``Proved`` names the rule and the statements that overwrite the values.
     ``Refuted`` means one instance breaks every rule: its value is read later
@@ -56,12 +59,13 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
     if isinstance(stmt, str):
         stmt = find_block(f, stmt)
+    options = ProofOptions.of(strict_ieee, options)
     form = canonical_form(f)
     if form is not None:  # a packed function's scaffolding, views or vectors
         target = form.stmt(stmt) if not isinstance(form, OpaqueSite) else None
         if target is None:
             return unmodelled(f, form, stmt)
-        return form.map_back(is_no_op(f=form.func, stmt=target, strict_ieee=strict_ieee))
+        return form.map_back(is_no_op(f=form.func, stmt=target, options=options))
     try:
         span = inst.leaf_range(f.body, stmt)
     except ValueError as err:
@@ -74,7 +78,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
         # An update that adds 0 (`B[i] = B[i] + F[f] * A[i]` over padding A assumed 0)
         # is rule 3 by one cheap question, asked before the model and the dataflow
         # of rules 1 and 2 are built.
-        zero = _adds_zero(f, stores, strict_ieee)
+        zero = _adds_zero(f, stores, options)
         if zero is not None:
             return zero
     try:
@@ -98,7 +102,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *,
     escaping = _escaping(model, deps, inside)
     if escaping.is_empty():
         return Proved("isl", _why_dead(model, deps, inside))
-    rule_3, store = _rule_3_of_each(f, stores, strict_ieee, zero_tried)
+    rule_3, store = _rule_3_of_each(f, stores, options, zero_tried)
     point = None
     if isinstance(rule_3, Refuted):
         source = next(s for s in inside if s.stmt is store)
@@ -213,7 +217,7 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
         element = element.fix_val(isl.dim_type.set, k, isl.Val(str(coords[n_in + k])))
     depth = inst.depth_of(model)
     when = inst.statement_time(ours[src_name], depth).intersect_domain(at).range()
-    earlier_writes = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    earlier_writes = empty_union_set()
     reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
     seen: set[int] = set()  # a long sum reads one element many times, with one relation
     for s in model.statements:
@@ -270,7 +274,7 @@ def _why_dead(model, deps: Dependences, inside) -> str:
         lambda s: writers.append(s.unwrap().get_tuple_name(isl.dim_type.in_)))
     writers = sorted(set(writers), key=lambda w: int(w[1:]))
     outside = [w for w in writers if w not in names]
-    written = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    written = empty_union_map()
     for s in inside:
         written = written.union(s.writes)
     covered = overwritten.domain()
@@ -289,13 +293,13 @@ def _why_dead(model, deps: Dependences, inside) -> str:
     return "; ".join(parts) if parts else "nothing it writes is ever read"
 
 
-def _adds_zero(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool) -> Proved | None:
+def _adds_zero(f: n.PrimFunc, stores: list[n.BufferStore],
+               options: ProofOptions) -> Proved | None:
     """Rule 3, proved by the first question only (``stored_value.adds_zero``) for a
     statement holding one update store; ``None`` otherwise."""
-    if len(stores) != 1 or strict_ieee:
+    if len(stores) != 1 or options.floats.bit_precise:
         return None
-    module = importlib.import_module(".stored_value", __package__)
-    decision = module.adds_zero(f, stores[0])
+    decision = adds_zero(f, stores[0])
     if decision is None:
         return None
     return Proved(decision.method, _rule_3_detail(decision))
@@ -306,7 +310,7 @@ def _rule_3_detail(decision: Proved) -> str:
     return detail + (f" ({decision.detail})" if decision.detail else "")
 
 
-def _rule_3_of_each(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool,
+def _rule_3_of_each(f: n.PrimFunc, stores: list[n.BufferStore], options: ProofOptions,
                     zero_change_tried: bool) -> tuple[Proved | Refuted | Unknown, n.Stmt | None]:
     """Rule 3 for a statement of one or several stores (a vector store's lanes, an init
     of two buffers), and the store a refutation is about.
@@ -316,12 +320,12 @@ def _rule_3_of_each(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: boo
     refuted; the caller checks that its value is read.
     """
     if len(stores) == 1:
-        return _rule_3(f, stores, strict_ieee, zero_change_tried=zero_change_tried), stores[0]
+        return _rule_3(f, stores, options, zero_change_tried=zero_change_tried), stores[0]
     if not stores:
-        return _rule_3(f, stores, strict_ieee), None
+        return _rule_3(f, stores, options), None
     undecided, methods = None, set()
     for store in stores:
-        decided = _rule_3(f, [store], strict_ieee)
+        decided = _rule_3(f, [store], options)
         if isinstance(decided, Refuted):
             return decided, store
         if isinstance(decided, Unknown):
@@ -334,18 +338,14 @@ def _rule_3_of_each(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: boo
                   "rule 3: each of its stores writes the value already there"), None
 
 
-def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool, *,
+def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore], options: ProofOptions, *,
             zero_change_tried: bool = False) -> Proved | Refuted | Unknown:
     """Rule 3 (a write of the value already there), for a statement holding one store."""
     if len(stores) != 1:
         return Unknown("rule 3 is decided for a single store only")
-    try:
-        module = importlib.import_module(".stored_value", __package__)
-    except ModuleNotFoundError:
-        return Unknown("rule 3 (stores_existing_value) is not available")
     # A loop or block around one store runs exactly that store's instances.
-    decision = module.stores_existing_value(f, stores[0], strict_ieee=strict_ieee,
-                                            zero_change_tried=zero_change_tried)
+    decision = stores_existing_value(f, stores[0], zero_change_tried=zero_change_tried,
+                                     options=options)
     if isinstance(decision, Proved):
         return Proved(decision.method, _rule_3_detail(decision))
     if isinstance(decision, Unknown):
@@ -354,10 +354,7 @@ def _rule_3(f: n.PrimFunc, stores: list[n.BufferStore], strict_ieee: bool, *,
 
 
 def _universe(statements) -> isl.UnionSet:
-    out = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for s in statements:
-        out = out.union(isl.UnionSet.from_set(isl.Set.universe(s.space.space)))
-    return out
+    return union_sets(isl.Set.universe(s.space.space) for s in statements)
 
 
 def _show(model, name: str) -> str:

@@ -30,6 +30,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, Model, extract, to_set
+from polypad.model.isl_helpers import empty_union_map
 
 from . import instances as inst
 from .evidence import Counterexample, Decision, Element, Refuted, Unknown
@@ -52,7 +53,7 @@ def unknown_padding_reads(model: Model) -> tuple[isl.UnionMap, isl.UnionMap]:
     and that no store, even one under such a guard, reaches first; ``maybe``
     the others that might see an unknown value.
     """
-    certain, maybe = _empty(), _empty()
+    certain, maybe = empty_union_map(), empty_union_map()
     padded = [b for b in model.buffer_names.objects()
               if isinstance(b, n.Buffer) and b.padding is not None]
     if not padded:
@@ -113,13 +114,6 @@ def introduced_padding_read(before: n.PrimFunc, after: n.PrimFunc, what: str
         return Unknown(f"{cex}; a guard on data decides whether that read happens (or "
                        "whether a store reaches the element first)")
     return None
-
-
-# ---------------------------------------------------------------- ISL helpers
-
-
-def _empty() -> isl.UnionMap:
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
 
 
 def _padding_set(model: Model, buffer: n.Buffer) -> isl.Set:

@@ -60,6 +60,7 @@ from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract, set_to_condition
+from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_sets
 
 from . import instances as inst
 from .budgeted import bounded
@@ -134,7 +135,7 @@ def pad_value_overwrites(f: n.PrimFunc, block: str | None = None) -> PadOverwrit
     pieces = _candidates(model, targets, f)
     if not pieces:
         return PadOverwrites((), _nothing_overwrites(model, targets, where))
-    kept, escape = _drop_escaping(model, deps, targets, _union_set(p for _, _, p in pieces))
+    kept, escape = _drop_escaping(model, deps, targets, union_sets(p for _, _, p in pieces))
     left_out = None if escape is None else _explain(f, deps, escape)
     if kept is None:
         return PadOverwrites((), Unknown(f"which values escape did not settle in {_MAX_ROUNDS} "
@@ -216,7 +217,7 @@ def _nothing_overwrites(model: Model, targets, where: str) -> Refuted:
 def _value_reads(model: Model, targets) -> isl.UnionSet:
     """Tagged reads ``[S -> A[e]]`` that only feed a target's stored value."""
     ids = {id(s.stmt) for s in targets}
-    harmless, harmful = _empty_set(), _empty_set()
+    harmless, harmful = empty_union_set(), empty_union_set()
     for s in model.statements:
         in_value: set[int] = set()
         if id(s.stmt) in ids:
@@ -238,7 +239,7 @@ def _drop_escaping(model: Model, deps: Dependences, targets, candidates: isl.Uni
     when that did not settle), and the first escaping flow (tagged) found, if any."""
     harmless = _value_reads(model, targets)
     flows = deps.tagged("flow").union(deps.tagged("live_out"))
-    writes = _empty_map()
+    writes = empty_union_map()
     for x in targets:
         writes = writes.union(isl.UnionMap.from_map(_write(x)))
     kept, first_escape = candidates, None
@@ -295,21 +296,6 @@ def _cases(model: Model, targets, pieces, kept: isl.UnionSet) -> tuple[PadStore,
 
 def _part(s: isl.UnionSet, x: StatementModel) -> isl.Set:
     return s.extract_set(x.space.space)
-
-
-def _union_set(sets) -> isl.UnionSet:
-    out = _empty_set()
-    for s in sets:
-        out = out.union(isl.UnionSet.from_set(s))
-    return out
-
-
-def _empty_set() -> isl.UnionSet:
-    return isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-
-
-def _empty_map() -> isl.UnionMap:
-    return isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
 
 
 def describe(result: PadOverwrites) -> str:

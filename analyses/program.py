@@ -154,7 +154,12 @@ class Program:
             self._by_id.setdefault(id(site.stmt), []).append(site)
         self._cache: dict = {}
 
-    def _memo(self, key, make):
+    def memo(self, key, make):
+        """``make()``, computed once per ``key`` for this program (the analyses
+        built on it keep their per-program answers here).
+
+        A value made while a time limit was reached is returned but not kept.
+        """
         # Threads asking about one function share this Program: the first value
         # stored is the one every thread uses (each dict step is atomic under
         # the GIL).  A value made while a time limit was reached may lack what a
@@ -181,7 +186,7 @@ class Program:
 
     def space(self, site: Site) -> AffineSpace:
         """The site's loop counters as set dims (tuple ``S<k>``), its lets, the shared names."""
-        return self._memo(("space", site.index), lambda: AffineSpace(
+        return self.memo(("space", site.index), lambda: AffineSpace(
             site.loop_vars, tuple_name=site.name, lets=site.let_values, names=self.names))
 
     def domain(self, site: Site) -> tuple[isl.Set, tuple[tuple[Site, n.Expr], ...]]:
@@ -191,7 +196,7 @@ class Program:
         loop or the ``if``), since a condition on data holds only as long as
         the data it read is unchanged.
         """
-        return self._memo(("domain", site.index), lambda: self._domain(site))
+        return self.memo(("domain", site.index), lambda: self._domain(site))
 
     def parameters(self) -> list[n.Var]:
         """The scalar parameters and symbolic extents, which isl sees as parameters."""
@@ -204,7 +209,7 @@ class Program:
             names = [self.names.name(v) for v in self.parameters()]
             universe = isl.Set(f"[{', '.join(names)}] -> {{ : }}", context=space.ctx)
             return within_dtypes(universe, space)
-        return self._memo("parameter_box", make)
+        return self.memo("parameter_box", make)
 
     def parameter_context(self, site: Site) -> isl.Set:
         """The parameter values a call can have when ``site`` runs: within their dtypes
@@ -235,7 +240,7 @@ class Program:
                 except NotAffineError:
                     continue
             return out
-        return self._memo("leading_assumptions", make)
+        return self.memo("leading_assumptions", make)
 
     def _domain(self, site: Site):
         space = self.space(site)
@@ -266,7 +271,7 @@ class Program:
             for var, slot in zip(site.loop_vars, site.slots[1:]):
                 pws += [space.var(var), space.const(slot)]
             return to_map(space, pws, None).intersect_domain(self.domain(site)[0])
-        return self._memo(("time", site.index), make)
+        return self.memo(("time", site.index), make)
 
     def before(self, a: Site, b: Site) -> isl.Map:
         """``a[y] -> b[x]``: instance ``y`` of ``a`` runs strictly before ``x`` of ``b``.
@@ -299,7 +304,7 @@ class Program:
             if a.slots[shared] < b.slots[shared]:
                 out = out.union(same)
             return out.coalesce()
-        return self._memo(("before", a.index, b.index), make)
+        return self.memo(("before", a.index, b.index), make)
 
     def prefix_map(self, outer: Site, site: Site) -> isl.Map:
         """``outer[y] -> site[x]`` with ``y`` the counters of ``outer``'s loops (a prefix of x)."""
@@ -330,7 +335,7 @@ class Program:
             hash(key)
         except TypeError:
             return self._access(site, buffer, indices)
-        return self._memo(key, lambda: self._access(site, buffer, indices))
+        return self.memo(key, lambda: self._access(site, buffer, indices))
 
     def _access(self, site: Site, buffer: n.Buffer, indices) -> tuple[isl.Map, bool]:
         count = max((lane_count(i) for i in indices), default=1)
@@ -433,7 +438,7 @@ def _fixed(domain: isl.Set, k: int) -> int | None:
 
 # Programs of the functions asked about most recently, keyed by identity (a
 # PrimFunc hashes structurally, which costs a walk of the whole tree).  Threads
-# asking about one function share its Program (see Program._memo).
+# asking about one function share its Program (see Program.memo).
 _PROGRAMS = Recent(16)
 
 

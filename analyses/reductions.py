@@ -84,6 +84,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.model import Access, Model, StatementModel
+from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_all
 
 from . import instances as inst
 from .budgeted import bounded
@@ -165,14 +166,14 @@ class ReductionDependences:
         times = inst.program_times(model)
         # Kept apart for the evidence: a value-based flow pair is certain where ISL
         # says so, a memory-based one where both accesses certainly happen.
-        self._around = {kind: _union(()) for kind in _KINDS}
+        self._around = {kind: empty_union_map() for kind in _KINDS}
         for r in reductions:
             for kind, pairs in _around(model, r, times).items():
                 self._around[kind] = self._around[kind].union(pairs)
         self._tagged = {kind: _without_free(deps.tagged(kind), free).union(self._around[kind])
                         for kind in _KINDS}
         accesses = [a for s in model.statements for a in s.accesses]
-        self._must = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+        self._must = empty_union_set()
         for a in accesses:
             if not a.may:
                 self._must = self._must.union(isl.UnionSet.from_set(a.relation.wrap()))
@@ -183,7 +184,7 @@ class ReductionDependences:
         if kind == "flow_must":
             return self.deps.tagged("flow_must").union(self._around["flow"])
         if kind == "all":
-            return _union(self._tagged[k] for k in _KINDS)
+            return union_all(self._tagged[k] for k in _KINDS)
         if kind not in self._tagged:
             raise PolypadError(f"no dependence kind {kind!r}; kinds: {', '.join(_KINDS)}, all")
         return self._tagged[kind]
@@ -248,7 +249,7 @@ def _without_free(tagged: isl.UnionMap, free: set[tuple[str, str]]) -> isl.Union
             kept.append(m)
 
     tagged.foreach_map(keep)
-    return _union(kept)
+    return union_all(kept)
 
 
 def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, isl.UnionMap]:
@@ -259,7 +260,7 @@ def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, 
     name = r.statement.name
     mine = r.write.relation.range_map()  # [S -> X] -> X
     my_time = r.write.relation.domain_map().apply_range(times[name])
-    out = {kind: _union(()) for kind in _KINDS}
+    out = {kind: empty_union_map() for kind in _KINDS}
     for s in model.statements:
         if s.name == name:
             continue
@@ -276,13 +277,6 @@ def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, 
             first, then = ("flow", "output") if a.kind == "write" else ("anti", "flow")
             out[first] = out[first].union(isl.UnionMap.from_map(before))
             out[then] = out[then].union(isl.UnionMap.from_map(after))
-    return out
-
-
-def _union(maps) -> isl.UnionMap:
-    out = isl.UnionMap.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
-    for m in maps:
-        out = out.union(isl.UnionMap.from_map(m) if isinstance(m, isl.Map) else m)
     return out
 
 

@@ -30,11 +30,11 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.model import set_to_condition
+from polypad.model.float_semantics import REALS, py_value
 
 from .context import Context
 from .evidence import Counterexample, Decision, Element, Instance, Refuted, Unknown
 from .facts import loads_in
-from .ieee import IEEEEnv, py_value
 from .traced_values import (
     Untraceable,
     ValueTrace,
@@ -143,7 +143,7 @@ class CounterexampleSearch:
         if (ctx.program is None or ctx.site is None or ctx.has_assumptions()
                 or any(loads_in(p) for p in ctx.premises)):
             return None
-        if isinstance(self.env, IEEEEnv):
+        if self.env.floats.bit_precise:
             # Bit-precise float equations, one per write, take Z3 seconds: near a
             # question's timeout, where the answer would depend on the machine's load.
             return None
@@ -406,5 +406,6 @@ def _at_point(index: n.Expr, values: dict[n.Var, int]) -> int | None:
 
 
 def _fresh_solver(ctx: z3.Context) -> z3.Solver:
-    # The prover's tactic (see analyses.prover._solver): fast on small one-shot queries.
-    return z3.Then("simplify", "smt", ctx=ctx).solver()
+    # The prover's tactic for reals (FloatSemantics.solver), fast on small one-shot
+    # queries; these checks are small whatever the floats mean.
+    return REALS.solver(ctx)

@@ -36,6 +36,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
+from polypad.model.isl_helpers import fix
 from polypad.model.ranges import wrap
 
 from .program import Program, Site
@@ -187,17 +188,6 @@ class ValueTrace:
 
     def _fix(self, s: isl.Set, coords) -> isl.Set:
         return fix(s, coords, self._param_names)
-
-
-def fix(s: isl.Set, coords, params: dict[str, int]) -> isl.Set:
-    """``s`` with its first set dims at ``coords`` and the named parameters at their values."""
-    for j, v in enumerate(coords):
-        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
-    for p in range(s.dim(isl.dim_type.param)):
-        name = s.get_dim_name(isl.dim_type.param, p)
-        if name in params:
-            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
-    return s
 
 
 def all_parameters(s: isl.Set, params: dict[str, int]) -> dict[str, int] | None:

@@ -33,6 +33,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from polypad.arguments import expect
+from polypad.durations import seconds_text
 from polypad.errors import ArgumentValueError
 from polypad.ir.nodes import Buffer, PrimFunc
 
@@ -102,8 +103,6 @@ class Timing:
         return None if peer is None or self.median <= 0 else peer / self.median
 
     def __str__(self) -> str:
-        from polypad.viz.timing import seconds_text
-
         text = (f"{self.name} ({self.target}): median {seconds_text(self.median)}, "
                 f"min {seconds_text(self.min)} over {len(self.runs)} runs")
         if self.compile_s is not None:

@@ -18,9 +18,7 @@ Two rules, each with an explicit allow-list the tests print:
   above it);
 - no strongly connected component of more than one module.
 
-``KNOWN_VIOLATIONS`` lists, per package, the violations other branches are
-removing; it is temporary, and empty for ``polypad/ir``, ``polypad/script``,
-``polypad/model`` and ``polypad/layout``.
+Nothing else is let through: there is no list of known violations.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ FRONT_DOOR = "polypad"
 # import only from its own row and the rows above it.
 LAYERS = [
     ("support", ["polypad.errors", "polypad.arguments", "polypad.budget", "polypad.concurrency",
-                 "polypad._version"]),
+                 "polypad.durations", "polypad._version"]),
     ("IR", ["polypad.ir"]),
     ("script", ["polypad.script"]),
     ("model", ["polypad.model"]),
@@ -55,30 +53,6 @@ LAYERS = [
     ("faces", ["polypad.cli", "polypad.demo", "polypad.__main__", "polypad.examples",
                "polypad.viz", "polypad.tvm"]),
 ]
-
-#: The packages that must be free of violations now (the others are listed below).
-CLEAN = ("polypad.ir", "polypad.script", "polypad.model", "polypad.layout",
-         "polypad.semantics")
-
-# Temporary: the violations still being removed (the analyses circle of the
-# prover's modules; timing's pictures).  Each entry is a violation's text as
-# `violations()` writes it; an entry that no longer occurs fails
-# `test_known_violations_still_occur`, so the list only shrinks.
-KNOWN_VIOLATIONS: dict[str, list[str]] = {
-    "analyses": [
-        "analyses.context is in an import circle",
-        "analyses.facts is in an import circle",
-        "analyses.history is in an import circle",
-        "analyses.prover is in an import circle",
-        "analyses.refutation is in an import circle",
-        "analyses.stored_value is in an import circle",
-    ],
-    "codegen": [
-        "codegen.timing (codegen) imports polypad.viz (faces)",
-        "codegen.timing (codegen) imports polypad.viz.timing (faces)",
-    ],
-}
-
 
 @dataclass(frozen=True, order=True)
 class Edge:
@@ -235,8 +209,9 @@ def package_of(module: str) -> str:
 ALLOWED = [
     ("the front door re-exports from every row",
      lambda e: e.source == FRONT_DOOR),
-    ("rich display: a _repr_html_ method imports the pictures when a notebook asks",
-     lambda e: e.function == "_repr_html_" and e.target.startswith("polypad.viz")),
+    ("rich display: a _repr_html_ or _repr_svg_ method imports the pictures when a "
+     "notebook asks",
+     lambda e: e.function in ("_repr_html_", "_repr_svg_") and e.target.startswith("polypad.viz")),
     ("the command line imports each command's layers when it runs",
      lambda e: e.source == "polypad.cli" and e.function is not None),
     ("polypad.script.block_regions keeps the path docs/tvmscript.md used to document "
@@ -326,9 +301,8 @@ def _circle(found: list[Edge], module: str, members: set[str]) -> list[Edge]:
 
 
 def violations() -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]:
-    """``(violations, details, let through)``: the violations per package (as
-    :data:`KNOWN_VIOLATIONS` writes them), the edges behind each, and the edges the
-    allow-list let through with why."""
+    """``(violations, details, let through)``: the violations per package, the edges
+    behind each, and the edges the allow-list let through with why."""
     found, _ = edges()
     kept = [e for e in found if not allowed(e)]
     let_through = sorted({f"{allowed(e)}: {e.source} -> {e.target}" for e in found
@@ -403,22 +377,7 @@ def test_import_module_names_are_read():
 def test_no_import_goes_up_a_layer_and_no_circle():
     found, details, let_through = violations()
     print("let through by the allow-list:", *let_through, sep="\n  ")
-    print("known violations, other branches' (KNOWN_VIOLATIONS):")
-    print(_report({k: v for k, v in KNOWN_VIOLATIONS.items() if v}, details))
-    for package in CLEAN:
-        assert not KNOWN_VIOLATIONS.get(package), f"{package} must have no known violations"
-    new = {package: [t for t in texts if t not in KNOWN_VIOLATIONS.get(package, [])]
-           for package, texts in found.items()}
-    new = {k: v for k, v in new.items() if v}
-    assert not new, "imports against the layers or in a circle:\n" + _report(new, details)
-
-
-def test_known_violations_still_occur():
-    found, _, _ = violations()
-    gone = {package: [t for t in texts if t not in found.get(package, [])]
-            for package, texts in KNOWN_VIOLATIONS.items()}
-    gone = {k: v for k, v in gone.items() if v}
-    assert not gone, "fixed: remove these from KNOWN_VIOLATIONS\n" + _report(gone, {})
+    assert not found, "imports against the layers or in a circle:\n" + _report(found, details)
 
 
 if __name__ == "__main__":

@@ -62,16 +62,16 @@ def test_nothing_made_after_the_deadline_is_remembered():
     program = program_of(pp.parse(ROW_SUM))
     with budget.within(0.001):
         time.sleep(0.01)
-        assert program._memo("probe", lambda: "late") == "late"
-    assert program._memo("probe", lambda: "in time") == "in time"
-    assert program._memo("probe", lambda: "again") == "in time"
+        assert program.memo("probe", lambda: "late") == "late"
+    assert program.memo("probe", lambda: "in time") == "in time"
+    assert program.memo("probe", lambda: "again") == "in time"
 
     def timed_out_inside():
         budget.note_time_limit()  # as a Z3 timeout inside a proof does
         return "x"
 
-    assert program._memo("probe2", timed_out_inside) == "x"
-    assert program._memo("probe2", lambda: "y") == "y"
+    assert program.memo("probe2", timed_out_inside) == "x"
+    assert program.memo("probe2", lambda: "y") == "y"
 
 
 def test_isl_operation_grants_add_up_while_calls_overlap_and_restore_after():

@@ -7,7 +7,8 @@
 * :func:`extract` — a ``PrimFunc``'s :class:`Model`: statement domains,
   access relations and the schedule;
 * :func:`to_z3` / :class:`Z3Env` — expressions as Z3 terms, with floor
-  ``//`` and ``%``, buffers as uninterpreted functions.
+  ``//`` and ``%``, buffers as uninterpreted functions, and floats as the
+  env's :class:`FloatSemantics` says (:data:`REALS` or :data:`STRICT_IEEE`).
 
 Importing the model hands the parser the checks it runs through this layer
 (:mod:`polypad.script.checks`): block axis domains, declared regions, and
@@ -22,13 +23,15 @@ from .block_axes import check_axes
 from .block_regions import check_declared
 from .conditions import to_set
 from .extract import extract
+from .float_semantics import REALS, STRICT_IEEE, FloatSemantics, float_semantics
 from .model import Access, Model, StatementModel
 from .to_ir import pw_aff_to_expr, set_to_condition
 from .z3conv import Z3Env, to_z3
 
 __all__ = [
-    "Access", "AffineSpace", "Model", "Names", "StatementModel", "Z3Env", "extract",
-    "pw_aff_to_expr", "set_to_condition", "to_pw_aff", "to_set", "to_z3",
+    "REALS", "STRICT_IEEE", "Access", "AffineSpace", "FloatSemantics", "Model", "Names",
+    "StatementModel", "Z3Env", "extract", "float_semantics", "pw_aff_to_expr",
+    "set_to_condition", "to_pw_aff", "to_set", "to_z3",
 ]
 
 _script_checks.register(block_axes=check_axes, declared_regions=check_declared,

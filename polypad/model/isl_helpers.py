@@ -7,6 +7,7 @@ once:
 >>> union_all([S0_time, S1_time])          # one isl.UnionMap
 >>> maps_of(deps)                          # [isl.Map, ...]
 >>> coordinate(point, isl.dim_type.set, 0) # a Python int
+>>> fix(domain, (3, 0), {"n": 8})          # the set at one point, n = 8
 
 :func:`time_map` builds the map from a statement's instances to a time
 vector of constants, loop counters and quasi-affine pieces, the form of the
@@ -65,6 +66,17 @@ def maps_of(umap: isl.UnionMap) -> list[isl.Map]:
 def coordinate(point: isl.Point, kind: isl.dim_type, k: int) -> int:
     """The ``k``-th coordinate of ``kind`` (``set``, ``param``...) of ``point``, an int."""
     return int(point.get_coordinate_val(kind, k).to_python())
+
+
+def fix(s: isl.Set, coords, params: dict[str, int]) -> isl.Set:
+    """``s`` with its first set dims at ``coords`` and the named parameters at their values."""
+    for j, v in enumerate(coords):
+        s = s.fix_val(isl.dim_type.set, j, isl.Val(str(int(v))))
+    for p in range(s.dim(isl.dim_type.param)):
+        name = s.get_dim_name(isl.dim_type.param, p)
+        if name in params:
+            s = s.fix_val(isl.dim_type.param, p, isl.Val(str(int(params[name]))))
+    return s
 
 
 def time_map(space: AffineSpace, entries: Sequence, domain: isl.Set,

@@ -14,7 +14,9 @@ which the model (:mod:`polypad.model.accesses`) and the bounds check assume
 of every index.  A zero divisor gives 0 for ``//`` and ``%``,
 as numpy (and the kernels, under ``error_model="numpy"``) do.  Floats
 become ``Real`` (the fast-math view the prover takes by default) and bools
-``Bool``.  ``//`` and ``%`` are floor division
+``Bool``; the env's :class:`~polypad.model.float_semantics.FloatSemantics`
+says so, and :data:`~polypad.model.float_semantics.STRICT_IEEE` makes them
+IEEE floats instead (one converter for both).  ``//`` and ``%`` are floor division
 and floor modulo, as everywhere in polypad; Z3's own ``/`` and ``%`` on
 ``Int`` are Euclidean and differ from floor for negative divisors, so they
 are never used directly.
@@ -38,8 +40,6 @@ about a millisecond.
 
 from __future__ import annotations
 
-import math
-
 import z3
 
 from polypad.errors import PolypadError
@@ -53,6 +53,8 @@ from polypad.ir.show import show
 from polypad.ir.views import through_view
 from polypad.ir.visitor import walk
 
+from .float_semantics import REALS, FloatSemantics
+
 # Math intrinsics with an exact meaning over the reals; the rest stay uninterpreted.
 _INTERPRETED = ("floor", "ceil", "abs")
 _BITWISE = {"bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b,
@@ -60,12 +62,16 @@ _BITWISE = {"bitwise_and": lambda a, b: a & b, "bitwise_or": lambda a, b: a | b,
 
 
 class Z3Env:
-    """The Z3 symbols standing for the IR variables, buffers and intrinsics of a query."""
+    """The Z3 symbols standing for the IR variables, buffers and intrinsics of a query,
+    and what its floats mean (``floats``: :data:`~polypad.model.float_semantics.REALS`
+    unless given)."""
 
     def __init__(self, ranges: dict[n.Var, Range] | None = None, *,
-                 ctx: z3.Context | None = None) -> None:
+                 ctx: z3.Context | None = None, floats: FloatSemantics = REALS) -> None:
         #: The Z3 context every term of this env lives in (a new one unless given).
         self.ctx = ctx if ctx is not None else z3.Context()
+        #: What floats mean in this env's terms (:mod:`polypad.model.float_semantics`).
+        self.floats = floats
         #: Facts about the symbols: each integer lies in its dtype's range.
         self.side: list[z3.BoolRef] = []
         #: Known ranges of variables (loop counters), for deciding what may wrap.
@@ -75,7 +81,8 @@ class Z3Env:
         self.vars: dict[n.Var, z3.ExprRef] = {}
         self.buffers: dict[n.Buffer, z3.FuncDeclRef] = {}
         self.undefs: list[z3.ExprRef] = []
-        self._bound: dict[n.Var, z3.ExprRef] = {}
+        #: The terms ``let`` variables stand for while their body is converted.
+        self.bound: dict[n.Var, z3.ExprRef] = {}
         self._math: dict[tuple, z3.FuncDeclRef] = {}
         #: Uninterpreted math applications: (op, args, term, the known points' conditions).
         self.applications: list[tuple] = []
@@ -92,7 +99,7 @@ class Z3Env:
         if dtypes.is_bool(dtype):
             return z3.BoolSort(self.ctx)
         if dtypes.is_float(dtype):
-            return z3.RealSort(self.ctx)
+            return self.floats.sort(dtype, self.ctx)
         if dtypes.is_int(dtype):
             return z3.IntSort(self.ctx)
         raise PolypadError(f"no Z3 sort for dtype {dtype!r}")
@@ -103,7 +110,7 @@ class Z3Env:
 
     def var(self, var: n.Var) -> z3.ExprRef:
         """The term for ``var``: its binding, or its own constant (created on first use)."""
-        bound = self._bound.get(var)
+        bound = self.bound.get(var)
         if bound is not None:
             return bound
         term = self.vars.get(var)
@@ -140,9 +147,9 @@ class Z3Env:
     def bind(self, var: n.Var, term: z3.ExprRef | None) -> None:
         """Make ``var`` stand for ``term`` (``None`` removes the binding)."""
         if term is None:
-            self._bound.pop(var, None)
+            self.bound.pop(var, None)
         else:
-            self._bound[var] = term
+            self.bound[var] = term
 
     def buffer(self, buffer: n.Buffer) -> z3.FuncDeclRef:
         """The uninterpreted function ``Int^rank -> sort`` holding ``buffer``'s contents."""
@@ -157,6 +164,7 @@ class Z3Env:
         """A fresh, unconstrained constant: one ``T.undef()`` occurrence."""
         term = z3.Const(self.fresh_name(f"undef{len(self.undefs)}"), self.sort(dtype))
         self.undefs.append(term)
+        self.side += self.floats.undef_facts(term, dtype)
         return self.in_range(term, dtype)
 
     def math(self, op: str, args: list[z3.ExprRef], dtype: str) -> z3.ExprRef:
@@ -200,11 +208,15 @@ def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
     instead of rebuilt: a prover converts a stored value for its goal, for the
     model's value and for the counterexample, and a 10,000-term sum costs a
     tenth of a second each time.  Not one holding ``T.undef()`` (each
-    occurrence is a fresh constant), nor while a ``let`` is bound.
+    occurrence is a fresh constant), nor while a ``let`` is bound, nor under a
+    bit-precise semantics (where ``-0.0`` and ``0.0``, equal nodes, differ).
     """
     if env is None:
         return _convert(expr, Z3Env())
-    if env._bound:
+    if env.bound or env.floats.bit_precise:
+        # Bit for bit, FloatImm(-0.0) is not FloatImm(0.0), though the two nodes are
+        # equal (as Python's floats are): a term looked up by structure could be the
+        # other zero's.
         return _convert(expr, env)
     term = env._terms.get(expr)
     if term is None:
@@ -314,6 +326,8 @@ def floor_mod(a: z3.ArithRef, b: z3.ArithRef | int) -> z3.ArithRef:
 
 @guarded
 def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
+    floats, ctx = env.floats, env.ctx
+
     def c(x: n.Expr) -> z3.ExprRef:
         return _convert(x, env)
 
@@ -321,55 +335,19 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Var():
             return env.var(e)
         case n.IntImm(value=v):
-            return z3.IntVal(v, env.ctx)
+            return z3.IntVal(v, ctx)
         case n.BinaryOp() if dtypes.is_int(e.dtype) and not isinstance(e, (n.Min, n.Max)):
             return int_binary(e, c(e.a), c(e.b), env)
-        case n.FloatImm(value=v):
-            if not math.isfinite(v):
-                raise PolypadError(f"{v} has no value over the reals (in {show(e)})")
-            return z3.RealVal(repr(v), env.ctx)  # "0.1" is 1/10, as the author wrote it
+        case n.FloatImm():
+            return floats.constant(e, ctx)
         case n.BoolImm(value=v):
-            return z3.BoolVal(v, env.ctx)
-        case n.Add(a=n.Add(), b=b) if not dtypes.is_int(e.dtype):
-            # A chain of float additions is one n-ary sum: equal over the reals,
-            # and built in one call instead of one Python operator per term.
-            terms = [b]
-            while isinstance(e.a, n.Add) and e.a.dtype == e.dtype:
-                e = e.a
-                terms.append(e.b)
-            terms.append(e.a)
-            return z3.Sum(*[c(x) for x in reversed(terms)])
-        case n.Add(a=a, b=b):
-            return c(a) + c(b)
-        case n.Sub(a=a, b=b):
-            return c(a) - c(b)
-        case n.Mul(a=a, b=b):
-            return c(a) * c(b)
-        case n.Div(a=a, b=b):
-            return _real(c(a)) / _real(c(b))
-        case n.FloorDiv(a=a, b=b):
-            return _real_floordiv(c(a), c(b))
-        case n.FloorMod(a=a, b=b):
-            ta, tb = c(a), c(b)
-            return ta - tb * _real_floordiv(ta, tb)
-        case n.Min(a=a, b=b):
-            ta, tb = c(a), c(b)
-            return z3.If(ta <= tb, ta, tb)
-        case n.Max(a=a, b=b):
-            ta, tb = c(a), c(b)
-            return z3.If(ta >= tb, ta, tb)
-        case n.Eq(a=a, b=b):
-            return c(a) == c(b)
-        case n.Ne(a=a, b=b):
-            return c(a) != c(b)
-        case n.Lt(a=a, b=b):
-            return c(a) < c(b)
-        case n.Le(a=a, b=b):
-            return c(a) <= c(b)
-        case n.Gt(a=a, b=b):
-            return c(a) > c(b)
-        case n.Ge(a=a, b=b):
-            return c(a) >= c(b)
+            return z3.BoolVal(v, ctx)
+        case n.Min() | n.Max():
+            return floats.min_max(e, c, ctx)
+        case n.BinaryOp():
+            return floats.arith(e, c, ctx)
+        case n.Compare():
+            return floats.compare(e, c, ctx)
         case n.And(a=a, b=b):
             return z3.And(c(a), c(b))
         case n.Or(a=a, b=b):
@@ -381,15 +359,15 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Cast(dtype=dtype, value=v):
             if dtypes.is_int(dtype) and dtypes.is_int(v.dtype):
                 return int_cast(c(v), dtype, e, env)
-            return _cast(c(v), v.dtype, dtype)
+            return floats.cast(c(v), v.dtype, dtype, ctx)
         case n.BufferLoad(buffer=buf, indices=idx):
             buf, idx = through_view(buf, idx)  # a view reads its memory owner's elements
             # A long expression reads the same element many times: one term each.
-            term = None if env._bound else env._loads.get(e)
+            term = None if env.bound else env._loads.get(e)
             if term is None:
                 term = env.in_range(env.buffer(buf)(*[c(env.index(i)) for i in idx]),
                                     buf.dtype)
-                if not env._bound:
+                if not env.bound:
                     env._loads[e] = term
             return term
         case n.Call(op=op) if op in OPAQUE:
@@ -399,37 +377,14 @@ def _convert(e: n.Expr, env: Z3Env) -> z3.ExprRef:
         case n.Call(op="undef"):
             return env.undef(e.dtype)
         case n.Call(op=op, args=args, dtype=dtype):
-            return env.math(op, [c(a) for a in args], dtype)
+            terms = [c(a) for a in args]
+            exact = floats.intrinsic(op, terms, dtype, ctx)
+            return exact if exact is not None else env.math(op, terms, dtype)
         case n.Let(var=var, value=value, body=body):
-            outer = env._bound.get(var)
+            outer = env.bound.get(var)
             env.bind(var, c(value))
             try:
                 return c(body)
             finally:
                 env.bind(var, outer)
     raise PolypadError(f"cannot express {show(e)} ({type(e).__name__}) in Z3")
-
-
-def _real_floordiv(ta: z3.ExprRef, tb: z3.ExprRef) -> z3.ExprRef:
-    """Floor division of floats, read as reals."""
-    return z3.ToReal(z3.ToInt(_real(ta) / _real(tb)))
-
-
-def _real(t: z3.ExprRef) -> z3.ExprRef:
-    return z3.ToReal(t) if z3.is_int(t) else t
-
-
-def _cast(t: z3.ExprRef, src: str, dst: str) -> z3.ExprRef:
-    if dtypes.is_bool(dst):
-        return t if dtypes.is_bool(src) else t != 0
-    if dtypes.is_bool(src):
-        ctx = t.ctx
-        one, zero = ((z3.RealVal(1, ctx), z3.RealVal(0, ctx)) if dtypes.is_float(dst)
-                     else (z3.IntVal(1, ctx), z3.IntVal(0, ctx)))
-        return z3.If(t, one, zero)
-    if dtypes.is_float(dst):
-        return _real(t)
-    if dtypes.is_float(src):
-        # Float to int conversion truncates toward zero; ToInt is floor.
-        return z3.If(t >= 0, z3.ToInt(t), -z3.ToInt(-t))
-    return t

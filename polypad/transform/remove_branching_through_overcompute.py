@@ -49,6 +49,7 @@ from polypad.ir.removal import StatementRemover
 from polypad.ir.show import show
 from polypad.ir.stages import flatten
 from polypad.ir.visitor import walk
+from polypad.model.float_semantics import FloatSemantics, float_semantics
 
 from ._budget import budgeted_pass
 
@@ -105,7 +106,8 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
 
         return BranchingReport(func, (ConditionalEntry("...", None, False, Unknown(str(err))),))
 
-    return run_within(budget, lambda: _explain(func, block, strict_ieee, sweeps), gave_up)
+    floats = float_semantics(strict_ieee)
+    return run_within(budget, lambda: _explain(func, block, floats, sweeps), gave_up)
 
 
 def _expect_sweeps(sweeps, where: str) -> None:
@@ -114,7 +116,7 @@ def _expect_sweeps(sweeps, where: str) -> None:
         raise ArgumentValueError(f"{where}: sweeps must be at least 1, not {sweeps}")
 
 
-def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool,
+def _explain(func: n.PrimFunc, block: str | None, floats: FloatSemantics,
              sweeps: int | None = None) -> BranchingReport:
     """Sweeps until one removes nothing: the result is a fixpoint of the pass.
 
@@ -129,7 +131,7 @@ def _explain(func: n.PrimFunc, block: str | None, strict_ieee: bool,
     entries: dict[tuple, ConditionalEntry] = {}
     done = 0
     while True:
-        func, found = _sweep(func, block, strict_ieee, names)
+        func, found = _sweep(func, block, floats, names)
         done += 1
         for key, entry in found:
             entries[key] = entry  # a later decision replaces the earlier one
@@ -159,10 +161,13 @@ class _Names:
         self._by_id[id(new)] = (new, self.of(old))
 
 
-def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names):
+def _sweep(func: n.PrimFunc, block: str | None, floats: FloatSemantics, names: _Names):
     """One pass over the conditionals, outermost first, each asked of the function as
     the removals before it left it; returns the result and ``(key, entry)`` pairs."""
     from analyses.conditional import Removable, can_remove_conditional
+    from analyses.proof_options import ProofOptions
+
+    options = ProofOptions(floats=floats)
 
     scope = find_block(func, block) if block is not None else func.body
     entries: list[tuple[tuple, ConditionalEntry]] = []
@@ -174,7 +179,7 @@ def _sweep(func: n.PrimFunc, block: str | None, strict_ieee: bool, names: _Names
         seen[number] = seen.get(number, -1) + 1
         line = stmt.span.line if stmt.span is not None else None
         try:
-            decision = can_remove_conditional(func, stmt, strict_ieee=strict_ieee)
+            decision = can_remove_conditional(func, stmt, options=options)
         except NotFoundError:
             continue
         except BudgetExceeded:

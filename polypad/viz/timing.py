@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from html import escape
 
+from polypad.durations import seconds_text
+
 from .svg import COLORS, LABEL, Canvas, Svg, text_width
 from .tables import BOX, html_table
 
@@ -22,13 +24,7 @@ _BAR = 14.0  # bar thickness
 _CLIP = 3.0  # the axis ends at most this many times the larger median
 _FILL = {"kernel": COLORS["flow"], "peer": COLORS["anti"]}
 
-
-def seconds_text(seconds: float) -> str:
-    """``seconds`` with three significant digits in s, ms, µs or ns."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+__all__ = ["plot_timing", "seconds_text", "timing_html", "timing_rows"]
 
 
 def _contenders(timing) -> list[tuple[str, str, tuple[float, ...], float]]:

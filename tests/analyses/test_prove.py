@@ -373,7 +373,7 @@ def test_first_counterexample_only_seeks_no_earlier_instance(monkeypatch):
     # its value.  By default earlier instances are tried too (fewer writes behind them);
     # a caller about to run the function asks for the first model only.
     from analyses import refutation
-    from analyses.prover import first_counterexample_only
+    from analyses.proof_options import ProofOptions
     from polypad.ir.fresh_copy import fresh_copy
     from polypad.ir.locate import replace
 
@@ -398,8 +398,8 @@ def test_first_counterexample_only_seeks_no_earlier_instance(monkeypatch):
     # may already be the earliest); with the flag, never more than that one.
     assert isinstance(anywhere, Unknown) and searches
     searches.clear()
-    with first_counterexample_only():
-        first = prove(question, context_at(f, store))
+    first = prove(question, context_at(f, store),
+                  options=ProofOptions().first_counterexample_only())
     assert isinstance(first, Unknown) and len(searches) == 1
 
 
