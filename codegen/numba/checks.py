@@ -19,7 +19,7 @@ the reference executor raises for the same failure.
   stands; the second argument numbers it (its place in
   :func:`~polypad.semantics.lowering.checked_assumptions`), the rest are the
   values of its free variables
-  (:func:`~polypad.semantics.interpreter.free_vars`)::
+  (:func:`~polypad.ir.substitute.free_vars`)::
 
       if not (n < 8):
           raise AssertionError("polypad.assume", 0, n)
@@ -55,8 +55,9 @@ import numpy as np
 from polypad.errors import BoundsCheckError, PolypadError
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.ir.substitute import free_vars
 from polypad.model.ranges import dtype_range
-from polypad.semantics.interpreter import assumption_error, free_vars
+from polypad.semantics.interpreter import assumption_error
 from polypad.semantics.loop_ranges import range_error
 from polypad.semantics.lowering import checked_assumptions
 from polypad.semantics.values import convert

@@ -40,7 +40,8 @@ from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
 from polypad.ir.show import show
-from polypad.ir.visitor import children, walk
+from polypad.ir.substitute import free_vars
+from polypad.ir.visitor import walk
 
 from .loop_ranges import check_range
 from .values import convert, numpy_dtype
@@ -270,27 +271,6 @@ def assumption_error(func: PrimFunc, stmt: ir.Evaluate, env: dict[Var, object],
     return AssumptionError(
         f"{show(stmt).strip()} is false in {func.name!r}{_where(stmt)}"
         + (f": {shown}" if shown else ""), assumption=cond, values=values)
-
-
-def free_vars(expr: ir.Expr) -> list[Var]:
-    """The variables ``expr`` reads from outside, in order of first use (not its own lets)."""
-    found: dict[Var, None] = {}
-
-    @guarded
-    def visit(e: ir.Expr, bound: frozenset) -> None:
-        if isinstance(e, Var):
-            if e not in bound:
-                found.setdefault(e)
-            return
-        if isinstance(e, ir.Let):
-            visit(e.value, bound)
-            visit(e.body, bound | {e.var})
-            return
-        for child in children(e):
-            visit(child, bound)
-
-    visit(expr, frozenset())
-    return list(found)
 
 
 @deep_entry
