@@ -30,6 +30,7 @@ from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 from polypad.model import Z3Env, to_z3
 from polypad.model.float_semantics import FloatSemantics
+from polypad.model.z3conv import to_z3_exact
 
 from .context import Context
 from .evidence import Decision, Proved, Unknown
@@ -89,9 +90,10 @@ def _prove_z3(goal: Goal, ctx: Context, options: ProofOptions, timeout_ms: int,
         return to_z3(e, env)
 
     try:
-        premises = [ctx.domain_condition(), *ctx.premises]
+        domain = ctx.domain_condition()
     except PolypadError as err:
         return Unknown(f"the context's domain has no IR form: {err}")
+    premises = [domain, *ctx.premises]
     facts = _Facts(ctx, goal.cond, premises, kept)
     for _ in range(_ROUNDS):
         premises += facts.round()
@@ -99,7 +101,10 @@ def _prove_z3(goal: Goal, ctx: Context, options: ProofOptions, timeout_ms: int,
     solver.set("timeout", budget.remaining_ms(timeout_ms))
     held: list[z3.BoolRef] = []  # the premises in Z3, for the counterexample search
     try:
-        for p in premises:
+        # The domain is ISL's, over the integers: ``i < n + 2`` holds at n = 2**31 - 2,
+        # i = 2**31 - 1, where the wrapped sum would exclude a point the loop runs.
+        held.append(to_z3_exact(domain, env))
+        for p in premises[1:]:
             held.append(convert(p))
         solver.add(*held)
         goal_term = goal.term(convert, floats)

@@ -144,6 +144,17 @@ class Z3Env:
                 stack += [x for x in (node.a, node.b) if x.dtype == node.dtype]
         return e
 
+    def exact(self, e: n.Expr) -> n.Expr:
+        """Mark every integer operation in ``e`` as exact: it never wraps.
+
+        For conditions ISL wrote (:func:`polypad.model.set_to_condition`), which hold
+        over the integers: ``i < n + 2`` of a loop's domain says ``i <= n + 1`` even
+        where ``n + 2`` leaves int32."""
+        for node in walk(e):
+            if dtypes.is_int(node.dtype) and isinstance(node, (n.BinaryOp, n.Cast)):
+                self._index_ring[id(node)] = node
+        return e
+
     def bind(self, var: n.Var, term: z3.ExprRef | None) -> None:
         """Make ``var`` stand for ``term`` (``None`` removes the binding)."""
         if term is None:
@@ -224,6 +235,15 @@ def to_z3(expr: n.Expr, env: Z3Env | None = None) -> z3.ExprRef:
         if not any(isinstance(x, n.Call) and x.op == "undef" for x in walk(expr)):
             env._terms[expr] = term
     return term
+
+
+def to_z3_exact(expr: n.Expr, env: Z3Env) -> z3.ExprRef:
+    """``expr``, a condition over the integers (as ISL writes them), as a Z3 term in
+    which no integer operation wraps (:meth:`Z3Env.exact`).
+
+    Never looked up or kept by structure: the same text in a program's own
+    arithmetic wraps, and must convert to its own term."""
+    return _convert(env.exact(expr), env)
 
 
 # Exact values of math functions at a few points (exp(0) = 1, ...): Z3 leaves the

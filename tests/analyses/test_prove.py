@@ -21,6 +21,7 @@ from polypad.ir.intrinsics import math as math_call
 from polypad.ir.intrinsics import undef
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import walk
+from polypad.transform import simplify
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rfc0077"
 
@@ -434,12 +435,16 @@ def f(A: T.Buffer((8,), "int32"), B: T.Buffer((4,), "int32"), n: T.int32):
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not fixed yet (the fuzz, seed 0, case 3173): the context's domain comes back from "
-    "isl as `i < n + 2` in int32, which Z3 evaluates wrapped, so n = 2147483646 looks "
-    "impossible; `n + i` wraps to -4 there and the condition is false"))
 def test_a_loop_range_near_int32_max_is_taken_exactly():
+    """The fuzz, seed 0, case 3173: ISL writes the loop's domain as ``i < n + 2``, which
+    holds over the integers; read with int32's wrap-around, n = 2147483646 looked
+    outside it, and the condition, false there (``n + i`` wraps to -4), was proved."""
     f = pp.parse(NEAR_INT32_MAX_LOOP)
-    (store,) = [s for s in walk(f.body) if isinstance(s, n.BufferStore)]
     (branch,) = [s for s in walk(f.body) if isinstance(s, n.IfThenElse)]
-    assert not isinstance(prove(branch.condition, context_at(f, store)), Proved)
+    decided = prove(branch.condition, context_at(f, branch))
+    assert isinstance(decided, Refuted), decided
+    assert decided.counterexample.params == {"n": 2147483646}
+    assert [dict(x.indices) for x in decided.counterexample.instances] == [{"i": 2147483646}]
+    # ... so simplify keeps the if.
+    kept = simplify(f)
+    pp.assert_structural_equal(kept, f)
