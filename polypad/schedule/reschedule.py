@@ -29,6 +29,7 @@ from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.nest import is_leaf
 
+from .counter_ranges import check_counters_fit
 from .legality import check_order
 from .reschedule_ast import regenerate
 from .reschedule_plan import (
@@ -93,6 +94,7 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
+    check_counters_fit(placements.values(), names, scope.label, primitive)
     check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)
 

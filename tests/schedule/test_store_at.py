@@ -4,7 +4,7 @@ iteration touches; the rewrite, its refusals with evidence, and execution."""
 from __future__ import annotations
 
 import pytest
-from test_location_primitives import STENCIL, random_inputs, run, same_results, scheduled
+from location_support import STENCIL, random_inputs, run, same_results, scheduled
 
 from analyses.evidence import Element, Instance
 from polypad.errors import IllegalTransformError, PolypadError

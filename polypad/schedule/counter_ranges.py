@@ -1,0 +1,67 @@
+"""New loop counters must hold the values their loops take.
+
+A band maps instances to new loop counters (``{ S[i] -> [-i] }``), and the
+regenerated loops count in ``int32``.  Where the original ran with its own
+counters inside their dtypes, the new counters may leave ``int32`` (``-i`` at
+``i = -2**31``): the rebuilt function would then fail, or wrap, where the
+original ran.  ISL decides it: the band's image of the domain, with every
+parameter and original counter inside its dtype, must lie in the new
+counters' range; otherwise the primitive is refused with the instance, the
+parameters and the value.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from analyses.evidence import Counterexample, Instance
+from polypad.errors import IllegalTransformError
+from polypad.ir.ranges import dtype_range
+from polypad.model.isl_helpers import coordinate
+from polypad.model.overflow import within_dtypes
+
+#: The dtype of the loops a band regenerates.
+COUNTER_DTYPE = "int32"
+
+
+def check_counters_fit(placements, names: tuple[str, ...], label, primitive: str) -> None:
+    """Refuse when a new loop counter of ``placements`` (band placements of statements)
+    leaves :data:`COUNTER_DTYPE` at an instance the original runs; ``names`` are the
+    new loops' names and ``label(statement)`` a statement's name in messages."""
+    lo, hi = dtype_range(COUNTER_DTYPE)
+    for p in placements:
+        s = p.statement
+        ran = within_dtypes(s.domain, s.space)
+        for k, pa in enumerate(p.band):
+            value = pa.intersect_domain(ran)
+            ctx = value.get_ctx()
+            low = isl.PwAff.val_on_domain(ran, isl.Val(str(lo), context=ctx))
+            high = isl.PwAff.val_on_domain(ran, isl.Val(str(hi), context=ctx))
+            outside = value.lt_set(low).union(value.gt_set(high))
+            if outside.is_empty():
+                continue
+            point = outside.sample_point()
+            indices, params = point_values(point)
+            instance = Instance(label(s), dict(zip((v.name for v in s.loop_vars), indices,
+                                                   strict=True)))
+            at = pa.eval(point)
+            name = names[k] if k < len(names) else f"b{k}"
+            message = (f"{primitive}: the new loop {name!r} would count to {at.to_python()} "
+                       f"at {instance}" + (f" with {_show(params)}" if params else "")
+                       + f", outside the range [{lo}, {hi}] of its {COUNTER_DTYPE} counter, "
+                       "where the original runs")
+            raise IllegalTransformError(message, evidence=Counterexample(
+                message, instances=(instance,), params=params))
+
+
+def point_values(point: isl.Point) -> tuple[list[int], dict[str, int]]:
+    """A point's set coordinates, and its parameters by name."""
+    space = point.get_space()
+    dims = [coordinate(point, isl.dim_type.set, k) for k in range(space.dim(isl.dim_type.set))]
+    params = {space.get_dim_name(isl.dim_type.param, k): coordinate(point, isl.dim_type.param, k)
+              for k in range(space.dim(isl.dim_type.param))}
+    return dims, params
+
+
+def _show(params: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
