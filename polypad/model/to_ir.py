@@ -42,6 +42,9 @@ def set_to_condition(
     resolves ISL parameter names (a name -> Var mapping, Vars matched by
     name, or the model's :class:`Names`).  With ``context``, constraints
     implied by it are left out (``s.gist(context)``).
+
+    Raises :class:`NotAffineError` when a constant, coefficient or divisor of
+    ISL's form does not fit the IR's integers even in int64.
     """
     s = isl.Set.from_basic_set(s) if isinstance(s, isl.BasicSet) else s
     _check_dims(s.dim(isl.dim_type.set), vars)
@@ -52,9 +55,13 @@ def set_to_condition(
     disjuncts = []
     for bs in s.get_basic_sets():
         bs = bs.remove_redundancies()
-        divs = reader.local(bs)
-        conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()
-                     if not reader.implied_by_dtype(c)]
+        try:
+            divs = reader.local(bs)
+            conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()
+                         if not reader.implied_by_dtype(c)]
+        except DTypeError as err:  # a divisor past int32 (a mod 2**31), for one
+            raise NotAffineError(f"ISL's form of {bs} cannot be written in IR: {err}") \
+                from None
         disjuncts.append(logical_and(*conjuncts) if conjuncts else n.BoolImm(True))
     if not disjuncts:
         return n.BoolImm(False)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polypad.errors import PolypadError
+from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import And, FloorDiv, FloorMod, IntImm, Max, Min, Or, Select, Var, const
 from polypad.ir.show import show
 from polypad.model import extract, pw_aff_to_expr, set_to_condition, to_pw_aff, to_set
@@ -169,3 +169,12 @@ def test_a_constant_outside_int32_is_written_in_int64():
     assert show(cond) == ('i >= 0 and i < 4 and '
                           'T.Cast("int64", n) >= T.Cast("int64", i) - 2147483648')
     assert to_set(cond, [i]).is_equal(s)
+
+
+def test_a_divisor_past_int32_is_not_affine_not_a_dtype_crash():
+    """The fuzz, seed 0, case 9410: ISL wrote a fact's domain with ``mod 2147483648``,
+    and ``simplify`` died on the int32 constant; the fact is now left for what it was."""
+    i, n = Var("i", "int32"), Var("n", "int32")
+    s = isl.Set("[n] -> { [i] : exists (e: i - n = 2147483648 * e + 5) }")
+    with pytest.raises(NotAffineError, match="mod 2147483648"):
+        set_to_condition(s, [i], [n])
