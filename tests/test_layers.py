@@ -25,12 +25,17 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT / "scripts"))
+# The circles of a graph: Tarjan's algorithm, kept once, in the script that prints it.
+from import_graph import cycles  # noqa: E402
+
 #: The packages whose modules make the graph; imports of anything else are left out.
 PACKAGES = ("polypad", "analyses", "codegen")
 FRONT_DOOR = "polypad"
@@ -229,53 +234,6 @@ def allowed(edge: Edge) -> str | None:
     return None
 
 
-def components(found: Iterable[Edge]) -> list[list[str]]:
-    """The strongly connected components of more than one module, each sorted
-    (Tarjan's algorithm, without recursion)."""
-    succ: dict[str, list[str]] = {}
-    for e in found:
-        succ.setdefault(e.source, []).append(e.target)
-        succ.setdefault(e.target, [])
-    succ = {k: sorted(set(v)) for k, v in succ.items()}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    out: list[list[str]] = []
-    for start in sorted(succ):
-        if start in index:
-            continue
-        work = [(start, 0)]
-        while work:
-            node, i = work.pop()
-            if i == 0:
-                index[node] = low[node] = len(index)
-                stack.append(node)
-                on_stack.add(node)
-            if i < len(succ[node]):
-                work.append((node, i + 1))
-                child = succ[node][i]
-                if child not in index:
-                    work.append((child, 0))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    out.append(sorted(component))
-    return sorted(out, key=lambda c: (-len(c), c))
-
-
 def _circle(found: list[Edge], module: str, members: set[str]) -> list[Edge]:
     """A shortest circle of imports from ``module`` back to it, inside ``members``."""
     by_source: dict[str, list[Edge]] = {}
@@ -324,7 +282,7 @@ def violations() -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]
             add(package_of(e.source), f"{e.source} ({LAYERS[own][0]}) imports {e.target} "
                                       f"({LAYERS[rank][0]})", [e])
     graph = [e for e in kept if e.target != FRONT_DOOR]
-    for component in components(graph):
+    for component in cycles(graph):
         members = set(component)
         for module in component:
             add(package_of(module), f"{module} is in an import circle",
