@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import islpy as isl
 
-from analyses.evidence import Counterexample, Instance
+from analyses.evidence import Counterexample
+from analyses.instances import instance, point_coordinates
 from polypad.errors import IllegalTransformError
 from polypad.ir.ranges import dtype_range
-from polypad.model.isl_helpers import coordinate
 from polypad.model.overflow import within_dtypes
 
 #: The dtype of the loops a band regenerates.
 COUNTER_DTYPE = "int32"
 
 
-def check_counters_fit(placements, names: tuple[str, ...], label, primitive: str) -> None:
-    """Refuse when a new loop counter of ``placements`` (band placements of statements)
-    leaves :data:`COUNTER_DTYPE` at an instance the original runs; ``names`` are the
-    new loops' names and ``label(statement)`` a statement's name in messages."""
+def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str) -> None:
+    """Refuse when a new loop counter of ``placements`` (band placements of statements
+    of ``model``) leaves :data:`COUNTER_DTYPE` at an instance the original runs;
+    ``names`` are the new loops' names."""
     lo, hi = dtype_range(COUNTER_DTYPE)
     for p in placements:
         s = p.statement
@@ -41,26 +41,15 @@ def check_counters_fit(placements, names: tuple[str, ...], label, primitive: str
             if outside.is_empty():
                 continue
             point = outside.sample_point()
-            indices, params = point_values(point)
-            instance = Instance(label(s), dict(zip((v.name for v in s.loop_vars), indices,
-                                                   strict=True)))
+            indices, params = point_coordinates(point)
+            where = instance(model, s, indices)
             at = pa.eval(point)
-            name = names[k] if k < len(names) else f"b{k}"
-            message = (f"{primitive}: the new loop {name!r} would count to {at.to_python()} "
-                       f"at {instance}" + (f" with {_show(params)}" if params else "")
+            message = (f"{primitive}: the new loop {names[k]!r} would count to {at.to_python()} "
+                       f"at {where}" + (f" with {_show(params)}" if params else "")
                        + f", outside the range [{lo}, {hi}] of its {COUNTER_DTYPE} counter, "
                        "where the original runs")
             raise IllegalTransformError(message, evidence=Counterexample(
-                message, instances=(instance,), params=params))
-
-
-def point_values(point: isl.Point) -> tuple[list[int], dict[str, int]]:
-    """A point's set coordinates, and its parameters by name."""
-    space = point.get_space()
-    dims = [coordinate(point, isl.dim_type.set, k) for k in range(space.dim(isl.dim_type.set))]
-    params = {space.get_dim_name(isl.dim_type.param, k): coordinate(point, isl.dim_type.param, k)
-              for k in range(space.dim(isl.dim_type.param))}
-    return dims, params
+                message, instances=(where,), params=params))
 
 
 def _show(params: dict[str, int]) -> str:
