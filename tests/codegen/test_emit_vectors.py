@@ -25,6 +25,8 @@ import functools
 import os
 import platform
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +37,9 @@ import polypad as pp
 from codegen.numba import slp, threads
 from codegen.numba.compiler import compile_kernel
 from codegen.numba.vector_width import cpu_has_avx512
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from zoo_kernels import matmul, matmul_schedule  # noqa: E402
 
 X86 = platform.machine() in ("x86_64", "AMD64")
 
@@ -263,32 +268,9 @@ def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
 
 
 def matmul_register_tile(n: int):
-    """docs/schedules.md's matmul: an 8 x 32 tile in a buffer of its own."""
-    f = pp.parse(f'''
-@T.prim_func
-def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-           C: T.Buffer(({n}, {n}), "float32")):
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
-    sch = pp.Schedule(f)
-    sch.cache_write("C", "C")
-    i, j, k = sch.get_loops("C")
-    i_0, j_0, i_1, j_1 = sch.tile([i, j], [8, 32])
-    sch.reorder(j_0, i_0, k, i_1, j_1)
-    init = sch.decompose_reduction("C", k)
-    sch.reverse_compute_at("C_cache", i_0)
-    sch.store_at("C_cache", i_0)
-    sch.parallel(j_0)
-    sch.unroll(i_1)
-    sch.vectorize(j_1)
-    sch.vectorize(init[-1])
-    sch.vectorize(sch.get_loops("C_cache")[-1])
-    return sch.func
+    """docs/schedules.md's matmul, as the kernel zoo runs it: an 8 x 32 tile in a
+    buffer of its own."""
+    return matmul_schedule(matmul(n)).func
 
 
 def test_a_cache_write_tile_is_a_stack_buffer():
