@@ -115,9 +115,13 @@ def argmax(A: T.Buffer(({n}, {m}), "float32"), I: T.Buffer(({n},), "int32")):
 
 
 def argmax_schedule(f):
-    """Rows on the cores (an argmax is two updates, no combiner of one element: its
-    row stays in order)."""
+    """docs/schedules.md, "Argmax": each row in 16 partial winners (rfactor of the
+    index and value stores together: exact, the first index of the largest value),
+    in vector lanes; the rows on the cores."""
     sch = pp.Schedule(f)
+    _, lanes = sch.split("j", [None, 16], tail="partition")
+    sch.rfactor(lanes)                    # M_rf, I_rf: 16 values and their indices
+    sch.vectorize(lanes)
     sch.parallel("i")
     return sch
 
