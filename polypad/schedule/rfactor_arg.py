@@ -20,8 +20,9 @@ identity and the largest index (which loses every tie)::
         I_rf[j_1] = T.if_then_else(A[i, ...] > M_rf[j_1], j_0 * 16 + j_1 + 1, I_rf[j_1])
         M_rf[j_1] = T.max(M_rf[j_1], A[i, ...])
     for j_1_wb in T.serial(1, 16):                     # the winners folded into lane 0
-        I_rf[0] = T.if_then_else(M_rf[j_1_wb] > M_rf[0] or M_rf[j_1_wb] == M_rf[0]
-                                 and I_rf[j_1_wb] < I_rf[0], I_rf[j_1_wb], I_rf[0])
+        I_rf[0] = T.if_then_else(M_rf[j_1_wb] > M_rf[0], I_rf[j_1_wb],
+                                 T.if_then_else(M_rf[j_1_wb] == M_rf[0],
+                                                T.min(I_rf[j_1_wb], I_rf[0]), I_rf[0]))
         M_rf[0] = T.max(M_rf[0], M_rf[j_1_wb])
     I[i] = T.if_then_else(M_rf[0] > M[i], I_rf[0], I[i])   # then into I, M: the update
     M[i] = T.max(M[i], M_rf[0])
@@ -102,8 +103,9 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
 
     def fold(m):
         (v, i), (v0, i0) = loads(m), loads(m, lane0=True)
-        wins = n.Or(arg.beats(v, v0), n.And(n.Eq(v, v0), n.Lt(i, i0)))
-        return n.SeqStmt((n.BufferStore(index_rf, n.Select(wins, i, i0), i0.indices),
+        # Written without and/or: LLVM makes selects of it, not branches.
+        index = n.Select(arg.beats(v, v0), i, n.Select(n.Eq(v, v0), n.Min(i, i0), i0))
+        return n.SeqStmt((n.BufferStore(index_rf, index, i0.indices),
                           n.BufferStore(value_rf, upd.value(v0, v), v0.indices)))
 
     folded, fold_loops = copy_nest(nest, dropped, "_wb", taken, fold)

@@ -108,8 +108,9 @@ def f(A: T.Buffer((4, 12), "float32"), M: T.Buffer((4,), "float32"),
         for i_wb in T.serial(4):
             for j_1_wb in T.serial(1, 4):
                 I_rf[i_wb, 0] = T.if_then_else(
-                    M_rf[i_wb, j_1_wb] > M_rf[i_wb, 0] or M_rf[i_wb, j_1_wb] == M_rf[i_wb, 0]
-                    and I_rf[i_wb, j_1_wb] < I_rf[i_wb, 0], I_rf[i_wb, j_1_wb], I_rf[i_wb, 0])
+                    M_rf[i_wb, j_1_wb] > M_rf[i_wb, 0], I_rf[i_wb, j_1_wb],
+                    T.if_then_else(M_rf[i_wb, j_1_wb] == M_rf[i_wb, 0],
+                                   T.min(I_rf[i_wb, j_1_wb], I_rf[i_wb, 0]), I_rf[i_wb, 0]))
                 M_rf[i_wb, 0] = T.max(M_rf[i_wb, 0], M_rf[i_wb, j_1_wb])
         for i_wb_1 in T.serial(4):
             I[i_wb_1] = T.if_then_else(M_rf[i_wb_1, 0] > M[i_wb_1], I_rf[i_wb_1, 0], I[i_wb_1])
