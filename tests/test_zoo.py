@@ -20,7 +20,7 @@ from polypad.ir.structural import assert_structural_equal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from zoo import ZOO, check, inputs  # noqa: E402
+from zoo import ALIGN, ZOO, check, inputs  # noqa: E402
 
 BY_NAME = {z.name: z for z in ZOO}
 NAMES = list(BY_NAME)
@@ -91,3 +91,13 @@ def test_the_check_catches_a_wrong_output():
     assert check([np.array([1.0, 2.0]), np.array([3], dtype=np.int32)], want) == 0.0
     assert check([np.array([1.0, 2.5]), np.array([3], dtype=np.int32)], want) == 0.25
     assert check([np.array([1.0, 2.0]), np.array([4], dtype=np.int32)], want) == float("inf")
+
+
+def test_the_inputs_start_on_64_byte_boundaries_unless_asked_for_numpy_placement():
+    zoo = BY_NAME["matvec"]
+    plain = _funcs("matvec")[0]
+    args, arrays = inputs(plain, zoo.tiny)
+    assert all(a.ctypes.data % ALIGN == 0 for a in arrays)
+    _, placed = inputs(plain, zoo.tiny, align=None)
+    for a, b in zip(arrays, placed, strict=True):  # the same values either way
+        np.testing.assert_array_equal(a, b)
