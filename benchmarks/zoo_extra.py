@@ -176,12 +176,11 @@ def prefix(A: T.Buffer(({n},), "int32"), B: T.Buffer(({n},), "int32")):
 
 
 def prefix_schedule(f):
-    """Each i reads what i - 1 wrote: no loop may run in parallel or in lanes (both
-    refused); the schedule unrolls by 4, the most a scan allows."""
-    sch = pp.Schedule(f)
-    _, i_1 = sch.split("i", [None, 4], tail="partition")
-    sch.unroll(i_1)
-    return sch
+    """docs/schedules.md, "Scan": in order, as written.  Each i reads what i - 1
+    wrote: no loop may run in parallel or in lanes (both refused), and the loop
+    streams at what one core moves; unrolling it by 4 or 8 ran 0.95 to 1.0x the
+    plain nest, and a parallel two-pass scan reads the input twice."""
+    return pp.Schedule(f)
 
 
 def prefix_peer(A, B):
