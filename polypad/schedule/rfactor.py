@@ -20,6 +20,9 @@ it whose variables appear in ``idx`` are its *spatial* loops; the others are
     for i_wb, k_wb in T.grid(8, 16):
         B[i_wb] = T.max(B[i_wb], B_rf[k_wb, i_wb])
 
+An argmax (the index store, then the value's ``max`` update) is factored
+into two buffers by :mod:`.rfactor_arg`.
+
 A reduction with its init in the nest (TVM's ``T.init()``: an ``if`` on the
 reduce axes at their starts, first in the block) has the init moved out
 first, before the nest (:func:`.decompose.decompose`, checked as
