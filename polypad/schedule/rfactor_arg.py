@@ -57,14 +57,13 @@ from .reduction_nest import (
     loop_by_var,
     loop_var_names,
 )
+from .rfactor_nest import Factored, factor_axes, partial_buffer, partial_indices
 
 
 def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str):
     """``func`` with the arg-reduction ``arg`` over ``loop`` factored (see the module
     docstring), and its :class:`~.rfactor.Factored`."""
-    from analyses.combiners import _int_range
-
-    from .rfactor import Factored, factor_axes, partial_buffer, partial_indices
+    from analyses.combiners import Combiner
 
     upd, first = arg.update, arg.index_store
     value_buf, index_buf = upd.buffer, arg.index_buffer
@@ -96,7 +95,7 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
         n.BufferStore(index_rf, on_rf.visit(first.value), i_acc.indices),
         n.BufferStore(value_rf, upd.value(v_acc, upd.operand), v_acc.indices))))
     taken = loop_var_names(func)
-    worst = n.IntImm(_int_range(index_buf.dtype)[1], index_buf.dtype)
+    worst = Combiner("min").identity(index_buf.dtype)  # the largest index: loses every tie
     init, init_loops = copy_nest(nest, dropped, "_init", taken, lambda m: n.SeqStmt((
         n.BufferStore(value_rf, upd.combiner.identity(value_rf.dtype), at(m)),
         n.BufferStore(index_rf, worst, at(m)))))
