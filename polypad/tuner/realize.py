@@ -123,6 +123,8 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
             inner_part.append(v1)
         else:
             inner_part.append(v)
+    if cand.swap and len(spatial) >= 2 and cand.tile_outer and cand.tile_inner:
+        outer_part[-2:] = outer_part[-1:-3:-1]
     middle = reduction if cand.reduction == "outer" else []
     last = reduction if cand.reduction == "inner" else []
     order = outer_part + middle + inner_part + last

@@ -50,6 +50,7 @@ TIE = 0.02
 #: A nest of more statement instances than this is tried plain last, not first.
 PLAIN_FIRST_BELOW = 100_000_000
 EXPLORE_EVERY = 4
+EXPLORE_WITHIN = 4.0
 PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
 
@@ -58,20 +59,28 @@ def ranked(func_or_nest, seed: int, cores: int | None = None) -> list[Candidate]
     nest = analyze(func_or_nest) if isinstance(func_or_nest, n.PrimFunc) else func_or_nest
     cores = cores or os.cpu_count() or 1
     space = [c for c in enumerate_space(nest) if not c.is_plain]
-    space.sort(key=lambda c: (estimate(nest, c, cores), c.key))
+    costs = {c: estimate(nest, c, cores) for c in space}
+    space.sort(key=lambda c: (costs[c], c.key))
     rng = random.Random(seed)
-    head, tail = space[: max(1, len(space) // 8)], space[max(1, len(space) // 8):]
+    cut = max(1, len(space) // 8)
+    head = space[:cut]
+    # Exploration draws only among candidates the model puts within EXPLORE_WITHIN of
+    # its best: far slower ones are seldom the best, and one call of a candidate 100
+    # times slower than the best can take more of the budget than ten good ones.
+    near = [c for c in space[cut:] if costs[c] <= EXPLORE_WITHIN * costs[space[0]]]
+    rest = [c for c in space[cut:] if costs[c] > EXPLORE_WITHIN * costs[space[0]]]
     # The plain nest first, as the baseline; a large one last: timing it would take
     # much of the budget, and it is seldom the best (the conv layer's takes seconds).
     large = nest.root.instances + sum(p.instances for p in nest.producers) > PLAIN_FIRST_BELOW
     order: list[Candidate] = [] if large else [plain(nest)]
-    while head or tail:
-        if tail and (len(order) + large) % EXPLORE_EVERY == 0:
-            order.append(tail.pop(rng.randrange(len(tail))))
+    while head or near:
+        if near and (len(order) + large) % EXPLORE_EVERY == 0:
+            order.append(near.pop(rng.randrange(len(near))))
         elif head:
             order.append(head.pop(0))
         else:
-            order.append(tail.pop(0))
+            order.append(near.pop(0))
+    order += rest
     return order + ([plain(nest)] if large else [])
 
 
@@ -91,7 +100,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
     order = ranked(nest, seed)
     tuning = Tuning(func.name, key_hash, target, space=len(order), runner=runner.description)
     check = make_check(func, nest, small, seed)
-    tuning.checked_against = check.against + (" at small sizes" if check.replay else "")
+    tuning.checked_against = check.against
     logged = entries.candidates if entries is not None else {}
     best: list = [None, None, None]  # seconds, index, trace
     traces: dict[str, list] = {}
@@ -110,6 +119,13 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
         if progress is not None:
             progress(tuning)
 
+    if check.plain_runs and PLAIN_KEY not in logged:
+        # The plain kernel's run that computed the expected outputs is its timing.
+        base = plain(nest)
+        record(order.index(base), base, "ok", check.plain_runs[0], [])
+        _log(log, key_hash, target, base, "ok", check.plain_runs[0], check.plain_runs, [],
+             seed)
+        order.remove(base)
     position = 0
     tried = 0
     batch_size = runner.parallelism

@@ -21,6 +21,11 @@ The choices, for the root stage (:mod:`.nest`):
 - ``at``: for each producer, the index of the root's loop it is computed (and
   stored) at, among the loops outside the tile; -1 leaves it where it is.
 - ``producer_reduction``: as ``reduction``, for the producers' own loops.
+- ``swap``: the tile's two outer loops swapped, so that the outer part of the
+  innermost spatial loop runs outside that of the second (TVM's and
+  docs/schedules.md's matmul: column panels outside, each panel of the operand
+  that does not move with the rows reused from cache by every row tile).  Only
+  where both loops are tiled.
 
 Every candidate is only a description: :mod:`.realize` builds it from the
 legality-checked primitives, and a primitive's refusal drops the candidate.
@@ -52,6 +57,7 @@ class Candidate:
     cache_write: bool = False
     at: tuple[int, ...] = ()
     producer_reduction: str = "inner"
+    swap: bool = False
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -80,6 +86,8 @@ class Candidate:
         if self.is_plain:
             return "plain"
         parts = [f"ti{self.tile_inner}", f"to{self.tile_outer}", self.reduction[0]]
+        if self.swap:
+            parts.append("sw")
         parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
         if self.rfactor:
@@ -108,7 +116,8 @@ def factors(extent: int | None, choices: tuple[int, ...]) -> list[int]:
     return [0] + [f for f in below if extent % f == 0] + [f for f in below if extent % f]
 
 
-def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
+def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int,
+                swap: bool = False) -> int:
     """How many of the root's loops a candidate leaves outside its tile, where the
     producers may go (the same count :mod:`.realize` builds)."""
     spatial = nest.root.spatial
@@ -121,6 +130,8 @@ def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
         count = max(len(spatial) - 2, 0) + (len(spatial) >= 2) + bool(ti)
         # the outermost loop is the outer part of a split where the nest is that short
         factor = to if len(spatial) == 2 else ti if len(spatial) == 1 else 0
+        if swap and len(spatial) == 2:
+            first, factor = spatial[1].extent, ti
         if factor and first:
             first = -(-first // factor)
     if parallel and count >= 2 and fuses(first):
@@ -147,21 +158,24 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     producer_places = (("inner", "outer") if any(p.reduction and p.spatial
                                                  for p in nest.producers) else ("inner",))
     out: list[Candidate] = []
-    for ti, to, place, par, vec, unr, rf, cw in itertools.product(
+    for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
-            (False, True)):
+            (False, True), (False, True)):
+        if sw and not (ti and to):
+            continue  # only two tiled loops are swapped
         if unr and not to:
             continue  # only the tile's second loop is unrolled
         if rf and (ti or to or place != "inner"):
             continue  # rfactor factors the innermost reduction of the untiled nest
         if cw and place != "outer":
             continue  # a cache is a register tile only around the whole reduction
-        places_at = outer_loops(nest, ti, to, par, rf)
+        places_at = outer_loops(nest, ti, to, par, rf, sw)
         if cw and not places_at:
             continue  # the cache goes at a loop outside the tile
         for at in itertools.product(*at_choices):
             if any(a >= places_at for a in at):
                 continue  # no such loop outside the tile
             for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):
-                out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at), pplace))
+                out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at), pplace,
+                                     sw))
     return out
