@@ -145,17 +145,25 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
 
 
 def dask_rows(candidates: int) -> None:
-    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers."""
+    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers, each
+    with an empty kernel cache of its own (with a shared one, the second search would
+    load the first one's kernels instead of compiling them)."""
+    import tempfile
+
     from distributed import Client, LocalCluster
+
+    from codegen.numba.compiler import clear_cache
 
     func = recipe("Matmul")["kernel"](n=256)
     seconds = {}
     for workers in (1, 2):
+        os.environ["POLYPAD_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"polypad_dask{workers}_")
+        clear_cache()  # and the kernels this process has loaded
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             start = time.perf_counter()
             sch = pp.autoschedule(func, budget_s=3600, max_candidates=candidates,
-                                  client=client, small=recipe("Matmul")["kernel"](n=64))
+                                  client=client, small=recipe("Matmul")["kernel"](n=16))
             seconds[workers] = time.perf_counter() - start
             print(f"# LocalCluster of {workers}: {len(sch.tuning.tried)} candidates in "
                   f"{seconds[workers]:.1f} s", flush=True)

@@ -49,6 +49,11 @@ def _time_task(func, seed: int, best, key: str) -> tuple[list[float], tuple[floa
     return runs, (start, time.time())
 
 
+def _warm() -> None:
+    import codegen.numba.compiler  # noqa: F401
+    import polypad.tuner.realize  # noqa: F401
+
+
 class DaskRunner:
     """Compile and time on the workers of ``client`` (a ``distributed.Client``)."""
 
@@ -74,6 +79,9 @@ class DaskRunner:
         self._resources = all(RESOURCE in (info.get("resources") or {})
                               for info in workers.values())
         self._scattered = None
+        # Each worker imports the compiler once, now and all at once, rather than in
+        # its first task.
+        client.run(_warm)
         #: (what, start, stop, worker) of every task, by the workers' own clocks:
         #: "compile" or "time", in seconds since the epoch.
         self.spans: list[tuple[str, float, float, str]] = []

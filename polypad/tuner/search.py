@@ -11,8 +11,10 @@ statement instances, whose plain run would take much of the budget: it is
 tried last.  The order is a function of the function, the seed and the core
 count alone.
 
-Budget.  The order is walked in batches of the runner's parallelism (one
-candidate per process); the search does not start a batch that, taking as
+Budget.  The order is walked in batches of :data:`PER_PROCESS` candidates per
+process of the runner, handed out as processes come free, so that one long
+compile holds up only its own process, not the batch (the timings wait for the
+whole batch: none runs beside a compile); the search does not start a batch that, taking as
 long as the last one, would end past ``budget_s`` (nor one past
 ``max_candidates``), so it overruns the budget by a fraction of a batch at
 most, besides the first batch, which always runs.  The wall clock decides only where the
@@ -51,6 +53,8 @@ TIE = 0.02
 PLAIN_FIRST_BELOW = 100_000_000
 EXPLORE_EVERY = 4
 EXPLORE_WITHIN = 4.0
+#: Candidates per process in a batch.
+PER_PROCESS = 2
 PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
 
@@ -128,7 +132,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
         order.remove(base)
     position = 0
     tried = 0
-    batch_size = runner.parallelism
+    batch_size = runner.parallelism * PER_PROCESS
     last_batch = 0.0  # seconds the last batch took: the next is not started past the budget
     while position < len(order):
         if time.perf_counter() - start + (last_batch if tried else 0.0) > budget_s:
