@@ -26,7 +26,9 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 - a parallel loop costs a fixed ``PARALLEL_OVERHEAD`` per call (waking the
   threads), which a small kernel does not win back;
 - a producer computed inside the root's loops is recomputed on the halo of
-  each tile, and runs where the root runs (its cores, its cache).
+  each tile, and runs where the root runs (its cores, its cache); what it
+  stores per tile is read back from cache only where it fits in
+  ``CACHE_ELEMENTS`` (else ``SPILL``).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
             # computed per tile, it computes the tile's halo again.
             if _points(producer) > _points(root):
                 stage *= 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
+            # What it stores per tile is read back from cache only where it fits.
+            if _product(sizes) > CACHE_ELEMENTS:
+                stage *= SPILL
             if parallel:
                 stage /= min(cores, _parallel_extent(root, cand)) * 0.9
         elif cand.parallel:

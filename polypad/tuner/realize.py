@@ -133,7 +133,12 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
     if cand.cache_write:
         if not outer_part:
             raise Refused("cache_write", "no loop outside the tile to cache at")
-        b.need("cache_write", root.block, root.writes, at=outer_part[-1])
+        copy = b.need("cache_write", root.block, root.writes, at=outer_part[-1])
+        if cand.vectorize and copy:
+            # the copy-out of the tile, row by row in vector lanes (the recipe's)
+            copy_loops = b.may("get_loops", copy)
+            if copy_loops:
+                b.may("vectorize", copy_loops[-1])
     if root.has_init and middle:
         init = b.may("decompose_reduction", root.block, middle[0])
         if init and cand.vectorize:

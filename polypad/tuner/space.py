@@ -12,7 +12,8 @@ The choices, for the root stage (:mod:`.nest`):
   output is a register tile, held across the whole reduction).
 - ``parallel``, ``vectorize``, ``unroll``: whether the outermost loop runs on
   the cores (fused with the next when it has fewer iterations than cores x 2),
-  the innermost spatial loop in vector lanes, the tile's second loop unrolled.
+  the innermost spatial loop in vector lanes, the tile's second loop unrolled
+  (where the tile holds at most :data:`UNROLL_MAX` vector statements).
 - ``rfactor``: for a stage whose innermost loop is a reduction, the number of
   partial results it is factored into (0: none); the partial results are then
   vector lanes.
@@ -41,6 +42,10 @@ from .nest import Nest
 VECTOR_FACTORS = (8, 16, 32, 64)
 OUTER_FACTORS = (2, 4, 5, 8, 16)
 RFACTOR_LANES = (16,)
+#: The most vector statements an unrolled tile may hold (its rows times the vectors
+#: of a row): the register tiles of docs/schedules.md hold 16 to 20; a 16 x 64 tile of
+#: a stencil took Numba 6 to 14 s to compile, for no gain.
+UNROLL_MAX = 24
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,8 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
             continue  # only two tiled loops are swapped
         if unr and not to:
             continue  # only the tile's second loop is unrolled
+        if unr and to * max(1, -(-(ti or spatial[-1].extent or 1) // root.lanes)) > UNROLL_MAX:
+            continue  # an unrolled tile this large takes LLVM seconds to compile
         if rf and (ti or to or place != "inner"):
             continue  # rfactor factors the innermost reduction of the untiled nest
         if cw and place != "outer":

@@ -1,0 +1,57 @@
+"""The space holds what docs/schedules.md's hand schedules do, as rules on the
+nest's structure (not on a kernel's name), and the cost model ranks them early."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from tuner_support import assert_matches_reference, matmul
+
+from polypad.examples import conv_layer
+from polypad.tuner.nest import analyze
+from polypad.tuner.realize import realize
+from polypad.tuner.search import ranked
+from polypad.tuner.space import Candidate, enumerate_space
+
+SWAPPED = Candidate(tile_inner=8, tile_outer=4, reduction="outer", parallel=True,
+                    vectorize=True, unroll=True, cache_write=True, swap=True)
+
+
+@pytest.mark.numba
+def test_swapped_tiles_put_the_column_panels_outside_and_on_the_cores():
+    f = matmul()
+    sch = realize(f, analyze(f), SWAPPED).schedule
+    assert str(sch.trace).splitlines() == [
+        "sch.split(loop='i', factors=[None, 4])",
+        "sch.split(loop='j', factors=[None, 8])",
+        "sch.reorder('j_0', 'i_0', 'k', 'i_1', 'j_1')",
+        "sch.cache_write(block='C', buffer='C', scope='global', name=None, at='i_0')",
+        "sch.vectorize(loop='ax1')",  # the tile's copy-out, in lanes
+        "sch.decompose_reduction(block='C', loop='k')",
+        "sch.vectorize(loop='j_1_init')",
+        "sch.fuse('j_0', 'i_0')",  # two column panels: too few for the cores alone
+        "sch.parallel(loop='j_0_i_0_fused')",
+        "sch.vectorize(loop='j_1')",
+        "sch.unroll(loop='i_1')",
+    ]
+    assert_matches_reference(f, sch.func)
+
+
+def test_only_two_tiled_loops_are_swapped():
+    space = enumerate_space(analyze(matmul()))
+    swapped = [c for c in space if c.swap]
+    assert swapped and all(c.tile_inner and c.tile_outer for c in swapped)
+    assert all(dataclasses.replace(c, swap=False) in space for c in swapped)
+    assert SWAPPED in space
+
+
+def test_the_model_ranks_halides_conv_schedule_first():
+    # Halide's apps/conv_layer schedule (polypad.examples.conv_layer.schedule): x by 5
+    # and c by 64, n and y fused on the cores, the convolution computed and stored at
+    # the channel tile with its reduction outside its x and c (a 5 x 64 register tile).
+    nest = analyze(conv_layer.conv_layer(**conv_layer.HALIDE_SIZES))
+    first = ranked(nest, seed=0, cores=2)[0]
+    assert (first.tile_inner, first.tile_outer, first.parallel, first.vectorize) == (
+        64, 5, True, True)
+    assert (first.at, first.producer_reduction) == ((2,), "outer")
