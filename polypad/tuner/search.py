@@ -11,13 +11,14 @@ statement instances, whose plain run would take much of the budget: it is
 tried last.  The order is a function of the function, the seed and the core
 count alone.
 
-Budget.  The order is walked in batches of :data:`PER_PROCESS` candidates per
-process of the runner, handed out as processes come free, so that one long
-compile holds up only its own process, not the batch (the timings wait for the
-whole batch: none runs beside a compile); the search does not start a batch that, taking as
-long as the last one, would end past ``budget_s`` (nor one past
-``max_candidates``), so it overruns the budget by a fraction of a batch at
-most, besides the first batch, which always runs.  The wall clock decides only where the
+Budget.  The order is walked in batches of up to :data:`PER_PROCESS` rounds
+(a round: one candidate per process of the runner), handed out as processes
+come free, so that one long compile holds up only its own process, not the
+batch (the timings wait for the whole batch: none runs beside a compile).  A
+batch holds only the rounds that fit in what is left of ``budget_s`` at the
+last batch's pace, and none is started when no round fits (nor past
+``max_candidates``), so the search overruns the budget by a fraction of a
+round at most, besides the first batch, which always runs.  The wall clock decides only where the
 walk stops, never what comes next: two searches with one seed try the same
 candidates in the same order, and one given more time tries a longer prefix.
 The winner is the fastest median; one within :data:`TIE` of an earlier
@@ -55,6 +56,10 @@ EXPLORE_EVERY = 4
 EXPLORE_WITHIN = 4.0
 #: Candidates per process in a batch.
 PER_PROCESS = 2
+#: The fastest candidates timed again, in turn, CONFIRM_ROUNDS times at the end of a
+#: search: on a busy machine one median of a few calls is off by 2x and more for a
+#: short parallel kernel, and a lucky one would win.
+CONFIRM, CONFIRM_ROUNDS = 3, 2
 PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
 
@@ -107,6 +112,7 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
     tuning.checked_against = check.against
     logged = entries.candidates if entries is not None else {}
     best: list = [None, None, None]  # seconds, index, trace
+    timed: dict[str, tuple[Compiled, list[float]]] = {}  # this search's, by key
     traces: dict[str, list] = {}
 
     def record(index: int, cand: Candidate, status: str, seconds: float | None,
@@ -134,13 +140,20 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
     tried = 0
     batch_size = runner.parallelism * PER_PROCESS
     last_batch = 0.0  # seconds the last batch took: the next is not started past the budget
+    last_rounds = 1  # rounds of compiles (one candidate per process) in the last batch
     while position < len(order):
-        if time.perf_counter() - start + (last_batch if tried else 0.0) > budget_s:
+        size = batch_size
+        if tried:
+            # As many rounds as fit in what is left of the budget, at the last batch's pace.
+            left = budget_s - (time.perf_counter() - start)
+            rounds = min(PER_PROCESS, int(left / max(last_batch / last_rounds, 1e-9)))
+            size = rounds * runner.parallelism
+        if size <= 0:
             break
         if max_candidates is not None and tried >= max_candidates:
             break
         batch: list[tuple[int, Candidate]] = []
-        while position < len(order) and len(batch) < batch_size:
+        while position < len(order) and len(batch) < size:
             cand = order[position]
             if cand.key in logged:
                 rec = logged[cand.key]
@@ -173,11 +186,14 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
             if c.candidate.is_plain:
                 plain_s = sum(runs)
             seconds = sorted(runs)[len(runs) // 2]
+            timed[c.candidate.key] = (c, list(runs))
             record(index[id(c)], c.candidate, "ok", seconds, c.trace)
             _log(log, key_hash, target, c.candidate, "ok", seconds, runs, c.trace, seed,
                  compile_s=round(c.compile_s, 3))
         last_batch = time.perf_counter() - batch_start - plain_s
+        last_rounds = -(-len(batch) // runner.parallelism)
     tuning.exhausted = position >= len(order)
+    _confirm(runner, timed, seed, tuning, best)
     tuning.search_s = time.perf_counter() - start
     if best[2] is None:
         raise PolypadError(f"autoschedule: no candidate of {func.name} could be timed "
@@ -187,6 +203,24 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
                    tried=len(tuning.tried), exhausted=tuning.exhausted,
                    best=tuning.best_key, seconds=tuning.best_seconds)
     return trace_from_json(best[2]), tuning
+
+
+def _confirm(runner, timed: dict, seed: int, tuning: Tuning, best: list) -> None:
+    """Time the :data:`CONFIRM` fastest of ``timed`` again, in turn, and make the one
+    with the fastest median of all its calls the best (:data:`CONFIRM`)."""
+    def median(runs: list[float]) -> float:
+        return sorted(runs)[len(runs) // 2]
+
+    top = sorted(timed, key=lambda key: (median(timed[key][1]), key))[:CONFIRM]
+    if len(top) < 2:
+        return
+    for _ in range(CONFIRM_ROUNDS):
+        for c, runs in runner.time([timed[key][0] for key in top], seed, lambda: None):
+            timed[c.candidate.key][1].extend(runs)
+    tuning.confirmed = {key: median(timed[key][1]) for key in top}
+    winner = min(top, key=lambda key: (tuning.confirmed[key], key))
+    tuning.best_key, tuning.best_seconds = winner, tuning.confirmed[winner]
+    best[0], best[2] = tuning.best_seconds, timed[winner][0].trace
 
 
 def _log(log, key_hash, target, cand, status, seconds, runs, trace, seed, **extra) -> None:
