@@ -34,7 +34,7 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 from __future__ import annotations
 
 from .nest import Nest, StageInfo
-from .space import Candidate, fuses
+from .space import RFACTOR_LANES, Candidate, fuses
 
 GATHER = 2.0
 STRIDE_PENALTY = 4.0
@@ -59,10 +59,12 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
         rows = _product(sizes[:-1]) if sizes else None
         width = sizes[-1] if sizes else None
         lanes = min(width or producer.lanes, producer.lanes)
-        stage = _stage_cost(producer, Candidate(vectorize=cand.vectorize,
-                                                reduction=cand.producer_reduction,
-                                                tile_inner=lanes, tile_outer=1),
-                            cores, tiled=inside, rows=rows, width=width)
+        factored = (inside and cand.producer_reduction == "rfactor"
+                    and producer.loops[-1].kind == "reduction")
+        own = (Candidate(vectorize=cand.vectorize, rfactor=RFACTOR_LANES[0]) if factored
+               else Candidate(vectorize=cand.vectorize, reduction=cand.producer_reduction,
+                              tile_inner=lanes, tile_outer=1))
+        stage = _stage_cost(producer, own, cores, tiled=inside, rows=rows, width=width)
         if inside:
             # A producer read at offsets (a stencil's) covers more points than the root:
             # computed per tile, it computes the tile's halo again.

@@ -3,9 +3,9 @@ each loop walks memory.
 
 A *stage* is a block.  The *root* is the last block, whose loops the search
 tiles; its *producers* are the earlier blocks that write a buffer the function
-allocates and the root reads, which the search may compute inside the root's
-loops.  For each loop of a stage, isl says (from the model's access relations,
-exactly) whether it is *spatial* (the stage's store moves with it) or a
+allocates and the root reads (or another producer reads), which the search may
+compute inside the root's loops.  For each loop of a stage, isl says (from the
+model's access relations, exactly) whether it is *spatial* (the stage's store moves with it) or a
 *reduction* (the store stays put while the statement reads what it writes), and
 for each access whether one step of the loop moves it by one element of the
 innermost dimension (``unit``), not at all (``zero``) or otherwise (``other``,
@@ -93,9 +93,16 @@ def analyze(func: n.PrimFunc) -> Nest:
     stages = {name: _stage(func, model, name) for name in blocks}
     root = stages[blocks[-1]]
     allocated = {a.buffer.name for a in walk(func.body) if isinstance(a, n.Allocate)}
-    read_by_root = _buffers_read(model, root.block)
-    producers = tuple(stages[b] for b in blocks[:-1]
-                      if stages[b].writes in allocated and stages[b].writes in read_by_root)
+    # The producers of the root, and theirs: a block writing a buffer the function
+    # allocates that the root reads, or that such a block reads (softmax's max, read
+    # by exp, whose E the root reads).
+    needed = _buffers_read(model, root.block)
+    chosen: set[str] = set()
+    for b in reversed(blocks[:-1]):
+        if stages[b].writes in allocated and stages[b].writes in needed:
+            chosen.add(b)
+            needed |= _buffers_read(model, b)
+    producers = tuple(stages[b] for b in blocks[:-1] if b in chosen)
     others = tuple(b for b in blocks[:-1] if stages[b] not in producers)
     return Nest(root, producers, others)
 

@@ -21,7 +21,7 @@ from polypad.ir import nodes as n
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import Candidate, fuses
+from .space import RFACTOR_LANES, Candidate, fuses
 
 
 class Refused(Exception):
@@ -175,6 +175,16 @@ def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Ca
     kinds = [_kind(producer, h) for h in own]
     own_spatial = [h for h, k in zip(own, kinds) if k == "spatial"]
     own_reduction = [h for h, k in zip(own, kinds) if k == "reduction"]
+    if at >= 0 and cand.producer_reduction == "rfactor" and kinds and kinds[-1] == "reduction":
+        # its innermost reduction in RFACTOR_LANES partial results, in vector lanes
+        loop = producer.loop(str(own[-1]).split("/")[-1].split("#")[0])
+        extent = loop.extent if loop is not None else None
+        tail = "partition" if extent and extent % RFACTOR_LANES[0] else "predicate"
+        _, lanes = b.need("split", own[-1], [None, RFACTOR_LANES[0]], tail=tail)
+        b.need("rfactor", lanes)
+        if cand.vectorize:
+            b.need("vectorize", lanes)
+        return
     if at >= 0 and cand.producer_reduction == "outer" and own_spatial and own_reduction:
         init = (b.may("decompose_reduction", producer.block, own_spatial[0])
                 if producer.has_init else None)
@@ -183,7 +193,8 @@ def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Ca
             b.may("vectorize", init[-1])
         if len(own_spatial) >= 2:
             b.may("unroll", own_spatial[-2])
-    if cand.vectorize and own_spatial and own_spatial[-1] != own[0]:
+    # (the outermost loop of a producer left in place may be its parallel one)
+    if cand.vectorize and own_spatial and (at >= 0 or own_spatial[-1] != own[0]):
         b.may("vectorize", own_spatial[-1])
 
 

@@ -21,7 +21,9 @@ The choices, for the root stage (:mod:`.nest`):
   tile's outer loop, and copied out after it.
 - ``at``: for each producer, the index of the root's loop it is computed (and
   stored) at, among the loops outside the tile; -1 leaves it where it is.
-- ``producer_reduction``: as ``reduction``, for the producers' own loops.
+- ``producer_reduction``: as ``reduction``, for the producers' own loops, or
+  ``"rfactor"``: a producer's innermost reduction factored into 16 partial
+  results in vector lanes (the softmax recipe's row sums).
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -46,6 +48,9 @@ RFACTOR_LANES = (16,)
 #: of a row): the register tiles of docs/schedules.md hold 16 to 20; a 16 x 64 tile of
 #: a stencil took Numba 6 to 14 s to compile, for no gain.
 UNROLL_MAX = 24
+#: More producers than this are placed at one loop together (the space would grow as
+#: the number of loops to the power of the producers).
+UNIFORM_ABOVE = 2
 
 
 @dataclass(frozen=True)
@@ -159,9 +164,16 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     innermost_reduces = bool(root.loops) and root.loops[-1].kind == "reduction"
     rfactors = (0, *RFACTOR_LANES) if innermost_reduces else (0,)
     # the producers may go at any loop outside the tile (one per spatial loop at most)
-    at_choices = [(-1, *range(len(spatial)))] * len(nest.producers)
+    loops = (-1, *range(len(spatial)))
+    if len(nest.producers) > UNIFORM_ABOVE:
+        # a chain of producers (softmax's three) goes inside at one loop, or stays
+        placements = [(a,) * len(nest.producers) for a in loops]
+    else:
+        placements = list(itertools.product(*[loops] * len(nest.producers)))
     producer_places = (("inner", "outer") if any(p.reduction and p.spatial
                                                  for p in nest.producers) else ("inner",))
+    if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
+        producer_places += ("rfactor",)
     out: list[Candidate] = []
     for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
@@ -179,7 +191,7 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
         places_at = outer_loops(nest, ti, to, par, rf, sw)
         if cw and not places_at:
             continue  # the cache goes at a loop outside the tile
-        for at in itertools.product(*at_choices):
+        for at in placements:
             if any(a >= places_at for a in at):
                 continue  # no such loop outside the tile
             for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):

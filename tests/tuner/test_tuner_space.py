@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tuner_support import assert_matches_reference, matmul
+from tuner_support import assert_matches_reference, matmul, softmax
 
 from polypad.examples import conv_layer
 from polypad.tuner.nest import analyze
@@ -55,3 +55,24 @@ def test_the_model_ranks_halides_conv_schedule_first():
     assert (first.tile_inner, first.tile_outer, first.parallel, first.vectorize) == (
         64, 5, True, True)
     assert (first.at, first.producer_reduction) == ((2,), "outer")
+
+
+@pytest.mark.numba
+def test_a_chain_of_producers_goes_inside_the_row_loop_with_its_sums_in_lanes():
+    # docs/schedules.md's softmax: max (read by exp, not by the root), exp and sum
+    # computed inside the row loop, each row sum in 16 partial sums (rfactor)
+    f = softmax()
+    nest = analyze(f)
+    assert [p.block for p in nest.producers] == ["max", "exp", "sum"]
+    cand = Candidate(parallel=True, vectorize=True, at=(0, 0, 0), producer_reduction="rfactor")
+    assert cand in enumerate_space(nest)
+    steps = [line.split("(")[0] for line in str(realize(f, nest, cand).schedule.trace)
+             .splitlines()]
+    assert steps == ["sch.parallel",
+                     "sch.compute_at", "sch.store_at",  # sum
+                     "sch.split", "sch.rfactor", "sch.vectorize",
+                     "sch.compute_at", "sch.store_at", "sch.vectorize",  # exp
+                     "sch.compute_at", "sch.store_at",  # max
+                     "sch.split", "sch.rfactor", "sch.vectorize",
+                     "sch.vectorize"]  # the root's row
+    assert_matches_reference(f, realize(f, nest, cand).schedule.func)
