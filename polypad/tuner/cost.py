@@ -156,9 +156,10 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
         speed /= STRIDE_PENALTY
     if cand.reduction == "outer" and reduction and spatial:
         if rows is None:
-            rows = cand.tile_outer or (spatial[-2].extent if len(spatial) >= 2 else 1) or 64
+            # an untiled second loop runs outside the reduction: one row
+            rows = cand.tile_outer or 1
             width = cand.tile_inner or spatial[-1].extent or lanes
-        speed *= _register_tile(rows, width, lanes, cand.vectorize)
+        speed *= _register_tile(stage, rows, width, lanes, cand.vectorize)
         if cand.cache_write:
             speed *= 1.1
         if cand.tile_inner and cand.tile_outer and len(spatial) >= 2:
@@ -176,18 +177,32 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
     return instances / speed
 
 
-def _register_tile(rows: int, width: int, lanes: int, vector: bool) -> float:
-    """The speed-up of a ``rows`` x ``width`` tile of accumulators held across a
-    reduction: in vector registers, each vector of the width loaded once serves
-    every row, and each row's broadcast every vector -- ``rows * vectors`` fused
-    multiply-adds for ``rows + vectors`` loads; a tile of more accumulators than
-    :data:`REGISTERS` spills."""
+def _register_tile(stage: StageInfo, rows: int, width: int, lanes: int,
+                   vector: bool) -> float:
+    """The speed-up of a ``rows`` x ``width`` tile of accumulators (rows along the
+    stage's second innermost spatial loop, width along its innermost) held across a
+    reduction.  Per step of the reduction the tile does ``rows * vectors`` fused
+    multiply-adds; a read that does not move along the rows (isl's ``zero`` stride:
+    matmul's ``B`` along ``i``) is loaded once for all of them, one that does not
+    move along the width once per row (a broadcast); the accumulator itself stays
+    in registers.  A tile of more accumulators than :data:`REGISTERS` spills."""
     if not vector:
         return 1 / REGISTER_GAIN if rows * width <= REGISTERS else 1 / SPILL
     vectors = -(-width // lanes)
     if rows * vectors > REGISTERS:
         return 1 / SPILL
-    return 1 + min(rows * vectors / (rows + vectors), 4.0)
+    spatial = stage.spatial
+    u = spatial[-2] if len(spatial) >= 2 else None
+    v = spatial[-1]
+    write = [loop.strides[0] for loop in stage.loops]
+    loads = 0
+    for k in range(1, len(v.strides)):
+        if [loop.strides[k] for loop in stage.loops] == write:
+            continue  # the accumulator
+        along_rows = u is not None and u.strides[k] != "zero"
+        along_width = v.strides[k] != "zero"
+        loads += (rows if along_rows else 1) * (vectors if along_width else 1)
+    return 1 + min(rows * vectors / max(loads, 1), 4.0)
 
 
 def _tail(spatial, cand: Candidate) -> bool:

@@ -148,6 +148,9 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
 
 def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
     last = reduction[-1]
+    if root.has_init and spatial:
+        # the init into the row, before its reduction loop (the row reduction recipe)
+        b.may("decompose_reduction", root.block, last)
     extent = b.extent.get(str(last))
     tail = "partition" if extent and extent % cand.rfactor else "predicate"
     _, lanes = b.need("split", last, [None, cand.rfactor], tail=tail)
