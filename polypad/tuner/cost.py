@@ -44,6 +44,8 @@ SPILL = 1.5
 PARALLEL_OVERHEAD = 20_000.0
 REGISTERS = 24
 STREAM_GAIN = 0.3
+PANEL_GAIN = 1.3
+L1_ELEMENTS = 4096  # 16 KB of float32: half of L1, the rest for the tile and A
 TAIL = 1.5  # vector registers a tile's accumulators may hold (of AVX-512's 32)
 
 
@@ -170,6 +172,10 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
                                else (cand.tile_inner, cand.tile_outer))
             if streamed < other:
                 speed *= 1 + STREAM_GAIN * (1 - streamed / other)
+            if cand.panel:
+                # the packed block's loads contiguous, from L1 where it fits there
+                fits = cand.panel * cand.tile_inner <= L1_ELEMENTS
+                speed *= PANEL_GAIN if fits else 1 / SPILL
     if cand.unroll:
         speed *= 1.05
     if _tail(spatial, cand):

@@ -46,6 +46,7 @@ class StageInfo:
     writes: str  # the buffer its last store writes
     has_init: bool  # a reduction with an init store (or T.init) in the block
     lanes: int  # vector lanes of 512 bits for the dtype it writes
+    reads: tuple[str, ...] = ()  # the buffers its last store reads, per access
 
     @property
     def spatial(self) -> tuple[LoopInfo, ...]:
@@ -134,7 +135,8 @@ def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
     buffer = next(b for b in _all_buffers(func) if b.name == written)
     bits = _bits(buffer.dtype)
     return StageInfo(block, tuple(loops), written, has_init=len(statements) > 1,
-                     lanes=max(1, 512 // bits))
+                     lanes=max(1, 512 // bits),
+                     reads=tuple(r.get_tuple_name(isl.dim_type.out) for r in reads))
 
 
 def _find_loop(func: n.PrimFunc, name: str) -> n.For:

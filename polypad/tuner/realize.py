@@ -127,6 +127,8 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
         outer_part[-2:] = outer_part[-1:-3:-1]
     middle = reduction if cand.reduction == "outer" else []
     last = reduction if cand.reduction == "inner" else []
+    if cand.panel:
+        return _panel(b, root, outer_part, reduction, inner_part, cand)
     order = outer_part + middle + inner_part + last
     if [str(h) for h in order] != [str(h) for h in b.sch.get_loops(root.block)]:
         b.need("reorder", *order)
@@ -143,6 +145,33 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
         init = b.may("decompose_reduction", root.block, middle[0])
         if init and cand.vectorize:
             b.may("vectorize", init[-1])
+    return outer_part, order, inner_part
+
+
+def _panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
+           inner_part: list, cand: Candidate):
+    """The BLIS shape: column panels, the reduction in blocks of ``cand.panel``
+    outside the row tiles, the block of the operand that does not move along the
+    rows packed at the block loop, the register tile in a local cache."""
+    (r,) = reduction
+    r0, r1 = b.split(r, cand.panel)
+    columns, rows = outer_part[-2:]
+    order = [*outer_part[:-2], columns, r0, rows, r1, *inner_part]
+    b.need("reorder", *order)
+    init = b.need("decompose_reduction", root.block, r0)
+    tile = b.need("cache_write", root.block, root.writes, "local", at=rows)
+    u = root.spatial[-2]
+    packed = [name for name, stride in zip(root.reads, u.strides[1:]) if stride == "zero"
+              and name != root.writes]
+    if not packed:
+        raise Refused("cache_read", "no operand stays put along the rows")
+    panel = b.need("cache_read", root.block, packed[0], "local", at=r0)
+    if cand.vectorize:
+        b.may("vectorize", init[-1])
+        for copy in (panel, tile + "_in", tile):
+            loops = b.may("get_loops", copy)
+            if loops:
+                b.may("vectorize", loops[-1])
     return outer_part, order, inner_part
 
 

@@ -24,6 +24,11 @@ The choices, for the root stage (:mod:`.nest`):
 - ``producer_reduction``: as ``reduction``, for the producers' own loops, or
   ``"rfactor"``: a producer's innermost reduction factored into 16 partial
   results in vector lanes (the softmax recipe's row sums).
+- ``panel``: with ``swap`` and a register tile, the reduction in blocks of this
+  many steps, outside the row tiles, and the operand that does not move along
+  the rows packed, per block, into a buffer of its own (``cache_read`` at the
+  block loop; the tile ``cache_write`` in ``"local"``): the BLIS shape of
+  docs/schedules.md's matmul.  0: none.
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -51,6 +56,8 @@ UNROLL_MAX = 24
 #: More producers than this are placed at one loop together (the space would grow as
 #: the number of loops to the power of the producers).
 UNIFORM_ABOVE = 2
+#: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1.
+PANELS = (0, 128)
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ class Candidate:
     at: tuple[int, ...] = ()
     producer_reduction: str = "inner"
     swap: bool = False
+    panel: int = 0
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -98,6 +106,8 @@ class Candidate:
         parts = [f"ti{self.tile_inner}", f"to{self.tile_outer}", self.reduction[0]]
         if self.swap:
             parts.append("sw")
+        if self.panel:
+            parts.append(f"pk{self.panel}")
         parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
         if self.rfactor:
@@ -174,6 +184,9 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
                                                  for p in nest.producers) else ("inner",))
     if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
         producer_places += ("rfactor",)
+    # a panel: one reduction loop, longer than a block, and a read still along the rows
+    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > PANELS[-1]
+                and len(spatial) >= 2 and "zero" in spatial[-2].strides[1:])
     out: list[Candidate] = []
     for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
@@ -195,6 +208,7 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
             if any(a >= places_at for a in at):
                 continue  # no such loop outside the tile
             for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):
-                out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at), pplace,
-                                     sw))
+                for pk in (PANELS if sw and cw and place == "outer" and panel_ok else (0,)):
+                    out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
+                                         pplace, sw, pk))
     return out

@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 from tuner_support import assert_matches_reference, matmul, softmax
 
+import polypad as pp
 from polypad.examples import conv_layer
 from polypad.tuner.nest import analyze
 from polypad.tuner.realize import realize
@@ -76,3 +77,48 @@ def test_a_chain_of_producers_goes_inside_the_row_loop_with_its_sums_in_lanes():
                      "sch.split", "sch.rfactor", "sch.vectorize",
                      "sch.vectorize"]  # the root's row
     assert_matches_reference(f, realize(f, nest, cand).schedule.func)
+
+
+PANEL_MATMUL = '''
+@T.prim_func
+def matmul(A: T.Buffer((8, 256), "float32"), B: T.Buffer((256, 32), "float32"),
+           C: T.Buffer((8, 32), "float32")):
+    for i, j, k in T.grid(8, 32, 256):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+'''
+
+
+@pytest.mark.numba
+def test_a_packed_panel_is_the_blis_shape_of_the_matmul_recipe():
+    # docs/schedules.md's matmul: column panels, k in blocks of 128 outside the row
+    # tiles, B's block packed at the block loop (B does not move along i: isl's zero
+    # stride), the 8 x 32 tile in a local cache
+    f = pp.parse(PANEL_MATMUL)
+    nest = analyze(f)
+    cand = Candidate(tile_inner=16, tile_outer=4, reduction="outer", parallel=True,
+                     vectorize=True, unroll=True, cache_write=True, swap=True, panel=128)
+    assert cand in enumerate_space(nest)
+    sch = realize(f, nest, cand).schedule
+    lines = str(sch.trace).splitlines()
+    assert lines[:7] == [
+        "sch.split(loop='i', factors=[None, 4])",
+        "sch.split(loop='j', factors=[None, 16])",
+        "sch.split(loop='k', factors=[None, 128])",
+        "sch.reorder('j_0', 'k_0', 'i_0', 'k_1', 'i_1', 'j_1')",
+        "sch.decompose_reduction(block='C', loop='k_0')",
+        "sch.cache_write(block='C', buffer='C', scope='local', name=None, at='i_0')",
+        "sch.cache_read(block='C', buffer='B', scope='local', name=None, at='k_0')"]
+    assert_matches_reference(f, sch.func)
+
+
+def test_the_model_ranks_the_matmul_recipes_shape_first():
+    nest = analyze(pp.parse(PANEL_MATMUL.replace("(8, 256)", "(1024, 1024)")
+                            .replace("(256, 32)", "(1024, 1024)")
+                            .replace("(8, 32)", "(1024, 1024)")
+                            .replace("T.grid(8, 32, 256)", "T.grid(1024, 1024, 1024)")))
+    first = ranked(nest, seed=0, cores=2)[0]
+    assert (first.tile_outer, first.tile_inner, first.swap, first.panel) == (8, 32, True, 128)
