@@ -20,6 +20,9 @@ pair ordered as before, so every read sees the same write).  Such a pair is
   order does not put the first one first (both in one iteration of a thread
   loop's body: thread 3's write and thread 0's read of one element, which
   the serial program runs the other way round), no barrier can order them;
+- atomic updates of one element by one combiner (``sch.atomic``,
+  :mod:`analyses.gpu_atomics`), on any two threads of a launch (of one
+  block, for shared memory): they commute, so any order is the serial one;
 - on two blocks, or through ``"local"`` memory (private to a thread) on two
   threads, or through ``"shared"`` memory (private to a block) on two
   blocks: never ordered.
@@ -53,6 +56,7 @@ from polypad.model.isl_helpers import time_map
 
 from . import instances as inst
 from .evidence import Counterexample, Element, Refuted
+from .gpu_atomics import atomic_stores
 from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
@@ -284,6 +288,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
     diff_block, same_block = isl.Map(_DIFF_BLOCK), isl.Map(_SAME_BLOCK)
     diff_thread = isl.Map(_DIFF_THREAD)
     private_loops = _private_loops(launch.root)
+    atomics = atomic_stores(launch.root)
     intervals: dict[int, list] = {}  # container -> [(i, j, why)]
     wraps: dict[int, list] = {}  # container -> [(a, c, why)]
     for s in statements:
@@ -304,8 +309,11 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     why = (model, s, d, a, b)
                     private = diff_thread if scope == "local" else diff_block
                     race = pairs.intersect(_relate(coords, s, d, private))
-                    if not race.is_empty():
+                    commute = _commute(atomics, s, d, a) and scope != "local"
+                    if not race.is_empty() and not (commute and scope != "shared"):
                         return _evidence(why, race, coords, _private_text(scope))
+                    if commute:  # atomic updates with one combiner: any order will do
+                        continue
                     across = pairs.intersect(_relate(coords, s, d, same_block))
                     if across.is_empty():
                         continue
@@ -320,6 +328,14 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     if refused is not None:
                         return refused
     return _place(timeline, intervals, wraps, plan, coords)
+
+
+def _commute(atomics: dict, s, d, a) -> bool:
+    """Whether ``s`` and ``d`` are atomic updates of ``a``'s buffer by one combiner (their
+    every access of that buffer is the update's own: the operand does not read it)."""
+    combiner = atomics.get(id(s.stmt))
+    return (combiner is not None and combiner == atomics.get(id(d.stmt))
+            and s.stmt.buffer is a.buffer and d.stmt.buffer is a.buffer)
 
 
 def _private_loops(root: n.Stmt) -> dict[n.Buffer, list[int]]:

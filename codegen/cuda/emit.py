@@ -33,6 +33,8 @@ host allocates, zero-filled, for each call.
 
 from __future__ import annotations
 
+from analyses.combiners import update_of
+from analyses.gpu_atomics import ATOMICS, atomic_stores
 from analyses.gpu_sync import BarrierPlan
 from analyses.gpu_threads import AXES, Launch
 from polypad.errors import BuildError
@@ -82,6 +84,7 @@ class _Kernel:
         self.spread = [axis for axis in AXES if axis in launch.loops
                        and launch.constant_extent(axis) != 1]
         self.params = params
+        self.atomics = atomic_stores(launch.root)
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -157,8 +160,11 @@ class _Kernel:
                     guard = " and ".join(f"{SPELLING[a]} == 0" for a in missing)
                     self.line(depth, f"if {guard}:")
                     depth += 1
-                self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
-                                 f"{self.expr(stmt.value)}")
+                if id(stmt) in self.atomics and stmt.buffer.scope != "local":
+                    self.line(depth, self.atomic(stmt, self.atomics[id(stmt)]))
+                else:
+                    self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
+                                     f"{self.expr(stmt.value)}")
             case ir.LetStmt():
                 self.line(depth, f"{self.names(stmt.var)} = {self.expr(stmt.value)}")
                 self.stmt(stmt.body, depth, axes)
@@ -174,6 +180,15 @@ class _Kernel:
                 self.stmt(stmt.body, depth, axes)
             case _:
                 raise BuildError(f"the cuda target cannot emit {type(stmt).__name__}")
+
+    def atomic(self, store: ir.BufferStore, combiner: str) -> str:
+        """``cuda.atomic.add(X, (i, j), v)`` for an atomic update (:mod:`analyses.gpu_atomics`)."""
+        op = ATOMICS[combiner][0]
+        update = update_of(store)
+        texts = [self.expr(i) for i in store.indices]
+        index = texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
+        return (f"cuda.atomic.{op}({self.names(store.buffer)}, {index}, "
+                f"{self.expr(update.operand)})")
 
     def bound_loop(self, loop: ir.For, depth: int, axes: frozenset) -> None:
         index = SPELLING[loop.kind]

@@ -210,12 +210,13 @@ def _loops_around(root, target):
             yield node
 
 
-def _check_by_enumeration(func, drop: bool = False):
+def _check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None):
     """Every two accesses of one element, one a write, on two threads: in one block,
     the first in the serial order has passed fewer barriers than the second; never in
     two blocks (unless in a private buffer, where the element is not shared).
-    ``drop`` checks a plan without its barriers (the check must then fail)."""
-    plan = plan_barriers(func)
+    ``drop`` checks a plan without its barriers (the check must then fail); ``plan``
+    checks that plan instead of the one polypad makes."""
+    plan = plan_barriers(func) if plan is None else plan
     assert isinstance(plan, BarrierPlan)
     if drop:
         plan.slots.clear()
