@@ -29,13 +29,13 @@ from .evidence import Element, Instance
 from .gpu_threads import children
 
 
-def _enclosing_loops(func: n.PrimFunc) -> dict[n.Buffer, set[int]]:
-    """For each buffer ``func`` allocates in shared memory, the ids of the loops
+def _enclosing_loops(func: n.PrimFunc, scope: str) -> dict[n.Buffer, set[int]]:
+    """For each buffer ``func`` allocates in memory ``scope``, the ids of the loops
     around its ``Allocate``."""
     out: dict[n.Buffer, set[int]] = {}
 
     def visit(stmt, loops):
-        if isinstance(stmt, n.Allocate) and stmt.buffer.scope == "shared":
+        if isinstance(stmt, n.Allocate) and stmt.buffer.scope == scope:
             out[stmt.buffer] = {id(loop) for loop in loops}
         if isinstance(stmt, n.For):
             loops = loops + (stmt,)
@@ -46,11 +46,14 @@ def _enclosing_loops(func: n.PrimFunc) -> dict[n.Buffer, set[int]]:
     return out
 
 
-def unwritten_shared_reads(func: n.PrimFunc) -> dict[n.Buffer, tuple[Instance, Element]]:
-    """For each shared buffer some read of which may find no earlier write in the same
-    allocation (see the module docstring): the first such read instance and its
-    element.  Buffers absent from the answer are proved written before every read."""
-    allocated = _enclosing_loops(func)
+def unwritten_shared_reads(func: n.PrimFunc, scope: str = "shared"
+                           ) -> dict[n.Buffer, tuple[Instance, Element]]:
+    """For each buffer in memory ``scope`` (``"shared"``, or ``"local"``: the target
+    zero-fills only those of these it must) some read of which may find no earlier
+    write in the same allocation (see the module docstring): the first such read
+    instance and its element.  Buffers absent from the answer are proved written before
+    every read."""
+    allocated = _enclosing_loops(func, scope)
     if not allocated:
         return {}
     model = extract(func)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from analyses.combiners import update_of
 from analyses.gpu_atomics import ATOMICS, atomic_stores
+from analyses.gpu_shared_reads import unwritten_shared_reads
 from analyses.gpu_sync import BarrierPlan
 from analyses.gpu_threads import AXES, Launch
 from polypad.errors import BuildError
@@ -85,6 +86,7 @@ class _Kernel:
                        and launch.constant_extent(axis) != 1]
         self.params = params
         self.atomics = atomic_stores(launch.root)
+        self.unwritten: set[Buffer] = set()  # local buffers a read may find unwritten
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -92,9 +94,8 @@ class _Kernel:
     def text(self, index: int, fastmath: bool, lets: list[ir.LetStmt]) -> str:
         head = [f"@cuda.jit(fastmath={fastmath})",
                 f"def kernel_{index}({', '.join(self.params)}):"]
-        if any(b in self.declared for b in self.boxes) or any(
-                isinstance(x, ir.Allocate) and x.buffer in self.boxes
-                for x in walk(self.launch.root)):
+        if any(isinstance(x, (ir.BufferLoad, ir.BufferStore)) and x.buffer in self.boxes
+               and id(x) not in self.expr.direct for x in walk(self.launch.root)):
             for var, axis in zip(INDEX_VARS, AXES):  # what the boxes' offsets read
                 self.line(1, f"{self.names(var)} = {SPELLING[axis]}")
         body_start = len(self.lines)
@@ -163,7 +164,7 @@ class _Kernel:
                 if id(stmt) in self.atomics and stmt.buffer.scope != "local":
                     self.line(depth, self.atomic(stmt, self.atomics[id(stmt)]))
                 else:
-                    self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
+                    self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices, stmt)} = "
                                      f"{self.expr(stmt.value)}")
             case ir.LetStmt():
                 self.line(depth, f"{self.names(stmt.var)} = {self.expr(stmt.value)}")
@@ -205,15 +206,19 @@ class _Kernel:
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
         var = self.names(loop.var)
         slots = self.plan.at(loop)  # a loop whose body is no sequence: 0 before, 1 after
-        if (loop.kind is ForKind.UNROLL and isinstance(loop.min, ir.IntImm)
-                and isinstance(loop.extent, ir.IntImm) and loop.extent.value <= MAX_UNROLL):
+        if isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm) and (
+                loop.extent.value == 1
+                or (loop.kind is ForKind.UNROLL and loop.extent.value <= MAX_UNROLL)):
+            # Written out with the counter's value in every index (folded: a local array
+            # whose every index is a constant stays in registers).
             for value in range(loop.min.value, loop.min.value + loop.extent.value):
-                self.line(depth, f"{var} = {value}")
+                self.expr.constants[loop.var] = value
                 if 0 in slots:
                     self.barrier(depth)
                 self.stmt(loop.body, depth, axes)
                 if 1 in slots:
                     self.barrier(depth)
+            del self.expr.constants[loop.var]
             return
         if isinstance(loop.min, ir.IntImm) and loop.min.value == 0:
             self.line(depth, f"for {var} in range({self.expr(loop.extent)}):")
@@ -232,7 +237,8 @@ class _Kernel:
                              "inside a kernel; give it scope 'shared' or 'local', or allocate "
                              "it outside the thread-bound loops")
         self.declared.add(buffer)
-        if buffer.scope == "local":  # zero-filled, as the reference executor does
+        if buffer.scope == "local" and buffer in self.unwritten:
+            # Zero-filled, as the reference executor does, where a read may come first.
             shape = self.shape(buffer)
             counters = [self.names.fresh("_z") for _ in shape]
             for k, (counter, extent) in enumerate(zip(counters, shape)):
@@ -263,15 +269,18 @@ def _launch_function(index: int, launch: Launch, expr: ExprPrinter, scalars: lis
 def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
     """The module text for lowered ``func`` with the barriers of ``plan``: kernels
     ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``."""
-    from .compact import local_boxes
+    from .compact import local_layout
 
-    boxes = local_boxes(func)
+    boxes, direct = local_layout(func)
+    unwritten = set(unwritten_shared_reads(func, "local"))
     names = Names()
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     parts, entries = [HEADER], []
     for launch in plan.structure.launches:
         kernel = _Kernel(func, plan, launch, names, params, boxes)
+        kernel.expr.direct = direct
+        kernel.unwritten = unwritten
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
                                                                         ir.BufferLoad))}
         for alloc in plan.structure.allocations:

@@ -79,8 +79,8 @@ def spread(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
 ''')
     source = codegen.build(f, target="cuda").source
     lines = [line.strip() for line in source.splitlines()]
-    fill = lines.index("S[S_zero_o * 4 + S_zero_0] = np.float32(0.0)")
-    assert lines[fill - 3] == "cuda.syncthreads()" and lines[fill + 1] == "cuda.syncthreads()"
+    fill = lines.index("S[S_zero_0] = np.float32(0.0)")  # one pass of the four threads
+    assert lines[fill - 2] == "cuda.syncthreads()" and lines[fill + 1] == "cuda.syncthreads()"
     assert lines.count("cuda.syncthreads()") == 3
     gpu, ref = K.run_both(f, K.inputs(f))
     np.testing.assert_array_equal(gpu[1], ref[1])
