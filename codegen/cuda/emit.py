@@ -44,8 +44,10 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
+from .batch import batch
 from .compact import INDEX_VARS
 from .expr import ExprPrinter, Names, numpy_type
+from .registers import promotable
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
 #: array in registers only where every index is a constant).
@@ -161,7 +163,13 @@ class _Kernel:
                     guard = " and ".join(f"{SPELLING[a]} == 0" for a in missing)
                     self.line(depth, f"if {guard}:")
                     depth += 1
-                if id(stmt) in self.atomics and stmt.buffer.scope != "local":
+                register = self.expr.registers.get((stmt.buffer, tuple(stmt.indices)))
+                if register is not None:
+                    value = self.expr(stmt.value)
+                    if not stmt.buffer.dtype.startswith("float"):  # Numba would widen it
+                        value = f"{numpy_type(stmt.buffer.dtype)}({value})"
+                    self.line(depth, f"{register} = {value}")
+                elif id(stmt) in self.atomics and stmt.buffer.scope != "local":
                     self.line(depth, self.atomic(stmt, self.atomics[id(stmt)]))
                 else:
                     self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices, stmt)} = "
@@ -209,6 +217,8 @@ class _Kernel:
         if isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm) and (
                 loop.extent.value == 1
                 or (loop.kind is ForKind.UNROLL and loop.extent.value <= MAX_UNROLL)):
+            if self.batched(loop, depth, axes):
+                return
             # Written out with the counter's value in every index (folded: a local array
             # whose every index is a constant stays in registers).
             for value in range(loop.min.value, loop.min.value + loop.extent.value):
@@ -220,6 +230,15 @@ class _Kernel:
                     self.barrier(depth)
             del self.expr.constants[loop.var]
             return
+        kept = []  # elements in registers for the loop's length (.registers)
+        if not [axis for axis in self.spread if axis not in axes]:  # every thread runs it
+            for buffer, indices in promotable(loop, self.plan, self.atomics, set(self.boxes)):
+                name = self.names.fresh(f"{self.names(buffer)}_reg")
+                memory = self.expr.load(buffer, indices)
+                self.line(depth, f"{name} = {memory}")
+                kept.append(((buffer, indices), name, memory))
+        for key, name, _ in kept:
+            self.expr.registers[key] = name
         if isinstance(loop.min, ir.IntImm) and loop.min.value == 0:
             self.line(depth, f"for {var} in range({self.expr(loop.extent)}):")
         else:
@@ -230,6 +249,37 @@ class _Kernel:
         self.block(loop.body, depth + 1, axes)
         if 1 in slots:
             self.barrier(depth + 1)
+        for key, name, memory in kept:
+            del self.expr.registers[key]
+            self.line(depth, f"{memory} = {name}")
+
+    def batched(self, loop: ir.For, depth: int, axes: frozenset) -> bool:
+        """Write the unrolled ``loop`` loads first, stores after (:mod:`.batch`), where
+        that is the same; whether it did."""
+        found = None if self.expr.registers else batch(loop, self.plan, self.atomics,
+                                                       self.launch.full)
+        if found is None:
+            return False
+        inside = axes | {t.kind for t in found.threads}
+        if [axis for axis in self.spread if axis not in inside]:
+            return False  # a store on one thread only: left as it is
+        for thread in found.threads:
+            self.expr.bound(thread.var, thread.min, add(thread.min, thread.extent) - 1)
+            start = "" if isinstance(thread.min, ir.IntImm) and thread.min.value == 0 else \
+                f"{self.expr(thread.min)} + "
+            self.line(depth, f"{self.names(thread.var)} = {start}{SPELLING[thread.kind]}")
+        saved = dict(self.expr.constants)
+        values = []
+        for constants, store in found.copies:
+            self.expr.constants = {**saved, **constants}
+            name = self.names.fresh(f"{self.names(store.buffer)}_v")
+            self.line(depth, f"{name} = {self.expr(store.value)}")
+            values.append(name)
+        for (constants, store), name in zip(found.copies, values):
+            self.expr.constants = {**saved, **constants}
+            self.line(depth, f"{self.expr.load(store.buffer, store.indices, store)} = {name}")
+        self.expr.constants = saved
+        return True
 
     def allocate(self, buffer: Buffer, depth: int) -> None:
         if buffer.scope not in ("shared", "local"):
