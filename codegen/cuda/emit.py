@@ -44,7 +44,7 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
-from .batch import batch
+from .batch import MAX_BATCH, batch, movable
 from .compact import INDEX_VARS
 from .expr import ExprPrinter, Names, numpy_type
 from .registers import promotable
@@ -254,8 +254,8 @@ class _Kernel:
             self.line(depth, f"{memory} = {name}")
 
     def batched(self, loop: ir.For, depth: int, axes: frozenset) -> bool:
-        """Write the unrolled ``loop`` loads first, stores after (:mod:`.batch`), where
-        that is the same; whether it did."""
+        """Write the unrolled ``loop`` with its loads of memory first, each once
+        (:mod:`.batch`), where that is the same; whether it did."""
         found = None if self.expr.registers else batch(loop, self.plan, self.atomics,
                                                        self.launch.full)
         if found is None:
@@ -269,15 +269,22 @@ class _Kernel:
                 f"{self.expr(thread.min)} + "
             self.line(depth, f"{self.names(thread.var)} = {start}{SPELLING[thread.kind]}")
         saved = dict(self.expr.constants)
-        values = []
+        written = {id(store.buffer) for _, store in found.copies}
+        loads: dict[str, str] = {}  # the text of each distinct load moved first: its register
         for constants, store in found.copies:
             self.expr.constants = {**saved, **constants}
-            name = self.names.fresh(f"{self.names(store.buffer)}_v")
-            self.line(depth, f"{name} = {self.expr(store.value)}")
-            values.append(name)
-        for (constants, store), name in zip(found.copies, values):
+            for part in (*store.indices, store.value):
+                for x in walk(part):
+                    if movable(x, written) and len(loads) < MAX_BATCH:
+                        text = self.expr.load(x.buffer, x.indices, x)
+                        if text not in loads:
+                            loads[text] = self.names.fresh(f"{self.names(x.buffer)}_v")
+                            self.line(depth, f"{loads[text]} = {text}")
+        self.expr.moved = loads
+        for constants, store in found.copies:
             self.expr.constants = {**saved, **constants}
-            self.line(depth, f"{self.expr.load(store.buffer, store.indices, store)} = {name}")
+            self.stmt(store, depth, inside)
+        self.expr.moved = {}
         self.expr.constants = saved
         return True
 

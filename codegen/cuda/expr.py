@@ -96,6 +96,9 @@ class ExprPrinter:
         #: Elements kept in a register for the length of a loop: ``(buffer, indices)`` to
         #: the register's name (:mod:`.emit`).
         self.registers: dict[tuple, str] = {}
+        #: Loads moved before the copies of an unrolled nest: their text to the register
+        #: holding the value (:mod:`.batch`).
+        self.moved: dict[str, str] = {}
         #: The counters of the unrolled loop being written out, at their values.
         self.constants: dict[ir.Var, int] = {}
 
@@ -173,7 +176,8 @@ class ExprPrinter:
                 if stride != 1:
                     texts[k] = f"({texts[k]}) // {stride}"
         inner = ", ".join(texts) if texts else "0"
-        return f"{self.names(buffer)}[{inner}]"
+        text = f"{self.names(buffer)}[{inner}]"
+        return self.moved.get(text, text)
 
     def fold(self, expr: ir.Expr) -> ir.Expr:
         """An integer index with the unrolled counters put in and its constant parts
@@ -232,4 +236,33 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
             if isinstance(expr, ir.Add) and isinstance(a, ir.IntImm) and a.value == 0:
                 return b
             return type(expr)(a, b)
+        case ir.FloorDiv() | ir.FloorMod() if expr.dtype in ("int32", "int64"):
+            a, b = _fold(expr.a, constants), _fold(expr.b, constants)
+            if isinstance(b, ir.IntImm) and b.value > 0:
+                if isinstance(a, ir.IntImm):
+                    value = a.value // b.value if isinstance(expr, ir.FloorDiv) \
+                        else a.value % b.value
+                    return ir.IntImm(value, expr.dtype)
+                # (c + r) // k == c // k + r // k and (c + r) % k == r % k where k divides
+                # the constant c: floor division by a positive k, exact for every r.
+                c, rest = _split_constant(a)
+                if rest is not None and c % b.value == 0 and c != 0:
+                    if isinstance(expr, ir.FloorMod):
+                        return ir.FloorMod(rest, b)
+                    return ir.Add(ir.IntImm(c // b.value, expr.dtype), ir.FloorDiv(rest, b))
+            return type(expr)(a, b)
     return expr
+
+
+def _split_constant(expr: ir.Expr) -> tuple[int, ir.Expr | None]:
+    """``expr`` as a constant plus the rest of its sum (None: nothing but the constant)."""
+    match expr:
+        case ir.IntImm():
+            return expr.value, None
+        case ir.Add():
+            ca, ra = _split_constant(expr.a)
+            cb, rb = _split_constant(expr.b)
+            if ra is None or rb is None:
+                return ca + cb, ra if rb is None else rb
+            return ca + cb, ir.Add(ra, rb)
+    return 0, expr

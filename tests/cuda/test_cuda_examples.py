@@ -20,9 +20,18 @@ def test_matmul_schedule_cuda():
     assert "C_local = cuda.local.array((2, 2), np.float32)" in kernel.source
     # Indexed by the unrolled counters alone (isl: thread_y is i_2), written out as
     # constants, the reads of the shared tiles folded likewise.
-    assert ("C_local[1, 1] = C_local[1, 1] + A_shared[i_2 + 4, k_1] * B_shared[k_1, j_2 + 4]"
-            in kernel.source)
-    assert "thread_y" not in kernel.source and "//" not in kernel.source
+    # The fragments: each value of the shared tiles the thread needs, once per step of k
+    # in a register, then the 2 x 2 multiply-adds on the registers.
+    lines = [line.strip() for line in kernel.source.splitlines()]
+    step = lines.index("for k_1 in range(4):")
+    assert lines[step + 2:step + 10] == [
+        "A_shared_v = A_shared[i_2, k_1]", "B_shared_v = B_shared[k_1, j_2]",
+        "B_shared_v_1 = B_shared[k_1, j_2 + 4]", "A_shared_v_1 = A_shared[i_2 + 4, k_1]",
+        "C_local[0, 0] = C_local[0, 0] + A_shared_v * B_shared_v",
+        "C_local[0, 1] = C_local[0, 1] + A_shared_v * B_shared_v_1",
+        "C_local[1, 0] = C_local[1, 0] + A_shared_v_1 * B_shared_v",
+        "C_local[1, 1] = C_local[1, 1] + A_shared_v_1 * B_shared_v_1"]
+    assert "thread_y" not in kernel.source
     # Every accumulator is written (zeroed) before it is read: no second zero fill.
     assert "for _z" not in kernel.source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
