@@ -256,8 +256,7 @@ class _Kernel:
     def batched(self, loop: ir.For, depth: int, axes: frozenset) -> bool:
         """Write the unrolled ``loop`` with its loads of memory first, each once
         (:mod:`.batch`), where that is the same; whether it did."""
-        found = None if self.expr.registers else batch(loop, self.plan, self.atomics,
-                                                       self.launch.full)
+        found = batch(loop, self.plan, self.atomics, self.launch.full)
         if found is None:
             return False
         inside = axes | {t.kind for t in found.threads}
