@@ -394,26 +394,34 @@ def _requirements(timeline, length, tau, coords, s, d, across, why, intervals, w
                              f"`if {show(node.condition)}`, which no barrier can order")
         if kind == "seq":
             i, j = left_s.entries[level], left_d.entries[level]
-            intervals.setdefault(id(node), []).append((i, j, (why, part)))
+            intervals.setdefault(id(node), []).append((i, j, (why, part),
+                                                       (left_s, left_d, level)))
         else:  # a serial loop's counter: its body's container is the next level
             body_kind, body = left_s.descs[level + 1]
             assert body_kind == "seq"
             a, c = left_s.entries[level + 1], left_d.entries[level + 1]
-            wraps.setdefault(id(body), []).append((a, c, (why, part)))
+            wraps.setdefault(id(body), []).append((a, c, (why, part),
+                                                   (left_s, left_d, level + 1)))
     return None
 
 
 def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
-    for key in set(intervals) | set(wraps):
+    # Deepest containers first: a barrier they need may order a pair of an outer one
+    # too (a barrier at the start of an inner loop's body runs between the last
+    # iteration of the outer loop and the next), which then needs none of its own.
+    depth = {key: paths[2] for group in (intervals, wraps) for key, entries in group.items()
+             for *_, paths in entries}
+    chosen_by: dict[int, set[int]] = {}
+    for key in sorted(set(intervals) | set(wraps), key=lambda k: -depth[k]):
         container = timeline.containers[key]
-        chosen: set[int] = set()
-        for i, j, reason in sorted(intervals.get(key, []), key=lambda x: x[1]):
-            if not any(i < b <= j for b in chosen):
+        chosen = chosen_by.setdefault(key, set())
+        for i, j, reason, paths in sorted(intervals.get(key, []), key=lambda x: x[1]):
+            if not any(i < b <= j for b in chosen) and not _served(paths, chosen_by):
                 chosen.add(j)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
-        for a, c, reason in wraps.get(key, []):
-            if not any(b > a or b <= c for b in chosen):
+        for a, c, reason, paths in wraps.get(key, []):
+            if not any(b > a or b <= c for b in chosen) and not _served(paths, chosen_by):
                 chosen.add(0)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
@@ -422,6 +430,23 @@ def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
             plan.slots.setdefault(id(owner), set()).add(index)
             plan.nodes[id(owner)] = owner
     return None
+
+
+def _served(paths, chosen_by: dict[int, set[int]]) -> bool:
+    """Whether a barrier already chosen in a container deeper than the pair's own runs
+    between the two: on the second's path, before it in its container (inside the
+    iteration or branch the second runs in, so after the first), or on the first's
+    path, after it (so before the second)."""
+    first, second, level = paths
+    for leaf, before in ((second, True), (first, False)):
+        for m in range(level + 1, len(leaf.descs)):
+            kind, node = leaf.descs[m]
+            if kind != "seq":
+                continue
+            at = leaf.entries[m]
+            if any((b <= at) if before else (b > at) for b in chosen_by.get(id(node), ())):
+                return True
+    return False
 
 
 def _barrier_refused(container, reason, coords):

@@ -76,7 +76,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     sch.bind(init_ti, "threadIdx.y")
     sch.bind(init_tj, "threadIdx.x")
     for block in ("A_shared", "B_shared"):
-        _cooperative(sch, block, t, p * t * k_tile)
+        cooperative(sch, block, t, t)
     rows, cols = sch.get_loops("C_local")[-2:]
     rows_out, rows_in = sch.split(rows, [None, t])
     cols_out, cols_in = sch.split(cols, [None, t])
@@ -91,22 +91,15 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     return sch
 
 
-def _cooperative(sch: Schedule, block: str, t: int, size: int) -> None:
-    """The copy of a tile of ``size`` elements into shared memory spread over the
-    ``t x t`` threads: the tile's elements in row-major order, each pass of the
-    threads taking ``t * t`` consecutive ones (a warp reads 32 consecutive elements
-    of a row where the rows are that long: coalesced), the passes unrolled (the
-    target issues their loads before their stores).  Where the tile is no multiple of
-    the threads, rows and columns are spread over ``threadIdx.y`` and ``.x`` instead."""
-    rows, cols = sch.get_loops(block)[-2:]
-    if size % (t * t) == 0:
-        passes, by_y, by_x = sch.split(sch.fuse(rows, cols), [None, t, t])
-        sch.bind(by_y, "threadIdx.y")
-        sch.bind(by_x, "threadIdx.x")
-        sch.unroll(passes)
-        return
-    rows_out, rows_in = sch.split(rows, [None, t])
-    cols_out, cols_in = sch.split(cols, [None, t])
-    sch.reorder(rows_out, cols_out, rows_in, cols_in)
-    sch.bind(rows_in, "threadIdx.y")
-    sch.bind(cols_in, "threadIdx.x")
+def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
+    """The copy ``block`` of a tile into shared memory spread over the block's ``rows x
+    cols`` threads (``threadIdx.y``, ``.x``): the tile's elements (its last two
+    axes) in row-major order, each pass of the threads taking ``rows * cols``
+    consecutive ones (a warp reads 32 consecutive elements of a row where the
+    rows are that long: coalesced), the passes unrolled (the target issues their
+    loads before their stores); a last partial pass is guarded."""
+    first, second = sch.get_loops(block)[-2:]
+    passes, by_y, by_x = sch.split(sch.fuse(first, second), [None, rows, cols])
+    sch.bind(by_y, "threadIdx.y")
+    sch.bind(by_x, "threadIdx.x")
+    sch.unroll(passes)

@@ -41,10 +41,24 @@ def test_matmul_schedule_cuda():
 
 
 def test_conv_layer_schedule_cuda():
-    func = conv_layer.conv_layer(n=1, ci=2, co=4, w=4, h=2)
-    sch = conv_layer.schedule_cuda(func, tile_x=2, tile_c=2)
+    func = conv_layer.conv_layer(n=1, ci=16, co=16, w=8, h=2)
+    sch = conv_layer.schedule_cuda(func, x_threads=4, x_per_thread=2, c_threads=4,
+                                   c_per_thread=2, k_tile=8)
     kernel = codegen.build(sch.func, target="cuda")
-    assert "conv_local = cuda.local.array((1, 1, 1, 1), np.float32)" in kernel.source
-    assert "syncthreads" not in kernel.source  # every thread computes its own elements
+    source = kernel.source
+    # Each thread's 2 x 2 outputs in registers, the tiles of the input and the filter
+    # in shared memory, one pair of barriers per step of the reduction (8 channels of
+    # one filter tap): before the tiles are overwritten, after they are loaded.
+    assert "conv_local = cuda.local.array((1, 1, 2, 2), np.float32)" in source
+    assert "filter_shared = cuda.shared.array((8, 1, 1, 8), np.float32)" in source
+    assert "input_shared = cuda.shared.array((1, 1, 8, 8), np.float32)" in source
+    lines = [line.strip() for line in source.splitlines()]
+    step = lines.index("for rx_0 in range(2):")
+    assert lines[step + 1] == "cuda.syncthreads()" and lines.count("cuda.syncthreads()") == 2
+    inner = lines.index("for rx_1 in range(8):")
+    assert lines[inner - 4] == "cuda.syncthreads()"
+    assert lines[inner + 5] == ("conv_local[0, 0, 0, 0] = conv_local[0, 0, 0, 0] + "
+                                "filter_shared_v * input_shared_v")
+    assert "def launch_0():\n    return (2, 2, 1), (4, 4, 1)" in source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[3], ref[3])

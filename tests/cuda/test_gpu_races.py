@@ -254,13 +254,19 @@ def test_the_plan_orders_every_conflicting_pair_by_enumeration(func):
 
 
 def test_the_scheduled_plans_order_every_conflicting_pair_by_enumeration():
-    from polypad.examples import matmul
+    from polypad.examples import conv_layer, matmul
 
     assert _check_by_enumeration(K.tiled_matmul().func).count == 2
     assert _check_by_enumeration(K.block_row_sum().func).count == 1
     registers = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2,
                                      k_tile=4)
     assert _check_by_enumeration(registers.func).count == 2
+    # The conv layer's tiles are reloaded at each step of rz, ry and the input channels:
+    # the barrier at the start of the innermost step's body serves the outer two too.
+    conv = conv_layer.schedule_cuda(conv_layer.conv_layer(n=1, ci=16, co=8, w=4, h=1),
+                                    x_threads=2, x_per_thread=2, c_threads=2,
+                                    c_per_thread=2, k_tile=8)
+    assert _check_by_enumeration(conv.func).count == 2
 
 
 def test_the_enumeration_fails_a_plan_without_its_barriers():
