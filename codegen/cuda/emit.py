@@ -89,6 +89,10 @@ class _Kernel:
         self.params = params
         self.atomics = atomic_stores(launch.root)
         self.unwritten: set[Buffer] = set()  # local buffers a read may find unwritten
+        #: The variable holding each axis's index, read once at the kernel's top: Numba's
+        #: reads of the special registers are not hoisted out of loops by the compiler,
+        #: and every address computed from them would be computed again at each iteration.
+        self.index: dict = {}
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -100,6 +104,9 @@ class _Kernel:
                and id(x) not in self.expr.direct for x in walk(self.launch.root)):
             for var, axis in zip(INDEX_VARS, AXES):  # what the boxes' offsets read
                 self.line(1, f"{self.names(var)} = {SPELLING[axis]}")
+        for axis in AXES:
+            if axis in self.launch.loops:
+                self.line(1, f"{self.index[axis]} = {SPELLING[axis]}")
         body_start = len(self.lines)
         for let in lets:
             self.line(1, f"{self.names(let.var)} = {self.expr(let.value)}")
@@ -160,7 +167,7 @@ class _Kernel:
             case ir.BufferStore():
                 missing = [axis for axis in self.spread if axis not in axes]
                 if missing:
-                    guard = " and ".join(f"{SPELLING[a]} == 0" for a in missing)
+                    guard = " and ".join(f"{self.index[a]} == 0" for a in missing)
                     self.line(depth, f"if {guard}:")
                     depth += 1
                 register = self.expr.registers.get((stmt.buffer, tuple(stmt.indices)))
@@ -200,7 +207,7 @@ class _Kernel:
                 f"{self.expr(update.operand)})")
 
     def bound_loop(self, loop: ir.For, depth: int, axes: frozenset) -> None:
-        index = SPELLING[loop.kind]
+        index = self.index[loop.kind]
         start = "" if isinstance(loop.min, ir.IntImm) and loop.min.value == 0 else \
             f"{self.expr(loop.min)} + "
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
@@ -266,7 +273,7 @@ class _Kernel:
             self.expr.bound(thread.var, thread.min, add(thread.min, thread.extent) - 1)
             start = "" if isinstance(thread.min, ir.IntImm) and thread.min.value == 0 else \
                 f"{self.expr(thread.min)} + "
-            self.line(depth, f"{self.names(thread.var)} = {start}{SPELLING[thread.kind]}")
+            self.line(depth, f"{self.names(thread.var)} = {start}{self.index[thread.kind]}")
         saved = dict(self.expr.constants)
         written = {id(store.buffer) for _, store in found.copies}
         loads: dict[str, str] = {}  # the text of each distinct load moved first: its register
@@ -333,10 +340,14 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     parts, entries = [HEADER], []
+    index = {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
+                               .replace("threadIdx.", "tid_"))
+             for axis in AXES}  # bid_x ... tid_z
     for launch in plan.structure.launches:
         kernel = _Kernel(func, plan, launch, names, params, boxes)
         kernel.expr.direct = direct
         kernel.unwritten = unwritten
+        kernel.index = index
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
                                                                         ir.BufferLoad))}
         for alloc in plan.structure.allocations:

@@ -48,13 +48,17 @@ def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
 
 
 def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 8,
-                  k_tile: int = 8) -> Schedule:
+                  k_tile: int = 8, k_unroll: int = 2) -> Schedule:
     """The register-tiled shared-memory schedule of the module docstring on ``func``
     (:func:`matmul` by default); ``sch.func`` is the result,
     ``codegen.build(sch.func, target="cuda")`` its kernel.  The default is the
     classic SGEMM tiling: 128 x 128 tiles of ``C`` per block of 16 x 16 threads,
-    8 x 8 outputs per thread, ``k`` in steps of 8.  ``per_thread=1`` is the plain
-    tiling, one output per thread."""
+    8 x 8 outputs per thread, ``k`` in steps of 8, the loop over a step's 8 values
+    unrolled by ``k_unroll`` (2: half the address arithmetic per multiply-add of the
+    rolled loop, 128 registers and no spills on sm_90 by ptxas, and a compile as
+    quick; 8, the whole step, gives the fewest instructions per multiply-add but 168
+    registers and four times the compile).  ``per_thread=1`` is the plain tiling, one
+    output per thread."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
     i, j, k = sch.get_loops("C")
@@ -88,6 +92,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     sch.set_scope("C_local", "local")
     for loop in (ii, ji, init_ii, init_ji):
         sch.unroll(loop)
+    if k_unroll > 1:
+        _, k_inner = sch.split(ki, [None, k_unroll])
+        sch.unroll(k_inner)
     return sch
 
 

@@ -44,14 +44,14 @@ def test_a_tree_bound_to_threads_gets_one_barrier_between_steps_and_matches():
     sch = _tree_row_sum()
     source = codegen.build(sch.func, target="cuda").source
     lines = [line.strip() for line in source.splitlines()]
-    first = lines.index("k_1_wb_s0 = cuda.threadIdx.x")
-    second = lines.index("k_1_wb_s1 = cuda.threadIdx.x")
+    first = lines.index("k_1_wb_s0 = tid_x")
+    second = lines.index("k_1_wb_s1 = tid_x")
     # The partial sums are complete before the first step; each step is complete
     # before the next; the last fold runs on thread 0, which did the last step: none.
     assert lines[first - 1] == "cuda.syncthreads()"
     assert lines[second - 1] == "cuda.syncthreads()"
     assert lines.count("cuda.syncthreads()") == 2
-    assert "if cuda.threadIdx.x < 2:" in lines and "if cuda.threadIdx.x < 1:" in lines
+    assert "if tid_x < 2:" in lines and "if tid_x < 1:" in lines
     gpu, ref = K.run_both(sch.func, K.inputs(K.ROW_SUM), reference=K.ROW_SUM)
     np.testing.assert_array_equal(gpu[1], ref[1])
 
@@ -120,7 +120,7 @@ def test_atomic_update_bound_to_threads_matches_and_emits_cuda_atomic():
     lines = [line.strip() for line in source.splitlines()]
     # The init on thread 0 comes before every thread's atomic add: one barrier.
     assert lines[lines.index("cuda.atomic.add(B, i, A[i, k])") - 4:][:4] == [
-        "B[i] = np.float32(0.0)", "cuda.syncthreads()", "k = cuda.threadIdx.x",
+        "B[i] = np.float32(0.0)", "cuda.syncthreads()", "k = tid_x",
         "# block B_atomic"]
     gpu, ref = K.run_both(sch.func, K.inputs(K.ROW_SUM), reference=K.ROW_SUM)
     np.testing.assert_array_equal(gpu[1], ref[1])

@@ -12,7 +12,7 @@ from polypad.examples import conv_layer, matmul
 
 def test_matmul_schedule_cuda():
     func = matmul.matmul(16, 32, 16)
-    sch = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4)
+    sch = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4, k_unroll=1)
     kernel = codegen.build(sch.func, target="cuda")
     assert kernel.source.count("cuda.syncthreads()") == 2
     assert "def launch_0():\n    return (4, 2, 1), (4, 4, 1)" in kernel.source
@@ -35,6 +35,13 @@ def test_matmul_schedule_cuda():
     # Every accumulator is written (zeroed) before it is read: no second zero fill.
     assert "for _z" not in kernel.source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+    # Unrolled by 2: two steps of k per iteration, each loading its own fragments.
+    unrolled = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4, k_unroll=2)
+    source = codegen.build(unrolled.func, target="cuda").source
+    assert "for k_1_0 in range(2):" in source
+    assert source.count("A_shared[i_2 + 4, k_1_0 * 2 + 1]") == 1
+    gpu, ref = K.run_both(unrolled.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     plain = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=4, per_thread=1, k_tile=4)
     assert "cuda.local.array((1, 1)" in codegen.build(plain.func, target="cuda").source

@@ -28,7 +28,7 @@ def test_a_value_between_threads_gets_exactly_one_barrier():
     source = codegen.build(K.REVERSE, target="cuda").source
     lines = [line.strip() for line in source.splitlines()]
     k = lines.index("cuda.syncthreads()")
-    assert lines[k - 1] == "S[tx] = A[bx * 4 + tx]" and lines[k + 1] == "tx_1 = cuda.threadIdx.x"
+    assert lines[k - 1] == "S[tx] = A[bx * 4 + tx]" and lines[k + 1] == "tx_1 = tid_x"
     gpu, ref = K.run_both(K.REVERSE, K.inputs(K.REVERSE))
     np.testing.assert_array_equal(gpu[1], ref[1])
 

@@ -51,9 +51,9 @@ def test_an_unwritten_read_is_found_and_the_buffer_zero_filled_before_it():
     fill = lines.index("S[S_zero_o * 4 + S_zero_0] = np.float32(0.0)")
     # Spread over the block's four threads, inside the block loop; the loads run on the
     # threads that zeroed those elements, the reads after the one barrier.
-    assert lines[fill - 3:fill] == ["for S_zero_o in range(2):", "S_zero_0 = cuda.threadIdx.x",
+    assert lines[fill - 3:fill] == ["for S_zero_o in range(2):", "S_zero_0 = tid_x",
                                     "if S_zero_o * 4 + S_zero_0 < 6:"]
-    assert lines.index("bx = cuda.blockIdx.x") < fill
+    assert lines.index("bx = bid_x") < fill
     assert lines.count("cuda.syncthreads()") == 1
     assert lines.index("cuda.syncthreads()") > lines.index("S[tx] = A[bx * 4 + tx]")
     gpu, ref = K.run_both(PARTIAL, K.inputs(PARTIAL))
