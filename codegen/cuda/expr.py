@@ -119,6 +119,11 @@ class ExprPrinter:
 
     def print(self, expr: ir.Expr) -> tuple[str, int]:
         """Source text of ``expr`` and the precedence of its outermost operator."""
+        if self.constants and isinstance(expr, (ir.Add, ir.Sub, ir.Mul, ir.FloorDiv,
+                                                ir.FloorMod)):
+            folded = self.fold(expr)
+            if folded is not expr:
+                return self.print(folded)
         match expr:
             case ir.Var() if expr in self.constants:
                 return constant(self.constants[expr], expr.dtype)
@@ -235,7 +240,7 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
                 return a
             if isinstance(expr, ir.Add) and isinstance(a, ir.IntImm) and a.value == 0:
                 return b
-            return type(expr)(a, b)
+            return expr if a is expr.a and b is expr.b else type(expr)(a, b)
         case ir.FloorDiv() | ir.FloorMod() if expr.dtype in ("int32", "int64"):
             a, b = _fold(expr.a, constants), _fold(expr.b, constants)
             if isinstance(b, ir.IntImm) and b.value > 0:
@@ -250,7 +255,7 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
                     if isinstance(expr, ir.FloorMod):
                         return ir.FloorMod(rest, b)
                     return ir.Add(ir.IntImm(c // b.value, expr.dtype), ir.FloorDiv(rest, b))
-            return type(expr)(a, b)
+            return expr if a is expr.a and b is expr.b else type(expr)(a, b)
     return expr
 
 

@@ -90,6 +90,7 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
         cuda.synchronize()
 
     run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
+    run.host = host  # the buffers the host allocates, passed after the parameters
     return run
 
 

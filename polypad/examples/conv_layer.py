@@ -101,7 +101,8 @@ def _extent(func: PrimFunc, buffer: str, dim: int) -> int:
 
 
 def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_thread: int = 5,
-                  c_threads: int = 16, c_per_thread: int = 4, k_tile: int = 8) -> Schedule:
+                  c_threads: int = 16, c_per_thread: int = 4, k_tile: int = 8,
+                  k_unroll: int = 2) -> Schedule:
     """The conv layer on a GPU, as an implicit GEMM; returns the ``Schedule``.
 
     The convolution: a block per row ``(n, y)`` and tile of ``c_threads *
@@ -114,7 +115,8 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     filter (``k_tile`` x 64) loaded into shared memory by all the threads
     (``cache_read(..., "shared")``, spread as for the matmul), the target
     placing the two barriers each step needs.  Then the ReLU, a thread per
-    element.  The extents of ``x`` and ``c`` should be multiples of the tiles (a
+    element.  The loop over a step's channels is unrolled by ``k_unroll`` (as the
+    matmul's).  The extents of ``x`` and ``c`` should be multiples of the tiles (a
     partial tile is guarded), the input channels of ``k_tile``."""
     from .matmul import cooperative
 
@@ -159,4 +161,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     sch.set_scope("conv_local", "local")
     for loop in (xx, cc, init_xx, init_cc):
         sch.unroll(loop)
+    if k_unroll > 1:
+        _, k_inner = sch.split(rxi, [None, k_unroll])
+        sch.unroll(k_inner)
     return sch

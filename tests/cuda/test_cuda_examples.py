@@ -50,7 +50,7 @@ def test_matmul_schedule_cuda():
 def test_conv_layer_schedule_cuda():
     func = conv_layer.conv_layer(n=1, ci=16, co=16, w=8, h=2)
     sch = conv_layer.schedule_cuda(func, x_threads=4, x_per_thread=2, c_threads=4,
-                                   c_per_thread=2, k_tile=8)
+                                   c_per_thread=2, k_tile=8, k_unroll=1)
     kernel = codegen.build(sch.func, target="cuda")
     source = kernel.source
     # Each thread's 2 x 2 outputs in registers, the tiles of the input and the filter
@@ -67,5 +67,16 @@ def test_conv_layer_schedule_cuda():
     assert lines[inner + 5] == ("conv_local[0, 0, 0, 0] = conv_local[0, 0, 0, 0] + "
                                 "filter_shared_v * input_shared_v")
     assert "def launch_0():\n    return (2, 2, 1), (4, 4, 1)" in source
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[3], ref[3])
+
+
+def test_conv_layer_schedule_cuda_with_its_step_unrolled():
+    func = conv_layer.conv_layer(n=1, ci=8, co=4, w=4, h=1)
+    sch = conv_layer.schedule_cuda(func, x_threads=2, x_per_thread=2, c_threads=2,
+                                   c_per_thread=2, k_tile=8)  # k_unroll=2, the default
+    source = codegen.build(sch.func, target="cuda").source
+    assert "for rx_1_0 in range(4):" in source
+    assert "x_2 + 2, rx_1_0 * 2 + 1]\n" in source  # the second step's fragment
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[3], ref[3])

@@ -101,3 +101,25 @@ def outside(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
                                          r"reads 0, and it is allocated outside every kernel "
                                          r"launch"):
         codegen.build(f, target="cuda")
+
+
+def test_local_memory_is_zero_filled_only_where_a_read_may_come_first():
+    text = '''
+@T.prim_func
+def local(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        L = T.alloc_buffer((2,), "float32", scope="local")
+        L[0] = A[tx]
+        SECOND
+        B[tx] = L[0] + L[1]
+'''
+    unset = pp.parse(text.replace("SECOND", "T.evaluate(0)"))
+    (buffer, (read, element)), = unwritten_shared_reads(unset, "local").items()
+    assert buffer.name == "L" and element == Element("L", (1,))
+    source = codegen.build(unset, target="cuda").source
+    assert "L[_z] = np.float32(0)" in source  # the reference's zero in L[1]
+    gpu, ref = K.run_both(unset, K.inputs(unset))
+    np.testing.assert_array_equal(gpu[1], ref[1])
+    written = pp.parse(text.replace("SECOND", "L[1] = A[tx] * T.float32(2)"))
+    assert unwritten_shared_reads(written, "local") == {}
+    assert "_z" not in codegen.build(written, target="cuda").source
