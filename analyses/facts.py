@@ -281,7 +281,7 @@ class Instantiator:
         for pma in choices:
             domain = pma.domain()
             try:
-                where = set_to_condition(domain, over, prog.names, context=known)
+                where = set_to_condition(domain, over, prog.names, context=known, exact=True)
                 ys = tuple(pw_aff_to_expr(_one_piece(pma.get_pw_aff(j)), over, prog.names)
                            for j in range(pma.dim(isl.dim_type.out)))
             except PolypadError:
@@ -384,7 +384,7 @@ class Instantiator:
             return substitute(t.where, at)  # right, if not as simple as it could be
         try:
             return set_to_condition(holds, self.target.loop_vars, self.program.names,
-                                    context=domain)
+                                    context=domain, exact=True)
         except NotAffineError:  # isl's form does not fit the IR's integers
             return substitute(t.where, at)
 

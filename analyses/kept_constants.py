@@ -148,7 +148,7 @@ def _keeps(program: Program, site: Site, where: isl.Set, value: n.Expr) -> bool:
         stored = _Replace(current, value).visit(store.value)
         try:
             ctx = context_of(program, site).with_condition(
-                set_to_condition(where, site.loop_vars, program.names))
+                set_to_condition(where, site.loop_vars, program.names, exact=True))
         except PolypadError as err:
             return Unknown(str(err))
         return _lemma(stored, value, ctx)  # only a proof counts here

@@ -33,7 +33,7 @@ def _valid_where(program: Program, origin: Site, expr: n.Expr, target: Site) -> 
     broken = inv.intersect(program.prefix_map(origin, target)).range()
     if broken.is_empty():
         return expr
-    where = set_to_condition(broken, target.loop_vars, program.names)
+    where = set_to_condition(broken, target.loop_vars, program.names, exact=True)
     return any_of(where, expr)
 
 

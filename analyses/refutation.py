@@ -206,7 +206,7 @@ class CounterexampleSearch:
         try:
             firsts = fix(writes.intersect_domain(ctx.domain).reverse().lexmin().range(), (),
                          params)
-            return self.convert(set_to_condition(firsts, ctx.loop_vars, ctx.names))
+            return self.convert(set_to_condition(firsts, ctx.loop_vars, ctx.names, exact=True))
         except (isl.Error, PolypadError):
             return None
 

@@ -199,9 +199,10 @@ class BudgetExceeded(PolypadError, TimeoutError):
     regions).  ``seconds`` is the budget that ran out.
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, what: str | None = None):
         self.seconds = seconds
-        super().__init__(f"the time budget of {seconds:g} s ran out "
+        prefix = f"{what}: " if what else ""
+        super().__init__(f"{prefix}the time budget of {seconds:g} s ran out "
                          "(pass budget=... or polypad.set_default_budget to allow more)")
 
 

@@ -1,6 +1,8 @@
 """Time budgets: every analysis and pass takes ``budget=``; running out is Unknown for a
 decider, an error for an analysis that returns no decision, and "unchanged" for a pass."""
 
+import time
+
 import islpy as isl
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import codegen
 import polypad as pp
 from analyses import Proved, Unknown
 from polypad import budget
-from polypad.errors import BudgetExceeded
+from polypad.errors import ArgumentValueError, BudgetExceeded
 from polypad.transform import hoist_expression, reduce_loop_extents, remove_no_op, simplify
 
 CHAIN = '''
@@ -122,3 +124,36 @@ def test_isl_running_out_of_operations_is_running_out_of_budget():
 
     assert budget.run_within(1e-4, count, lambda err: str(err)).startswith(
         "the time budget of 0.0001 s ran out")
+
+
+# The fuzz's case 7112 (seed 0): isl takes minutes over the dependences of these
+# ``%`` indices, and ``sequential_buffer_access`` ran past every budget.
+MOD_HEAVY = '''
+@T.prim_func
+def func(A: T.Buffer((8,), "int32"), n: T.int32):
+    for l in T.serial(6):
+        for m in T.serial(3):
+            A[(2 * m + 2 * l + 0) % 8] = A[(2 * m + l + -1) % 8]
+            if l % 3 < 2:
+                A[(2 * l + 4) % 8] = A[(-2 * m + -2) % 8] + 1
+        A[(l + 4) % 8] = A[(-1 * l + 1) % 8] + 1
+'''
+
+
+def test_a_primitive_whose_legality_does_not_settle_refuses_within_its_budget():
+    f = pp.parse(MOD_HEAVY)
+    sch = pp.Schedule(f, budget=0.5)
+    start = time.monotonic()
+    with pytest.raises(BudgetExceeded) as err:
+        sch.sequential_buffer_access(None, "A")
+    assert time.monotonic() - start < 5.0  # not the minutes isl would take
+    assert str(err.value).startswith(
+        "Schedule.sequential_buffer_access left the schedule unchanged")
+    assert err.value.seconds == 0.5
+    # All or nothing: nothing the nested distribute/reorder did is kept or recorded.
+    assert sch.func is f and len(sch.trace) == 0
+
+
+def test_a_schedule_budget_is_validated():
+    with pytest.raises(ArgumentValueError, match="budget must be a positive number"):
+        pp.Schedule(pp.parse(MOD_HEAVY), budget=0)

@@ -22,7 +22,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_and, logical_or
-from polypad.ir.ranges import dtype_range
+from polypad.ir.ranges import dtype_range, wrapping_operations
 
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
 # Keys are ("dim", p), ("param", p) and ("div", k).
@@ -35,6 +35,7 @@ def set_to_condition(
     params: Mapping[str, n.Var] | Iterable[n.Var] | Names = (),
     *,
     context: isl.Set | None = None,
+    exact: bool = False,
 ) -> n.Expr:
     """A boolean IR expression that holds exactly at the points of ``s``.
 
@@ -42,6 +43,14 @@ def set_to_condition(
     resolves ISL parameter names (a name -> Var mapping, Vars matched by
     name, or the model's :class:`Names`).  With ``context``, constraints
     implied by it are left out (``s.gist(context)``).
+
+    ISL's constraints hold over the integers, and the IR's int32 arithmetic
+    wraps: ``i < n + 2`` is not ``i <= n + 1`` at ``n = 2**31 - 2``.  With
+    ``exact``, a constraint whose arithmetic may leave its dtype for some
+    values of the variables' dtypes is written over int64 copies of them
+    (``T.Cast("int64", n) + 2``), so that it means ISL's set wherever it is
+    evaluated: for a condition handed to Z3, or run.  Without it, the
+    reader's form (the one a user reads in a rewritten program) is kept.
 
     Raises :class:`NotAffineError` when a constant, coefficient or divisor of
     ISL's form does not fit the IR's integers even in int64.
@@ -52,13 +61,20 @@ def set_to_condition(
         s = s.gist(context)
     s = s.coalesce().compute_divs()
     reader = _Reader(vars, params)
+    wide = _Reader(vars, params, wide=True) if exact else None
     disjuncts = []
     for bs in s.get_basic_sets():
         bs = bs.remove_redundancies()
         try:
             divs = reader.local(bs)
-            conjuncts = [reader.constraint(c, divs) for c in bs.get_constraints()
-                         if not reader.implied_by_dtype(c)]
+            conjuncts = []
+            for c in bs.get_constraints():
+                if reader.implied_by_dtype(c):
+                    continue
+                cond = reader.constraint(c, divs)
+                if wide is not None and wrapping_operations(cond):
+                    cond = _exactly(wide, c, bs)
+                conjuncts.append(cond)
         except DTypeError as err:  # a divisor past int32 (a mod 2**31), for one
             raise NotAffineError(f"ISL's form of {bs} cannot be written in IR: {err}") \
                 from None
@@ -144,6 +160,15 @@ def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] 
     return None
 
 
+def _exactly(wide: _Reader, c: isl.Constraint, bs: isl.BasicSet) -> n.Expr:
+    """Constraint ``c`` of ``bs`` over int64 copies of its variables, checked not to wrap."""
+    cond = wide.constraint(c, wide.local(bs))
+    if wrapping_operations(cond):
+        raise NotAffineError(f"ISL's constraint {c} may leave int64 on the variables' "
+                             "ranges: it cannot be written exactly in IR")
+    return cond
+
+
 def _check_dims(count: int, vars: Sequence[n.Var]) -> None:
     if count != len(vars):
         raise PolypadError(f"the ISL object has {count} dims but {len(vars)} variables were given")
@@ -152,9 +177,11 @@ def _check_dims(count: int, vars: Sequence[n.Var]) -> None:
 class _Reader:
     """Reads constraints and affs of one dim/param naming into IR."""
 
-    def __init__(self, vars: Sequence[n.Var], params) -> None:
+    def __init__(self, vars: Sequence[n.Var], params, *, wide: bool = False) -> None:
         self.vars = list(vars)
         self.params = params
+        # Read every integer variable narrower than int64 as an int64 copy of itself.
+        self.wide = wide
 
     # ------------------------------------------------------------ coordinates
 
@@ -288,10 +315,11 @@ class _Reader:
 
     def coordinate(self, key, divs: list) -> n.Expr:
         kind, p = key
-        if kind == "dim":
-            return self.vars[p]
-        if kind == "param":
-            return self.param(p)
+        if kind in ("dim", "param"):
+            var = self.vars[p] if kind == "dim" else self.param(p)
+            if self.wide and dtypes.is_int(var.dtype) and dtypes.bits(var.dtype) < 64:
+                return n.Cast("int64", var)
+            return var
         num, den = divs[p]
         f_terms, f_const = self.terms(num, divs)
         f = _value(f_terms, f_const)

@@ -11,6 +11,13 @@ primitive called from inside another primitive is not recorded again, so
 A primitive on a deep function (a 10,000-term sum, a 64-deep nest) runs on a
 deep worker (:mod:`polypad.ir.deep`), as passes and deciders do: nothing
 under it raises ``RecursionError``.
+
+Each call the user makes runs under the schedule's time budget
+(``Schedule(func, budget=...)``; the default budget of :mod:`polypad.budget`
+when ``None``), shared by the primitives it applies inside.  A legality
+question that does not settle in time (isl's dependences of a nest full of
+``%`` indices can take minutes) raises :class:`~polypad.errors.BudgetExceeded`
+and leaves the schedule as it was: a primitive is never applied unproved.
 """
 
 from __future__ import annotations
@@ -18,8 +25,9 @@ from __future__ import annotations
 import functools
 import inspect
 
-from polypad.arguments import expect
-from polypad.errors import NotFoundError, PolypadError
+from polypad import budget as budgets
+from polypad.arguments import expect, expect_budget
+from polypad.errors import BudgetExceeded, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
 from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
@@ -58,7 +66,12 @@ def primitive(method):
         outermost = self._depth == 0
         self._depth += 1
         try:
-            out = method(*bound.args, **bound.kwargs)
+            if outermost:
+                out = budgets.run_within(self.budget,
+                                         lambda: method(*bound.args, **bound.kwargs),
+                                         functools.partial(_refuse_unsettled, where))
+            else:
+                out = method(*bound.args, **bound.kwargs)
         finally:
             self._depth -= 1
         new_func, result = out if isinstance(out, tuple) else (out, None)
@@ -84,6 +97,12 @@ def primitive(method):
     return wrapper
 
 
+def _refuse_unsettled(where: str, error: BudgetExceeded):
+    """A primitive's legality did not settle within the budget: refuse, never apply it."""
+    raise BudgetExceeded(error.seconds, f"{where} left the schedule unchanged: its "
+                                        "legality was not settled in time") from None
+
+
 def current_handles(func: n.PrimFunc, value):
     """``value`` with each loop handle (:class:`~polypad.ir.loop_names.LoopRef`) in it,
     alone or in a list or tuple, renamed to its loop's name in ``func`` now; a handle
@@ -106,9 +125,12 @@ def check_references(arguments: dict, where: str) -> None:
 class ScheduleState:
     """A function (or one function of a module) being scheduled, and its trace."""
 
-    def __init__(self, func_or_mod: n.PrimFunc | n.IRModule, *, preserve_interface: bool = False):
+    def __init__(self, func_or_mod: n.PrimFunc | n.IRModule, *, preserve_interface: bool = False,
+                 budget: float | None = None):
         expect(func_or_mod, (n.PrimFunc, n.IRModule), "func_or_mod", "Schedule")
         expect(preserve_interface, bool, "preserve_interface", "Schedule")
+        #: Seconds each primitive call may take (None: polypad's default budget).
+        self.budget = None if budget is None else expect_budget(budget, "Schedule")
         self.original = func_or_mod
         self.preserve_interface = preserve_interface
         self.trace = Trace()

@@ -178,3 +178,49 @@ def test_a_divisor_past_int32_is_not_affine_not_a_dtype_crash():
     s = isl.Set("[n] -> { [i] : exists (e: i - n = 2147483648 * e + 5) }")
     with pytest.raises(NotAffineError, match="mod 2147483648"):
         set_to_condition(s, [i], [n])
+
+
+def _holds(cond, values: dict) -> bool:
+    """``cond`` at ``values``, with the IR's int32 arithmetic (wrapping) as Z3 reads it."""
+    import z3
+
+    from polypad.model.z3conv import Z3Env, to_z3
+
+    env = Z3Env()
+    term = to_z3(cond, env)
+    solver = z3.Solver(ctx=env.ctx)
+    solver.add(*env.side, *(env.var(v) == x for v, x in values.items()))
+    solver.add(term)
+    return solver.check() == z3.sat
+
+
+@pytest.mark.parametrize("text", [
+    "[n] -> { [i] : n <= i < n + 2 }",
+    "[n] -> { [i] : (i + n) mod 4 = 0 }",
+    "[n] -> { [i] : 3i <= n + 5 }",
+])
+def test_an_exact_condition_means_isls_set_where_int32_arithmetic_wraps(text):
+    i, m = Var("i", "int32"), Var("n", "int32")
+    s = isl.Set(text)
+    exact = set_to_condition(s, [i], [m], exact=True)
+    top = 2**31 - 1
+    edges = [top, top - 1, top - 2, -(2**31), -(2**31) + 1, 0, 5]
+    for nv in edges:
+        for iv in edges:
+            point = isl.Set(f"[n] -> {{ [i] : n = {nv} and i = {iv} }}")
+            inside = not point.intersect(s).is_empty()
+            assert _holds(exact, {i: iv, m: nv}) == inside, (nv, iv)
+
+
+def test_an_exact_condition_widens_only_what_may_wrap():
+    i, m = Var("i", "int32"), Var("n", "int32")
+    s = isl.Set("[n] -> { [i] : 0 <= i < 14 and n <= i < n + 2 }")
+    exact = set_to_condition(s, [i], [m], exact=True)
+    assert "int64" in show(exact) and "i < 14" in show(exact)
+    assert "int64" not in show(set_to_condition(s, [i], [m]))
+    # Why: the reader's form wraps.  At n = 2**31 - 2, i = 2**31 - 1 is in the set,
+    # but ``i < n + 2`` is false there, its n + 2 past int32.
+    window = isl.Set("[n] -> { [i] : n <= i < n + 2 }")
+    point = {i: 2**31 - 1, m: 2**31 - 2}
+    assert not _holds(set_to_condition(window, [i], [m]), point)
+    assert _holds(set_to_condition(window, [i], [m], exact=True), point)
