@@ -80,3 +80,26 @@ def test_conv_layer_schedule_cuda_with_its_step_unrolled():
     assert "x_2 + 2, rx_1_0 * 2 + 1]\n" in source  # the second step's fragment
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[3], ref[3])
+
+
+def test_the_default_sgemm_schedule_is_the_classic_one():
+    # Built, not run (256 threads are slow on the simulator; the small ones above run
+    # the same code paths): 128 x 128 tiles per block of 16 x 16 threads, 8 x 8 outputs
+    # per thread, tiles of 8 values of k copied in 4 passes of consecutive elements.
+    sch = matmul.schedule_cuda(matmul.matmul(256, 256, 16))
+    source = codegen.build(sch.func, target="cuda").source
+    assert "def launch_0():\n    return (2, 2, 1), (16, 16, 1)" in source
+    for declared in ("A_shared = cuda.shared.array((128, 8), np.float32)",
+                     "B_shared = cuda.shared.array((8, 128), np.float32)",
+                     "C_local = cuda.local.array((8, 8), np.float32)"):
+        assert declared in source
+    lines = [line.strip() for line in source.splitlines()]
+    assert lines.count("cuda.syncthreads()") == 2
+    first = lines.index("A_v = A[128 * i_0 + (ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) // 8, "
+                        "8 * k_0 + (ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) % 8]")
+    assert lines[first + 3].startswith("A_v_3 = A[128 * i_0 + (96 + ")
+    assert lines[first + 4].startswith("A_shared[")
+    # Per step of k (two per iteration): 8 + 8 fragment loads, then 64 multiply-adds.
+    assert sum(line.startswith("A_shared_v") for line in lines) == 16
+    assert sum(line.startswith("B_shared_v") for line in lines) == 16
+    assert sum(line.startswith("C_local[") and "A_shared_v" in line for line in lines) == 128
