@@ -30,6 +30,18 @@ bitwise ones are exact by nature), and ``min``/``max`` on floats that are not
 NaN.  A floating-point ``+`` or ``*`` rounds, so reordering its terms changes
 the last bits: only ``rfactor`` or ``reassociate=True`` accept that.
 
+An *arg-reduction* (argmax, argmin) is a pair of stores, the index first::
+
+    I[e] = T.if_then_else(v > M[e], j, I[e])     # the index of the winner so far
+    M[e] = T.max(M[e], v)                        # the winner so far
+
+(or ``T.if_then_else(M[e] >= v, I[e], j)``; ``<`` and ``T.min`` for argmin):
+the index moves only when ``v`` strictly beats the value so far, so ``I``
+ends at the *first* index of the best value, as numpy's ``argmax``.  With
+``j`` increasing along the loops, the pairs ``(M, I)`` combine by ``max``
+on the value and, on equal values, the smaller index -- an associative and
+commutative operation, exact in any order (:func:`arg_update_of`).
+
 >>> u = update_of(store)          # B[i] = T.max(B[i], A[i, k])
 >>> u.combiner.name, u.operand    # ('max', A[i, k])
 >>> u.combiner.identity("int8")   # IntImm(-128, 'int8')
@@ -137,6 +149,74 @@ def update_of(store: n.Stmt) -> Update | None:
     if len(mine) != 1 or len(others) != 1 or _reads(others[0], buffer):
         return None
     return Update(store, Combiner(name), others[0], (mine[0],))
+
+
+@dataclass(frozen=True, eq=False)
+class ArgUpdate:
+    """An arg-reduction (see the module docstring): ``index_store`` writes ``index``
+    into the index buffer where the operand of ``update`` strictly beats the value so
+    far (``update.combiner``: ``max`` for an argmax, ``min`` for an argmin)."""
+
+    index_store: n.BufferStore
+    update: Update
+    index: n.Expr
+
+    @property
+    def index_buffer(self) -> n.Buffer:
+        return self.index_store.buffer
+
+    def beats(self, a: n.Expr, b: n.Expr) -> n.Expr:
+        """``a`` strictly better than ``b``: ``a > b`` for an argmax."""
+        return n.Gt(a, b) if self.update.combiner.name == "max" else n.Lt(a, b)
+
+    def __repr__(self) -> str:
+        return f"ArgUpdate({self.index_buffer.name}, {self.update.buffer.name} " \
+               f"{self.update.combiner})"
+
+
+def arg_update_of(first: n.Stmt, second: n.Stmt) -> ArgUpdate | None:
+    """``first`` then ``second`` as an arg-reduction, or ``None``.
+
+    ``second`` is a ``max`` (or ``min``) update of ``M[e]`` by ``v``;
+    ``first`` stores into another integer buffer at the same indices ``e``
+    either its own value or an index expression that reads neither buffer,
+    the index exactly where ``v`` strictly beats ``M[e]`` (``v > M[e]``, or
+    ``M[e] < v``; the select may be written the other way round, ``M[e] >=
+    v`` picking the old index).  A non-strict comparison (the *last* best
+    index) is not one: its pairs do not combine with an identity.  Whether
+    the index increases along the loops is the caller's question.
+    """
+    u = update_of(second)
+    if (u is None or u.combiner.name not in ("max", "min")
+            or not isinstance(first, n.BufferStore) or first.buffer is u.buffer
+            or not dtypes.is_int(first.buffer.dtype) or first.indices != second.indices):
+        return None
+    value, own = first.value, n.BufferLoad(first.buffer, first.indices)
+    if not isinstance(value, n.Select) or type(value.condition) not in _COMPARE:
+        return None
+    t, f = value.true_value, value.false_value
+    if (t == own) == (f == own):
+        return None
+    index = f if t == own else t
+    if _reads(index, first.buffer) or _reads(index, u.buffer) or \
+            _reads(u.operand, first.buffer) or index.dtype != first.buffer.dtype:
+        return None
+    cond, acc = value.condition, n.BufferLoad(u.buffer, second.indices)
+    if {cond.a == acc, cond.b == acc} != {True, False}:
+        return None
+    if (cond.b if cond.a == acc else cond.a) != u.operand:
+        return None
+    # Normalize to "v OP M": which comparison picks the index?
+    v_first = cond.a == u.operand
+    strict, larger = {n.Gt: (True, True), n.Ge: (False, True),
+                      n.Lt: (True, False), n.Le: (False, False)}[type(cond)]
+    if not v_first:
+        larger = not larger
+    if t == own:  # the index where the condition fails: negate it
+        strict, larger = not strict, not larger
+    if not strict or larger != (u.combiner.name == "max"):
+        return None
+    return ArgUpdate(first, u, index)
 
 
 def _select(store: n.BufferStore, acc: n.BufferLoad) -> Update | None:

@@ -95,7 +95,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     # elements, is left out (it does not change these flows).
     writes = [a for s in inside for a in s.accesses if a.kind == "write"]
     written = {id(a.buffer): a.buffer for a in writes}
-    elements = isl.UnionSet.empty(isl.Space.params_alloc(isl.DEFAULT_CONTEXT, 0))
+    elements = empty_union_set()
     for a in writes:
         elements = elements.union(isl.UnionSet.from_set(a.relation.range()))
     deps = Dependences(model, buffers=written.values(), about=elements)

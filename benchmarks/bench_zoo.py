@@ -8,7 +8,10 @@ teach with Numba, and times the three variants one after the other: each
 the median of its calls after a warm-up call, the next variant after a pause
 (Numba's OpenMP workers spin for a while after a parallel kernel returns and
 would take the cores from the next variant's threads).  Every output is
-checked against the peer run in float64 (exactly, for integers).
+checked against the peer run in float64 (exactly, for integers).  All three
+variants run on the same input arrays, each starting on a 64-byte boundary as
+TVM's runtime allocates them (``--numpy-placement``: where numpy puts them; see
+``zoo.ALIGN``).
 
 It prints ``kernel | plain | scheduled | numpy | scheduled/plain |
 scheduled/numpy``: times in ms, ratios as speedups (above 1: the scheduled
@@ -20,7 +23,8 @@ numpy's OpenBLAS is told its CPU by ``OPENBLAS_CORETYPE`` (and cache size by
 AVX2 one on an AVX-512 machine): this script re-executes itself without both
 before numpy loads, and prints the kernel OpenBLAS chose.
 
-Run: ``python benchmarks/bench_zoo.py [--quick] [--only NAME ...] [--json PATH]``
+Run: ``python benchmarks/bench_zoo.py [--quick] [--only NAME ...] [--json PATH]
+[--numpy-placement]``
 (all sizes: under 5 minutes on 2 cores once the kernels are in the cache;
 ``--quick``: small sizes, seconds).
 """
@@ -50,7 +54,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from zoo import ZOO, check, inputs, reference  # noqa: E402
+from zoo import ALIGN, ZOO, check, inputs, reference  # noqa: E402
 
 import codegen  # noqa: E402
 from codegen.numba import threads  # noqa: E402
@@ -98,7 +102,7 @@ def median_s(call, budget_s: float, least: int = 3, most: int = 50) -> float:
     return statistics.median(times)
 
 
-def bench(zoo, sizes: dict, budget_s: float) -> dict:
+def bench(zoo, sizes: dict, budget_s: float, align: int | None = ALIGN) -> dict:
     """Build, check and time one kernel's three variants."""
     plain_func = zoo.kernel(**sizes)
     start = time.perf_counter()
@@ -109,7 +113,7 @@ def bench(zoo, sizes: dict, budget_s: float) -> dict:
         start = time.perf_counter()
         kernels[name] = codegen.build(func, target="numba").compile()
         kernels[name + "_build_s"] = time.perf_counter() - start
-    args, arrays = inputs(plain_func, sizes)
+    args, arrays = inputs(plain_func, sizes, align=align)
     want = reference(zoo, arrays)
     row = {"kernel": zoo.name, "kind": zoo.kind, "sizes": sizes, "peer": zoo.peer_name,
            "schedule_s": schedule_s}
@@ -148,6 +152,9 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds of timed calls per variant (default 1.5; 0.3 quick)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--numpy-placement", action="store_true",
+                        help="inputs where numpy allocates them (16 bytes past a page for "
+                             f"large ones), not on {ALIGN}-byte boundaries")
     args = parser.parse_args()
     budget = args.budget if args.budget is not None else (0.3 if args.quick else 1.5)
     chosen = [z for z in ZOO if not args.only or any(z.name.startswith(o) for o in args.only)]
@@ -155,16 +162,18 @@ def main() -> None:
     import numba
 
     load = os.getloadavg()[0]
+    placement = "where numpy puts them" if args.numpy_placement else f"{ALIGN}-byte aligned"
     print(f"kernel zoo, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
           f"{os.cpu_count()} CPUs, load average {load:.1f} at the start "
           f"({'busy' if load > 0.5 else 'quiet'}); numpy {np.__version__}, OpenBLAS kernel "
           f"{openblas_core()}; Numba {numba.__version__}, "
           f"threading layer {numba.config.THREADING_LAYER!r} configured, "
-          f"{numba.config.NUMBA_NUM_THREADS} threads, OpenMP workers wait: {threads.wait_policy()}")
+          f"{numba.config.NUMBA_NUM_THREADS} threads, OpenMP workers wait: {threads.wait_policy()}"
+          f"; inputs {placement}")
     rows = []
     for zoo in chosen:
         sizes = zoo.quick if args.quick else zoo.sizes
-        rows.append(bench(zoo, sizes, budget))
+        rows.append(bench(zoo, sizes, budget, None if args.numpy_placement else ALIGN))
         r = rows[-1]
         print(f"  {zoo.name}: plain {r['plain_s'] * 1e3:.3g} ms, scheduled "
               f"{r['scheduled_s'] * 1e3:.3g} ms, numpy {r['numpy_s'] * 1e3:.3g} ms", flush=True)

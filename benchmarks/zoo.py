@@ -49,9 +49,28 @@ ZOO = [
 ]
 
 
-def inputs(func, sizes: dict, seed: int = 0) -> tuple[list, list]:
+#: Where each array starts: on a 64-byte boundary (a cache line, an AVX-512 vector),
+#: as TVM's runtime allocates arrays, unless the benchmark asks for numpy's own
+#: placement (``bench_zoo.py --numpy-placement``), which for large arrays is 16 bytes
+#: past a page: there every 512-bit load of a row straddles two cache lines, and the
+#: 4096 x 4096 matvec ran 1.4x slower (1.5 ms aligned, 2.1 ms at 16 bytes past, one
+#: core; numpy's sgemv 1.7 and 1.8 ms).
+ALIGN = 64
+
+
+def aligned(a: np.ndarray, align: int = ALIGN) -> np.ndarray:
+    """A copy of ``a`` whose first element starts on an ``align``-byte boundary."""
+    raw = np.empty(a.nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def inputs(func, sizes: dict, seed: int = 0, align: int | None = ALIGN) -> tuple[list, list]:
     """Random arrays for ``func``'s buffers (and ``sizes`` for its scalars): the
-    kernel's arguments and the arrays alone, in order."""
+    kernel's arguments and the arrays alone, in order; each array starts on an
+    ``align``-byte boundary (``None``: where numpy puts it)."""
     rng = np.random.default_rng(seed)
     args, arrays = [], []
     for p in func.params:
@@ -65,6 +84,8 @@ def inputs(func, sizes: dict, seed: int = 0) -> tuple[list, list]:
         else:
             info = np.iinfo(dtype)
             a = rng.integers(max(info.min, -100), min(info.max, 100), shape).astype(dtype)
+        if align is not None:
+            a = aligned(a, align)
         args.append(a)
         arrays.append(a)
     return args, arrays

@@ -81,13 +81,15 @@ def matvec(A: T.Buffer(({n}, {m}), "float32"), x: T.Buffer(({m},), "float32"),
 
 
 def matvec_schedule(f):
-    """docs/schedules.md, "Row reduction": rows on the cores, each in 16 partial
-    sums on the stack (the init first moves into the row: decompose_reduction)."""
+    """docs/schedules.md, "Row reduction": rows on the cores, each in 32 partial
+    sums on the stack (the init first moves into the row: decompose_reduction) --
+    two vectors, so two chains of multiply-adds overlap (one chain waits on the
+    latency of each: 16 lanes ran 1.1x numpy's sgemv on one core, 32 lanes 1.2x)."""
     sch = pp.Schedule(f)
     i, j = sch.get_loops("y")
     sch.decompose_reduction("y", j)       # y[i] = 0 before the row's loop, inside i
-    j_0, j_1 = sch.split(j, [None, 16], tail="partition")
-    sch.rfactor(j_1)                      # y_rf: 16 partial sums per row, on the stack
+    j_0, j_1 = sch.split(j, [None, 32], tail="partition")
+    sch.rfactor(j_1)                      # y_rf: 32 partial sums per row, on the stack
     sch.parallel(i)
     sch.vectorize(j_1)
     return sch
@@ -115,9 +117,13 @@ def argmax(A: T.Buffer(({n}, {m}), "float32"), I: T.Buffer(({n},), "int32")):
 
 
 def argmax_schedule(f):
-    """Rows on the cores (an argmax is two updates, no combiner of one element: its
-    row stays in order)."""
+    """docs/schedules.md, "Argmax": each row in 16 partial winners (rfactor of the
+    index and value stores together: exact, the first index of the largest value),
+    in vector lanes; the rows on the cores."""
     sch = pp.Schedule(f)
+    _, lanes = sch.split("j", [None, 16], tail="partition")
+    sch.rfactor(lanes)                    # M_rf, I_rf: 16 values and their indices
+    sch.vectorize(lanes)
     sch.parallel("i")
     return sch
 
@@ -170,12 +176,11 @@ def prefix(A: T.Buffer(({n},), "int32"), B: T.Buffer(({n},), "int32")):
 
 
 def prefix_schedule(f):
-    """Each i reads what i - 1 wrote: no loop may run in parallel or in lanes (both
-    refused); the schedule unrolls by 4, the most a scan allows."""
-    sch = pp.Schedule(f)
-    _, i_1 = sch.split("i", [None, 4], tail="partition")
-    sch.unroll(i_1)
-    return sch
+    """docs/schedules.md, "Scan": in order, as written.  Each i reads what i - 1
+    wrote: no loop may run in parallel or in lanes (both refused), and the loop
+    streams at what one core moves; unrolling it by 4 or 8 ran 0.95 to 1.0x the
+    plain nest, and a parallel two-pass scan reads the input twice."""
+    return pp.Schedule(f)
 
 
 def prefix_peer(A, B):

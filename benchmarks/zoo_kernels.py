@@ -67,24 +67,27 @@ def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"
 ''')
 
 
-def matmul_schedule(f, tile_i=8, tile_j=32):
-    """docs/schedules.md, "Matmul": an 8 x 32 tile of C accumulated in a buffer of
-    its own (cache_write, then store_at: on the stack, in 16 vector registers)
-    across the whole k loop; the column panels of B on the cores, each panel
-    reused from cache by every row tile."""
+def matmul_schedule(f, tile_i=8, tile_j=32, tile_k=128):
+    """docs/schedules.md, "Matmul": in the BLIS shape.  The column panels of C (32
+    wide) on the cores; for each panel, ``k`` in blocks of 128, and B's 128 x 32
+    block for it packed into a buffer of its own (16 KB, on the stack, in L1:
+    ``cache_read(..., at=k_0)``); then, for each 8 x 32 tile of C, the tile loaded
+    into a buffer of its own (``cache_write(..., at=i_0)``: 16 vector registers),
+    128 steps of ``k`` with 16 broadcast-FMAs each, and the tile stored back."""
     sch = pp.Schedule(f)
-    sch.cache_write("C", "C")                       # C_cache, copied out by block C_cache
     i, j, k = sch.get_loops("C")
     i_0, j_0, i_1, j_1 = sch.tile([i, j], [tile_i, tile_j])
-    sch.reorder(j_0, i_0, k, i_1, j_1)
-    init = sch.decompose_reduction("C", k)          # the tile's zeros, before k
-    sch.reverse_compute_at("C_cache", i_0)          # copy the tile out after its k loop
-    sch.store_at("C_cache", i_0)                    # the tile alone: 8 x 32 on the stack
+    k_0, k_1 = sch.split(k, [None, tile_k])
+    sch.reorder(j_0, k_0, i_0, k_1, i_1, j_1)
+    init = sch.decompose_reduction("C", k_0)       # the panel's zeros, before k_0
+    tile = sch.cache_write("C", "C", "local", at=i_0)   # C_local, filled and flushed
+    panel = sch.cache_read("C", "B", "local", at=k_0)   # B_local: B's block, packed
     sch.parallel(j_0)
     sch.unroll(i_1)
     sch.vectorize(j_1)
     sch.vectorize(init[-1])
-    sch.vectorize(sch.get_loops("C_cache")[-1])
+    for copy in (panel, tile + "_in", tile):
+        sch.vectorize(sch.get_loops(copy)[-1])
     return sch
 
 
@@ -316,14 +319,19 @@ def dot(A: T.Buffer(({n},), "int8"), B: T.Buffer(({n},), "int8"), C: T.Buffer((1
 ''')
 
 
-def dot_schedule(f, chunks=16):
-    """docs/schedules.md, "Full reduction": 16 chunks on the cores, each in lanes."""
+def dot_schedule(f, chunks=1):
+    """docs/schedules.md, "Full reduction": the products in vector lanes on one core
+    (a million int8 take 0.03 ms, less than waking a second thread costs); with
+    ``chunks`` > 1, that many chunks on the cores, one partial sum each."""
     sch = pp.Schedule(f)
     (k,) = sch.get_loops("dot")
-    chunk, lane = sch.split(k, [chunks, None])
-    sch.rfactor(chunk)
-    sch.parallel(chunk)
-    sch.vectorize(lane)
+    if chunks > 1:
+        chunk, k = sch.split(k, [chunks, None])
+        sch.rfactor(chunk)
+        sch.parallel(chunk)
+    else:
+        sch.decompose_reduction("dot", k)
+    sch.vectorize(k)
     return sch
 
 

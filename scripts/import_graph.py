@@ -4,8 +4,11 @@
 
 Every ``import`` and ``from ... import`` counts, wherever it stands: at module
 level, inside a function (an import deferred to call time is still a
-dependency), and under ``if TYPE_CHECKING:``.  Each edge records which of these
-it is (:attr:`Edge.where`), so a caller can leave some out.
+dependency), and under ``if TYPE_CHECKING:``; so does
+``importlib.import_module`` with a constant name (:func:`computed_imports`
+lists the calls whose name is computed, which no reader can follow).  Each
+edge records which of these it is (:attr:`Edge.where`, and the function it
+stands in, :attr:`Edge.function`), so a caller can leave some out.
 
 An edge goes to the most specific module the statement names:
 ``from polypad.ir import nodes`` is an edge to ``polypad.ir.nodes`` (a module),
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -58,10 +62,13 @@ class Edge:
     #: Whether the statement names a module inside ``target``, a package whose
     #: ``__init__`` runs first (see the module docstring).
     implied: bool = False
+    #: The name of the function the import stands in (None at module level).
+    function: str | None = None
 
     def __str__(self) -> str:
         how = f"{self.where}, implied" if self.implied else self.where
-        return f"{self.source} -> {self.target}  [{how}, {self.path}:{self.line}]"
+        inside = f" in {self.function}()" if self.function else ""
+        return f"{self.source} -> {self.target}  [{how}, {self.path}:{self.line}{inside}]"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -89,14 +96,38 @@ def _resolve(name: str, known: dict[str, Path]) -> str | None:
     return None
 
 
-def _base(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    """The module a ``from`` import names, with a relative one made absolute."""
-    if not node.level:
-        return node.module or ""
+def _absolute(name: str, level: int, module: str, is_package: bool) -> str:
+    """``name`` imported with ``level`` leading dots from ``module``, made absolute."""
+    if not level:
+        return name
     package = module if is_package else module.rpartition(".")[0]
     parts = package.split(".")
-    parts = parts[:len(parts) - node.level + 1]
-    return ".".join(parts + ([node.module] if node.module else []))
+    parts = parts[:len(parts) - level + 1]
+    return ".".join(parts + ([name] if name else []))
+
+
+def _is_import_module(node: ast.AST) -> bool:
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id == "import_module")
+
+
+def _import_module_name(call: ast.Call, module: str, is_package: bool) -> str | None:
+    """The module ``importlib.import_module(name[, package])`` imports, where ``name``
+    is a constant (and ``package`` ``__name__`` or ``__package__``); else None."""
+    if not call.args:
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return None
+    name = first.value
+    level = len(name) - len(name.lstrip("."))
+    if not level:
+        return name
+    # import_module(".x", __name__) is relative to the module itself, as to a package.
+    by_name = len(call.args) > 1 and isinstance(call.args[1], ast.Name) \
+        and call.args[1].id == "__name__"
+    return _absolute(name[level:], level, module, is_package or by_name)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -105,20 +136,24 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def _imports(tree: ast.AST):
-    """Every import statement of ``tree`` with where it stands."""
-    stack: list[tuple[ast.AST, str]] = [(tree, MODULE)]
+    """Every import statement and ``import_module`` call of ``tree``, with where it
+    stands and the name of the function it stands in (None at module level)."""
+    stack: list[tuple[ast.AST, str, str | None]] = [(tree, MODULE, None)]
     while stack:
-        node, where = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node, where
-            continue
+        node, where, function = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_import_module(node):
+            yield node, where, function
+            if not isinstance(node, ast.Call):
+                continue
         if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack += [(child, TYPE_CHECKING) for child in node.body]
-            stack += [(child, where) for child in node.orelse]
+            stack += [(child, TYPE_CHECKING, function) for child in node.body]
+            stack += [(child, where, function) for child in node.orelse]
             continue
-        inner = FUNCTION if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                              ast.Lambda)) else where
-        stack += [(child, inner) for child in ast.iter_child_nodes(node)]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            where, function = FUNCTION, node.name
+        elif isinstance(node, ast.Lambda):
+            where = FUNCTION
+        stack += [(child, where, function) for child in ast.iter_child_nodes(node)]
 
 
 def _packages_above(target: str, source: str) -> list[str]:
@@ -141,26 +176,43 @@ def edges(root: Path = ROOT, packages: Iterable[str] = PACKAGES, *,
     for module, path in known.items():
         is_package = path.name == "__init__.py"
         rel = str(path.relative_to(root))
-        for node, where in _imports(ast.parse(path.read_text(), str(path))):
+        for node, where, function in _imports(ast.parse(path.read_text(), str(path))):
+            edge = functools.partial(Edge, module, where=where, path=rel, line=node.lineno,
+                                     function=function)
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
-            else:
-                base = _base(node, module, is_package)
+            elif isinstance(node, ast.ImportFrom):
+                base = _absolute(node.module or "", node.level, module, is_package)
                 names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
                          for alias in node.names]
                 if named_packages and base in known and base != module and base not in names:
-                    found.add(Edge(module, base, where, rel, node.lineno, implied=True))
+                    found.add(edge(target=base, implied=True))
+            else:
+                name = _import_module_name(node, module, is_package)
+                names = [] if name is None else [name]
             for name in names:
                 target = _resolve(name, known)
                 if target is None or target == module:
                     continue
-                found.add(Edge(module, target, where, rel, node.lineno))
+                found.add(edge(target=target))
                 if implied:
                     for package in _packages_above(target, module):
                         if package in known:
-                            found.add(Edge(module, package, where, rel, node.lineno,
-                                           implied=True))
+                            found.add(edge(target=package, implied=True))
     return sorted(found)
+
+
+def computed_imports(root: Path = ROOT, packages: Iterable[str] = PACKAGES) -> list[str]:
+    """The ``import_module`` calls whose module name is computed, which :func:`edges`
+    cannot follow: ``"path:line: call"`` each."""
+    out = []
+    for module, path in modules(root, packages).items():
+        rel = str(path.relative_to(root))
+        for node, _, _ in _imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and _import_module_name(
+                    node, module, path.name == "__init__.py") is None:
+                out.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    return out
 
 
 def graph(found: Iterable[Edge]) -> dict[str, set[str]]:

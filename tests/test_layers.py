@@ -23,18 +23,18 @@ Nothing else is let through: there is no list of known violations.
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "scripts"))
-# The circles of a graph: Tarjan's algorithm, kept once, in the script that prints it.
-from import_graph import cycles  # noqa: E402
+# Reading the imports, and the circles of a graph, are kept once: in the script that
+# prints them.
+import import_graph  # noqa: E402
+from import_graph import Edge, cycles, modules, shortest_cycle  # noqa: E402
 
 #: The packages whose modules make the graph; imports of anything else are left out.
 PACKAGES = ("polypad", "analyses", "codegen")
@@ -59,136 +59,10 @@ LAYERS = [
                "polypad.viz", "polypad.tvm"]),
 ]
 
-@dataclass(frozen=True, order=True)
-class Edge:
-    """``source`` imports ``target`` at ``line`` of ``path``.
-
-    ``function`` names the function the import stands in (None at module level);
-    ``implied`` marks the edge to a package whose ``__init__`` the import runs.
-    """
-
-    source: str
-    target: str
-    path: str
-    line: int
-    function: str | None = None
-    implied: bool = False
-
-    def __str__(self) -> str:
-        where = f" in {self.function}()" if self.function else ""
-        how = ", implied" if self.implied else ""
-        return f"{self.source} -> {self.target}  [{self.path}:{self.line}{where}{how}]"
-
-
-# ---------------------------------------------------------------- reading the imports
-
-
-def module_name(path: Path) -> str:
-    """The dotted name of the module in ``path`` (a package's ``__init__.py`` is the
-    package)."""
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def modules() -> dict[str, Path]:
-    """Every module of :data:`PACKAGES`, by dotted name."""
-    return {module_name(path): path
-            for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))}
-
-
-def _absolute(name: str, level: int, module: str, is_package: bool) -> str:
-    """``name`` imported with ``level`` leading dots from ``module``, made absolute."""
-    if not level:
-        return name
-    package = module if is_package else module.rpartition(".")[0]
-    parts = package.split(".")
-    parts = parts[:len(parts) - level + 1]
-    return ".".join(parts + ([name] if name else []))
-
-
-def _resolve(name: str, known: dict[str, Path]) -> str | None:
-    """``name``, or the longest of its prefixes that is a known module."""
-    while name:
-        if name in known:
-            return name
-        name = name.rpartition(".")[0]
-    return None
-
-
-def _import_module_name(call: ast.Call, module: str, is_package: bool) -> str | None:
-    """The module ``importlib.import_module(name[, package])`` imports, where ``name``
-    is a constant (and ``package`` ``__name__`` or ``__package__``); else None."""
-    func = call.func
-    named = (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
-        isinstance(func, ast.Name) and func.id == "import_module")
-    if not named or not call.args:
-        return None
-    first = call.args[0]
-    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
-        return None
-    name = first.value
-    level = len(name) - len(name.lstrip("."))
-    if not level:
-        return name
-    # import_module(".x", __name__) is relative to the module itself, as to a package.
-    by_name = len(call.args) > 1 and isinstance(call.args[1], ast.Name) \
-        and call.args[1].id == "__name__"
-    return _absolute(name[level:], level, module, is_package or by_name)
-
-
-def _is_import_module(node: ast.AST) -> bool:
-    func = node.func if isinstance(node, ast.Call) else None
-    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
-        isinstance(func, ast.Name) and func.id == "import_module")
-
-
-def _statements(tree: ast.AST):
-    """Every import statement and ``import_module`` call of ``tree``, with the name of
-    the function it stands in (None at module level)."""
-    stack: list[tuple[ast.AST, str | None]] = [(tree, None)]
-    while stack:
-        node, function = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or _is_import_module(node):
-            yield node, function
-        inner = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            else function
-        stack += [(child, inner) for child in ast.iter_child_nodes(node)]
-
-
-def edges(known: dict[str, Path] | None = None) -> tuple[list[Edge], list[str]]:
-    """Every import edge between the modules of :data:`PACKAGES` (see the module
-    docstring), and the ``import_module`` calls whose name is not a constant."""
-    known = modules() if known is None else known
-    found: set[Edge] = set()
-    unread: list[str] = []
-    for module, path in known.items():
-        is_package = path.name == "__init__.py"
-        rel = str(path.relative_to(ROOT))
-        for node, function in _statements(ast.parse(path.read_text(), rel)):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _absolute(node.module or "", node.level, module, is_package)
-                names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                         for alias in node.names]
-            else:
-                name = _import_module_name(node, module, is_package)
-                if name is None:
-                    unread.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
-                    continue
-                names = [name]
-            for name in names:
-                target = _resolve(name, known)
-                if target is None or target == module:
-                    continue
-                found.add(Edge(module, target, rel, node.lineno, function))
-                parts, own = target.split("."), module.split(".")
-                for k in range(2, len(parts)):  # the packages whose __init__ runs first
-                    package = ".".join(parts[:k])
-                    if parts[:k] != own[:k] and package in known:
-                        found.add(Edge(module, package, rel, node.lineno, function,
-                                       implied=True))
-    return sorted(found), unread
+def edges() -> list[Edge]:
+    """Every import edge between the modules of :data:`PACKAGES`, with the edges to the
+    packages whose ``__init__`` an import runs (see the module docstring)."""
+    return import_graph.edges(ROOT, PACKAGES, implied=True)
 
 
 # ---------------------------------------------------------------- layers and circles
@@ -234,34 +108,10 @@ def allowed(edge: Edge) -> str | None:
     return None
 
 
-def _circle(found: list[Edge], module: str, members: set[str]) -> list[Edge]:
-    """A shortest circle of imports from ``module`` back to it, inside ``members``."""
-    by_source: dict[str, list[Edge]] = {}
-    for e in found:
-        if e.target in members:
-            by_source.setdefault(e.source, []).append(e)
-    came: dict[str, Edge] = {}
-    frontier = [module]
-    while frontier:
-        following = []
-        for node in frontier:
-            for e in by_source.get(node, []):
-                if e.target == module:
-                    path = [e]
-                    while path[0].source != module:
-                        path.insert(0, came[path[0].source])
-                    return path
-                if e.target not in came:
-                    came[e.target] = e
-                    following.append(e.target)
-        frontier = following
-    return []
-
-
 def violations() -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]:
     """``(violations, details, let through)``: the violations per package, the edges
     behind each, and the edges the allow-list let through with why."""
-    found, _ = edges()
+    found = edges()
     kept = [e for e in found if not allowed(e)]
     let_through = sorted({f"{allowed(e)}: {e.source} -> {e.target}" for e in found
                           if allowed(e)})
@@ -283,10 +133,9 @@ def violations() -> tuple[dict[str, list[str]], dict[str, list[str]], list[str]]
                                       f"({LAYERS[rank][0]})", [e])
     graph = [e for e in kept if e.target != FRONT_DOOR]
     for component in cycles(graph):
-        members = set(component)
         for module in component:
             add(package_of(module), f"{module} is in an import circle",
-                _circle(graph, module, members))
+                shortest_cycle(graph, module) or [])
     return ({k: sorted(v) for k, v in sorted(out.items())}, details, let_through)
 
 
@@ -326,7 +175,7 @@ COMPUTED_IMPORTS = {
 
 
 def test_import_module_names_are_read():
-    _, unread = edges()
+    unread = import_graph.computed_imports(ROOT, PACKAGES)
     print("import_module calls with a computed name, not followed:", *unread, sep="\n  ")
     unknown = [u for u in unread if u.split(":")[0] not in COMPUTED_IMPORTS]
     assert not unknown, "import a constant name, or say in COMPUTED_IMPORTS what it imports"

@@ -102,8 +102,8 @@ IDS = [_heading(RECIPES, b) for b in RECIPE_BLOCKS]
 
 def test_every_kernel_kind_has_a_recipe():
     kinds = ["Elementwise", "Stencil and pipeline", "Row reduction", "Full reduction",
-             "Matmul", "Batched small matmul", "Conv and depthwise conv", "Softmax",
-             "Pooling", "Transpose"]
+             "Argmax", "Scan", "Matmul", "Batched small matmul", "Conv and depthwise conv",
+             "Softmax", "Pooling", "Transpose"]
     assert [i.split(":")[0] for i in IDS] == kinds
 
 

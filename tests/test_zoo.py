@@ -16,11 +16,14 @@ import numpy as np
 import pytest
 
 import codegen
+from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
+from polypad.ir.visitor import walk
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-from zoo import ZOO, check, inputs  # noqa: E402
+from zoo import ALIGN, ZOO, check, inputs  # noqa: E402
+from zoo_kernels import dot_schedule  # noqa: E402
 
 BY_NAME = {z.name: z for z in ZOO}
 NAMES = list(BY_NAME)
@@ -91,3 +94,28 @@ def test_the_check_catches_a_wrong_output():
     assert check([np.array([1.0, 2.0]), np.array([3], dtype=np.int32)], want) == 0.0
     assert check([np.array([1.0, 2.5]), np.array([3], dtype=np.int32)], want) == 0.25
     assert check([np.array([1.0, 2.0]), np.array([4], dtype=np.int32)], want) == float("inf")
+
+
+def test_the_inputs_start_on_64_byte_boundaries_unless_asked_for_numpy_placement():
+    zoo = BY_NAME["matvec"]
+    plain = _funcs("matvec")[0]
+    args, arrays = inputs(plain, zoo.tiny)
+    assert all(a.ctypes.data % ALIGN == 0 for a in arrays)
+    _, placed = inputs(plain, zoo.tiny, align=None)
+    for a, b in zip(arrays, placed, strict=True):  # the same values either way
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_int8_dot_in_chunks_on_the_cores_computes_the_same():
+    # The recipe's other form, for long reductions: chunks, one partial sum each.
+    zoo = BY_NAME["int8 dot"]
+    plain = _funcs("int8 dot")[0]
+    sch = dot_schedule(plain, chunks=4)
+    kinds = [x.kind for x in walk(sch.func.body) if isinstance(x, n.For)]
+    assert kinds == [n.ForKind.SERIAL, n.ForKind.PARALLEL, n.ForKind.VECTORIZED,
+                     n.ForKind.SERIAL]  # init, chunks, lanes, write-back
+    want = list(_expected("int8 dot"))
+    for target in ("python", "numba"):
+        args, arrays = inputs(plain, zoo.tiny)
+        codegen.build(sch.func, target=target)(*args)
+        assert check(arrays, want) == 0.0

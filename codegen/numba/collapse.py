@@ -26,6 +26,15 @@ Not where the body has an element of its own per lane, indexed by the
 vectorized counter alone (``rfactor``'s ``B_rf[j_1] += A[i, 16 * j_0 + j_1]``):
 there the unrolled lanes are 16 accumulators in registers, which the fused
 loop would turn into a store through ``j_1 % 16`` each iteration.
+
+Nor where the two counters index different dimensions of a buffer (a tile's
+rows and columns, ``C_tile[i_1, j_1] = 0`` or a copy ``B_tile[k, j] = B[k, 32 *
+j_0 + j]``): nothing in an index folds ``flat // 32`` and ``flat % 32`` back
+into ``flat``, so LLVM vectorizes the fused loop with gathers and scatters
+(16 of them for an 8 x 32 tile), where the nest gives one row of vectors per
+iteration.  A scatter into a stack tile also takes its address, after which
+LLVM may no longer keep the tile in registers where the kernel reads a heap
+buffer (codegen/numba/stack.py).
 """
 
 from __future__ import annotations
@@ -67,4 +76,12 @@ def collapsible(loop: ir.For, checked: dict) -> ir.For | None:
             used = {v for index in node.indices for v in walk(index) if isinstance(v, ir.Var)}
             if used & of_inner and not used & of_outer:
                 return None  # a lane's own element (rfactor's B_rf[j_1]): keep the lanes
+            if used & of_inner and used & of_outer and not any(
+                    _uses(index, of_inner) and _uses(index, of_outer)
+                    for index in node.indices):
+                return None  # rows and columns of a tile: keep the nest
     return inner
+
+
+def _uses(expr: ir.Expr, names: set) -> bool:
+    return any(isinstance(v, ir.Var) and v in names for v in walk(expr))

@@ -157,6 +157,13 @@ class KindPrimitives:
         element), and so is a ``loop`` that indexes ``X`` or holds more than
         the reduction (:class:`~polypad.errors.PolypadError`).
 
+        An argmax or argmin (:class:`analyses.combiners.ArgUpdate`: the
+        index store, then the value's ``max``/``min`` update) factors into two
+        buffers, ``Factored.buffer`` for the values and
+        ``Factored.index_buffer`` for their first indices; exact, and refused
+        (:class:`~polypad.errors.IllegalTransformError` with two steps) where
+        the stored index does not grow along the loops (:mod:`.rfactor_arg`).
+
         **This reassociates the reduction**: each partial result sums the
         iterations of one value of ``loop``, and the partial sums are added
         in the order of ``loop``.  Floating-point results may change in the

@@ -20,6 +20,9 @@ it whose variables appear in ``idx`` are its *spatial* loops; the others are
     for i_wb, k_wb in T.grid(8, 16):
         B[i_wb] = T.max(B[i_wb], B_rf[k_wb, i_wb])
 
+An argmax (the index store, then the value's ``max`` update) is factored
+into two buffers by :mod:`.rfactor_arg`.
+
 A reduction with its init in the nest (TVM's ``T.init()``: an ``if`` on the
 reduce axes at their starts, first in the block) has the init moved out
 first, before the nest (:func:`.decompose.decompose`, checked as
@@ -28,53 +31,36 @@ first, before the nest (:func:`.decompose.decompose`, checked as
 
 from __future__ import annotations
 
-import dataclasses
-
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_ref
-from polypad.ir.naming import fresh_name
-from polypad.ir.show import show
-from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.substitute import substitute
 from polypad.ir.visitor import walk
 
 from .decompose import decompose
 from .legality import check_rfactor
 from .reduction_nest import (
-    buffer_names,
     copy_nest,
     is_layer,
-    let_values,
     loop_by_var,
     loop_var_names,
-    offset,
     reads,
-    single_statement_nest,
     unshared,
 )
+from .rfactor_arg import rfactor_arg
+from .rfactor_nest import Factored, factor_axes, partial_buffer, partial_indices
+
+__all__ = ["Factored", "rfactor"]
 
 _FORMS = "X[idx] = combine(X[idx], e) for a combiner +, *, max, min, &, |, ^"
-
-
-@dataclasses.dataclass(frozen=True)
-class Factored:
-    """What ``rfactor`` made: the partial-result buffer and the loops of each nest,
-    outermost first (``update`` keeps the original loops); ``decomposed``, the loops
-    of the init it moved out first (a ``T.init()`` form), if any."""
-
-    buffer: str
-    init: list[str]
-    update: list[str]
-    write_back: list[str]
-    decomposed: list[str] | None = None
 
 
 def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
             ) -> tuple[n.PrimFunc, Factored]:
     """``func`` with the reduction over ``loop`` factored (see the module docstring)."""
     # analyses imports polypad, whose import runs this module: imported on use.
-    from analyses.combiners import update_of
+    from analyses.combiners import arg_update_of, update_of
 
     where = f"rfactor: the loop over {name}"
     func, loop = unshared(func, loop)
@@ -84,55 +70,25 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
         func, decomposed = _decompose_init(func, stores[1])
         loop = loop_by_var(func, loop.var, holding=stores[1])
         stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
+    if len(stores) == 2 and decomposed is None and arg_update_of(*stores) is not None:
+        return rfactor_arg(func, loop, arg_update_of(*stores), factor_axis, where)
     if len(stores) != 1 or not isinstance(stores[0], n.BufferStore):
         held = ("a T.evaluate" if len(stores) == 1
                 else f"{len(stores)} statements" if stores else "no statement")
         raise PolypadError(f"{where} must hold one store, a reduction; it holds {held} "
-                           "(a reduction may also hold its T.init())")
+                           "(a reduction may also hold its T.init(); an argmax, its index "
+                           "store then its value store)")
     red = update_of(stores[0])
     if red is None:
         raise PolypadError(f"{where} holds no reduction {_FORMS}: "
                            f"{stores[0].buffer.name} is not updated from itself")
     store = red.store
-    nest = single_statement_nest(func, store)
-    if not any(x is loop for x in nest):
-        raise PolypadError(f"{where} holds more than the reduction into "
-                           f"{store.buffer.name}; rfactor a loop around it alone")
-    for x in nest:
-        around = (x.min, x.extent) if isinstance(x, n.For) else (
-            (x.value,) if isinstance(x, n.LetStmt) else
-            (x.condition,) if isinstance(x, n.IfThenElse) else ())
-        if any(reads(e, store.buffer) for e in around):
-            raise PolypadError(f"{where}: a loop bound, let or guard around the reduction "
-                               f"reads {store.buffer.name}, so its terms depend on its order")
-    lets = let_values(nest)
-    indices = tuple(substitute(i, lets) for i in store.indices)
-    indexing = {v for i in indices for v in free_vars(i)}
-    if loop.var in indexing:
-        raise PolypadError(f"{where} indexes {store.buffer.name}: it is not a reduction loop")
-    loops = [x for x in nest if isinstance(x, n.For)]
-    dropped = {x.var for x in loops if x.var not in indexing and x is not loop}
-    kept = [x for x in loops if x.var in indexing or x is loop]
-    spatial = [x for x in kept if x is not loop]
-    if not 0 <= factor_axis <= len(spatial):
-        raise PolypadError(f"rfactor: factor_axis must be in [0, {len(spatial)}], "
-                           f"not {factor_axis}")
-    axes = spatial[:factor_axis] + [loop] + spatial[factor_axis:]
-    params = {p for p in func.params if isinstance(p, n.Var)}
-    for x in axes:
-        if not (isinstance(x.extent, n.IntImm) or x.extent in params):
-            raise PolypadError(f"rfactor: the loop over {x.var.name} has the extent "
-                               f"{show(x.extent)}, neither a constant nor a parameter")
-        if dropped & set(free_vars(x.min)):
-            raise PolypadError(f"rfactor: the start of the loop over {x.var.name} depends "
-                               "on a reduction loop")
-    rf = n.Buffer(fresh_name(buffer_names(func), f"{store.buffer.name}_rf"),
-                  tuple(x.extent if isinstance(x.extent, n.Var) else x.extent.value
-                        for x in axes), store.buffer.dtype)
+    nest, indices, loops, dropped, axes = factor_axes(func, loop, store, (store.buffer,),
+                                                      factor_axis, where)
+    rf = partial_buffer(func, store.buffer, axes)
 
     def rf_at(mapping: dict) -> tuple[n.Expr, ...]:
-        return tuple(offset(mapping.get(x.var, x.var), substitute(x.min, mapping))
-                     for x in axes)
+        return partial_indices(axes, mapping)
 
     # The update: the nest as it was, accumulating into X_rf.
     acc = n.BufferLoad(rf, rf_at({}))

@@ -57,3 +57,31 @@ def test_fused_lanes_compute_what_the_reference_does(lanes, tail, n, m):
     codegen.build(func, target="python")(*expected)
     codegen.build(func)(*got)
     np.testing.assert_array_equal(got[1], expected[1])
+
+
+TILE = '''
+@T.prim_func
+def tile(A: T.Buffer((16, 32), "float32"), B: T.Buffer((16, 32), "float32")):
+    for i_0 in T.serial(2):
+        T_ = T.alloc_buffer((8, 32), "float32")
+        for i_1 in T.serial(8):
+            for j in T.vectorized(32):
+                T_[i_1, j] = A[i_0 * 8 + i_1, j] * T.float32(2)
+        for i_1 in T.serial(8):
+            for j in T.vectorized(32):
+                B[i_0 * 8 + i_1, j] = T_[i_1, j] + T.float32(1)
+'''
+
+
+def test_the_rows_and_columns_of_a_tile_keep_their_loops():
+    # T_[i_1, j]: the counters index different dimensions, so `flat // 32` and
+    # `flat % 32` would not fold back into `flat` (LLVM made gathers and scatters).
+    source = codegen.build(parse(TILE)).source
+    assert "//" not in source and "%" not in source
+    assert "        for i_1 in range(8):\n            for j in range(32):\n" in source
+    func = parse(TILE)
+    args = random_args(func, seed=5)
+    expected, got = copy(args), copy(args)
+    codegen.build(func, target="python")(*expected)
+    codegen.build(func)(*got)
+    np.testing.assert_array_equal(got[1], expected[1])

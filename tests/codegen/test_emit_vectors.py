@@ -268,23 +268,50 @@ def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
 
 
 def matmul_register_tile(n: int):
-    """docs/schedules.md's matmul, as the kernel zoo runs it: an 8 x 32 tile in a
-    buffer of its own."""
+    """docs/schedules.md's matmul, as the kernel zoo runs it: B's 128 x 32 blocks
+    packed, and an 8 x 32 tile of C in a buffer of its own."""
     return matmul_schedule(matmul(n)).func
 
 
-def test_a_cache_write_tile_is_a_stack_buffer():
-    source = codegen.build(matmul_register_tile(64)).source
-    assert "C_cache = numba.carray(_pp_stack_zeros(256, np.float32), (8, 32))" in source
+def test_the_packed_panel_and_the_tile_are_stack_buffers_copied_by_nests():
+    source = codegen.build(matmul_register_tile(256)).source
+    assert "B_local = numba.carray(_pp_stack_zeros(4096, np.float32), (128, 32))" in source
+    assert "C_local = numba.carray(_pp_stack_zeros(256, np.float32), (8, 32))" in source
     assert slp.MARK in source
+    # The copies into and out of the tile and the panel keep their rows and columns
+    # as loops (codegen/numba/collapse.py): one row of vectors per iteration.
+    assert ("            for ax0 in range(128):\n"
+            "                for ax1 in range(32):\n"
+            "                    B_local[ax0, ax1] = B[128 * k_0 + ax0, "
+            "np.uint64(32 * j_0 + ax1)]\n") in source
+    assert "//" not in source and "%" not in source
+
+
+def _parallel_body_asm(func, tmp_path, monkeypatch) -> str:
+    """The machine code of ``func``'s parallel loop body as the process that compiles
+    it runs it: Numba compiles a ``prange`` body as a library of its own and calls
+    that library's code; the kernel's own library (``inspect_asm``, and the on-disk
+    cache) holds a copy optimized again after linking, which may differ."""
+    monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))
+    kernel = codegen.build(func)
+    fresh = kernel.source + f"\n# compiled afresh in {tmp_path.name}\n"
+    dispatcher = compile_kernel(kernel.func, fresh)
+    (overload,) = dispatcher.overloads.values()
+    bodies = [lib for lib in overload.library._linking_libraries
+              if "parfor_gufunc" in lib.name]
+    assert bodies, "no parallel loop body among the linked libraries"
+    return "\n".join(lib.get_asm_str() for lib in bodies)
 
 
 @pytest.mark.numba
 @pytest.mark.skipif(not X86, reason="x86 instruction names")
 def test_the_register_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
-    func = matmul_register_tile(64)
-    asm = _asm(func, tmp_path, monkeypatch)
-    # 8 rows x 32 columns: 16 (AVX-512) or 32 (AVX2) packed multiply-adds per k.
+    func = matmul_register_tile(256)
+    asm = _parallel_body_asm(func, tmp_path, monkeypatch)
+    # 8 rows x 32 columns: 16 (AVX-512) or 32 (AVX2) packed multiply-adds per k, the
+    # tile in registers, and no scalar ones.  (Scatters may remain, in a version of
+    # the packing loop LLVM makes for a B whose rows are one element apart.)
     if cpu_has_avx512():
         assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
+    assert not re.search(r"vfmadd\d+ss", asm)
     _same_as_reference(codegen.build(func), func, exact=False)
