@@ -26,8 +26,9 @@ then against numpy on the CPU.
 
 ``--ptx`` needs no GPU, only the CUDA toolkit's NVVM and ``ptxas``: it
 compiles every kernel of the same schedules for ``--cc`` (default 9.0, H100
-and H200) and prints NVVM's compile time and ptxas's registers and spills per
-kernel, the first thing to look at when a kernel is slow.
+and H200) and prints the compile time (Numba's front end and NVVM; ptxas, the driver's
+part, is not in it) and ptxas's registers and spills per kernel, the first
+thing to look at when a kernel is slow.
 
 Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,elementwise]
 [--variants] [--ptx]``.  The default run takes about 2 minutes on an H200
@@ -350,7 +351,8 @@ def ptx_report(label: str, func, cc: tuple[int, int]) -> list[str]:
         info = " ".join(line.split(":", 1)[-1].strip() for line in found.stderr.splitlines()
                         if "registers" in line or "spill" in line)
         fma = ptx.count("fma.rn.f32")
-        out.append(f"{label}, kernel {k}: NVVM {seconds:.2f} s; {info}; {fma} fma in the PTX")
+        out.append(f"{label}, kernel {k}: compiled (Numba + NVVM) in {seconds:.2f} s; {info}; "
+                   f"{fma} fma in the PTX")
     return out
 
 
