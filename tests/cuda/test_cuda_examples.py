@@ -7,7 +7,7 @@ import cuda_kernels as K
 import numpy as np
 
 import codegen
-from polypad.examples import conv_layer, matmul
+from polypad.examples import conv_layer, matmul, row_summation
 
 
 def test_matmul_schedule_cuda():
@@ -83,23 +83,32 @@ def test_conv_layer_schedule_cuda_with_its_step_unrolled():
 
 
 def test_the_default_sgemm_schedule_is_the_classic_one():
-    # Built, not run (256 threads are slow on the simulator; the small ones above run
-    # the same code paths): 128 x 128 tiles per block of 16 x 16 threads, 8 x 8 outputs
-    # per thread, tiles of 8 values of k copied in 4 passes of consecutive elements.
-    sch = matmul.schedule_cuda(matmul.matmul(256, 256, 16))
+    # 128 x 128 tiles per block of 16 x 16 threads, 8 x 8 outputs per thread, tiles of
+    # 8 values of k copied in 4 passes of consecutive elements.
+    func = matmul.matmul(128, 128, 16)  # one block
+    sch = matmul.schedule_cuda(func)
     source = codegen.build(sch.func, target="cuda").source
-    assert "def launch_0():\n    return (2, 2, 1), (16, 16, 1)" in source
+    assert "def launch_0():\n    return (1, 1, 1), (16, 16, 1)" in source
     for declared in ("A_shared = cuda.shared.array((128, 8), np.float32)",
                      "B_shared = cuda.shared.array((8, 128), np.float32)",
                      "C_local = cuda.local.array((8, 8), np.float32)"):
         assert declared in source
     lines = [line.strip() for line in source.splitlines()]
     assert lines.count("cuda.syncthreads()") == 2
-    first = lines.index("A_v = A[128 * i_0 + (ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) // 8, "
+    first = lines.index("A_v = A[(ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) // 8, "
                         "8 * k_0 + (ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) % 8]")
-    assert lines[first + 3].startswith("A_v_3 = A[128 * i_0 + (96 + ")
+    assert lines[first + 3].startswith("A_v_3 = A[96 + ")
     assert lines[first + 4].startswith("A_shared[")
     # Per step of k (two per iteration): 8 + 8 fragment loads, then 64 multiply-adds.
     assert sum(line.startswith("A_shared_v") for line in lines) == 16
     assert sum(line.startswith("B_shared_v") for line in lines) == 16
     assert sum(line.startswith("C_local[") and "A_shared_v" in line for line in lines) == 128
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+
+
+def test_the_default_row_sum_schedule_matches():
+    func = row_summation.row_sum(2, 2048)  # 256 threads, 8 steps of the tree
+    gpu, ref = K.run_both(row_summation.schedule_cuda(func).func, K.inputs(func),
+                          reference=func)
+    np.testing.assert_array_equal(gpu[1], ref[1])
