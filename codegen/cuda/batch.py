@@ -15,8 +15,10 @@ a register, and then run the copies in order on the registers; the same
 results follow:
 
 - every copy is one store (through blocks; unrolled or one-iteration loops,
-  and thread loops that every thread runs, around it), so nothing else runs
-  in between;
+  thread loops that every thread runs, and ``if``s on counters, around it), so
+  nothing else runs in between; a guarded copy's loads move under its guard
+  (``v = A[...] if guard else 0``), so no load runs that the program does not
+  run;
 - only loads of buffers no copy writes move: distinct buffers are distinct
   memory (the call refuses a written argument that overlaps another,
   :mod:`codegen.calling`, and :mod:`.runtime` for device arrays), so moving
@@ -31,7 +33,7 @@ no latency to overlap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import walk
@@ -47,13 +49,16 @@ class Batch:
 
     threads: list[ir.For]
     copies: list[tuple[dict, ir.BufferStore]]
+    #: Per copy, the conditions (of counters, not memory) under which it runs: a partial
+    #: last pass of a tile copy.  Its loads move first under the same conditions.
+    guards: list[tuple[ir.Expr, ...]] = field(default_factory=list)
 
 
 def batch(loop: ir.For, plan, atomics: dict, full) -> Batch | None:
     """The :class:`Batch` of the unrolled ``loop`` (see the module docstring), or None;
     ``full(l)`` says whether the thread loop ``l`` runs on every thread (no guard)."""
     found = Batch([], [])
-    if not _expand(loop, {}, found, full) or len(found.copies) < 2:
+    if not _expand(loop, {}, found, full, ()) or len(found.copies) < 2:
         return None
     if any(plan.at(x) for x in walk(loop) if isinstance(x, (ir.SeqStmt, ir.For))):
         return None
@@ -73,24 +78,28 @@ def movable(node, written: set[int]) -> bool:
             and id(node.buffer) not in written)
 
 
-def _expand(stmt: ir.Stmt, constants: dict, found: Batch, full) -> bool:
+def _expand(stmt: ir.Stmt, constants: dict, found: Batch, full, guards: tuple) -> bool:
     match stmt:
         case ir.Block():
-            return _expand(stmt.body, constants, found, full)
+            return _expand(stmt.body, constants, found, full, guards)
         case ir.For() if stmt.kind in (ir.ForKind.SERIAL, ir.ForKind.UNROLL):
             if not (isinstance(stmt.min, ir.IntImm) and isinstance(stmt.extent, ir.IntImm)):
                 return False
             if stmt.extent.value != 1 and stmt.kind is not ir.ForKind.UNROLL:
                 return False
             for value in range(stmt.min.value, stmt.min.value + stmt.extent.value):
-                if not _expand(stmt.body, {**constants, stmt.var: value}, found, full):
+                if not _expand(stmt.body, {**constants, stmt.var: value}, found, full, guards):
                     return False
             return True
         case ir.For() if stmt.kind.value.startswith("threadIdx") and full(stmt):
             if all(loop is not stmt for loop in found.threads):
                 found.threads.append(stmt)
-            return _expand(stmt.body, constants, found, full)
+            return _expand(stmt.body, constants, found, full, guards)
+        case ir.IfThenElse() if stmt.else_case is None and not any(
+                isinstance(x, ir.BufferLoad) for x in walk(stmt.condition)):
+            return _expand(stmt.then_case, constants, found, full, guards + (stmt.condition,))
         case ir.BufferStore():
             found.copies.append((constants, stmt))
+            found.guards.append(guards)
             return True
     return False

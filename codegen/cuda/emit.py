@@ -46,7 +46,7 @@ from polypad.ir.visitor import walk
 
 from .batch import MAX_BATCH, batch, movable
 from .compact import INDEX_VARS
-from .expr import ExprPrinter, Names, numpy_type
+from .expr import AND, ExprPrinter, Names, constant, numpy_type
 from .registers import promotable
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
@@ -276,20 +276,33 @@ class _Kernel:
             self.line(depth, f"{self.names(thread.var)} = {start}{self.index[thread.kind]}")
         saved = dict(self.expr.constants)
         written = {id(store.buffer) for _, store in found.copies}
-        loads: dict[str, str] = {}  # the text of each distinct load moved first: its register
-        for constants, store in found.copies:
+        registers: dict[tuple, str] = {}  # (guard, load text) moved first: its register
+        per_copy = []
+        for (constants, store), guards in zip(found.copies, found.guards):
             self.expr.constants = {**saved, **constants}
+            guard = " and ".join(self.expr.operand(g, AND) for g in guards)
+            mine: dict[str, str] = {}
             for part in (*store.indices, store.value):
                 for x in walk(part):
-                    if movable(x, written) and len(loads) < MAX_BATCH:
-                        text = self.expr.load(x.buffer, x.indices, x)
-                        if text not in loads:
-                            loads[text] = self.names.fresh(f"{self.names(x.buffer)}_v")
-                            self.line(depth, f"{loads[text]} = {text}")
-        self.expr.moved = loads
-        for constants, store in found.copies:
+                    if not movable(x, written) or len(registers) >= MAX_BATCH:
+                        continue
+                    text = self.expr.load(x.buffer, x.indices, x)
+                    if (guard, text) not in registers:
+                        name = self.names.fresh(f"{self.names(x.buffer)}_v")
+                        registers[(guard, text)] = name
+                        zero = constant(0, x.buffer.dtype)[0]
+                        self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
+                                  else f"{name} = {text}")
+                    mine[text] = registers[(guard, text)]
+            per_copy.append((guard, mine))
+        for (constants, store), (guard, mine) in zip(found.copies, per_copy):
             self.expr.constants = {**saved, **constants}
-            self.stmt(store, depth, inside)
+            self.expr.moved = mine
+            if guard:
+                self.line(depth, f"if {guard}:")
+                self.stmt(store, depth + 1, inside)
+            else:
+                self.stmt(store, depth, inside)
         self.expr.moved = {}
         self.expr.constants = saved
         return True

@@ -110,3 +110,22 @@ def test_written_device_arrays_may_not_overlap_another_argument():
                                             "the kernel writes one of them"):
         kernel(memory[:12], memory[6:18])
     kernel(memory[:12], memory[12:])  # side by side: fine
+
+
+def test_a_guarded_pass_loads_first_under_its_guard():
+    f = pp.parse('''
+@T.prim_func
+def copy(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        for p in T.unroll(3):
+            if p * 4 + tx < 10:
+                B[p * 4 + tx] = A[p * 4 + tx] + T.float32(1)
+''')
+    lines = _lines(f)
+    start = lines.index("A_v = A[tx] if tx < 10 else np.float32(0.0)")
+    assert lines[start + 1:start + 5] == [
+        "A_v_1 = A[4 + tx] if 4 + tx < 10 else np.float32(0.0)",
+        "A_v_2 = A[8 + tx] if 8 + tx < 10 else np.float32(0.0)",
+        "if tx < 10:", "B[tx] = A_v + np.float32(1.0)"]
+    gpu, ref = K.run_both(f, K.inputs(f))
+    np.testing.assert_array_equal(gpu[1], ref[1])
