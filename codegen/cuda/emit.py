@@ -44,9 +44,10 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
+from ..source_text import AND
 from .batch import MAX_BATCH, batch, movable
 from .compact import INDEX_VARS
-from .expr import AND, ExprPrinter, Names, constant, numpy_type
+from .expr import ExprPrinter, Names, constant, numpy_type
 from .registers import promotable
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local

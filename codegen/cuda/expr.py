@@ -1,7 +1,8 @@
 """IR expressions as the Python source text of a ``numba.cuda`` kernel.
 
 The rules are the reference executor's meaning, spelled for Numba's CUDA
-target (the Numba CPU target has its own printer; targets share none):
+target (the Numba CPU target has its own printer; the two share only
+:mod:`codegen.source_text`, constants and precedence):
 
 - float32 constants and casts are ``np.float32(...)`` (a bare ``2.0`` is a
   float64 and would promote the expression, on a GPU a costly one);
@@ -18,24 +19,17 @@ An expression ``Let`` is refused: a CUDA kernel has no closures to inline.
 
 from __future__ import annotations
 
-import math
-
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.naming import Names as _Names
 from polypad.model.ranges import Ranges
 
-# Python precedence levels, loosest first.
-COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(9)
+from ..source_text import ADD, ATOM, BINARY, COMPARE, COND, MUL, NOT, OR, UNARY
+from ..source_text import constant as source_constant
+from ..source_text import numpy_type as source_numpy_type
 
-_BINARY = {
-    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
-    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
-    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
-    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
-    ir.And: ("and", AND), ir.Or: ("or", OR),
-}
+_BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil"}
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
@@ -57,29 +51,13 @@ class Names(_Names):
 
 def numpy_type(dtype: str) -> str:
     """``np.float32`` for ``"float32"``."""
-    if dtype == "float16":
-        raise BuildError("the cuda target does not support float16")
-    return "np." + dtypes.numpy_name(dtype)
+    return source_numpy_type(dtype, "cuda")
 
 
 def constant(value, dtype: str) -> tuple[str, int]:
-    """Source text and precedence of a constant of ``dtype``."""
-    if dtypes.is_bool(dtype):
-        return ("True" if value else "False"), ATOM
-    if dtypes.is_float(dtype):
-        value = float(value)
-        if math.isnan(value):
-            text = "math.nan"
-        elif math.isinf(value):
-            text = "math.inf" if value > 0 else "-math.inf"
-        else:
-            text = repr(value)
-        if dtype == "float64":
-            return text, (UNARY if text.startswith("-") else ATOM)
-        return f"{numpy_type(dtype)}({text})", ATOM
-    if dtype in ("int32", "int64"):
-        return str(int(value)), (UNARY if value < 0 else ATOM)
-    return f"{numpy_type(dtype)}({int(value)})", ATOM
+    """Source text and precedence of a constant of ``dtype`` (``math.nan``, ``math.inf``:
+    a GPU kernel's module has them without numpy's globals)."""
+    return source_constant(value, dtype, "cuda", module="math")
 
 
 class ExprPrinter:
