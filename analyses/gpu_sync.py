@@ -20,6 +20,9 @@ pair ordered as before, so every read sees the same write).  Such a pair is
   order does not put the first one first (both in one iteration of a thread
   loop's body: thread 3's write and thread 0's read of one element, which
   the serial program runs the other way round), no barrier can order them;
+- atomic updates of one element by one combiner (``sch.atomic``,
+  :mod:`analyses.gpu_atomics`), on any two threads of a launch (of one
+  block, for shared memory): they commute, so any order is the serial one;
 - on two blocks, or through ``"local"`` memory (private to a thread) on two
   threads, or through ``"shared"`` memory (private to a block) on two
   blocks: never ordered.
@@ -53,6 +56,7 @@ from polypad.model.isl_helpers import time_map
 
 from . import instances as inst
 from .evidence import Counterexample, Element, Refuted
+from .gpu_atomics import atomic_stores
 from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
@@ -284,6 +288,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
     diff_block, same_block = isl.Map(_DIFF_BLOCK), isl.Map(_SAME_BLOCK)
     diff_thread = isl.Map(_DIFF_THREAD)
     private_loops = _private_loops(launch.root)
+    atomics = atomic_stores(launch.root)
     intervals: dict[int, list] = {}  # container -> [(i, j, why)]
     wraps: dict[int, list] = {}  # container -> [(a, c, why)]
     for s in statements:
@@ -304,8 +309,11 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     why = (model, s, d, a, b)
                     private = diff_thread if scope == "local" else diff_block
                     race = pairs.intersect(_relate(coords, s, d, private))
-                    if not race.is_empty():
+                    commute = _commute(atomics, s, d, a) and scope != "local"
+                    if not race.is_empty() and not (commute and scope != "shared"):
                         return _evidence(why, race, coords, _private_text(scope))
+                    if commute:  # atomic updates with one combiner: any order will do
+                        continue
                     across = pairs.intersect(_relate(coords, s, d, same_block))
                     if across.is_empty():
                         continue
@@ -320,6 +328,14 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     if refused is not None:
                         return refused
     return _place(timeline, intervals, wraps, plan, coords)
+
+
+def _commute(atomics: dict, s, d, a) -> bool:
+    """Whether ``s`` and ``d`` are atomic updates of ``a``'s buffer by one combiner (their
+    every access of that buffer is the update's own: the operand does not read it)."""
+    combiner = atomics.get(id(s.stmt))
+    return (combiner is not None and combiner == atomics.get(id(d.stmt))
+            and s.stmt.buffer is a.buffer and d.stmt.buffer is a.buffer)
 
 
 def _private_loops(root: n.Stmt) -> dict[n.Buffer, list[int]]:
@@ -378,26 +394,34 @@ def _requirements(timeline, length, tau, coords, s, d, across, why, intervals, w
                              f"`if {show(node.condition)}`, which no barrier can order")
         if kind == "seq":
             i, j = left_s.entries[level], left_d.entries[level]
-            intervals.setdefault(id(node), []).append((i, j, (why, part)))
+            intervals.setdefault(id(node), []).append((i, j, (why, part),
+                                                       (left_s, left_d, level)))
         else:  # a serial loop's counter: its body's container is the next level
             body_kind, body = left_s.descs[level + 1]
             assert body_kind == "seq"
             a, c = left_s.entries[level + 1], left_d.entries[level + 1]
-            wraps.setdefault(id(body), []).append((a, c, (why, part)))
+            wraps.setdefault(id(body), []).append((a, c, (why, part),
+                                                   (left_s, left_d, level + 1)))
     return None
 
 
 def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
-    for key in set(intervals) | set(wraps):
+    # Deepest containers first: a barrier they need may order a pair of an outer one
+    # too (a barrier at the start of an inner loop's body runs between the last
+    # iteration of the outer loop and the next), which then needs none of its own.
+    depth = {key: paths[2] for group in (intervals, wraps) for key, entries in group.items()
+             for *_, paths in entries}
+    chosen_by: dict[int, set[int]] = {}
+    for key in sorted(set(intervals) | set(wraps), key=lambda k: -depth[k]):
         container = timeline.containers[key]
-        chosen: set[int] = set()
-        for i, j, reason in sorted(intervals.get(key, []), key=lambda x: x[1]):
-            if not any(i < b <= j for b in chosen):
+        chosen = chosen_by.setdefault(key, set())
+        for i, j, reason, paths in sorted(intervals.get(key, []), key=lambda x: x[1]):
+            if not any(i < b <= j for b in chosen) and not _served(paths, chosen_by):
                 chosen.add(j)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
-        for a, c, reason in wraps.get(key, []):
-            if not any(b > a or b <= c for b in chosen):
+        for a, c, reason, paths in wraps.get(key, []):
+            if not any(b > a or b <= c for b in chosen) and not _served(paths, chosen_by):
                 chosen.add(0)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
@@ -406,6 +430,23 @@ def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
             plan.slots.setdefault(id(owner), set()).add(index)
             plan.nodes[id(owner)] = owner
     return None
+
+
+def _served(paths, chosen_by: dict[int, set[int]]) -> bool:
+    """Whether a barrier already chosen in a container deeper than the pair's own runs
+    between the two: on the second's path, before it in its container (inside the
+    iteration or branch the second runs in, so after the first), or on the first's
+    path, after it (so before the second)."""
+    first, second, level = paths
+    for leaf, before in ((second, True), (first, False)):
+        for m in range(level + 1, len(leaf.descs)):
+            kind, node = leaf.descs[m]
+            if kind != "seq":
+                continue
+            at = leaf.entries[m]
+            if any((b <= at) if before else (b > at) for b in chosen_by.get(id(node), ())):
+                return True
+    return False
 
 
 def _barrier_refused(container, reason, coords):

@@ -6,15 +6,14 @@ layer), what ``polypad.autoschedule`` finds with ``--budget`` seconds, and the
 numpy peer (BLAS for matmul, im2col + BLAS for the conv layer), each the median
 of ``--repeat`` calls after a warm-up, all built with the Numba target and timed
 in this process one after another.  Then the search's seconds and how many
-candidates it timed.  Each search checks its candidates against the reference
-executor on the same kernel at the recipe's small sizes (``small=``).
+candidates it timed.  Each search checks its candidates at full size against
+the plain kernel, itself checked against the reference executor at the
+recipe's small sizes (``small=``).
 
 The kernels: matmul, row sum, transpose, the two-stage blur (docs/schedules.md's
 recipes at their sizes, smaller with ``--quick``) and the seed-004 conv layer.
 ``--zoo`` takes the kernels of benchmarks/zoo.py instead (bench_zoo.py's list,
-with its hand schedules and peers; the reference check at its tiny sizes).
-TODO: make the zoo the default once its tiny sizes suit the tile factors (a
-trace that does not replay at the tiny sizes drops its candidate).
+with its hand schedules and peers; the plain kernel checked at its tiny sizes).
 
 ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are unset before numpy loads, so
 that OpenBLAS picks its kernel for this CPU (issue 25's peer).  Timings taken on
@@ -22,7 +21,8 @@ a shared machine are noisy: compare the columns of one run, not runs.
 
 With ``--dask N``, last: the same N candidates of the matmul (at 256^3) searched
 on a ``LocalCluster`` of one worker process and of two, and the ratio of the
-search times (issue 25 asks for 1.5x with two, compiling dominating).
+search times (issue 25 asks for 1.5x with two, compiling dominating).  Each
+cluster compiles into an empty kernel cache of its own.
 
 Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME]
 [--dask N]``.
@@ -116,8 +116,12 @@ def zoo_kernels(quick: bool) -> list[dict]:
 
 
 def median_s(call, args, repeat: int) -> float:
-    """The median seconds of ``repeat`` calls on fresh copies of ``args``, after a warm-up."""
+    """The median seconds of ``repeat`` calls on fresh copies of ``args``, after a warm-up
+    (of one call, where the warm-up took more than a second: a plain nest's)."""
+    start = time.perf_counter()
     call(*[np.copy(a) for a in args])
+    if time.perf_counter() - start > 1.0:
+        repeat = 1
     times = []
     for _ in range(repeat):
         fresh = [np.copy(a) for a in args]
@@ -145,17 +149,25 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
 
 
 def dask_rows(candidates: int) -> None:
-    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers."""
+    """The search of ``candidates`` candidates on LocalClusters of 1 and 2 workers, each
+    with an empty kernel cache of its own (with a shared one, the second search would
+    load the first one's kernels instead of compiling them)."""
+    import tempfile
+
     from distributed import Client, LocalCluster
+
+    from codegen.numba.compiler import clear_cache
 
     func = recipe("Matmul")["kernel"](n=256)
     seconds = {}
     for workers in (1, 2):
+        os.environ["POLYPAD_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"polypad_dask{workers}_")
+        clear_cache()  # and the kernels this process has loaded
         with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                           dashboard_address=None) as cluster, Client(cluster) as client:
             start = time.perf_counter()
             sch = pp.autoschedule(func, budget_s=3600, max_candidates=candidates,
-                                  client=client, small=recipe("Matmul")["kernel"](n=64))
+                                  client=client, small=recipe("Matmul")["kernel"](n=16))
             seconds[workers] = time.perf_counter() - start
             print(f"# LocalCluster of {workers}: {len(sch.tuning.tried)} candidates in "
                   f"{seconds[workers]:.1f} s", flush=True)

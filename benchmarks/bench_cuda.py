@@ -2,23 +2,39 @@
 
 One run prints a table, each row with its correctness check:
 
-- SGEMM 4096³ through ``polypad.examples.matmul.schedule_cuda`` against cupy's
-  ``matmul`` (cuBLAS, TF32 off), in TFLOP/s;
+- SGEMM 4096³ through ``polypad.examples.matmul.schedule_cuda`` (128 x 128
+  tiles, 8 x 8 per thread; variants below) against cupy's ``matmul`` (cuBLAS,
+  TF32 off), in TFLOP/s;
 - the seed-004 conv layer (Halide's sizes: 5 x 80 x 100, 128 -> 128, 3 x 3)
-  through ``polypad.examples.conv_layer.schedule_cuda`` against
+  through ``polypad.examples.conv_layer.schedule_cuda`` (implicit GEMM, 5 x 4
+  per thread, shared tiles of the input and the filter) against
   ``torch.nn.functional.conv2d`` + bias + relu (cuDNN, TF32 off);
-- a row sum 16384 x 16384 (a block per row, ``rfactor`` into shared memory)
-  against ``cupy.sum(axis=1)``, in GB/s;
-- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192) against the device's
-  device-to-device copy bandwidth.
+- a row sum 16384 x 16384 through ``polypad.examples.row_summation.schedule_cuda``
+  (a block per row, register partial sums, a tree in shared memory) against
+  ``cupy.sum(axis=1)``, in GB/s;
+- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192, 8 elements per thread,
+  loads first) against the device-to-device copy bandwidth.
 
-Times are medians of ``REPEAT`` calls after a warm-up, each call synchronised;
-polypad's kernels get numba device arrays (no copies).  Without a GPU (or
+Each polypad row is timed twice: through the ``Kernel`` call (argument checks,
+launch configuration; tens of microseconds) and by launching the compiled
+kernels directly, which is what the vendor rows time; "vs peer" uses the
+direct launch.  Times are medians of ``REPEAT`` calls after a warm-up, each
+synchronised; the first call's time is the compile.  Without a GPU (or
 without numba's CUDA support) it says so and exits with status 0.  cupy and
 torch are optional: a missing peer leaves its column empty, and the check is
 then against numpy on the CPU.
 
-Run: ``python benchmarks/bench_cuda.py [--quick]`` (``--quick``: smaller sizes).
+``--ptx`` needs no GPU, only the CUDA toolkit's NVVM and ``ptxas``: it
+compiles every kernel of the same schedules for ``--cc`` (default 9.0, H100
+and H200) and prints the compile time (Numba's front end and NVVM; ptxas, the driver's
+part, is not in it) and ptxas's registers and spills per kernel, the first
+thing to look at when a kernel is slow.
+
+Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,elementwise]
+[--variants] [--ptx]``.  The default run takes about 2 minutes on an H200
+(schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
+SGEMM variants (the step loop unrolled fully, 4 x 4 per thread) for about 30 s
+more.
 """
 
 from __future__ import annotations
@@ -27,7 +43,9 @@ import argparse
 import datetime
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,7 +69,7 @@ def _gpu():
         return None
     if not cuda.is_available():
         print("bench_cuda: no CUDA GPU found (numba.cuda.is_available() is False); "
-              "nothing to time")
+              "nothing to time (--ptx compiles the kernels without one)")
         return None
     return cuda
 
@@ -75,76 +93,154 @@ def _median(fn, sync) -> float:
     return statistics.median(times)
 
 
-def _build(func):
-    import codegen
-
-    start = time.perf_counter()
-    kernel = codegen.build(func, target="cuda")
-    built = time.perf_counter() - start
-    start = time.perf_counter()
-    kernel.compile()
-    return kernel, built, time.perf_counter() - start
+# ---------------------------------------------------------------- the kernels
 
 
-def _row(rows, name, seconds, rate, unit, peer=None, check="", compile_s=None):
-    rows.append((name, seconds, rate, unit, peer, check, compile_s))
-
-
-def sgemm(cuda, cp, rows, size, per_thread=4, with_peer=True):
+def sgemm_schedules(size: int, variants: bool) -> list:
     from polypad.examples import matmul
 
     func = matmul.matmul(size, size, size)
-    sch = matmul.schedule_cuda(func, threads=16, per_thread=per_thread, k_tile=16)
-    kernel, built, _ = _build(sch.func)
+    out = [("8x8 per thread, 128x128 tiles, k step 8 unrolled by 2",
+            matmul.schedule_cuda(func))]
+    if variants:
+        out.append(("8x8 per thread, step unrolled fully",
+                    matmul.schedule_cuda(func, k_unroll=8)))
+        out.append(("4x4 per thread, 64x64 tiles, k step 16",
+                    matmul.schedule_cuda(func, per_thread=4, k_tile=16, k_unroll=1)))
+    return out
+
+
+def conv_sizes(quick: bool) -> dict:
+    return dict(n=1, ci=64, co=64, w=100, h=80) if quick else \
+        dict(n=5, ci=128, co=128, w=100, h=80)
+
+
+def conv_schedule(sizes: dict):
+    from polypad.examples import conv_layer
+
+    return conv_layer.schedule_cuda(conv_layer.conv_layer(**sizes))
+
+
+def row_sum_schedule(size: int):
+    from polypad.examples import row_summation
+
+    return row_summation.schedule_cuda(row_summation.row_sum(size, size), threads=256,
+                                       unroll=4)
+
+
+def elementwise_schedule(size: int, threads: int = 256, per_thread: int = 8):
+    """``B = A * 2 + 1``: a block of ``threads`` per ``threads * per_thread`` elements of
+    a row, each thread's ``per_thread`` elements ``threads`` apart (every warp access
+    coalesced), unrolled, so that the target issues the loads together."""
+    import polypad as pp
+
+    func = pp.parse(f'''
+@T.prim_func
+def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size}), "float32")):
+    for i, j in T.grid({size}, {size}):
+        B[i, j] = A[i, j] * T.float32(2) + T.float32(1)
+''')
+    sch = pp.Schedule(func)
+    jo, jj, ji = sch.split("j", [None, per_thread, threads])
+    sch.reorder(jo, ji, jj)
+    sch.bind("i", "blockIdx.y")
+    sch.bind(jo, "blockIdx.x")
+    sch.bind(ji, "threadIdx.x")
+    sch.unroll(jj)
+    return sch
+
+
+# ---------------------------------------------------------------- timing on a GPU
+
+
+class Rows:
+    def __init__(self):
+        self.rows: list = []
+
+    def add(self, name, seconds, rate, unit, peer=None, check="", first=None):
+        self.rows.append((name, seconds, rate, unit, peer, check, first))
+
+    def table(self) -> str:
+        out = ["| kernel | time | rate | vs peer | check | first call (compile) |",
+               "|---|---|---|---|---|---|"]
+        for name, seconds, rate, unit, peer, check, first in self.rows:
+            ratio = f"{peer / seconds:.2f}x" if peer else "the peer"
+            compile_s = f"{first:.2f} s" if first is not None else ""
+            out.append(f"| {name} | {seconds * 1e3:.3f} ms | {rate:.2f} {unit} | {ratio} | "
+                       f"{check} | {compile_s} |")
+        return "\n".join(out)
+
+
+def _timed(cuda, sch, args):
+    """Build ``sch.func``, call it once (compiling), and time it through the Kernel call
+    and launched directly: (first call s, Kernel call s, direct s)."""
+    import codegen
+
+    kernel = codegen.build(sch.func, target="cuda")
+    start = time.perf_counter()
+    kernel(*args)
+    cuda.synchronize()
+    first = time.perf_counter() - start
+    through = _median(lambda: kernel(*args), cuda.synchronize)
+    impl = kernel.compile()._impl
+    launches = [(bare, launch()) for bare, launch in impl.kernels]
+    # The buffers the host allocates for each call (the conv layer's convolution before
+    # its ReLU), allocated once here (constant shapes).
+    extra = [cuda.device_array(tuple(int(e) for e in buffer.shape), buffer.dtype)
+             for buffer in impl.host]
+
+    def direct():
+        for bare, (grid, block) in launches:
+            bare[grid, block](*args, *extra)
+
+    alone = _median(direct, cuda.synchronize)
+    return first, through, alone
+
+
+def _check(got, want) -> str:
+    err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+    return f"max rel err {err:.1e}" + (" ok" if err < 1e-4 else " FAILED")
+
+
+def run_sgemm(cuda, cp, rows: Rows, size: int, variants: bool) -> None:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
     da, db = cuda.to_device(a), cuda.to_device(b)
-    dc = cuda.device_array((size, size), np.float32)
-    start = time.perf_counter()
-    kernel(da, db, dc)  # the first call compiles the kernel
-    first = time.perf_counter() - start
-    ours = _median(lambda: kernel(da, db, dc), cuda.synchronize)
     flops = 2.0 * size ** 3
-    got = dc.copy_to_host()
-    peer, check = None, ""
+    peer = None
     if cp is not None:
         os.environ.setdefault("CUPY_TF32", "0")
         ca, cb = cp.asarray(a), cp.asarray(b)
         peer = _median(lambda: cp.matmul(ca, cb), cp.cuda.Device().synchronize)
         want = cp.asnumpy(cp.matmul(ca, cb))
-        if with_peer:
-            _row(rows, f"cupy matmul (cuBLAS, TF32 off) {size}^3", peer,
-                 flops / peer / 1e12, "TFLOP/s")
+        rows.add(f"cupy matmul (cuBLAS, TF32 off) {size}^3", peer, flops / peer / 1e12,
+                 "TFLOP/s")
     else:
         want = a[:256].astype(np.float64) @ b.astype(np.float64)
-        got = got[:256]
-    err = float(np.abs(got - want).max() / np.abs(want).max())
-    check = f"max rel err {err:.1e}" + (" ok" if err < 1e-4 else " FAILED")
-    _row(rows, f"polypad matmul.schedule_cuda {size}^3, {per_thread}x{per_thread} per thread",
-         ours, flops / ours / 1e12, "TFLOP/s", peer, check, compile_s=first)
-    print(f"  (sgemm: build {built:.2f} s, first call with compile {first:.2f} s)")
+    for label, sch in sgemm_schedules(size, variants):
+        dc = cuda.device_array((size, size), np.float32)
+        first, through, alone = _timed(cuda, sch, (da, db, dc))
+        got = dc.copy_to_host() if cp is not None else dc.copy_to_host()[:256]
+        rows.add(f"polypad SGEMM {size}^3, {label}", alone, flops / alone / 1e12, "TFLOP/s",
+                 peer, _check(got, want), first)
+        rows.add("  the same through the Kernel call", through, flops / through / 1e12,
+                 "TFLOP/s", peer)
 
 
-def conv(cuda, torch, rows, sizes):
+def run_conv(cuda, torch, rows: Rows, sizes: dict) -> None:
     from polypad.examples import conv_layer
 
     func = conv_layer.conv_layer(**sizes)
-    sch = conv_layer.schedule_cuda(func, tile_x=4, tile_c=64)
-    kernel, built, _ = _build(sch.func)
+    sch = conv_schedule(sizes)
     rng = np.random.default_rng(1)
     args = [rng.standard_normal([int(s) for s in p.shape], dtype=np.float32)
             for p in func.params]
     device = [cuda.to_device(x) for x in args]
-    start = time.perf_counter()
-    kernel(*device)
-    first = time.perf_counter() - start
-    ours = _median(lambda: kernel(*device), cuda.synchronize)
     n, h, w, ci, co = sizes["n"], sizes["h"], sizes["w"], sizes["ci"], sizes["co"]
     flops = 2.0 * n * h * w * ci * co * 9
-    got = device[3].copy_to_host()
-    peer = None
     inp, flt, bias = args[0], args[1], args[2]
+    peer = None
     if torch is not None and torch.cuda.is_available():
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -158,94 +254,45 @@ def conv(cuda, torch, rows, sizes):
 
         peer = _median(peer_call, torch.cuda.synchronize)
         want = peer_call().permute(0, 2, 3, 1).cpu().numpy()
-        _row(rows, "torch conv2d + relu (cuDNN, TF32 off)", peer, flops / peer / 1e12,
-             "TFLOP/s")
+        rows.add("torch conv2d + relu (cuDNN, TF32 off)", peer, flops / peer / 1e12, "TFLOP/s")
     else:
-        want = np.zeros_like(got[:1])
+        want = np.zeros((1, h, w, co), np.float32)
         for rz in range(3):
             for ry in range(3):
                 want += np.einsum("yxi,ic->yxc", inp[0, rz:rz + h, ry:ry + w, :],
                                   flt[:, rz, ry, :])[None]
         want = np.maximum(want + bias, 0)
-        got = got[:1]
-    err = float(np.abs(got - want).max() / np.abs(want).max())
-    _row(rows, f"polypad conv_layer.schedule_cuda {n}x{h}x{w}, {ci}->{co}", ours,
-         flops / ours / 1e12, "TFLOP/s", peer,
-         f"max rel err {err:.1e}" + (" ok" if err < 1e-4 else " FAILED"), compile_s=first)
-    print(f"  (conv: build {built:.2f} s, first call with compile {first:.2f} s)")
+    first, through, alone = _timed(cuda, sch, device)
+    got = device[3].copy_to_host()
+    got = got if peer is not None else got[:1]
+    rows.add(f"polypad conv_layer.schedule_cuda {n}x{h}x{w}, {ci}->{co}", alone,
+             flops / alone / 1e12, "TFLOP/s", peer, _check(got, want), first)
+    rows.add("  the same through the Kernel call", through, flops / through / 1e12,
+             "TFLOP/s", peer)
 
 
-def row_sum_schedule(rows_n: int, cols: int, threads: int = 256):
-    import polypad as pp
-
-    func = pp.parse(f'''
-@T.prim_func
-def row_sum(A: T.Buffer(({rows_n}, {cols}), "float32"), B: T.Buffer(({rows_n},), "float32")):
-    for i in range({rows_n}):
-        with T.block("B"):
-            B[i] = T.float32(0)
-            for k in range({cols}):
-                B[i] = B[i] + A[i, k]
-''')
-    sch = pp.Schedule(func)
-    i, k = sch.get_loops("B")
-    _, ki = sch.split(k, [None, threads])
-    sch.rfactor(ki, 0)
-    sch.reorder("k_1", "k_0")
-    sch.set_scope("B_rf", "shared")
-    sch.bind(i, "blockIdx.x")
-    sch.bind("k_1_init", "threadIdx.x")
-    sch.bind("k_1", "threadIdx.x")
-    return sch
-
-
-def row_sum(cuda, cp, rows, size):
-    sch = row_sum_schedule(size, size, threads=min(256, size))
-    kernel, built, _ = _build(sch.func)
+def run_row_sum(cuda, cp, rows: Rows, size: int) -> None:
+    sch = row_sum_schedule(size)
     a = np.random.default_rng(2).standard_normal((size, size), dtype=np.float32)
     da, db = cuda.to_device(a), cuda.device_array(size, np.float32)
-    start = time.perf_counter()
-    kernel(da, db)
-    first = time.perf_counter() - start
-    ours = _median(lambda: kernel(da, db), cuda.synchronize)
     nbytes = a.nbytes + size * 4
-    want = a.astype(np.float64).sum(axis=1)
-    err = float(np.abs(db.copy_to_host() - want).max() / np.abs(want).max())
     peer = None
     if cp is not None:
         ca = cp.asarray(a)
         peer = _median(lambda: ca.sum(axis=1), cp.cuda.Device().synchronize)
-        _row(rows, f"cupy.sum(axis=1) {size}x{size}", peer, nbytes / peer / 1e9, "GB/s")
-    _row(rows, f"polypad row sum (rfactor into shared) {size}x{size}", ours,
-         nbytes / ours / 1e9, "GB/s", peer,
-         f"max rel err {err:.1e}" + (" ok" if err < 1e-4 else " FAILED"), compile_s=first)
-    print(f"  (row sum: build {built:.2f} s, first call with compile {first:.2f} s)")
+        rows.add(f"cupy.sum(axis=1) {size}x{size}", peer, nbytes / peer / 1e9, "GB/s")
+    first, through, alone = _timed(cuda, sch, (da, db))
+    want = a.astype(np.float64).sum(axis=1)
+    rows.add(f"polypad row_summation.schedule_cuda {size}x{size}", alone, nbytes / alone / 1e9,
+             "GB/s", peer, _check(db.copy_to_host(), want), first)
+    rows.add("  the same through the Kernel call", through, nbytes / through / 1e9, "GB/s",
+             peer)
 
 
-def elementwise(cuda, cp, rows, size, threads: int = 256, per_thread: int = 4):
-    import polypad as pp
-
-    func = pp.parse(f'''
-@T.prim_func
-def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size}), "float32")):
-    for i, j in T.grid({size}, {size}):
-        B[i, j] = A[i, j] * T.float32(2) + T.float32(1)
-''')
-    # Each thread does per_thread elements, threads apart: independent loads in flight.
-    sch = pp.Schedule(func)
-    threads = min(threads, size // per_thread)
-    jo, jj, ji = sch.split("j", [None, per_thread, threads])
-    sch.bind("i", "blockIdx.y")
-    sch.bind(jo, "blockIdx.x")
-    sch.bind(ji, "threadIdx.x")
-    sch.unroll(jj)
-    kernel, built, _ = _build(sch.func)
+def run_elementwise(cuda, cp, rows: Rows, size: int) -> None:
+    sch = elementwise_schedule(size)
     a = np.random.default_rng(3).standard_normal((size, size), dtype=np.float32)
     da, db = cuda.to_device(a), cuda.device_array((size, size), np.float32)
-    start = time.perf_counter()
-    kernel(da, db)
-    first = time.perf_counter() - start
-    ours = _median(lambda: kernel(da, db), cuda.synchronize)
     nbytes = 2 * a.nbytes
     if cp is not None:  # cudaMemcpy device to device, through cupy
         ca, cb = cp.asarray(a), cp.empty_like(cp.asarray(a))
@@ -254,27 +301,90 @@ def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size})
     else:
         copy = _median(lambda: db.copy_to_device(da), cuda.synchronize)
         peer_name = "numba copy_to_device (device to device)"
-    _row(rows, f"{peer_name} {size}x{size}", copy, nbytes / copy / 1e9, "GB/s")
-    kernel(da, db)
+    rows.add(f"{peer_name} {size}x{size}", copy, nbytes / copy / 1e9, "GB/s")
+    first, through, alone = _timed(cuda, sch, (da, db))
     ok = np.array_equal(db.copy_to_host(), a * 2 + 1)
-    _row(rows, f"polypad elementwise B = A * 2 + 1 {size}x{size}, {per_thread} per thread", ours,
-         nbytes / ours / 1e9,
-         "GB/s", copy, "exact ok" if ok else "FAILED", compile_s=first)
-    # The same kernel launched directly, without the Kernel call's checks.
-    (bare, launch), = kernel.compile()._impl.kernels
-    grid, block = launch()
-    alone = _median(lambda: bare[grid, block](da, db), cuda.synchronize)
-    _row(rows, "  the same kernel launched directly", alone, nbytes / alone / 1e9, "GB/s", copy)
-    print(f"  (elementwise: build {built:.2f} s)")
+    rows.add(f"polypad elementwise B = A * 2 + 1 {size}x{size}, 8 per thread", alone,
+             nbytes / alone / 1e9, "GB/s", copy, "exact ok" if ok else "FAILED", first)
+    rows.add("  the same through the Kernel call", through, nbytes / through / 1e9, "GB/s",
+             copy)
+
+
+# ---------------------------------------------------------------- --ptx: no GPU needed
+
+
+def ptx_report(label: str, func, cc: tuple[int, int]) -> list[str]:
+    """Compile each kernel of ``func`` for ``cc`` with NVVM and run ``ptxas -v``: one
+    line per kernel with the compile time, registers and spills."""
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    from numba import cuda, types
+
+    import codegen
+    from polypad.ir.nodes import Buffer
+
+    source = codegen.build(func, target="cuda").source
+    namespace: dict = {}
+    exec(compile(source, f"<{label}>", "exec"), namespace)  # noqa: S102 - our own text
+    from analyses.gpu_sync import plan_barriers
+    from codegen.cuda.emit import host_buffers
+
+    params = list(func.params) + host_buffers(plan_barriers(func))
+    signature = tuple(types.Array(getattr(types, p.dtype), len(p.shape), "C")
+                      if isinstance(p, Buffer) else types.int32 for p in params)
+    out = []
+    for k, (kernel, _) in enumerate(namespace["KERNELS"]):
+        start = time.perf_counter()
+        try:
+            ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=cc)
+        except Exception as error:  # noqa: BLE001 - reported, the others still compile
+            # numba-cuda's max() of floats is a device function compiled for the current
+            # device, which needs a GPU (the conv layer's ReLU).
+            out.append(f"{label}, kernel {k}: not compiled without a GPU "
+                       f"({str(error).splitlines()[0]})")
+            continue
+        seconds = time.perf_counter() - start
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+            f.write(ptx)
+        found = subprocess.run(["ptxas", "-v", "--gpu-name", f"sm_{cc[0]}{cc[1]}", f.name,
+                                "-o", os.devnull], capture_output=True, text=True)
+        os.unlink(f.name)
+        info = " ".join(line.split(":", 1)[-1].strip() for line in found.stderr.splitlines()
+                        if "registers" in line or "spill" in line)
+        fma = ptx.count("fma.rn.f32")
+        out.append(f"{label}, kernel {k}: compiled (Numba + NVVM) in {seconds:.2f} s; {info}; "
+                   f"{fma} fma in the PTX")
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--only", default="sgemm,conv,rowsum,elementwise")
-    parser.add_argument("--per-thread-8", action="store_true",
-                        help="also SGEMM with 8 x 8 outputs per thread")
+    parser.add_argument("--variants", action="store_true",
+                        help="also the SGEMM variants (step unrolled fully; 4 x 4 per thread)")
+    parser.add_argument("--ptx", action="store_true",
+                        help="no GPU: compile for --cc and print ptxas's registers and spills")
+    parser.add_argument("--cc", default="9.0", help="compute capability for --ptx")
     options = parser.parse_args()
+    only = set(options.only.split(","))
+    quick = options.quick
+    sgemm_size, row_size, element_size = (1024, 4096, 2048) if quick else (4096, 16384, 8192)
+    if options.ptx:
+        cc = tuple(int(x) for x in options.cc.split("."))
+        schedules = []
+        if "sgemm" in only:
+            schedules += [(f"SGEMM {label}", sch) for label, sch in
+                          sgemm_schedules(sgemm_size, options.variants)]
+        if "conv" in only:
+            schedules.append(("conv layer", conv_schedule(conv_sizes(quick))))
+        if "rowsum" in only:
+            schedules.append(("row sum", row_sum_schedule(row_size)))
+        if "elementwise" in only:
+            schedules.append(("elementwise", elementwise_schedule(element_size)))
+        for label, sch in schedules:
+            for line in ptx_report(label, sch.func, cc):
+                print(line, flush=True)
+        return 0
     cuda = _gpu()
     if cuda is None:
         return 0
@@ -284,30 +394,19 @@ def main() -> int:
     print(f"{name}, numba {__import__('numba').__version__}, numpy {np.__version__}, "
           f"cupy {getattr(cp, '__version__', 'absent')}, "
           f"torch {getattr(torch, '__version__', 'absent')}, "
-          f"{datetime.date.today().isoformat()}")
-    rows: list = []
-    only = set(options.only.split(","))
-    quick = options.quick
-    if "sgemm" in only:
-        sgemm(cuda, cp, rows, 1024 if quick else 4096)
-        if options.per_thread_8:  # the same speed, and 13.6 s to compile on an H200
-            sgemm(cuda, cp, rows, 1024 if quick else 4096, per_thread=8, with_peer=False)
-    if "conv" in only:
-        sizes = dict(n=1, ci=64, co=64, w=100, h=80) if quick else \
-            dict(n=5, ci=128, co=128, w=100, h=80)
-        conv(cuda, torch, rows, sizes)
-    if "rowsum" in only:
-        row_sum(cuda, cp, rows, 4096 if quick else 16384)
-    if "elementwise" in only:
-        elementwise(cuda, cp, rows, 2048 if quick else 8192)
+          f"{datetime.date.today().isoformat()}", flush=True)
+    rows = Rows()
+    sections = [("sgemm", lambda: run_sgemm(cuda, cp, rows, sgemm_size, options.variants)),
+                ("conv", lambda: run_conv(cuda, torch, rows, conv_sizes(quick))),
+                ("rowsum", lambda: run_row_sum(cuda, cp, rows, row_size)),
+                ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size))]
+    for key, section in sections:
+        if key in only:
+            start = time.perf_counter()
+            section()
+            print(f"  ({key}: {time.perf_counter() - start:.1f} s)", flush=True)
     print()
-    print("| kernel | time | rate | vs peer | check | first call (compile) |")
-    print("|---|---|---|---|---|---|")
-    for name, seconds, rate, unit, peer, check, compile_s in rows:
-        ratio = f"{peer / seconds:.2f}x" if peer else "the peer"
-        first = f"{compile_s:.2f} s" if compile_s is not None else ""
-        print(f"| {name} | {seconds * 1e3:.3f} ms | {rate:.2f} {unit} | {ratio} | {check} | "
-              f"{first} |")
+    print(rows.table())
     return 0
 
 

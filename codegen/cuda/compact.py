@@ -15,6 +15,14 @@ declares ``cuda.local.array`` of the box's size, which the compiler can keep
 in registers once every index is a constant (``T.unroll``), and indexes it
 with ``(e - lo(t)) // s``, exact since every element is ``lo(t)`` plus a
 multiple of ``s``.  A buffer whose box has no constant size keeps its shape.
+
+Each access then gets its index in the box directly, as an expression of
+its statement's loop counters (:func:`box_indices`): isl substitutes the
+thread's indices by the bound loops' counters they equal and divides by
+the stride, so ``C_local[i_2 + 16 * i_1, ...]`` of the thread ``i_2`` reads
+``C_local[i_1, ...]`` -- a constant once ``i_1`` is unrolled, with no
+division left for Numba to compile.  An access isl cannot write so (more
+than one piece) keeps ``(e - lo) // s``.
 """
 
 from __future__ import annotations
@@ -43,7 +51,13 @@ def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]
     if not local:
         return {}
     model = extract(func)
-    out = {}
+    return _boxes(model, local)[0]
+
+
+def _boxes(model, local) -> tuple[dict, dict]:
+    """:func:`local_boxes`, and per buffer its boxes' first elements as isl PwAffs of
+    the thread's indices."""
+    out, firsts = {}, {}
     for buffer in local:
         name = model.buffer_name(buffer)
         touched = None
@@ -55,7 +69,7 @@ def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]
         if touched is None:
             continue
         touched = touched.set_tuple_name(isl.dim_type.out, name).coalesce()
-        shape, offsets = [], []
+        shape, offsets, lows = [], [], []
         try:
             for d in range(touched.dim(isl.dim_type.out)):
                 lo, hi = touched.dim_min(d), touched.dim_max(d)
@@ -64,6 +78,7 @@ def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]
                 if not span.is_int() or stride < 1:
                     raise NotAffineError("no constant size")
                 shape.append(span.to_python() // stride + 1)
+                lows.append(lo)
                 offsets.append((pw_aff_to_expr(lo, INDEX_VARS, model.names), stride))
         except (NotAffineError, isl.Error):
             continue
@@ -71,4 +86,52 @@ def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]
             continue
         if tuple(shape) != tuple(buffer.shape):
             out[buffer] = (tuple(shape), offsets)
+            firsts[buffer] = lows
+    return out, firsts
+
+
+def local_layout(func: n.PrimFunc) -> tuple[dict, dict[int, tuple[n.Expr, ...]]]:
+    """:func:`local_boxes` of ``func``, and :func:`box_indices` of their accesses."""
+    local = [x.buffer for x in walk(func.body)
+             if isinstance(x, n.Allocate) and x.buffer.scope == "local"]
+    if not local:
+        return {}, {}
+    model = extract(func)
+    boxes, firsts = _boxes(model, local)
+    return boxes, box_indices(model, boxes, firsts)
+
+
+def box_indices(model, boxes: dict, firsts: dict) -> dict[int, tuple[n.Expr, ...]]:
+    """For each access (by ``id`` of its ``BufferLoad`` or ``BufferStore``) of a buffer
+    cut to a box, its index in the box as expressions of its statement's loop counters,
+    where isl writes each as one affine piece."""
+    out: dict[int, tuple[n.Expr, ...]] = {}
+    for s in model.statements:
+        threads = None
+        for access in s.accesses:
+            box = boxes.get(access.buffer)
+            if box is None:
+                continue
+            try:
+                if threads is None:
+                    threads = isl.PwMultiAff.from_map(coordinates(s))
+                element = isl.PwMultiAff.from_map(access.relation)
+                found = []
+                for d, (first, (_, stride)) in enumerate(zip(firsts[access.buffer], box[1])):
+                    index = element.get_pw_aff(d).sub(first.pullback_pw_multi_aff(threads))
+                    index = index.scale_down_val(isl.Val.int_from_si(index.get_ctx(), stride))
+                    index = index.intersect_domain(s.domain).coalesce()
+                    if index.n_piece() != 1 or not _integral(index):
+                        raise NotAffineError("not one integral piece")
+                    found.append(pw_aff_to_expr(index, s.loop_vars, model.names))
+            except (NotAffineError, isl.Error):
+                continue
+            out[id(access.node)] = tuple(found)
     return out
+
+
+def _integral(index: isl.PwAff) -> bool:
+    pieces = []
+    index.foreach_piece(lambda _, aff: pieces.append(aff))
+    return pieces[0].get_denominator_val().is_one()
+

@@ -33,6 +33,9 @@ host allocates, zero-filled, for each call.
 
 from __future__ import annotations
 
+from analyses.combiners import update_of
+from analyses.gpu_atomics import ATOMICS, atomic_stores
+from analyses.gpu_shared_reads import unwritten_shared_reads
 from analyses.gpu_sync import BarrierPlan
 from analyses.gpu_threads import AXES, Launch
 from polypad.errors import BuildError
@@ -41,8 +44,11 @@ from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 
+from ..source_text import AND
+from .batch import MAX_BATCH, batch, movable
 from .compact import INDEX_VARS
-from .expr import ExprPrinter, Names, numpy_type
+from .expr import ExprPrinter, Names, constant, numpy_type
+from .registers import promotable
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
 #: array in registers only where every index is a constant).
@@ -82,6 +88,12 @@ class _Kernel:
         self.spread = [axis for axis in AXES if axis in launch.loops
                        and launch.constant_extent(axis) != 1]
         self.params = params
+        self.atomics = atomic_stores(launch.root)
+        self.unwritten: set[Buffer] = set()  # local buffers a read may find unwritten
+        #: The variable holding each axis's index, read once at the kernel's top: Numba's
+        #: reads of the special registers are not hoisted out of loops by the compiler,
+        #: and every address computed from them would be computed again at each iteration.
+        self.index: dict = {}
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -89,11 +101,13 @@ class _Kernel:
     def text(self, index: int, fastmath: bool, lets: list[ir.LetStmt]) -> str:
         head = [f"@cuda.jit(fastmath={fastmath})",
                 f"def kernel_{index}({', '.join(self.params)}):"]
-        if any(b in self.declared for b in self.boxes) or any(
-                isinstance(x, ir.Allocate) and x.buffer in self.boxes
-                for x in walk(self.launch.root)):
+        if any(isinstance(x, (ir.BufferLoad, ir.BufferStore)) and x.buffer in self.boxes
+               and id(x) not in self.expr.direct for x in walk(self.launch.root)):
             for var, axis in zip(INDEX_VARS, AXES):  # what the boxes' offsets read
                 self.line(1, f"{self.names(var)} = {SPELLING[axis]}")
+        for axis in AXES:
+            if axis in self.launch.loops:
+                self.line(1, f"{self.index[axis]} = {SPELLING[axis]}")
         body_start = len(self.lines)
         for let in lets:
             self.line(1, f"{self.names(let.var)} = {self.expr(let.value)}")
@@ -154,11 +168,20 @@ class _Kernel:
             case ir.BufferStore():
                 missing = [axis for axis in self.spread if axis not in axes]
                 if missing:
-                    guard = " and ".join(f"{SPELLING[a]} == 0" for a in missing)
+                    guard = " and ".join(f"{self.index[a]} == 0" for a in missing)
                     self.line(depth, f"if {guard}:")
                     depth += 1
-                self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
-                                 f"{self.expr(stmt.value)}")
+                register = self.expr.registers.get((stmt.buffer, tuple(stmt.indices)))
+                if register is not None:
+                    value = self.expr(stmt.value)
+                    if not stmt.buffer.dtype.startswith("float"):  # Numba would widen it
+                        value = f"{numpy_type(stmt.buffer.dtype)}({value})"
+                    self.line(depth, f"{register} = {value}")
+                elif id(stmt) in self.atomics and stmt.buffer.scope != "local":
+                    self.line(depth, self.atomic(stmt, self.atomics[id(stmt)]))
+                else:
+                    self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices, stmt)} = "
+                                     f"{self.expr(stmt.value)}")
             case ir.LetStmt():
                 self.line(depth, f"{self.names(stmt.var)} = {self.expr(stmt.value)}")
                 self.stmt(stmt.body, depth, axes)
@@ -175,8 +198,17 @@ class _Kernel:
             case _:
                 raise BuildError(f"the cuda target cannot emit {type(stmt).__name__}")
 
+    def atomic(self, store: ir.BufferStore, combiner: str) -> str:
+        """``cuda.atomic.add(X, (i, j), v)`` for an atomic update (:mod:`analyses.gpu_atomics`)."""
+        op = ATOMICS[combiner][0]
+        update = update_of(store)
+        texts = [self.expr(i) for i in store.indices]
+        index = texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
+        return (f"cuda.atomic.{op}({self.names(store.buffer)}, {index}, "
+                f"{self.expr(update.operand)})")
+
     def bound_loop(self, loop: ir.For, depth: int, axes: frozenset) -> None:
-        index = SPELLING[loop.kind]
+        index = self.index[loop.kind]
         start = "" if isinstance(loop.min, ir.IntImm) and loop.min.value == 0 else \
             f"{self.expr(loop.min)} + "
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
@@ -190,16 +222,31 @@ class _Kernel:
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
         var = self.names(loop.var)
         slots = self.plan.at(loop)  # a loop whose body is no sequence: 0 before, 1 after
-        if (loop.kind is ForKind.UNROLL and isinstance(loop.min, ir.IntImm)
-                and isinstance(loop.extent, ir.IntImm) and loop.extent.value <= MAX_UNROLL):
+        if isinstance(loop.min, ir.IntImm) and isinstance(loop.extent, ir.IntImm) and (
+                loop.extent.value == 1
+                or (loop.kind is ForKind.UNROLL and loop.extent.value <= MAX_UNROLL)):
+            if self.batched(loop, depth, axes):
+                return
+            # Written out with the counter's value in every index (folded: a local array
+            # whose every index is a constant stays in registers).
             for value in range(loop.min.value, loop.min.value + loop.extent.value):
-                self.line(depth, f"{var} = {value}")
+                self.expr.constants[loop.var] = value
                 if 0 in slots:
                     self.barrier(depth)
                 self.stmt(loop.body, depth, axes)
                 if 1 in slots:
                     self.barrier(depth)
+            del self.expr.constants[loop.var]
             return
+        kept = []  # elements in registers for the loop's length (.registers)
+        if not [axis for axis in self.spread if axis not in axes]:  # every thread runs it
+            for buffer, indices in promotable(loop, self.plan, self.atomics, set(self.boxes)):
+                name = self.names.fresh(f"{self.names(buffer)}_reg")
+                memory = self.expr.load(buffer, indices)
+                self.line(depth, f"{name} = {memory}")
+                kept.append(((buffer, indices), name, memory))
+        for key, name, _ in kept:
+            self.expr.registers[key] = name
         if isinstance(loop.min, ir.IntImm) and loop.min.value == 0:
             self.line(depth, f"for {var} in range({self.expr(loop.extent)}):")
         else:
@@ -210,6 +257,56 @@ class _Kernel:
         self.block(loop.body, depth + 1, axes)
         if 1 in slots:
             self.barrier(depth + 1)
+        for key, name, memory in kept:
+            del self.expr.registers[key]
+            self.line(depth, f"{memory} = {name}")
+
+    def batched(self, loop: ir.For, depth: int, axes: frozenset) -> bool:
+        """Write the unrolled ``loop`` with its loads of memory first, each once
+        (:mod:`.batch`), where that is the same; whether it did."""
+        found = batch(loop, self.plan, self.atomics, self.launch.full)
+        if found is None:
+            return False
+        inside = axes | {t.kind for t in found.threads}
+        if [axis for axis in self.spread if axis not in inside]:
+            return False  # a store on one thread only: left as it is
+        for thread in found.threads:
+            self.expr.bound(thread.var, thread.min, add(thread.min, thread.extent) - 1)
+            start = "" if isinstance(thread.min, ir.IntImm) and thread.min.value == 0 else \
+                f"{self.expr(thread.min)} + "
+            self.line(depth, f"{self.names(thread.var)} = {start}{self.index[thread.kind]}")
+        saved = dict(self.expr.constants)
+        written = {id(store.buffer) for _, store in found.copies}
+        registers: dict[tuple, str] = {}  # (guard, load text) moved first: its register
+        per_copy = []
+        for (constants, store), guards in zip(found.copies, found.guards):
+            self.expr.constants = {**saved, **constants}
+            guard = " and ".join(self.expr.operand(g, AND) for g in guards)
+            mine: dict[str, str] = {}
+            for part in (*store.indices, store.value):
+                for x in walk(part):
+                    if not movable(x, written) or len(registers) >= MAX_BATCH:
+                        continue
+                    text = self.expr.load(x.buffer, x.indices, x)
+                    if (guard, text) not in registers:
+                        name = self.names.fresh(f"{self.names(x.buffer)}_v")
+                        registers[(guard, text)] = name
+                        zero = constant(0, x.buffer.dtype)[0]
+                        self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
+                                  else f"{name} = {text}")
+                    mine[text] = registers[(guard, text)]
+            per_copy.append((guard, mine))
+        for (constants, store), (guard, mine) in zip(found.copies, per_copy):
+            self.expr.constants = {**saved, **constants}
+            self.expr.moved = mine
+            if guard:
+                self.line(depth, f"if {guard}:")
+                self.stmt(store, depth + 1, inside)
+            else:
+                self.stmt(store, depth, inside)
+        self.expr.moved = {}
+        self.expr.constants = saved
+        return True
 
     def allocate(self, buffer: Buffer, depth: int) -> None:
         if buffer.scope not in ("shared", "local"):
@@ -217,7 +314,8 @@ class _Kernel:
                              "inside a kernel; give it scope 'shared' or 'local', or allocate "
                              "it outside the thread-bound loops")
         self.declared.add(buffer)
-        if buffer.scope == "local":  # zero-filled, as the reference executor does
+        if buffer.scope == "local" and buffer in self.unwritten:
+            # Zero-filled, as the reference executor does, where a read may come first.
             shape = self.shape(buffer)
             counters = [self.names.fresh("_z") for _ in shape]
             for k, (counter, extent) in enumerate(zip(counters, shape)):
@@ -248,15 +346,22 @@ def _launch_function(index: int, launch: Launch, expr: ExprPrinter, scalars: lis
 def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
     """The module text for lowered ``func`` with the barriers of ``plan``: kernels
     ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``."""
-    from .compact import local_boxes
+    from .compact import local_layout
 
-    boxes = local_boxes(func)
+    boxes, direct = local_layout(func)
+    unwritten = set(unwritten_shared_reads(func, "local"))
     names = Names()
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     parts, entries = [HEADER], []
+    index = {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
+                               .replace("threadIdx.", "tid_"))
+             for axis in AXES}  # bid_x ... tid_z
     for launch in plan.structure.launches:
         kernel = _Kernel(func, plan, launch, names, params, boxes)
+        kernel.expr.direct = direct
+        kernel.unwritten = unwritten
+        kernel.index = index
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
                                                                         ir.BufferLoad))}
         for alloc in plan.structure.allocations:

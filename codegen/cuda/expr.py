@@ -1,7 +1,8 @@
 """IR expressions as the Python source text of a ``numba.cuda`` kernel.
 
 The rules are the reference executor's meaning, spelled for Numba's CUDA
-target (the Numba CPU target has its own printer; targets share none):
+target (the Numba CPU target has its own printer; the two share only
+:mod:`codegen.source_text`, constants and precedence):
 
 - float32 constants and casts are ``np.float32(...)`` (a bare ``2.0`` is a
   float64 and would promote the expression, on a GPU a costly one);
@@ -18,24 +19,17 @@ An expression ``Let`` is refused: a CUDA kernel has no closures to inline.
 
 from __future__ import annotations
 
-import math
-
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.naming import Names as _Names
 from polypad.model.ranges import Ranges
 
-# Python precedence levels, loosest first.
-COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(9)
+from ..source_text import ADD, ATOM, BINARY, COMPARE, COND, MUL, NOT, OR, UNARY
+from ..source_text import constant as source_constant
+from ..source_text import numpy_type as source_numpy_type
 
-_BINARY = {
-    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
-    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
-    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
-    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
-    ir.And: ("and", AND), ir.Or: ("or", OR),
-}
+_BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil"}
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
@@ -57,29 +51,13 @@ class Names(_Names):
 
 def numpy_type(dtype: str) -> str:
     """``np.float32`` for ``"float32"``."""
-    if dtype == "float16":
-        raise BuildError("the cuda target does not support float16")
-    return "np." + dtypes.numpy_name(dtype)
+    return source_numpy_type(dtype, "cuda")
 
 
 def constant(value, dtype: str) -> tuple[str, int]:
-    """Source text and precedence of a constant of ``dtype``."""
-    if dtypes.is_bool(dtype):
-        return ("True" if value else "False"), ATOM
-    if dtypes.is_float(dtype):
-        value = float(value)
-        if math.isnan(value):
-            text = "math.nan"
-        elif math.isinf(value):
-            text = "math.inf" if value > 0 else "-math.inf"
-        else:
-            text = repr(value)
-        if dtype == "float64":
-            return text, (UNARY if text.startswith("-") else ATOM)
-        return f"{numpy_type(dtype)}({text})", ATOM
-    if dtype in ("int32", "int64"):
-        return str(int(value)), (UNARY if value < 0 else ATOM)
-    return f"{numpy_type(dtype)}({int(value)})", ATOM
+    """Source text and precedence of a constant of ``dtype`` (``math.nan``, ``math.inf``:
+    a GPU kernel's module has them without numpy's globals)."""
+    return source_constant(value, dtype, "cuda", module="math")
 
 
 class ExprPrinter:
@@ -91,6 +69,16 @@ class ExprPrinter:
         #: Local buffers cut to each thread's box (:mod:`.compact`): per dimension the
         #: box's first element and the stride, ``(index - first) // stride``.
         self.offsets: dict[ir.Buffer, list[tuple[ir.Expr, int]]] = {}
+        #: The box index of each access isl could write directly (by ``id`` of the node).
+        self.direct: dict[int, tuple[ir.Expr, ...]] = {}
+        #: Elements kept in a register for the length of a loop: ``(buffer, indices)`` to
+        #: the register's name (:mod:`.emit`).
+        self.registers: dict[tuple, str] = {}
+        #: Loads moved before the copies of an unrolled nest: their text to the register
+        #: holding the value (:mod:`.batch`).
+        self.moved: dict[str, str] = {}
+        #: The counters of the unrolled loop being written out, at their values.
+        self.constants: dict[ir.Var, int] = {}
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -109,7 +97,14 @@ class ExprPrinter:
 
     def print(self, expr: ir.Expr) -> tuple[str, int]:
         """Source text of ``expr`` and the precedence of its outermost operator."""
+        if self.constants and isinstance(expr, (ir.Add, ir.Sub, ir.Mul, ir.FloorDiv,
+                                                ir.FloorMod)):
+            folded = self.fold(expr)
+            if folded is not expr:
+                return self.print(folded)
         match expr:
+            case ir.Var() if expr in self.constants:
+                return constant(self.constants[expr], expr.dtype)
             case ir.Var():
                 return self.names(expr), ATOM
             case ir.IntImm() | ir.FloatImm():
@@ -130,7 +125,7 @@ class ExprPrinter:
             case ir.Cast():
                 return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
             case ir.BufferLoad():
-                return self.load(expr.buffer, expr.indices), ATOM
+                return self.load(expr.buffer, expr.indices, expr), ATOM
             case ir.Call():
                 return self.call(expr)
         raise BuildError(f"the cuda target cannot emit {type(expr).__name__}")
@@ -144,9 +139,18 @@ class ExprPrinter:
             return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
         return f"{a} {op} {b}", level
 
-    def load(self, buffer: ir.Buffer, indices) -> str:
-        """``A[i, j]`` (``A[(i - lo) // s, ...]`` for a buffer cut to a thread's box)."""
+    def load(self, buffer: ir.Buffer, indices, node=None) -> str:
+        """``A[i, j]`` (``A[(i - lo) // s, ...]`` for a buffer cut to a thread's box, or
+        the index in the box isl wrote for ``node``; a register's name for an element
+        kept in one)."""
+        register = self.registers.get((buffer, tuple(indices)))
+        if register is not None:
+            return register
+        direct = self.direct.get(id(node)) if node is not None else None
+        if direct is not None:
+            return f"{self.names(buffer)}[{', '.join(self(self.fold(i)) for i in direct)}]"
         offsets = self.offsets.get(buffer)
+        indices = [self.fold(i) for i in indices]
         texts = [self(i) for i in indices]
         if offsets is not None:
             for k, (index, (first, stride)) in enumerate(zip(indices, offsets)):
@@ -155,7 +159,16 @@ class ExprPrinter:
                 if stride != 1:
                     texts[k] = f"({texts[k]}) // {stride}"
         inner = ", ".join(texts) if texts else "0"
-        return f"{self.names(buffer)}[{inner}]"
+        text = f"{self.names(buffer)}[{inner}]"
+        return self.moved.get(text, text)
+
+    def fold(self, expr: ir.Expr) -> ir.Expr:
+        """An integer index with the unrolled counters put in and its constant parts
+        folded (``i_2 + 4 * 1`` is ``i_2 + 4``), so that the source reads as written by
+        hand; Python's integers do the arithmetic, so the value is the same."""
+        if not self.constants or not dtypes.is_int(expr.dtype):
+            return expr
+        return _fold(expr, self.constants)
 
     def call(self, expr: ir.Call) -> tuple[str, int]:
         if expr.op == "likely":
@@ -177,3 +190,62 @@ class ExprPrinter:
             return f"{numpy_type(expr.dtype)}(({args[0]}) {_BITWISE[expr.op]} ({args[1]}))", \
                 ATOM
         raise BuildError(f"the cuda target cannot emit T.{expr.op}")
+
+
+_FOLD = {ir.Add: lambda a, b: a + b, ir.Sub: lambda a, b: a - b, ir.Mul: lambda a, b: a * b}
+
+
+def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
+    """``expr`` with ``constants`` substituted and its constant sums and products folded
+    (only ``+``, ``-``, ``*`` of int32/int64, whose values Python's integers keep)."""
+    match expr:
+        case ir.Var() if expr in constants:
+            return ir.IntImm(constants[expr], expr.dtype)
+        case ir.Add() | ir.Sub() | ir.Mul() if expr.dtype in ("int32", "int64"):
+            a, b = _fold(expr.a, constants), _fold(expr.b, constants)
+            if isinstance(a, ir.IntImm) and isinstance(b, ir.IntImm):
+                value = _FOLD[type(expr)](a.value, b.value)
+                if -2 ** 31 <= value < 2 ** 31 or expr.dtype == "int64":
+                    return ir.IntImm(value, expr.dtype)
+            if isinstance(expr, ir.Mul) and any(isinstance(x, ir.IntImm) and x.value == 0
+                                                for x in (a, b)):
+                return ir.IntImm(0, expr.dtype)
+            if isinstance(expr, ir.Mul) and isinstance(a, ir.IntImm) and a.value == 1:
+                return b
+            if isinstance(expr, (ir.Mul,)) and isinstance(b, ir.IntImm) and b.value == 1:
+                return a
+            if isinstance(expr, (ir.Add, ir.Sub)) and isinstance(b, ir.IntImm) and b.value == 0:
+                return a
+            if isinstance(expr, ir.Add) and isinstance(a, ir.IntImm) and a.value == 0:
+                return b
+            return expr if a is expr.a and b is expr.b else type(expr)(a, b)
+        case ir.FloorDiv() | ir.FloorMod() if expr.dtype in ("int32", "int64"):
+            a, b = _fold(expr.a, constants), _fold(expr.b, constants)
+            if isinstance(b, ir.IntImm) and b.value > 0:
+                if isinstance(a, ir.IntImm):
+                    value = a.value // b.value if isinstance(expr, ir.FloorDiv) \
+                        else a.value % b.value
+                    return ir.IntImm(value, expr.dtype)
+                # (c + r) // k == c // k + r // k and (c + r) % k == r % k where k divides
+                # the constant c: floor division by a positive k, exact for every r.
+                c, rest = _split_constant(a)
+                if rest is not None and c % b.value == 0 and c != 0:
+                    if isinstance(expr, ir.FloorMod):
+                        return ir.FloorMod(rest, b)
+                    return ir.Add(ir.IntImm(c // b.value, expr.dtype), ir.FloorDiv(rest, b))
+            return expr if a is expr.a and b is expr.b else type(expr)(a, b)
+    return expr
+
+
+def _split_constant(expr: ir.Expr) -> tuple[int, ir.Expr | None]:
+    """``expr`` as a constant plus the rest of its sum (None: nothing but the constant)."""
+    match expr:
+        case ir.IntImm():
+            return expr.value, None
+        case ir.Add():
+            ca, ra = _split_constant(expr.a)
+            cb, rb = _split_constant(expr.b)
+            if ra is None or rb is None:
+                return ca + cb, ra if rb is None else rb
+            return ca + cb, ir.Add(ra, rb)
+    return 0, expr

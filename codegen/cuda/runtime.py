@@ -16,7 +16,7 @@ import linecache
 
 import numpy as np
 
-from polypad.errors import BuildError, MissingDependencyError
+from polypad.errors import ArgumentError, BuildError, MissingDependencyError
 from polypad.ir.nodes import Buffer, PrimFunc, Var
 from polypad.semantics.values import numpy_dtype
 
@@ -57,6 +57,7 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
     scalars = [k for k, p in enumerate(func.params) if isinstance(p, Var)]
 
     def run(*args):
+        _check_device_overlap(func, args, written)
         device, copies = [], []
         for param, value in zip(func.params, args, strict=True):
             if isinstance(param, Buffer) and isinstance(value, np.ndarray):
@@ -89,4 +90,39 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
         cuda.synchronize()
 
     run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
+    run.host = host  # the buffers the host allocates, passed after the parameters
     return run
+
+
+def _span(value) -> tuple[int, int] | None:
+    """The device memory ``[start, end)`` of an array with ``__cuda_array_interface__``
+    (C-contiguous, as the call's checks demand), or None for anything else."""
+    if isinstance(value, np.ndarray):
+        return None
+    simulated = getattr(value, "_ary", None)  # the simulator's device array wraps numpy's
+    if isinstance(simulated, np.ndarray):
+        start = simulated.__array_interface__["data"][0]
+        return start, start + simulated.nbytes
+    try:
+        interface = value.__cuda_array_interface__
+    except AttributeError:
+        return None
+    start = interface["data"][0]
+    count = int(np.prod(interface["shape"], dtype=np.int64))
+    size = count * np.dtype(interface["typestr"]).itemsize
+    return start, start + size
+
+
+def _check_device_overlap(func: PrimFunc, args, written: set[Buffer]) -> None:
+    """A device array the kernel writes must not share memory with another argument, as
+    for numpy arrays (:mod:`codegen.calling`): the kernels read distinct buffers as
+    distinct memory (:mod:`.batch` moves loads above the stores of other buffers)."""
+    spans = [(param, _span(value)) for param, value in zip(func.params, args, strict=True)
+             if isinstance(param, Buffer)]
+    spans = [(param, span) for param, span in spans if span is not None and span[0] < span[1]]
+    for k, (first, a) in enumerate(spans):
+        for second, b in spans[k + 1:]:
+            if (first in written or second in written) and a[0] < b[1] and b[0] < a[1]:
+                raise ArgumentError(f"arguments {first.name!r} and {second.name!r} share "
+                                    "device memory, and the kernel writes one of them; pass "
+                                    "distinct arrays (a copy)")

@@ -12,6 +12,9 @@ instances, both threads and the element); :mod:`.emit` writes the module and
   (approximate division, square roots and transcendental functions, flushed
   denormals).
 
+Shared buffers that a read may find unwritten are zero-filled first, as the
+reference executor fills every allocation (:mod:`.shared_fill`).
+
 The bounds precondition is tested by the call wrapper, before the copies to
 the device.
 """
@@ -29,6 +32,7 @@ from ..precondition import CallCheck
 from ..target import Executable, Target
 from .emit import emit, host_buffers
 from .runtime import load
+from .shared_fill import with_zero_fill
 
 
 class CudaTarget(Target):
@@ -45,6 +49,12 @@ class CudaTarget(Target):
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
         plan = plan_barriers(func)
+        if not isinstance(plan, Refuted):
+            # Shared memory as the reference sees it: zeros where a read may find nothing
+            # written, with the barriers the fill needs.
+            func, filled = with_zero_fill(func)
+            if filled:
+                plan = plan_barriers(func)
         if isinstance(plan, Refuted):
             cex = plan.counterexample
             raise RaceError(f"cannot build {func.name!r} for cuda: {cex}", evidence=cex)

@@ -64,7 +64,8 @@ from polypad.semantics.values import convert
 
 from ..loop_ranges import checked_loops
 from ..precondition import CallCheck, exact_source
-from .pyexpr import ADD, ExprPrinter, constant
+from ..source_text import ADD
+from .pyexpr import ExprPrinter, constant
 
 #: The first argument of the ``AssertionError`` each kind of failed check raises.
 MARKER = "polypad.assume"

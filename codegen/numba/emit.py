@@ -78,13 +78,14 @@ from polypad.semantics.vector_lanes import lanes_innermost
 
 from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
+from ..source_text import ADD, ATOM, COMPARE, MUL
 from .accumulators import holds_helper, nesting, promotable, touched
 from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
 from .names import Names
-from .pyexpr import ADD, ATOM, COMPARE, MUL, SPLIT, ExprPrinter, numpy_type
+from .pyexpr import SPLIT, ExprPrinter, numpy_type
 from .slp import MARK as SLP_MARK
 from .stack import stack_elements
 

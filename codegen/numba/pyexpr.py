@@ -38,7 +38,6 @@
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 from collections.abc import Callable, Iterator
@@ -53,18 +52,12 @@ from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
+from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, NOT, OR, UNARY
+from ..source_text import constant as source_constant
+from ..source_text import numpy_type as source_numpy_type
 from .names import Names
 
-# Python precedence levels, loosest first.
-LAMBDA, COND, OR, AND, NOT, COMPARE, ADD, MUL, UNARY, ATOM = range(10)
-
-_BINARY = {
-    ir.Add: ("+", ADD), ir.Sub: ("-", ADD), ir.Mul: ("*", MUL), ir.Div: ("/", MUL),
-    ir.FloorDiv: ("//", MUL), ir.FloorMod: ("%", MUL),
-    ir.Eq: ("==", COMPARE), ir.Ne: ("!=", COMPARE), ir.Lt: ("<", COMPARE),
-    ir.Le: ("<=", COMPARE), ir.Gt: (">", COMPARE), ir.Ge: (">=", COMPARE),
-    ir.And: ("and", AND), ir.Or: ("or", OR),
-}
+_BINARY = BINARY
 _FOLD = {
     ir.Add: operator.add, ir.Sub: operator.sub, ir.Mul: operator.mul,
     ir.FloorDiv: operator.floordiv, ir.FloorMod: operator.mod,
@@ -82,29 +75,12 @@ SPLIT = 40
 
 def numpy_type(dtype: str) -> str:
     """``np.float32`` for ``"float32"``: the constructor that casts to ``dtype``."""
-    if dtype == "float16":
-        raise BuildError("the numba target does not support float16")
-    return "np." + dtypes.numpy_name(dtype)
+    return source_numpy_type(dtype, "numba")
 
 
 def constant(value, dtype: str) -> tuple[str, int]:
     """Source text and precedence of a constant of ``dtype``."""
-    if dtypes.is_bool(dtype):
-        return ("True" if value else "False"), ATOM
-    if dtypes.is_float(dtype):
-        value = float(value)
-        if math.isnan(value):
-            text = "np.nan"
-        elif math.isinf(value):
-            text = "np.inf" if value > 0 else "-np.inf"
-        else:
-            text = repr(value)
-        if dtype == "float64":
-            return text, (UNARY if text.startswith("-") else ATOM)
-        return f"{numpy_type(dtype)}({text})", ATOM
-    if dtype in ("int32", "int64"):
-        return str(int(value)), (UNARY if value < 0 else ATOM)
-    return f"{numpy_type(dtype)}({int(value)})", ATOM
+    return source_constant(value, dtype, "numba")
 
 
 def bitwise(op: str, args: list[str], dtype: str) -> str:

@@ -100,24 +100,68 @@ def _extent(func: PrimFunc, buffer: str, dim: int) -> int:
     return next(p for p in func.params if p.name == buffer).shape[dim]
 
 
-def schedule_cuda(func: PrimFunc | None = None, *, tile_x: int = 4,
-                  tile_c: int = 64) -> Schedule:
-    """The conv layer on a GPU: two kernels (the convolution, then the ReLU), each with a
-    block per row ``(n, y)`` and tile of ``tile_c`` channels, a thread per channel and
-    per ``x`` of a ``tile_x`` tile, the ``x`` tiles in turn; the convolution's sum
-    accumulates in a register (``cache_write(..., "local")`` at the thread loop).  The
-    extents of ``x`` and ``c`` must be multiples of the tiles."""
+def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_thread: int = 5,
+                  c_threads: int = 16, c_per_thread: int = 4, k_tile: int = 8,
+                  k_unroll: int = 2) -> Schedule:
+    """The conv layer on a GPU, as an implicit GEMM; returns the ``Schedule``.
+
+    The convolution: a block per row ``(n, y)`` and tile of ``c_threads *
+    c_per_thread`` channels (64), its ``x_threads x c_threads`` threads (20 x 16)
+    each computing ``x_per_thread x c_per_thread`` outputs (5 x 4) ``x_threads``
+    and ``c_threads`` apart in registers (``cache_write(..., "local")``, cut to each
+    thread's box by the target); the reduction in its order (``rz``, ``ry``, then
+    the input channels in steps of ``k_tile``), each step's tiles of the input
+    (the row's ``x`` tile, shifted by ``ry``, times ``k_tile`` channels) and the
+    filter (``k_tile`` x 64) loaded into shared memory by all the threads
+    (``cache_read(..., "shared")``, spread as for the matmul), the target
+    placing the two barriers each step needs.  Then the ReLU, a thread per
+    element.  The loop over a step's channels is unrolled by ``k_unroll`` (as the
+    matmul's).  The extents of ``x`` and ``c`` should be multiples of the tiles (a
+    partial tile is guarded), the input channels of ``k_tile``."""
+    from .matmul import cooperative
+
     sch = Schedule(func if func is not None else conv_layer())
-    for block in ("conv", "relu"):
-        n, y, x, c = sch.get_loops(block)[:4]
-        xo, xi = sch.split(x, [None, tile_x])
-        co, ci = sch.split(c, [None, tile_c])
-        sch.reorder(n, y, co, xo, xi, ci)
-        rows = sch.fuse(n, y)
-        if block == "conv":
-            sch.cache_write("conv", "conv", "local", at=ci)
-        sch.bind(rows, "blockIdx.x")
-        sch.bind(co, "blockIdx.y")
-        sch.bind(xi, "threadIdx.y")
-        sch.bind(ci, "threadIdx.x")
+    # The ReLU first (its checks are quicker before the convolution's nest grows): a
+    # block per row and 64 channels, a thread per channel and x.
+    n, y, x, c = sch.get_loops("relu")
+    xo, xi = sch.split(x, [None, 4])
+    co, ci = sch.split(c, [None, 64])
+    sch.reorder(n, y, co, xo, xi, ci)
+    sch.bind(sch.fuse(n, y), "blockIdx.x")
+    sch.bind(co, "blockIdx.y")
+    sch.bind(xi, "threadIdx.y")
+    sch.bind(ci, "threadIdx.x")
+    n, y, x, c, rz, ry, rx = sch.get_loops("conv")
+    rows = sch.fuse(n, y)
+    cb, cc, ct = sch.split(c, [None, c_per_thread, c_threads])
+    xb, xx, xt = sch.split(x, [None, x_per_thread, x_threads])
+    rxo, rxi = sch.split(rx, [None, k_tile])
+    # The reduction keeps its order (rz, ry, rx): only the output loops move.
+    sch.reorder(rows, cb, xb, rz, ry, rxo, xt, ct, rxi, xx, cc)
+    sch.cache_write("conv", "conv", "shared", "conv_local", at=xb)
+    # The write-back of the register tile, a thread per output as the tile is spread.
+    xs, cs = sch.get_loops("conv_local")[-2:]
+    xs_out, xs_in = sch.split(xs, [None, x_threads])
+    cs_out, cs_in = sch.split(cs, [None, c_threads])
+    sch.reorder(xs_out, cs_out, xs_in, cs_in)
+    init_xt, init_ct, init_xx, init_cc = sch.decompose_reduction("conv", rz)
+    sch.cache_read("conv", "input", "shared", at=rxo)
+    sch.cache_read("conv", "filter", "shared", at=rxo)
+    sch.bind(rows, "blockIdx.x")
+    sch.bind(cb, "blockIdx.y")
+    for loop, axis in ((xt, "threadIdx.y"), (ct, "threadIdx.x"), (init_xt, "threadIdx.y"),
+                       (init_ct, "threadIdx.x")):
+        sch.bind(loop, axis)
+    for block in ("input_shared", "filter_shared"):
+        cooperative(sch, block, x_threads, c_threads)
+    sch.bind(xs_in, "threadIdx.y")
+    sch.bind(cs_in, "threadIdx.x")
+    sch.unroll(xs_out)
+    sch.unroll(cs_out)
+    sch.set_scope("conv_local", "local")
+    for loop in (xx, cc, init_xx, init_cc):
+        sch.unroll(loop)
+    if k_unroll > 1:
+        _, k_inner = sch.split(rxi, [None, k_unroll])
+        sch.unroll(k_inner)
     return sch

@@ -13,6 +13,10 @@ instances, both threads (block and thread indices) and the element.
 
 from __future__ import annotations
 
+import islpy as isl
+
+from analyses import instances as inst
+from analyses.evidence import Counterexample
 from polypad.errors import BuildError, IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
@@ -37,6 +41,36 @@ def check_set_scope(func: n.PrimFunc, changed: n.PrimFunc, buffer: n.Buffer,
                                     "cache_read or cache_write it into a copy of that scope")
     if any(isinstance(x, n.For) and x.kind.value in _AXES for x in walk(changed.body)):
         check_gpu(changed, f"set_scope of {buffer.name} to {scope!r}")
+
+
+def check_tree_reduce(func: n.PrimFunc, changed: n.PrimFunc, partial: n.Buffer,
+                      tree: n.SeqStmt, name: str) -> None:
+    """``tree_reduce``: the tree (``tree``, its steps then its last fold) overwrites the
+    partial results, so they must be a buffer the function allocates, and nothing
+    outside the tree may read a value a step wrote (decided with the exact flow of
+    :mod:`analyses.dataflow`)."""
+    import analyses
+
+    where = f"tree_reduce of loop {name!r}"
+    if partial in func.params:
+        raise IllegalTransformError(f"{where}: the partial results {partial.name} are a "
+                                    "parameter, which the tree would overwrite")
+    ours = {id(x) for x in walk(tree) if isinstance(x, n.BufferStore)}
+    deps = analyses.dependences(changed)
+    model = deps.model
+    steps = [s.name for s in model.statements
+             if id(s.stmt) in ours and s.stmt.buffer is partial]
+    found: list = []
+    deps.tagged_flow_out_of(steps).foreach_map(found.append)
+    for part in found:
+        sink = part.get_space().range().unwrap().get_tuple_name(isl.dim_type.in_)
+        if sink == "END" or id(model.statement(sink).stmt) in ours:
+            continue
+        src, dst, element, params = deps.decode(inst.first_point(isl.UnionMap.from_map(part)))
+        cex = Counterexample(f"{dst} reads {element}, which the tree's step {src} wrote over "
+                             "the partial result it held", (src, dst), element, params)
+        raise IllegalTransformError(f"{where}: the tree overwrites partial results that are "
+                                    f"read after it: {cex}", cex)
 
 
 _AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",

@@ -1,4 +1,4 @@
-"""Schedule primitives for GPUs — ``bind``, ``set_scope``.
+"""Schedule primitives for GPUs — ``bind``, ``set_scope``, ``tree_reduce``, ``atomic``.
 
 ``sch.bind(loop, "threadIdx.x")`` binds a loop to one of TVM's GPU axes
 (``blockIdx.x/y/z``, ``threadIdx.x/y/z``): it prints as
@@ -24,8 +24,10 @@ import dataclasses
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
+from polypad.ir.visitor import walk
 
-from .gpu_legality import check_bind, check_set_scope
+from .gpu_legality import check_bind, check_gpu, check_set_scope, check_tree_reduce
+from .gpu_reduction import atomic, tree_reduce
 from .layout_rewrite import relayout
 from .loop_kinds import with_kind
 from .state import primitive
@@ -88,4 +90,69 @@ class GpuPrimitives:
         old = find_buffer(func, buffer)
         changed = relayout(func, old, dataclasses.replace(old, scope=scope))
         check_set_scope(func, changed, old, scope)
+        return changed
+
+    @primitive
+    def tree_reduce(self, loop: str | n.For):
+        """Make the combine ``loop`` over ``T`` partial results (``T`` a power of two) a
+        tree of ``log2 T`` steps, for a block-level reduction on a GPU.
+
+        Before (``rfactor``'s write-back, ``B_rf`` in shared memory)::
+
+            for k_wb in T.serial(4):
+                B[i] = B[i] + B_rf[k_wb]
+
+        ``sch.tree_reduce("k_wb")``::
+
+            for k_wb_s0 in T.serial(2):
+                B_rf[k_wb_s0] = B_rf[k_wb_s0] + B_rf[k_wb_s0 + 2]
+            for k_wb_s1 in T.serial(1):
+                B_rf[k_wb_s1] = B_rf[k_wb_s1] + B_rf[k_wb_s1 + 1]
+            B[i] = B[i] + B_rf[0]
+
+        Bind each step's loop to ``threadIdx.x``: the ``cuda`` target puts one
+        barrier between two steps, none inside one.  **This reassociates the
+        combine**, as ``rfactor`` does (float sums may change in the last bits).
+        Refused (:class:`~polypad.errors.IllegalTransformError`) where the
+        partial results are a parameter or are read after the loop, and
+        (:class:`~polypad.errors.PolypadError`) for a loop that is not such a
+        combine.
+        """
+        func = self.func
+        node = find_loop(func, loop)
+        changed, partial, tree = tree_reduce(func, node)
+        name = loop_name(func, node)
+        check_tree_reduce(func, changed, partial, tree, name)
+        if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(changed.body)):
+            check_gpu(changed, f"tree_reduce of loop {name!r}")
+        return changed
+
+    @primitive
+    def atomic(self, loop: str | n.For):
+        """Make the one reduction update under ``loop`` an atomic read-modify-write on a
+        GPU (``cuda.atomic.add``, ``max``, ``min``, ``and_``, ``or_``, ``xor``), so that
+        ``loop`` may be bound to threads or blocks although each iteration updates one
+        element.
+
+        Before::
+
+            for k in T.thread_binding(64, thread="threadIdx.x"):  # refused: races on B[i]
+                B[i] = B[i] + B_rf[k]
+
+        ``sch.atomic("k")`` wraps the store in a block ``B_atomic`` annotated
+        ``{"atomic": "+"}``; the CPU targets run it as before.  numba.cuda has
+        ``+`` on int32, float32 and float64, ``max``/``min`` on int32, int64,
+        uint32, uint64, float32 and float64 (NaN is treated as missing), and
+        ``&``, ``|``, ``^`` on the four integer types; anything else is refused
+        (:class:`~polypad.errors.PolypadError`).  **A float sum is
+        reassociated** (the order of the updates is the hardware's).  Every
+        other access to the element must still be ordered (the init before, the
+        reads after): where loops are bound, a race the atomics do not cover is
+        refused (:class:`~polypad.errors.IllegalTransformError`).
+        """
+        func = self.func
+        node = find_loop(func, loop)
+        changed = atomic(func, node)
+        if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(changed.body)):
+            check_gpu(changed, f"atomic of loop {loop_name(func, node)!r}")
         return changed

@@ -247,6 +247,21 @@ _ENTRIES = (
         "loops are bound to GPU axes, the new scope makes none of them race",
         (_S + "gpu_legality.check_set_scope", "analyses.gpu_sync.plan_barriers"),
         _S + "layout_rewrite.relayout"),
+    Primitive(
+        "tree_reduce", "gpu", (LOOP,),
+        "the partial results are a buffer the function allocates and nothing outside the "
+        "tree reads a value a step of it wrote (it reassociates the combine, as rfactor "
+        "does); where loops are bound to GPU axes, the tree does not race",
+        (_S + "gpu_legality.check_tree_reduce", "analyses.dataflow.dependences",
+         "analyses.gpu_sync.plan_barriers"),
+        _S + "gpu_reduction.tree_reduce"),
+    Primitive(
+        "atomic", "gpu", (LOOP,),
+        "numba.cuda has an atomic of the update's combiner on its dtype (a float sum is "
+        "reassociated); where loops are bound to GPU axes, no access the atomics do not "
+        "cover races",
+        (_S + "gpu_legality.check_gpu", "analyses.gpu_sync.plan_barriers"),
+        _S + "gpu_reduction.atomic"),
     # ---------------------------------------------------------------- merge
     Primitive(
         "merge_adjacent_loops", "merge", (LOOP_A, LOOP_B),

@@ -26,13 +26,15 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 - a parallel loop costs a fixed ``PARALLEL_OVERHEAD`` per call (waking the
   threads), which a small kernel does not win back;
 - a producer computed inside the root's loops is recomputed on the halo of
-  each tile, and runs where the root runs (its cores, its cache).
+  each tile, and runs where the root runs (its cores, its cache); what it
+  stores per tile is read back from cache only where it fits in
+  ``CACHE_ELEMENTS`` (else ``SPILL``).
 """
 
 from __future__ import annotations
 
 from .nest import Nest, StageInfo
-from .space import Candidate, fuses
+from .space import RFACTOR_LANES, Candidate, fuses
 
 GATHER = 2.0
 STRIDE_PENALTY = 4.0
@@ -41,6 +43,9 @@ REGISTER_GAIN = 0.5
 SPILL = 1.5
 PARALLEL_OVERHEAD = 20_000.0
 REGISTERS = 24
+STREAM_GAIN = 0.3
+PANEL_GAIN = 1.3
+L1_ELEMENTS = 4096  # 16 KB of float32: half of L1, the rest for the tile and A
 TAIL = 1.5  # vector registers a tile's accumulators may hold (of AVX-512's 32)
 
 
@@ -52,17 +57,24 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
     for producer, at in zip(nest.producers, cand.at):
         inside = at >= 0
         # Computed at a loop, the producer's tile is what the root's loops inside it span.
-        tile = _inside(root, cand, at) if inside else producer.instances
-        width = min(tile, producer.lanes)
-        stage = _stage_cost(producer, Candidate(vectorize=cand.vectorize,
-                                                reduction=cand.producer_reduction,
-                                                tile_inner=width, tile_outer=1),
-                            cores, tiled=inside, tile=tile)
+        sizes = _inside(root, cand, at) if inside else []
+        rows = _product(sizes[:-1]) if sizes else None
+        width = sizes[-1] if sizes else None
+        lanes = min(width or producer.lanes, producer.lanes)
+        factored = (inside and cand.producer_reduction == "rfactor"
+                    and producer.loops[-1].kind == "reduction")
+        own = (Candidate(vectorize=cand.vectorize, rfactor=RFACTOR_LANES[0]) if factored
+               else Candidate(vectorize=cand.vectorize, reduction=cand.producer_reduction,
+                              tile_inner=lanes, tile_outer=1))
+        stage = _stage_cost(producer, own, cores, tiled=inside, rows=rows, width=width)
         if inside:
             # A producer read at offsets (a stencil's) covers more points than the root:
             # computed per tile, it computes the tile's halo again.
             if _points(producer) > _points(root):
                 stage *= 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
+            # What it stores per tile is read back from cache only where it fits.
+            if _product(sizes) > CACHE_ELEMENTS:
+                stage *= SPILL
             if parallel:
                 stage /= min(cores, _parallel_extent(root, cand)) * 0.9
         elif cand.parallel:
@@ -85,6 +97,8 @@ def _parallel_extent(stage: StageInfo, cand: Candidate) -> int:
     first = spatial[0].extent or 64
     if len(spatial) == 1 and cand.tile_inner and not cand.rfactor:
         return -(-first // cand.tile_inner)
+    if len(spatial) == 2 and cand.swap and cand.tile_inner and not cand.rfactor:
+        return -(-(spatial[1].extent or 64) // cand.tile_inner)
     if len(spatial) == 2 and cand.tile_outer and not cand.rfactor:
         return -(-first // cand.tile_outer)
     if len(spatial) >= 2 and first < 8:
@@ -92,8 +106,15 @@ def _parallel_extent(stage: StageInfo, cand: Candidate) -> int:
     return first
 
 
-def _inside(root: StageInfo, cand: Candidate, at: int) -> int:
-    """How many elements of the root the loops inside its ``at``-th outer loop span."""
+def _product(extents: list[int]) -> int:
+    total = 1
+    for extent in extents:
+        total *= extent
+    return total
+
+
+def _inside(root: StageInfo, cand: Candidate, at: int) -> list[int]:
+    """The extents of the root's loops inside its ``at``-th outer loop."""
     spatial = [loop.extent or 64 for loop in root.spatial]
     if cand.rfactor or not spatial:
         sizes = spatial
@@ -103,25 +124,19 @@ def _inside(root: StageInfo, cand: Candidate, at: int) -> int:
         v = spatial[-1]
         outer = spatial[:-2] + ([-(-u[0] // cand.tile_outer)] if u and cand.tile_outer else u)
         outer += [-(-v // cand.tile_inner)] if cand.tile_inner else []
+        if cand.swap and u and cand.tile_outer and cand.tile_inner:
+            outer[-2:] = outer[-1:-3:-1]
         inner = ([cand.tile_outer] if u and cand.tile_outer else [])
         inner += [cand.tile_inner or v]
         sizes = outer + inner
         outer_count = len(outer)
-    if cand.parallel and outer_count >= 2 and fuses_first(spatial, cand):
+    if cand.parallel and outer_count >= 2 and fuses(sizes[0]):
         sizes = [sizes[0] * sizes[1], *sizes[2:]]
-    total = 1
-    for extent in sizes[at + 1:]:
-        total *= extent
-    return total
-
-
-def fuses_first(spatial: list[int], cand: Candidate) -> bool:
-    """Whether the parallel outermost loop is fused with the next (:func:`.space.fuses`)."""
-    return fuses(spatial[0])
+    return sizes[at + 1:]
 
 
 def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
-                tile: int | None = None) -> float:
+                rows: int | None = None, width: int | None = None) -> float:
     instances = float(stage.instances)
     spatial, reduction = stage.spatial, stage.reduction
     lanes = stage.lanes
@@ -132,8 +147,7 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
             speed *= _lanes(vector.strides, min(lanes, cand.rfactor))
     elif cand.vectorize and spatial:
         vector = spatial[-1]
-        width = cand.tile_inner or vector.extent or lanes
-        speed *= _lanes(vector.strides, min(lanes, width))
+        speed *= _lanes(vector.strides, min(lanes, cand.tile_inner or vector.extent or lanes))
     elif spatial and stage.loops[-1] is spatial[-1] and "other" not in spatial[-1].strides:
         speed *= 2.0  # LLVM may vectorize a unit-stride innermost loop by itself
     if cand.parallel and spatial:
@@ -143,16 +157,58 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
             and instances > CACHE_ELEMENTS and not tiled):
         speed /= STRIDE_PENALTY
     if cand.reduction == "outer" and reduction and spatial:
-        if tile is None:
-            tile = (cand.tile_inner or spatial[-1].extent or lanes) * (cand.tile_outer or 1)
-        speed *= (1 / REGISTER_GAIN) if tile / lanes <= REGISTERS else 1 / SPILL
+        if rows is None:
+            # an untiled second loop runs outside the reduction: one row
+            rows = cand.tile_outer or 1
+            width = cand.tile_inner or spatial[-1].extent or lanes
+        speed *= _register_tile(stage, rows, width, lanes, cand.vectorize)
         if cand.cache_write:
             speed *= 1.1
+        if cand.tile_inner and cand.tile_outer and len(spatial) >= 2:
+            # Per tile, the operand that moves with the inner one of the two outer tile
+            # loops comes again from outside the near caches: the columns of the
+            # tile's width, or with the loops swapped, the rows of its height.
+            streamed, other = ((cand.tile_outer, cand.tile_inner) if cand.swap
+                               else (cand.tile_inner, cand.tile_outer))
+            if streamed < other:
+                speed *= 1 + STREAM_GAIN * (1 - streamed / other)
+            if cand.panel:
+                # the packed block's loads contiguous, from L1 where it fits there
+                fits = cand.panel * cand.tile_inner <= L1_ELEMENTS
+                speed *= PANEL_GAIN if fits else 1 / SPILL
     if cand.unroll:
         speed *= 1.05
     if _tail(spatial, cand):
         speed /= TAIL
     return instances / speed
+
+
+def _register_tile(stage: StageInfo, rows: int, width: int, lanes: int,
+                   vector: bool) -> float:
+    """The speed-up of a ``rows`` x ``width`` tile of accumulators (rows along the
+    stage's second innermost spatial loop, width along its innermost) held across a
+    reduction.  Per step of the reduction the tile does ``rows * vectors`` fused
+    multiply-adds; a read that does not move along the rows (isl's ``zero`` stride:
+    matmul's ``B`` along ``i``) is loaded once for all of them, one that does not
+    move along the width once per row (a broadcast); the accumulator itself stays
+    in registers.  A tile of more accumulators than :data:`REGISTERS` spills."""
+    if not vector:
+        return 1 / REGISTER_GAIN if rows * width <= REGISTERS else 1 / SPILL
+    vectors = -(-width // lanes)
+    if rows * vectors > REGISTERS:
+        return 1 / SPILL
+    spatial = stage.spatial
+    u = spatial[-2] if len(spatial) >= 2 else None
+    v = spatial[-1]
+    write = [loop.strides[0] for loop in stage.loops]
+    loads = 0
+    for k in range(1, len(v.strides)):
+        if [loop.strides[k] for loop in stage.loops] == write:
+            continue  # the accumulator
+        along_rows = u is not None and u.strides[k] != "zero"
+        along_width = v.strides[k] != "zero"
+        loads += (rows if along_rows else 1) * (vectors if along_width else 1)
+    return 1 + min(rows * vectors / max(loads, 1), 4.0)
 
 
 def _tail(spatial, cand: Candidate) -> bool:

@@ -41,11 +41,17 @@ def _compile_task(func, nest, candidate, check) -> tuple[Compiled, tuple[float, 
     return compiled, (start, time.time())
 
 
-def _time_task(func, seed: int, best) -> tuple[list[float], tuple[float, float]]:
-    """Time on this worker; returns the runs and the task's wall-clock span."""
+def _time_task(func, seed: int, best, key: str) -> tuple[list[float], tuple[float, float]]:
+    """Time on this worker (the kernel it compiled, still in memory, where it is the
+    worker named ``key``); returns the runs and the task's wall-clock span."""
     start = time.time()
-    runs = time_candidate(func, seed, best)
+    runs = time_candidate(func, seed, best, key=key)
     return runs, (start, time.time())
+
+
+def _warm() -> None:
+    import codegen.numba.compiler  # noqa: F401
+    import polypad.tuner.realize  # noqa: F401
 
 
 class DaskRunner:
@@ -73,6 +79,9 @@ class DaskRunner:
         self._resources = all(RESOURCE in (info.get("resources") or {})
                               for info in workers.values())
         self._scattered = None
+        # Each worker imports the compiler once, now and all at once, rather than in
+        # its first task.
+        client.run(_warm)
         #: (what, start, stop, worker) of every task, by the workers' own clocks:
         #: "compile" or "time", in seconds since the epoch.
         self.spans: list[tuple[str, float, float, str]] = []
@@ -115,7 +124,7 @@ class DaskRunner:
                     continue
                 waiting.remove(c)
                 extra = {"resources": {RESOURCE: 1}} if self._resources else {}
-                future = self.client.submit(_time_task, c.func, seed, best(), pure=False,
+                future = self.client.submit(_time_task, c.func, seed, best(), c.kernel, pure=False,
                                             workers=[c.where], allow_other_workers=True,
                                             **extra)
                 running[host] = (future, c)

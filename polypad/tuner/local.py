@@ -26,6 +26,21 @@ from .measure import Check, Compiled, compile_candidate, time_candidate
 from .nest import Nest
 from .space import Candidate
 
+#: What every task of a pool's worker compiles against, set once per process by the
+#: pool's initializer: the check's expected arrays are as large as the function's
+#: outputs, too large to pickle with every candidate.
+_SHARED: tuple | None = None
+
+
+def _share(func, nest: Nest, check: Check) -> None:
+    global _SHARED
+    _SHARED = (func, nest, check)
+
+
+def _compile_shared(candidate: Candidate) -> Compiled:
+    func, nest, check = _SHARED
+    return compile_candidate(func, nest, candidate, check)
+
 
 class LocalRunner:
     """Compile on ``workers`` processes (None: one per core; 0: in this process)."""
@@ -33,6 +48,7 @@ class LocalRunner:
     def __init__(self, workers: int | None = None):
         self.workers = (os.cpu_count() or 1) if workers is None else workers
         self._pool: ProcessPoolExecutor | None = None
+        self._check: Check | None = None
 
     @property
     def description(self) -> str:
@@ -48,19 +64,21 @@ class LocalRunner:
         """Compile ``candidates``, in parallel where there is a pool; results in order."""
         if not self.workers:
             return [compile_candidate(func, nest, c, check) for c in candidates]
-        if self._pool is None:
+        if self._pool is None or self._check is not check:
+            self.close()
             method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
             self._pool = ProcessPoolExecutor(
-                self.workers, mp_context=multiprocessing.get_context(method))
-        futures = [self._pool.submit(compile_candidate, func, nest, c, check)
-                   for c in candidates]
+                self.workers, mp_context=multiprocessing.get_context(method),
+                initializer=_share, initargs=(func, nest, check))
+            self._check = check
+        futures = [self._pool.submit(_compile_shared, c) for c in candidates]
         return [f.result() for f in futures]
 
     def time(self, compiled: list[Compiled], seed: int, best) -> Iterator[
             tuple[Compiled, list[float]]]:
         """Time each candidate in turn here; ``best()`` is the best median so far."""
         for c in compiled:
-            yield c, time_candidate(c.func, seed, best())
+            yield c, time_candidate(c.func, seed, best(), key=c.kernel)
 
     def close(self) -> None:
         if self._pool is not None:

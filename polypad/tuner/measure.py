@@ -9,14 +9,24 @@ one call first, and where that is not already far slower than the best so
 far, the median of several more (``codegen.timing.measure``: fresh copies of
 the written arrays for each call, the garbage collector off).
 
-The check: the outputs of the candidate on random inputs against those of the
-reference executor (``codegen.build(f, target="python")``), computed once per
-search.  The reference runs the tuned function itself where it is small
-(:data:`REFERENCE_INSTANCES`); otherwise the trace is replayed on ``small``,
-the same kernel at small sizes, when the caller gives one; otherwise the
-candidate is checked against the plain function's Numba kernel at full size,
-and the search says so (:attr:`Check.against`).  Float results may differ by
-the reassociation a candidate's ``rfactor`` accepts, within :data:`RTOL`.
+The check: the outputs of the candidate's full-size kernel -- the one that is
+then timed, compiled once -- on random inputs, against the expected outputs of
+the function, computed once per search (:func:`make_check`).  Where the
+function is small (:data:`REFERENCE_INSTANCES`) the reference executor
+(``codegen.build(f, target="python")``) computes them.  Otherwise the plain
+function's Numba kernel does, at full size, once the reference executor has
+agreed with that kernel on ``small`` (the same kernel at small sizes) when the
+caller gives one; the search says which (:attr:`Check.against`).  That plain
+run is also the plain nest's timing (one call).
+
+Why at full size, not on ``small``: a check at small sizes needs a second
+compile of every candidate (its trace replayed on ``small``, then Numba), as
+long as the full one, and it checks a kernel that is never timed; the
+reference executor alone on the replayed trace interprets ``small``, seconds a
+candidate.  Checking the timed kernel itself costs one call of it, in the
+compiling process, and a wrong tail or guard at the real sizes cannot hide.
+Float results may differ by the reassociation a candidate's ``rfactor``
+accepts, within :data:`RTOL`.
 
 Everything here is a plain function of picklable values, so that a process
 pool and Dask run the same code.
@@ -25,6 +35,7 @@ pool and Dask run the same code.
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,8 +69,12 @@ class Check:
     func: n.PrimFunc
     seed: int
     expected: dict[int, np.ndarray]
-    against: str  # "reference executor" or "plain Numba kernel"
-    replay: bool  # the trace is replayed on ``func`` (a smaller instance)
+    against: str  # what computed ``expected`` (see the module docstring)
+    #: The seconds of the plain kernel's one call that computed ``expected``, where
+    #: the plain Numba kernel did (its timing, taken while nothing else ran).
+    plain_runs: list[float] = field(default_factory=list)
+    #: Names this search's kernels in a process's :data:`_KERNELS`.
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 @dataclass
@@ -75,6 +90,7 @@ class Compiled:
     compile_s: float = 0.0
     skipped: list[str] = field(default_factory=list)
     where: str = ""  # the worker that compiled it (Dask), "" for this machine
+    kernel: str = ""  # its name in the compiling process's _KERNELS (kernel_key)
 
 
 def inputs(func: n.PrimFunc, seed: int) -> list:
@@ -131,9 +147,21 @@ def trace_from_json(steps) -> object:
     return Trace(out)
 
 
+#: Kernels compiled in this process, by :func:`kernel_key`: a Dask worker times
+#: the kernel it compiled and checked without building it again.
+_KERNELS: dict[str, object] = {}
+_KEEP = 8
+
+
+def kernel_key(candidate: Candidate, check: Check) -> str:
+    """The name of ``candidate``'s kernel of the searched function in :data:`_KERNELS`."""
+    return f"{check.token}:{candidate.key}"
+
+
 def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check: Check
                       ) -> Compiled:
-    """Build ``candidate`` on ``func``, check it, compile it (see the module docstring)."""
+    """Build ``candidate`` on ``func``, compile it once, check its results (see the
+    module docstring)."""
     import codegen
 
     start = time.perf_counter()
@@ -146,18 +174,20 @@ def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check:
     sch = built.schedule
     steps = trace_json(sch.trace)
     try:
-        checked = sch.trace.apply_to(check.func).func if check.replay else sch.func
-        got = outputs(codegen.build(checked), check.func, check.seed)
-        wrong = _compare(got, check.expected)
-        if wrong:
-            return Compiled(candidate, "wrong", wrong, trace=steps, skipped=built.skipped)
         kernel = codegen.build(sch.func)
         kernel.compile()
+        wrong = _compare(outputs(kernel, check.func, check.seed), check.expected)
+        if wrong:
+            return Compiled(candidate, "wrong", wrong, trace=steps, skipped=built.skipped)
     except Exception as error:  # PolypadError from a build; anything else is a bug
         kind = "" if isinstance(error, PolypadError) else "internal: "
         return Compiled(candidate, "error", f"{kind}{type(error).__name__}: {error}",
                         trace=steps, skipped=built.skipped)
-    return Compiled(candidate, "ok", trace=steps, func=sch.func,
+    while len(_KERNELS) >= _KEEP:
+        _KERNELS.pop(next(iter(_KERNELS)))
+    name = kernel_key(candidate, check)
+    _KERNELS[name] = kernel
+    return Compiled(candidate, "ok", trace=steps, func=sch.func, kernel=name,
                     compile_s=time.perf_counter() - start, skipped=built.skipped)
 
 
@@ -177,14 +207,18 @@ def _compare(got: dict, expected: dict) -> str:
     return ""
 
 
-def time_candidate(func: n.PrimFunc, seed: int, best: float | None) -> list[float]:
+def time_candidate(func: n.PrimFunc, seed: int, best: float | None,
+                   key: str | None = None) -> list[float]:
     """The seconds of timed calls of scheduled ``func`` on :func:`inputs`: one call, and
     unless that is :data:`CUT` times slower than ``best`` or longer than
-    :data:`LONG_CALL`, a median's worth more."""
+    :data:`LONG_CALL`, a median's worth more.  ``key``: the kernel's name in this
+    process's :data:`_KERNELS`, where it was compiled here."""
     import codegen
     from codegen.timing import measure
 
-    kernel = codegen.build(func).compile()
+    kernel = _KERNELS.get(key) if key is not None else None
+    if kernel is None:
+        kernel = codegen.build(func).compile()
     args = inputs(func, seed)
     first = measure(kernel, *args, repeat=1).runs
     if (best is not None and first[0] > CUT * best) or first[0] >= LONG_CALL:
@@ -194,14 +228,27 @@ def time_candidate(func: n.PrimFunc, seed: int, best: float | None) -> list[floa
 
 
 def make_check(func: n.PrimFunc, nest: Nest, small: n.PrimFunc | None, seed: int) -> Check:
-    """The :class:`Check` of a search of ``func`` (see the module docstring)."""
+    """The :class:`Check` of a search of ``func`` (see the module docstring); a
+    :class:`~polypad.errors.PolypadError` where the plain Numba kernel of ``small``
+    differs from the reference executor (a code generator bug, not a schedule's)."""
     import codegen
 
     instances = nest.root.instances + sum(p.instances for p in nest.producers)
-    if instances <= REFERENCE_INSTANCES or small is not None:
-        target = func if instances <= REFERENCE_INSTANCES else small
-        reference = codegen.build(target, target="python")
-        return Check(target, seed, outputs(reference, target, seed), "reference executor",
-                     replay=target is not func)
-    plain = codegen.build(func)
-    return Check(func, seed, outputs(plain, func, seed), "plain Numba kernel", replay=False)
+    if instances <= REFERENCE_INSTANCES:
+        reference = codegen.build(func, target="python")
+        return Check(func, seed, outputs(reference, func, seed), "reference executor")
+    against = "plain Numba kernel"
+    if small is not None:
+        want = outputs(codegen.build(small, target="python"), small, seed)
+        wrong = _compare(outputs(codegen.build(small), small, seed), want)
+        if wrong:
+            raise PolypadError(f"autoschedule: the plain Numba kernel of {small.name} "
+                               f"differs from the reference executor: {wrong}")
+        against += ", itself checked against the reference executor at small sizes"
+    plain = codegen.build(func).compile()
+    args = inputs(func, seed)
+    start = time.perf_counter()
+    plain(*args)
+    seconds = time.perf_counter() - start
+    expected = {k: np.asarray(args[k]) for k in written(func)}
+    return Check(func, seed, expected, against, plain_runs=[seconds])

@@ -3,9 +3,9 @@ each loop walks memory.
 
 A *stage* is a block.  The *root* is the last block, whose loops the search
 tiles; its *producers* are the earlier blocks that write a buffer the function
-allocates and the root reads, which the search may compute inside the root's
-loops.  For each loop of a stage, isl says (from the model's access relations,
-exactly) whether it is *spatial* (the stage's store moves with it) or a
+allocates and the root reads (or another producer reads), which the search may
+compute inside the root's loops.  For each loop of a stage, isl says (from the
+model's access relations, exactly) whether it is *spatial* (the stage's store moves with it) or a
 *reduction* (the store stays put while the statement reads what it writes), and
 for each access whether one step of the loop moves it by one element of the
 innermost dimension (``unit``), not at all (``zero``) or otherwise (``other``,
@@ -46,6 +46,7 @@ class StageInfo:
     writes: str  # the buffer its last store writes
     has_init: bool  # a reduction with an init store (or T.init) in the block
     lanes: int  # vector lanes of 512 bits for the dtype it writes
+    reads: tuple[str, ...] = ()  # the buffers its last store reads, per access
 
     @property
     def spatial(self) -> tuple[LoopInfo, ...]:
@@ -93,9 +94,16 @@ def analyze(func: n.PrimFunc) -> Nest:
     stages = {name: _stage(func, model, name) for name in blocks}
     root = stages[blocks[-1]]
     allocated = {a.buffer.name for a in walk(func.body) if isinstance(a, n.Allocate)}
-    read_by_root = _buffers_read(model, root.block)
-    producers = tuple(stages[b] for b in blocks[:-1]
-                      if stages[b].writes in allocated and stages[b].writes in read_by_root)
+    # The producers of the root, and theirs: a block writing a buffer the function
+    # allocates that the root reads, or that such a block reads (softmax's max, read
+    # by exp, whose E the root reads).
+    needed = _buffers_read(model, root.block)
+    chosen: set[str] = set()
+    for b in reversed(blocks[:-1]):
+        if stages[b].writes in allocated and stages[b].writes in needed:
+            chosen.add(b)
+            needed |= _buffers_read(model, b)
+    producers = tuple(stages[b] for b in blocks[:-1] if b in chosen)
     others = tuple(b for b in blocks[:-1] if stages[b] not in producers)
     return Nest(root, producers, others)
 
@@ -127,7 +135,8 @@ def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
     buffer = next(b for b in _all_buffers(func) if b.name == written)
     bits = _bits(buffer.dtype)
     return StageInfo(block, tuple(loops), written, has_init=len(statements) > 1,
-                     lanes=max(1, 512 // bits))
+                     lanes=max(1, 512 // bits),
+                     reads=tuple(r.get_tuple_name(isl.dim_type.out) for r in reads))
 
 
 def _find_loop(func: n.PrimFunc, name: str) -> n.For:

@@ -21,7 +21,7 @@ from polypad.ir import nodes as n
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import Candidate, fuses
+from .space import RFACTOR_LANES, Candidate, fuses
 
 
 class Refused(Exception):
@@ -123,15 +123,24 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
             inner_part.append(v1)
         else:
             inner_part.append(v)
+    if cand.swap and len(spatial) >= 2 and cand.tile_outer and cand.tile_inner:
+        outer_part[-2:] = outer_part[-1:-3:-1]
     middle = reduction if cand.reduction == "outer" else []
     last = reduction if cand.reduction == "inner" else []
+    if cand.panel:
+        return _panel(b, root, outer_part, reduction, inner_part, cand)
     order = outer_part + middle + inner_part + last
     if [str(h) for h in order] != [str(h) for h in b.sch.get_loops(root.block)]:
         b.need("reorder", *order)
     if cand.cache_write:
         if not outer_part:
             raise Refused("cache_write", "no loop outside the tile to cache at")
-        b.need("cache_write", root.block, root.writes, at=outer_part[-1])
+        copy = b.need("cache_write", root.block, root.writes, at=outer_part[-1])
+        if cand.vectorize and copy:
+            # the copy-out of the tile, row by row in vector lanes (the recipe's)
+            copy_loops = b.may("get_loops", copy)
+            if copy_loops:
+                b.may("vectorize", copy_loops[-1])
     if root.has_init and middle:
         init = b.may("decompose_reduction", root.block, middle[0])
         if init and cand.vectorize:
@@ -139,8 +148,38 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
     return outer_part, order, inner_part
 
 
+def _panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
+           inner_part: list, cand: Candidate):
+    """The BLIS shape: column panels, the reduction in blocks of ``cand.panel``
+    outside the row tiles, the block of the operand that does not move along the
+    rows packed at the block loop, the register tile in a local cache."""
+    (r,) = reduction
+    r0, r1 = b.split(r, cand.panel)
+    columns, rows = outer_part[-2:]
+    order = [*outer_part[:-2], columns, r0, rows, r1, *inner_part]
+    b.need("reorder", *order)
+    init = b.need("decompose_reduction", root.block, r0)
+    tile = b.need("cache_write", root.block, root.writes, "local", at=rows)
+    u = root.spatial[-2]
+    packed = [name for name, stride in zip(root.reads, u.strides[1:]) if stride == "zero"
+              and name != root.writes]
+    if not packed:
+        raise Refused("cache_read", "no operand stays put along the rows")
+    panel = b.need("cache_read", root.block, packed[0], "local", at=r0)
+    if cand.vectorize:
+        b.may("vectorize", init[-1])
+        for copy in (panel, tile + "_in", tile):
+            loops = b.may("get_loops", copy)
+            if loops:
+                b.may("vectorize", loops[-1])
+    return outer_part, order, inner_part
+
+
 def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
     last = reduction[-1]
+    if root.has_init and spatial:
+        # the init into the row, before its reduction loop (the row reduction recipe)
+        b.may("decompose_reduction", root.block, last)
     extent = b.extent.get(str(last))
     tail = "partition" if extent and extent % cand.rfactor else "predicate"
     _, lanes = b.need("split", last, [None, cand.rfactor], tail=tail)
@@ -168,6 +207,16 @@ def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Ca
     kinds = [_kind(producer, h) for h in own]
     own_spatial = [h for h, k in zip(own, kinds) if k == "spatial"]
     own_reduction = [h for h, k in zip(own, kinds) if k == "reduction"]
+    if at >= 0 and cand.producer_reduction == "rfactor" and kinds and kinds[-1] == "reduction":
+        # its innermost reduction in RFACTOR_LANES partial results, in vector lanes
+        loop = producer.loop(str(own[-1]).split("/")[-1].split("#")[0])
+        extent = loop.extent if loop is not None else None
+        tail = "partition" if extent and extent % RFACTOR_LANES[0] else "predicate"
+        _, lanes = b.need("split", own[-1], [None, RFACTOR_LANES[0]], tail=tail)
+        b.need("rfactor", lanes)
+        if cand.vectorize:
+            b.need("vectorize", lanes)
+        return
     if at >= 0 and cand.producer_reduction == "outer" and own_spatial and own_reduction:
         init = (b.may("decompose_reduction", producer.block, own_spatial[0])
                 if producer.has_init else None)
@@ -176,7 +225,8 @@ def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Ca
             b.may("vectorize", init[-1])
         if len(own_spatial) >= 2:
             b.may("unroll", own_spatial[-2])
-    if cand.vectorize and own_spatial and own_spatial[-1] != own[0]:
+    # (the outermost loop of a producer left in place may be its parallel one)
+    if cand.vectorize and own_spatial and (at >= 0 or own_spatial[-1] != own[0]):
         b.may("vectorize", own_spatial[-1])
 
 

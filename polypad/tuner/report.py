@@ -46,6 +46,9 @@ class Tuning:
     best_seconds: float | None = None
     plain_seconds: float | None = None
     trace_text: str = ""
+    #: The fastest candidates timed again at the end: key -> the median of all their
+    #: calls (:data:`.search.CONFIRM`).
+    confirmed: dict[str, float] = field(default_factory=dict)
 
     @property
     def measured(self) -> int:

@@ -11,11 +11,14 @@ statement instances, whose plain run would take much of the budget: it is
 tried last.  The order is a function of the function, the seed and the core
 count alone.
 
-Budget.  The order is walked in batches of the runner's parallelism (one
-candidate per process); the search does not start a batch that, taking as
-long as the last one, would end past ``budget_s`` (nor one past
-``max_candidates``), so it overruns the budget by a fraction of a batch at
-most, besides the first batch, which always runs.  The wall clock decides only where the
+Budget.  The order is walked in batches of up to :data:`PER_PROCESS` rounds
+(a round: one candidate per process of the runner), handed out as processes
+come free, so that one long compile holds up only its own process, not the
+batch (the timings wait for the whole batch: none runs beside a compile).  A
+batch holds only the rounds that fit in what is left of ``budget_s`` at the
+last batch's pace, and none is started when no round fits (nor past
+``max_candidates``), so the search overruns the budget by a fraction of a
+round at most, besides the first batch, which always runs.  The wall clock decides only where the
 walk stops, never what comes next: two searches with one seed try the same
 candidates in the same order, and one given more time tries a longer prefix.
 The winner is the fastest median; one within :data:`TIE` of an earlier
@@ -50,6 +53,13 @@ TIE = 0.02
 #: A nest of more statement instances than this is tried plain last, not first.
 PLAIN_FIRST_BELOW = 100_000_000
 EXPLORE_EVERY = 4
+EXPLORE_WITHIN = 4.0
+#: Candidates per process in a batch.
+PER_PROCESS = 2
+#: The fastest candidates timed again, in turn, CONFIRM_ROUNDS times at the end of a
+#: search: on a busy machine one median of a few calls is off by 2x and more for a
+#: short parallel kernel, and a lucky one would win.
+CONFIRM, CONFIRM_ROUNDS = 3, 2
 PLAIN_KEY = Candidate().key  # "plain": the candidate that takes no step, for any nest
 
 
@@ -58,20 +68,28 @@ def ranked(func_or_nest, seed: int, cores: int | None = None) -> list[Candidate]
     nest = analyze(func_or_nest) if isinstance(func_or_nest, n.PrimFunc) else func_or_nest
     cores = cores or os.cpu_count() or 1
     space = [c for c in enumerate_space(nest) if not c.is_plain]
-    space.sort(key=lambda c: (estimate(nest, c, cores), c.key))
+    costs = {c: estimate(nest, c, cores) for c in space}
+    space.sort(key=lambda c: (costs[c], c.key))
     rng = random.Random(seed)
-    head, tail = space[: max(1, len(space) // 8)], space[max(1, len(space) // 8):]
+    cut = max(1, len(space) // 8)
+    head = space[:cut]
+    # Exploration draws only among candidates the model puts within EXPLORE_WITHIN of
+    # its best: far slower ones are seldom the best, and one call of a candidate 100
+    # times slower than the best can take more of the budget than ten good ones.
+    near = [c for c in space[cut:] if costs[c] <= EXPLORE_WITHIN * costs[space[0]]]
+    rest = [c for c in space[cut:] if costs[c] > EXPLORE_WITHIN * costs[space[0]]]
     # The plain nest first, as the baseline; a large one last: timing it would take
     # much of the budget, and it is seldom the best (the conv layer's takes seconds).
     large = nest.root.instances + sum(p.instances for p in nest.producers) > PLAIN_FIRST_BELOW
     order: list[Candidate] = [] if large else [plain(nest)]
-    while head or tail:
-        if tail and (len(order) + large) % EXPLORE_EVERY == 0:
-            order.append(tail.pop(rng.randrange(len(tail))))
+    while head or near:
+        if near and (len(order) + large) % EXPLORE_EVERY == 0:
+            order.append(near.pop(rng.randrange(len(near))))
         elif head:
             order.append(head.pop(0))
         else:
-            order.append(tail.pop(0))
+            order.append(near.pop(0))
+    order += rest
     return order + ([plain(nest)] if large else [])
 
 
@@ -91,9 +109,10 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
     order = ranked(nest, seed)
     tuning = Tuning(func.name, key_hash, target, space=len(order), runner=runner.description)
     check = make_check(func, nest, small, seed)
-    tuning.checked_against = check.against + (" at small sizes" if check.replay else "")
+    tuning.checked_against = check.against
     logged = entries.candidates if entries is not None else {}
     best: list = [None, None, None]  # seconds, index, trace
+    timed: dict[str, tuple[Compiled, list[float]]] = {}  # this search's, by key
     traces: dict[str, list] = {}
 
     def record(index: int, cand: Candidate, status: str, seconds: float | None,
@@ -110,17 +129,31 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
         if progress is not None:
             progress(tuning)
 
+    if check.plain_runs and PLAIN_KEY not in logged:
+        # The plain kernel's run that computed the expected outputs is its timing.
+        base = plain(nest)
+        record(order.index(base), base, "ok", check.plain_runs[0], [])
+        _log(log, key_hash, target, base, "ok", check.plain_runs[0], check.plain_runs, [],
+             seed)
+        order.remove(base)
     position = 0
     tried = 0
-    batch_size = runner.parallelism
+    batch_size = runner.parallelism * PER_PROCESS
     last_batch = 0.0  # seconds the last batch took: the next is not started past the budget
+    last_rounds = 1  # rounds of compiles (one candidate per process) in the last batch
     while position < len(order):
-        if time.perf_counter() - start + (last_batch if tried else 0.0) > budget_s:
+        size = batch_size
+        if tried:
+            # As many rounds as fit in what is left of the budget, at the last batch's pace.
+            left = budget_s - (time.perf_counter() - start)
+            rounds = min(PER_PROCESS, int(left / max(last_batch / last_rounds, 1e-9)))
+            size = rounds * runner.parallelism
+        if size <= 0:
             break
         if max_candidates is not None and tried >= max_candidates:
             break
         batch: list[tuple[int, Candidate]] = []
-        while position < len(order) and len(batch) < batch_size:
+        while position < len(order) and len(batch) < size:
             cand = order[position]
             if cand.key in logged:
                 rec = logged[cand.key]
@@ -153,11 +186,14 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
             if c.candidate.is_plain:
                 plain_s = sum(runs)
             seconds = sorted(runs)[len(runs) // 2]
+            timed[c.candidate.key] = (c, list(runs))
             record(index[id(c)], c.candidate, "ok", seconds, c.trace)
             _log(log, key_hash, target, c.candidate, "ok", seconds, runs, c.trace, seed,
                  compile_s=round(c.compile_s, 3))
         last_batch = time.perf_counter() - batch_start - plain_s
+        last_rounds = -(-len(batch) // runner.parallelism)
     tuning.exhausted = position >= len(order)
+    _confirm(runner, timed, seed, tuning, best)
     tuning.search_s = time.perf_counter() - start
     if best[2] is None:
         raise PolypadError(f"autoschedule: no candidate of {func.name} could be timed "
@@ -167,6 +203,24 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
                    tried=len(tuning.tried), exhausted=tuning.exhausted,
                    best=tuning.best_key, seconds=tuning.best_seconds)
     return trace_from_json(best[2]), tuning
+
+
+def _confirm(runner, timed: dict, seed: int, tuning: Tuning, best: list) -> None:
+    """Time the :data:`CONFIRM` fastest of ``timed`` again, in turn, and make the one
+    with the fastest median of all its calls the best (:data:`CONFIRM`)."""
+    def median(runs: list[float]) -> float:
+        return sorted(runs)[len(runs) // 2]
+
+    top = sorted(timed, key=lambda key: (median(timed[key][1]), key))[:CONFIRM]
+    if len(top) < 2:
+        return
+    for _ in range(CONFIRM_ROUNDS):
+        for c, runs in runner.time([timed[key][0] for key in top], seed, lambda: None):
+            timed[c.candidate.key][1].extend(runs)
+    tuning.confirmed = {key: median(timed[key][1]) for key in top}
+    winner = min(top, key=lambda key: (tuning.confirmed[key], key))
+    tuning.best_key, tuning.best_seconds = winner, tuning.confirmed[winner]
+    best[0], best[2] = tuning.best_seconds, timed[winner][0].trace
 
 
 def _log(log, key_hash, target, cand, status, seconds, runs, trace, seed, **extra) -> None:

@@ -12,7 +12,8 @@ The choices, for the root stage (:mod:`.nest`):
   output is a register tile, held across the whole reduction).
 - ``parallel``, ``vectorize``, ``unroll``: whether the outermost loop runs on
   the cores (fused with the next when it has fewer iterations than cores x 2),
-  the innermost spatial loop in vector lanes, the tile's second loop unrolled.
+  the innermost spatial loop in vector lanes, the tile's second loop unrolled
+  (where the tile holds at most :data:`UNROLL_MAX` vector statements).
 - ``rfactor``: for a stage whose innermost loop is a reduction, the number of
   partial results it is factored into (0: none); the partial results are then
   vector lanes.
@@ -20,7 +21,19 @@ The choices, for the root stage (:mod:`.nest`):
   tile's outer loop, and copied out after it.
 - ``at``: for each producer, the index of the root's loop it is computed (and
   stored) at, among the loops outside the tile; -1 leaves it where it is.
-- ``producer_reduction``: as ``reduction``, for the producers' own loops.
+- ``producer_reduction``: as ``reduction``, for the producers' own loops, or
+  ``"rfactor"``: a producer's innermost reduction factored into 16 partial
+  results in vector lanes (the softmax recipe's row sums).
+- ``panel``: with ``swap`` and a register tile, the reduction in blocks of this
+  many steps, outside the row tiles, and the operand that does not move along
+  the rows packed, per block, into a buffer of its own (``cache_read`` at the
+  block loop; the tile ``cache_write`` in ``"local"``): the BLIS shape of
+  docs/schedules.md's matmul.  0: none.
+- ``swap``: the tile's two outer loops swapped, so that the outer part of the
+  innermost spatial loop runs outside that of the second (TVM's and
+  docs/schedules.md's matmul: column panels outside, each panel of the operand
+  that does not move with the rows reused from cache by every row tile).  Only
+  where both loops are tiled.
 
 Every candidate is only a description: :mod:`.realize` builds it from the
 legality-checked primitives, and a primitive's refusal drops the candidate.
@@ -36,6 +49,15 @@ from .nest import Nest
 VECTOR_FACTORS = (8, 16, 32, 64)
 OUTER_FACTORS = (2, 4, 5, 8, 16)
 RFACTOR_LANES = (16,)
+#: The most vector statements an unrolled tile may hold (its rows times the vectors
+#: of a row): the register tiles of docs/schedules.md hold 16 to 20; a 16 x 64 tile of
+#: a stencil took Numba 6 to 14 s to compile, for no gain.
+UNROLL_MAX = 24
+#: More producers than this are placed at one loop together (the space would grow as
+#: the number of loops to the power of the producers).
+UNIFORM_ABOVE = 2
+#: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1.
+PANELS = (0, 128)
 
 
 @dataclass(frozen=True)
@@ -52,6 +74,8 @@ class Candidate:
     cache_write: bool = False
     at: tuple[int, ...] = ()
     producer_reduction: str = "inner"
+    swap: bool = False
+    panel: int = 0
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -80,6 +104,10 @@ class Candidate:
         if self.is_plain:
             return "plain"
         parts = [f"ti{self.tile_inner}", f"to{self.tile_outer}", self.reduction[0]]
+        if self.swap:
+            parts.append("sw")
+        if self.panel:
+            parts.append(f"pk{self.panel}")
         parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
         if self.rfactor:
@@ -108,7 +136,8 @@ def factors(extent: int | None, choices: tuple[int, ...]) -> list[int]:
     return [0] + [f for f in below if extent % f == 0] + [f for f in below if extent % f]
 
 
-def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
+def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int,
+                swap: bool = False) -> int:
     """How many of the root's loops a candidate leaves outside its tile, where the
     producers may go (the same count :mod:`.realize` builds)."""
     spatial = nest.root.spatial
@@ -121,6 +150,8 @@ def outer_loops(nest: Nest, ti: int, to: int, parallel: bool, rf: int) -> int:
         count = max(len(spatial) - 2, 0) + (len(spatial) >= 2) + bool(ti)
         # the outermost loop is the outer part of a split where the nest is that short
         factor = to if len(spatial) == 2 else ti if len(spatial) == 1 else 0
+        if swap and len(spatial) == 2:
+            first, factor = spatial[1].extent, ti
         if factor and first:
             first = -(-first // factor)
     if parallel and count >= 2 and fuses(first):
@@ -143,25 +174,41 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     innermost_reduces = bool(root.loops) and root.loops[-1].kind == "reduction"
     rfactors = (0, *RFACTOR_LANES) if innermost_reduces else (0,)
     # the producers may go at any loop outside the tile (one per spatial loop at most)
-    at_choices = [(-1, *range(len(spatial)))] * len(nest.producers)
+    loops = (-1, *range(len(spatial)))
+    if len(nest.producers) > UNIFORM_ABOVE:
+        # a chain of producers (softmax's three) goes inside at one loop, or stays
+        placements = [(a,) * len(nest.producers) for a in loops]
+    else:
+        placements = list(itertools.product(*[loops] * len(nest.producers)))
     producer_places = (("inner", "outer") if any(p.reduction and p.spatial
                                                  for p in nest.producers) else ("inner",))
+    if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
+        producer_places += ("rfactor",)
+    # a panel: one reduction loop, longer than a block, and a read still along the rows
+    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > PANELS[-1]
+                and len(spatial) >= 2 and "zero" in spatial[-2].strides[1:])
     out: list[Candidate] = []
-    for ti, to, place, par, vec, unr, rf, cw in itertools.product(
+    for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
-            (False, True)):
+            (False, True), (False, True)):
+        if sw and not (ti and to):
+            continue  # only two tiled loops are swapped
         if unr and not to:
             continue  # only the tile's second loop is unrolled
+        if unr and to * max(1, -(-(ti or spatial[-1].extent or 1) // root.lanes)) > UNROLL_MAX:
+            continue  # an unrolled tile this large takes LLVM seconds to compile
         if rf and (ti or to or place != "inner"):
             continue  # rfactor factors the innermost reduction of the untiled nest
         if cw and place != "outer":
             continue  # a cache is a register tile only around the whole reduction
-        places_at = outer_loops(nest, ti, to, par, rf)
+        places_at = outer_loops(nest, ti, to, par, rf, sw)
         if cw and not places_at:
             continue  # the cache goes at a loop outside the tile
-        for at in itertools.product(*at_choices):
+        for at in placements:
             if any(a >= places_at for a in at):
                 continue  # no such loop outside the tile
             for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):
-                out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at), pplace))
+                for pk in (PANELS if sw and cw and place == "outer" and panel_ok else (0,)):
+                    out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
+                                         pplace, sw, pk))
     return out

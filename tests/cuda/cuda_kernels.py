@@ -46,7 +46,7 @@ def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
                 C[i, j] = C[i, j] + A[i, k] * B[k, j]
 ''')
 
-ROW_SUM = pp.parse('''
+ROW_SUM_TEXT = '''
 @T.prim_func
 def row_sum(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
     for i in range(4):
@@ -54,7 +54,8 @@ def row_sum(A: T.Buffer((4, 16), "float32"), B: T.Buffer((4,), "float32")):
             B[i] = T.float32(0)
             for k in range(16):
                 B[i] = B[i] + A[i, k]
-''')
+'''
+ROW_SUM = pp.parse(ROW_SUM_TEXT)
 
 # Two 3-point blurs, each block computing 8 outputs of the second from a shared tile
 # of the first (10 values, with a halo of one on each side, the last two loaded by a

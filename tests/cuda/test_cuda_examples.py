@@ -7,30 +7,108 @@ import cuda_kernels as K
 import numpy as np
 
 import codegen
-from polypad.examples import conv_layer, matmul
+from polypad.examples import conv_layer, matmul, row_summation
 
 
 def test_matmul_schedule_cuda():
     func = matmul.matmul(16, 32, 16)
-    sch = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4)
+    sch = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4, k_unroll=1)
     kernel = codegen.build(sch.func, target="cuda")
     assert kernel.source.count("cuda.syncthreads()") == 2
     assert "def launch_0():\n    return (4, 2, 1), (4, 4, 1)" in kernel.source
     # Each thread's 2 x 2 outputs, 4 apart, in a local array of 2 x 2 (codegen.cuda.compact).
     assert "C_local = cuda.local.array((2, 2), np.float32)" in kernel.source
-    assert "C_local[(i_2 + 4 * i_1 - thread_y) // 4, (j_2 + 4 * j_1 - thread_x) // 4]" in \
-        kernel.source
+    # Indexed by the unrolled counters alone (isl: thread_y is i_2), written out as
+    # constants, the reads of the shared tiles folded likewise.
+    # The fragments: each value of the shared tiles the thread needs, once per step of k
+    # in a register, then the 2 x 2 multiply-adds on the registers.
+    lines = [line.strip() for line in kernel.source.splitlines()]
+    step = lines.index("for k_1 in range(4):")
+    assert lines[step + 2:step + 10] == [
+        "A_shared_v = A_shared[i_2, k_1]", "B_shared_v = B_shared[k_1, j_2]",
+        "B_shared_v_1 = B_shared[k_1, j_2 + 4]", "A_shared_v_1 = A_shared[i_2 + 4, k_1]",
+        "C_local[0, 0] = C_local[0, 0] + A_shared_v * B_shared_v",
+        "C_local[0, 1] = C_local[0, 1] + A_shared_v * B_shared_v_1",
+        "C_local[1, 0] = C_local[1, 0] + A_shared_v_1 * B_shared_v",
+        "C_local[1, 1] = C_local[1, 1] + A_shared_v_1 * B_shared_v_1"]
+    assert "thread_y" not in kernel.source
+    # Every accumulator is written (zeroed) before it is read: no second zero fill.
+    assert "for _z" not in kernel.source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+    # Unrolled by 2: two steps of k per iteration, each loading its own fragments.
+    unrolled = matmul.schedule_cuda(func, threads=4, per_thread=2, k_tile=4, k_unroll=2)
+    source = codegen.build(unrolled.func, target="cuda").source
+    assert "for k_1_0 in range(2):" in source
+    assert source.count("A_shared[i_2 + 4, k_1_0 * 2 + 1]") == 1
+    gpu, ref = K.run_both(unrolled.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     plain = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=4, per_thread=1, k_tile=4)
     assert "cuda.local.array((1, 1)" in codegen.build(plain.func, target="cuda").source
 
 
 def test_conv_layer_schedule_cuda():
-    func = conv_layer.conv_layer(n=1, ci=2, co=4, w=4, h=2)
-    sch = conv_layer.schedule_cuda(func, tile_x=2, tile_c=2)
+    func = conv_layer.conv_layer(n=1, ci=16, co=16, w=8, h=2)
+    sch = conv_layer.schedule_cuda(func, x_threads=4, x_per_thread=2, c_threads=4,
+                                   c_per_thread=2, k_tile=8, k_unroll=1)
     kernel = codegen.build(sch.func, target="cuda")
-    assert "conv_local = cuda.local.array((1, 1, 1, 1), np.float32)" in kernel.source
-    assert "syncthreads" not in kernel.source  # every thread computes its own elements
+    source = kernel.source
+    # Each thread's 2 x 2 outputs in registers, the tiles of the input and the filter
+    # in shared memory, one pair of barriers per step of the reduction (8 channels of
+    # one filter tap): before the tiles are overwritten, after they are loaded.
+    assert "conv_local = cuda.local.array((1, 1, 2, 2), np.float32)" in source
+    assert "filter_shared = cuda.shared.array((8, 1, 1, 8), np.float32)" in source
+    assert "input_shared = cuda.shared.array((1, 1, 8, 8), np.float32)" in source
+    lines = [line.strip() for line in source.splitlines()]
+    step = lines.index("for rx_0 in range(2):")
+    assert lines[step + 1] == "cuda.syncthreads()" and lines.count("cuda.syncthreads()") == 2
+    inner = lines.index("for rx_1 in range(8):")
+    assert lines[inner - 4] == "cuda.syncthreads()"
+    assert lines[inner + 5] == ("conv_local[0, 0, 0, 0] = conv_local[0, 0, 0, 0] + "
+                                "filter_shared_v * input_shared_v")
+    assert "def launch_0():\n    return (2, 2, 1), (4, 4, 1)" in source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[3], ref[3])
+
+
+def test_conv_layer_schedule_cuda_with_its_step_unrolled():
+    func = conv_layer.conv_layer(n=1, ci=8, co=4, w=4, h=1)
+    sch = conv_layer.schedule_cuda(func, x_threads=2, x_per_thread=2, c_threads=2,
+                                   c_per_thread=2, k_tile=8)  # k_unroll=2, the default
+    source = codegen.build(sch.func, target="cuda").source
+    assert "for rx_1_0 in range(4):" in source
+    assert "x_2 + 2, rx_1_0 * 2 + 1]\n" in source  # the second step's fragment
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[3], ref[3])
+
+
+def test_the_default_sgemm_schedule_is_the_classic_one():
+    # 128 x 128 tiles per block of 16 x 16 threads, 8 x 8 outputs per thread, tiles of
+    # 8 values of k copied in 4 passes of consecutive elements.
+    func = matmul.matmul(128, 128, 16)  # one block
+    sch = matmul.schedule_cuda(func)
+    source = codegen.build(sch.func, target="cuda").source
+    assert "def launch_0():\n    return (1, 1, 1), (16, 16, 1)" in source
+    for declared in ("A_shared = cuda.shared.array((128, 8), np.float32)",
+                     "B_shared = cuda.shared.array((8, 128), np.float32)",
+                     "C_local = cuda.local.array((8, 8), np.float32)"):
+        assert declared in source
+    lines = [line.strip() for line in source.splitlines()]
+    assert lines.count("cuda.syncthreads()") == 2
+    first = lines.index("A_v = A[(ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) // 8, "
+                        "8 * k_0 + (ax0_ax1_fused_1 * 16 + ax0_ax1_fused_2) % 8]")
+    assert lines[first + 3].startswith("A_v_3 = A[96 + ")
+    assert lines[first + 4].startswith("A_shared[")
+    # Per step of k (two per iteration): 8 + 8 fragment loads, then 64 multiply-adds.
+    assert sum(line.startswith("A_shared_v") for line in lines) == 16
+    assert sum(line.startswith("B_shared_v") for line in lines) == 16
+    assert sum(line.startswith("C_local[") and "A_shared_v" in line for line in lines) == 128
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+
+
+def test_the_default_row_sum_schedule_matches():
+    func = row_summation.row_sum(2, 2048)  # 256 threads, 8 steps of the tree
+    gpu, ref = K.run_both(row_summation.schedule_cuda(func).func, K.inputs(func),
+                          reference=func)
+    np.testing.assert_array_equal(gpu[1], ref[1])

@@ -4,6 +4,8 @@ and the search walks the same candidates as the local runner."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from tuner_support import assert_matches_reference, blur
 
@@ -69,3 +71,13 @@ def test_polypad_tune_runs_on_the_scheduler_it_is_given(client, tmp_path, capsys
     assert code == EXIT_OK, err
     assert "compiled on 2 Dask workers" in out
     assert out.startswith("# function blur\n# blur: best ")
+
+
+def test_each_worker_times_the_kernel_it_compiled_from_its_memory(client):
+    sch = pp.autoschedule(blur(), budget_s=120, max_candidates=3, client=client, seed=5)
+    # worker address -> the kernels it holds (a lambda: pickled by value, not by a
+    # module the workers cannot import)
+    held = client.run(lambda: list(importlib.import_module("polypad.tuner.measure")._KERNELS))
+    names = {name.split(":", 1)[1] for names in held.values() for name in names}
+    timed = {t.key for t in sch.tuning.tried if t.status == "ok"}
+    assert timed and timed <= names

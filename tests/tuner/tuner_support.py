@@ -79,3 +79,34 @@ def assert_matches_reference(original, scheduled, seed: int = 1) -> None:
     codegen.build(scheduled)(*have)
     for w, h in zip(want, have):
         np.testing.assert_allclose(h, w, rtol=1e-4, atol=1e-4)
+
+
+SOFTMAX = '''
+@T.prim_func
+def softmax(A: T.Buffer((6, 40), "float32"), B: T.Buffer((6, 40), "float32")):
+    M = T.alloc_buffer((6,), "float32")
+    E = T.alloc_buffer((6, 40), "float32")
+    S = T.alloc_buffer((6,), "float32")
+    for i, j in T.grid(6, 40):
+        with T.block("max"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                M[vi] = T.float32(-3.4e38)
+            M[vi] = T.max(M[vi], A[vi, vj])
+    for i, j in T.grid(6, 40):
+        with T.block("exp"):
+            E[i, j] = T.exp(A[i, j] - M[i])
+    for i, j in T.grid(6, 40):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                S[vi] = T.float32(0)
+            S[vi] = S[vi] + E[vi, vj]
+    for i, j in T.grid(6, 40):
+        with T.block("div"):
+            B[i, j] = E[i, j] / S[i]
+'''
+
+
+def softmax():
+    return pp.parse(SOFTMAX)
