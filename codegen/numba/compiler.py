@@ -41,6 +41,7 @@ from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.semantics.values import numpy_dtype
 
 from .emit import KERNEL_NAME
+from .parfor_bodies import optimized_as_cached
 from .slp import vectorizing, wanted
 from .vector_width import resolve as resolve_width
 from .vector_width import retarget
@@ -171,7 +172,7 @@ def compile_kernel(func: PrimFunc, source: str, vector_width: int | None = None)
     the ``vector_width`` option of ``codegen.build``."""
     dispatcher = load(source, vector_width)
     try:
-        with vectorizing(wanted(dispatcher.py_func.__globals__)):
+        with vectorizing(wanted(dispatcher.py_func.__globals__)), optimized_as_cached():
             dispatcher.compile(signature(func))
     except Exception as error:  # Numba's errors are many classes; report them as one
         raise BuildError(f"numba could not compile {func.name!r}: {error}\n"
