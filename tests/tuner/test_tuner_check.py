@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tuner_support import matmul
+from tuner_support import matmul, matmul_text
 
 import codegen
 import polypad as pp
@@ -22,17 +22,7 @@ pytestmark = pytest.mark.numba
 
 TILED = Candidate(tile_inner=8, tile_outer=4, reduction="outer", vectorize=True)
 
-SMALL_MATMUL = '''
-@T.prim_func
-def matmul(A: T.Buffer((8, 8), "float32"), B: T.Buffer((8, 8), "float32"),
-           C: T.Buffer((8, 8), "float32")):
-    for i, j, k in T.grid(8, 8, 8):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+SMALL_MATMUL = matmul_text(8, 8, 8)
 
 
 def test_a_candidate_compiles_once_and_that_kernel_is_checked(monkeypatch):

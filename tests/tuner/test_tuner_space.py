@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tuner_support import assert_matches_reference, matmul, softmax
+from tuner_support import assert_matches_reference, matmul, matmul_text, softmax
 
 import polypad as pp
 from polypad.examples import conv_layer
@@ -79,17 +79,7 @@ def test_a_chain_of_producers_goes_inside_the_row_loop_with_its_sums_in_lanes():
     assert_matches_reference(f, realize(f, nest, cand).schedule.func)
 
 
-PANEL_MATMUL = '''
-@T.prim_func
-def matmul(A: T.Buffer((8, 256), "float32"), B: T.Buffer((256, 32), "float32"),
-           C: T.Buffer((8, 32), "float32")):
-    for i, j, k in T.grid(8, 32, 256):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-'''
+PANEL_MATMUL = matmul_text(8, 32, 256)
 
 
 @pytest.mark.numba
@@ -116,9 +106,6 @@ def test_a_packed_panel_is_the_blis_shape_of_the_matmul_recipe():
 
 
 def test_the_model_ranks_the_matmul_recipes_shape_first():
-    nest = analyze(pp.parse(PANEL_MATMUL.replace("(8, 256)", "(1024, 1024)")
-                            .replace("(256, 32)", "(1024, 1024)")
-                            .replace("(8, 32)", "(1024, 1024)")
-                            .replace("T.grid(8, 32, 256)", "T.grid(1024, 1024, 1024)")))
+    nest = analyze(pp.parse(matmul_text(1024, 1024, 1024)))
     first = ranked(nest, seed=0, cores=2)[0]
     assert (first.tile_outer, first.tile_inner, first.swap, first.panel) == (8, 32, True, 128)

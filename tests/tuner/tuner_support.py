@@ -9,17 +9,23 @@ import codegen
 import polypad as pp
 from analyses.witness_inputs import make_inputs
 
-MATMUL = '''
+
+def matmul_text(m: int = 16, n: int = 16, k: int = 16) -> str:
+    """TVMScript of C (m x n) = A (m x k) @ B (k x n), in TVM's block form with an init."""
+    return f'''
 @T.prim_func
-def matmul(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32"),
-           C: T.Buffer((16, 16), "float32")):
-    for i, j, k in T.grid(16, 16, 16):
+def matmul(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
+           C: T.Buffer(({m}, {n}), "float32")):
+    for i, j, k in T.grid({m}, {n}, {k}):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
 '''
+
+
+MATMUL = matmul_text()
 
 BLUR = '''
 @T.prim_func
