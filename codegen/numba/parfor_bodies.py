@@ -57,9 +57,15 @@ def _optimize_like_the_linked_copy(library) -> None:
 
 @contextlib.contextmanager
 def optimized_as_cached() -> Iterator[None]:
-    """Compile with parallel loop bodies optimized as their cached copies are."""
+    """Compile with parallel loop bodies optimized as their cached copies are.
+
+    The hooks are Numba's private ones (Numba 0.68 has them); where a Numba
+    lacks them the block compiles as Numba does, the body optimized once."""
+    numba_optimize = getattr(codegen.CPUCodeLibrary, "_optimize_final_module", None)
+    if numba_optimize is None or not hasattr(codegen.JITCPUCodegen, "_module_pass_manager"):
+        yield
+        return
     with global_compiler_lock:
-        numba_optimize = codegen.CPUCodeLibrary._optimize_final_module
 
         def optimize(library):
             numba_optimize(library)
