@@ -66,6 +66,11 @@ class Recent:
             self._entries[key] = (owners, value)
             return value
 
+    def extras(self) -> list[Hashable]:
+        """The ``extra`` keys of the entries held, oldest first."""
+        with self._lock:
+            return [extra for (_, extra) in self._entries]
+
     def clear(self) -> None:
         """Forget every entry."""
         with self._lock:

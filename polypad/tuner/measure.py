@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from polypad.concurrency import Recent
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 
@@ -148,9 +149,20 @@ def trace_from_json(steps) -> object:
 
 
 #: Kernels compiled in this process, by :func:`kernel_key`: a Dask worker times
-#: the kernel it compiled and checked without building it again.
-_KERNELS: dict[str, object] = {}
-_KEEP = 8
+#: the kernel it compiled and checked without building it again.  The last 8,
+#: locked: a Dask worker runs its tasks in several threads.
+_KERNELS = Recent(8)
+
+
+def compiled_kernel(name: str):
+    """The kernel :func:`compile_candidate` compiled in this process as ``name``
+    (:attr:`Compiled.kernel`), or ``None`` once it is no longer held."""
+    return _KERNELS.get((), extra=name)
+
+
+def compiled_kernel_names() -> list[str]:
+    """The names of the kernels this process holds, oldest first."""
+    return _KERNELS.extras()
 
 
 def kernel_key(candidate: Candidate, check: Check) -> str:
@@ -183,10 +195,8 @@ def compile_candidate(func: n.PrimFunc, nest: Nest, candidate: Candidate, check:
         kind = "" if isinstance(error, PolypadError) else "internal: "
         return Compiled(candidate, "error", f"{kind}{type(error).__name__}: {error}",
                         trace=steps, skipped=built.skipped)
-    while len(_KERNELS) >= _KEEP:
-        _KERNELS.pop(next(iter(_KERNELS)))
     name = kernel_key(candidate, check)
-    _KERNELS[name] = kernel
+    _KERNELS.put((), kernel, extra=name)
     return Compiled(candidate, "ok", trace=steps, func=sch.func, kernel=name,
                     compile_s=time.perf_counter() - start, skipped=built.skipped)
 
@@ -216,7 +226,7 @@ def time_candidate(func: n.PrimFunc, seed: int, best: float | None,
     import codegen
     from codegen.timing import measure
 
-    kernel = _KERNELS.get(key) if key is not None else None
+    kernel = compiled_kernel(key) if key is not None else None
     if kernel is None:
         kernel = codegen.build(func).compile()
     args = inputs(func, seed)

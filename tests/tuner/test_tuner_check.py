@@ -42,9 +42,9 @@ def test_a_candidate_compiles_once_and_that_kernel_is_checked(monkeypatch):
     assert compiled.status == "ok", compiled.detail
     assert built == [("matmul", "numba")]  # the full-size kernel, and nothing else
     # the kernel checked is the one the timing then takes, from this process's memory
-    assert compiled.kernel in measure._KERNELS
+    assert compiled.kernel in measure.compiled_kernel_names()
     expected = outputs(codegen.build(f, target="python"), f, 3)
-    np.testing.assert_allclose(outputs(measure._KERNELS[compiled.kernel], f, 3)[2],
+    np.testing.assert_allclose(outputs(measure.compiled_kernel(compiled.kernel), f, 3)[2],
                                expected[2], rtol=1e-4, atol=1e-4)
 
 
