@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from issue21_programs import ISSUE_21_IF_ELSE, issue_21_input
 from structural_brute import random_args, random_program, removal_changes, trace
 
 import analyses
@@ -252,20 +253,6 @@ def f(A: T.Buffer(({k},), "float32"), B: T.Buffer(({k},), "float32")):
 
 # ---------------------------------------------------------------- issue 21: isl's dataflow
 
-ISSUE_21_IF_ELSE = """
-@T.prim_func
-def f(A: T.Buffer((6,), "int32")):
-    for l in T.serial(6):
-        for m in T.serial(2):
-            A[(2 * m + l) % 6] = A[(l + m) % 6]
-            if l % 3 < 1:
-                A[(2 - m) // 4] = 0
-            else:
-                A[m + 1] = A[(m - l) % 6]
-        A[(l + 2) // 2] = 0
-        A[((l + 1) % 4) // 2] = l - (1 + A[(5 - l) // 2])
-"""
-
 
 def _int_inputs(f, count):
     rng = np.random.default_rng(21)
@@ -281,14 +268,14 @@ def test_issue_21_the_else_branch_is_read_later():
     assert isinstance(got, Unknown)  # rule 3 is not decided for two stores
     assert got.reason.startswith("S2(l=5, m=1) writes A[2] and A[2] still holds it when f "
                                  "returns (the caller reads it): rules 1 and 2 fail")
-    issue_input = [np.array([4, 1, -3, 2, -1, -1], "int32")]
+    issue_input = issue_21_input()
     assert removal_changes(f, branch, [issue_input]) == [issue_input]
     assert not isinstance(analyses.is_no_op(f, branch.else_case), Proved)
 
 
 def test_issue_21_every_proof_survives_brute_force():
     f = parse(ISSUE_21_IF_ELSE)
-    inputs = _int_inputs(f, 40) + [[np.array([4, 1, -3, 2, -1, -1], "int32")]]
+    inputs = _int_inputs(f, 40) + [issue_21_input()]
     proved = []
     for stmt in walk(f.body):
         if isinstance(stmt, (n.BufferStore, n.IfThenElse, n.For)):

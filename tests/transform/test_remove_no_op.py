@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from issue21_programs import ISSUE_21_IF_ELSE, issue_21_input
 from pass_support import (
     assert_same_results,
     checked,
@@ -175,19 +176,6 @@ def test_everything_dead_leaves_an_empty_body():
 
 # ---------------------------------------------------------------- issue 21
 
-ISSUE_21_IF_ELSE = """
-@T.prim_func
-def f(A: T.Buffer((6,), "int32")):
-    for l in T.serial(6):
-        for m in T.serial(2):
-            A[(2 * m + l) % 6] = A[(l + m) % 6]
-            if l % 3 < 1:
-                A[(2 - m) // 4] = 0
-            else:
-                A[m + 1] = A[(m - l) % 6]
-        A[(l + 2) // 2] = 0
-        A[((l + 1) % 4) // 2] = l - (1 + A[(5 - l) // 2])
-"""
 
 ISSUE_21_IF_ELSE_AFTER = """
 @T.prim_func
@@ -204,7 +192,7 @@ def f(A: T.Buffer((6,), "int32")):
 
 def _issue_21_if_else_inputs():
     rng = np.random.default_rng(0)
-    issue_input = [np.array([4, 1, -3, 2, -1, -1], "int32")]
+    issue_input = issue_21_input()
     return [issue_input] + [[rng.integers(-5, 6, 6).astype("int32")] for _ in range(20)]
 
 
