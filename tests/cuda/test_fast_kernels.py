@@ -5,6 +5,9 @@ schedule, and the device-array overlap check those rely on."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import cuda_kernels as K
 import numpy as np
 import pytest
@@ -14,12 +17,8 @@ import polypad as pp
 from polypad.errors import ArgumentError
 from polypad.examples import row_summation
 
-SCALE = '''
-@T.prim_func
-def scale(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4, 32), "float32")):
-    for i, j in T.grid(4, 32):
-        B[i, j] = A[i, j] * T.float32(2) + T.float32(1)
-'''
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from bench_cuda import elementwise_schedule  # noqa: E402
 
 
 def _lines(func) -> list[str]:
@@ -27,14 +26,9 @@ def _lines(func) -> list[str]:
 
 
 def _elementwise() -> pp.Schedule:
-    sch = pp.Schedule(pp.parse(SCALE))
-    jo, jj, ji = sch.split("j", [None, 4, 8])
-    sch.reorder(jo, ji, jj)
-    sch.bind("i", "blockIdx.y")
-    sch.bind(jo, "blockIdx.x")
-    sch.bind(ji, "threadIdx.x")
-    sch.unroll(jj)
-    return sch
+    """benchmarks/bench_cuda.py's elementwise schedule, small: 8 threads a block, 4
+    elements each, on a 32 x 32 array."""
+    return elementwise_schedule(32, threads=8, per_thread=4)
 
 
 def test_an_unrolled_elementwise_nest_loads_everything_before_it_stores():
@@ -45,7 +39,7 @@ def test_an_unrolled_elementwise_nest_loads_everything_before_it_stores():
         "A_v = A[i, j_0 * 32 + j_2]", "A_v_1 = A[i, j_0 * 32 + 8 + j_2]",
         "A_v_2 = A[i, j_0 * 32 + 16 + j_2]", "A_v_3 = A[i, j_0 * 32 + 24 + j_2]",
         "B[i, j_0 * 32 + j_2] = A_v * np.float32(2.0) + np.float32(1.0)"]
-    gpu, ref = K.run_both(sch.func, K.inputs(sch.func), reference=pp.parse(SCALE))
+    gpu, ref = K.run_both(sch.func, K.inputs(sch.func), reference=sch.original)
     np.testing.assert_array_equal(gpu[1], ref[1])
 
 
