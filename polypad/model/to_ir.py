@@ -73,7 +73,7 @@ def set_to_condition(
                     continue
                 cond = reader.constraint(c, divs)
                 if wide is not None and wrapping_operations(cond):
-                    cond = _exactly(wide, c, bs)
+                    cond = _exactly(wide, c, divs)
                 conjuncts.append(cond)
         except DTypeError as err:  # a divisor past int32 (a mod 2**31), for one
             raise NotAffineError(f"ISL's form of {bs} cannot be written in IR: {err}") \
@@ -160,9 +160,10 @@ def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] 
     return None
 
 
-def _exactly(wide: _Reader, c: isl.Constraint, bs: isl.BasicSet) -> n.Expr:
-    """Constraint ``c`` of ``bs`` over int64 copies of its variables, checked not to wrap."""
-    cond = wide.constraint(c, wide.local(bs))
+def _exactly(wide: _Reader, c: isl.Constraint, divs: list) -> n.Expr:
+    """Constraint ``c`` over int64 copies of its variables, checked not to wrap; ``divs``
+    from :meth:`_Reader.local` (linear forms, the same for either reader)."""
+    cond = wide.constraint(c, divs)
     if wrapping_operations(cond):
         raise NotAffineError(f"ISL's constraint {c} may leave int64 on the variables' "
                              "ranges: it cannot be written exactly in IR")
