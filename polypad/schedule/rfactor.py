@@ -26,7 +26,11 @@ into two buffers by :mod:`.rfactor_arg`.
 A reduction with its init in the nest (TVM's ``T.init()``: an ``if`` on the
 reduce axes at their starts, first in the block) has the init moved out
 first, before the nest (:func:`.decompose.decompose`, checked as
-``decompose_reduction`` is); the factored update then starts from it.
+``decompose_reduction`` is); the factored update then starts from it.  An
+argmax's ``T.init()`` starts both of its buffers (``M[vi] =
+T.min_value("float32")``, ``I[vi] = -1``): both stores move out, and the
+write-back meets them as the original's first step would (a row no value
+beats keeps ``I = -1``).
 """
 
 from __future__ import annotations
