@@ -129,7 +129,7 @@ def _init_form(func: n.PrimFunc, stores) -> bool:
 
     for count in (1, 2):
         inits, updates = stores[:-count], stores[-count:]
-        if not inits or len(updates) < count:
+        if not inits:
             continue
         if count == 1:
             u = update_of(updates[0])
@@ -143,6 +143,8 @@ def _init_form(func: n.PrimFunc, stores) -> bool:
 
 
 def _guarded_inits(func: n.PrimFunc, inits, updates, buffers) -> bool:
+    """Whether ``inits`` start ``buffers`` (one store each) alone under an ``if``,
+    first in a sequence with ``updates`` (see :func:`_init_form`)."""
     upd = updates[-1]
     if not all(isinstance(x, n.BufferStore) and any(x.buffer is b for b in buffers)
                and x.indices == upd.indices and not reads(x.value, x.buffer) for x in inits):
@@ -151,11 +153,13 @@ def _guarded_inits(func: n.PrimFunc, inits, updates, buffers) -> bool:
         return False
     path = ancestors(func, inits[0])
     body = inits[0] if len(inits) == 1 else path[-2]
-    if len(inits) > 1 and not (isinstance(body, n.SeqStmt)
-                               and list(body.stmts) == list(inits)):
+    if len(inits) > 1 and not (isinstance(body, n.SeqStmt) and len(body.stmts) == len(inits)
+                               and all(a is b for a, b in zip(body.stmts, inits, strict=True))):
         return False
     where = next(k for k, x in enumerate(path) if x is body)
-    guard, seq = path[where - 1], path[where - 2] if where > 1 else None
+    if where < 2:
+        return False
+    guard, seq = path[where - 1], path[where - 2]
     if not (isinstance(guard, n.IfThenElse) and guard.else_case is None
             and isinstance(seq, n.SeqStmt) and len(seq.stmts) == 1 + len(updates)
             and seq.stmts[0] is guard):
