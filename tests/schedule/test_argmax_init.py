@@ -22,6 +22,8 @@ from kind_support import check_schedule
 
 import codegen
 from polypad.errors import IllegalTransformError, PolypadError
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
 from polypad.schedule import Schedule
 from polypad.schedule.rfactor import Factored
 from polypad.script import parse
@@ -303,3 +305,20 @@ def argmax(A: T.Buffer((4, 30), "float32"), I: T.Buffer((4,), "int32"),
             I[vi] = T.if_then_else(A[vi, vj] > M[vi], vj, I[vi])
             M[vi] = T.max(M[vi], A[vi, vj])
 ''')
+
+
+def test_a_split_without_tail_factors_the_whole_grid_row_by_row():
+    # 30 = 5 x 6: no tail, so the nest is the grid and the init moves before i.
+    f = parse(block(m='T.min_value("float32")'))
+    sch = Schedule(f)
+    _, j_1 = sch.split("j", [None, 6])
+    made = sch.rfactor(j_1, factor_axis=1)  # a row's lanes side by side
+    assert made == Factored("M_rf", ["i_init_1", "j_1_init"], ["i", "j_0", "j_1"],
+                            ["i_wb", "j_1_wb", "i_wb_1"], decomposed=["i_init"],
+                            index_buffer="I_rf")
+    shapes = {x.buffer.name: x.buffer.shape for x in walk(sch.func.body)
+              if isinstance(x, n.Allocate)}
+    assert shapes == {"M_rf": (4, 6), "I_rf": (4, 6)}
+    sch.vectorize(j_1)
+    sch.parallel("i")
+    assert_runs_the_same(f, sch.func, started=False)
