@@ -145,7 +145,8 @@ class KindPrimitives:
         results into ``X``, in the form the update was written.  In the
         middle nest, ``loop`` carries no dependence any more, so it can be
         parallelized or vectorized.  A ``T.init()`` in the nest is moved out
-        before it first (checked as :meth:`decompose_reduction` is).  Returns
+        before it first (checked as :meth:`decompose_reduction` is; an
+        argmax's, both of its stores).  Returns
         the :class:`~.rfactor.Factored` name of the new buffer and the
         handles of the new loops (they outlast later steps on other loops).
 
@@ -198,7 +199,9 @@ class KindPrimitives:
         ``loop`` is one of the loops around the update, and the init keeps
         copies of the loops between ``loop`` and it (named ``<var>_init``).
         ``block=None`` looks in the whole function.  Any combiner of
-        :mod:`analyses.combiners`.  An init guarded by the first iteration of
+        :mod:`analyses.combiners`; the init is every store of a ``T.init()``
+        (an argmax's value and index), or a store with the start of an
+        argmax's other buffer beside it.  An init guarded by the first iteration of
         some loops (``if k == 0:``, as TVM's ``T.init`` lowers, or ``vk == 0``
         with ``vk = k_0 * 16 + k_1``: isl proves the guard holds there and
         nowhere else) is copied without those loops and the guard.  Legal where nothing under

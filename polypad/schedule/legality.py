@@ -289,26 +289,30 @@ def check_rfactor(func: n.PrimFunc, where: str) -> None:
                                     f"{cex}", cex)
 
 
-def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> None:
+def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore | list, loop: n.For
+                              ) -> None:
     """``decompose_reduction``: refuse when an instance under ``loop`` (other than the
     init's own) must run before an init instance of the same iterations of the loops
-    around ``loop``."""
+    around ``loop``.  ``init`` may be the stores of one init, moved together in their
+    order (an argmax's ``T.init()``): none of them counts against another."""
     import analyses
     from analyses import instances as inst
 
     deps = analyses.dependences(func)
     model = deps.model
-    target = next(s for s in model.statements if s.stmt is init)
-    depth = next(k for k, x in enumerate(target.loops) if x is loop)
+    inits = init if isinstance(init, list) else [init]
+    targets = [s for s in model.statements if any(s.stmt is x for x in inits)]
     sources = None
-    for s in model.statements:
-        if s is target or not any(x is loop for x in s.loops):
-            continue
-        pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
-        for d in range(depth):
-            pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-        part = isl.UnionMap.from_map(pairs)
-        sources = part if sources is None else sources.union(part)
+    for target in targets:
+        depth = next(k for k, x in enumerate(target.loops) if x is loop)
+        for s in model.statements:
+            if s in targets or not any(x is loop for x in s.loops):
+                continue
+            pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
+            for d in range(depth):
+                pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
+            part = isl.UnionMap.from_map(pairs)
+            sources = part if sources is None else sources.union(part)
     if sources is None:
         return
     for kind in ("flow", "output", "anti"):

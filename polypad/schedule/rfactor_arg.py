@@ -119,7 +119,9 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
 
     back, back_loops = copy_nest(nest, dropped | {loop.var}, "_wb", taken, final,
                                  fixed={loop.var: loop.min})
-    body = n.SeqStmt((init, update, folded, back))
+    # Flat, as the parser reads it: without loops of its own, back is two stores.
+    body = n.SeqStmt(tuple(y for x in (init, update, folded, back)
+                           for y in (x.stmts if isinstance(x, n.SeqStmt) else (x,))))
     new = replace(func, nest[0], n.Allocate(value_rf, n.Allocate(index_rf, body)))
     check_rfactor(new, where)
     return new, Factored(value_rf.name, [loop_ref(new, x) for x in init_loops],

@@ -11,11 +11,10 @@ the reference executor and Numba, bit for bit.  Refusals by class and witness.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from argmax_support import assert_runs_the_same
 from kind_support import check_schedule
 
-import codegen
 from analyses.combiners import arg_update_of
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
@@ -49,40 +48,6 @@ def argmax(A: T.Buffer((4, 30), "float32"), I: T.Buffer((4,), "int32")):
                 I[i] = T.if_then_else(A[i, j] > M[i], j, I[i])
                 M[i] = T.max(M[i], A[i, j])
 '''
-
-
-def tied_inputs(func: n.PrimFunc, seed: int) -> list[np.ndarray]:
-    """Few distinct values, so rows tie; every third seed, rows of -inf."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in func.params:
-        if p.dtype.startswith("float"):
-            a = rng.integers(-2, 2, p.shape).astype(p.dtype)
-            if seed % 3 == 0 and a.ndim == 2:
-                a[::2] = -np.inf
-            out.append(a)
-        else:
-            out.append(rng.integers(0, 3, p.shape).astype(p.dtype))
-    return out
-
-
-def assert_runs_the_same(original: n.PrimFunc, factored: n.PrimFunc) -> None:
-    reference = codegen.build(original, target="python")
-    kernels = [codegen.build(factored, target=t) for t in ("python", "numba")]
-    for seed in range(6):
-        want = tied_inputs(original, seed)
-        if len(want) == 3:  # M, I started as a caller would
-            want[1][:] = want[0][:, 0]
-            want[2][:] = 0
-        reference(*want)
-        for kernel in kernels:
-            got = [a.copy() for a in tied_inputs(original, seed)]
-            if len(got) == 3:
-                got[1][:] = got[0][:, 0]
-                got[2][:] = 0
-            kernel(*got)
-            for w, g in zip(want, got, strict=True):
-                np.testing.assert_array_equal(g, w)
 
 
 def test_rfactor_of_an_argmax_factors_the_index_with_the_value():
