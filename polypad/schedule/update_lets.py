@@ -21,6 +21,12 @@ put in an order where no store reads (or writes) a buffer stored before it,
 so each reads what the let read.  Only a chain that then reads as a reduction
 update (one store) or an arg-reduction (two) is rewritten; anything else is
 left as it was, for the primitive to judge.
+
+``rfactor`` and ``decompose_reduction`` call it.  The other primitives model
+the let form as written (:mod:`polypad.model.nest` reads a let at the stores
+that use it): TVM's argmax order, index stored first, models; its argmin
+order, value stored first, does not (``NotAffineError``) until one of the two
+has put the stores in order.
 """
 
 from __future__ import annotations
