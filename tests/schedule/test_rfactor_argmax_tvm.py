@@ -355,3 +355,29 @@ def test_a_let_stored_twice_is_no_argmax():
     _, _, ki = sch.get_loops("argmax")
     with pytest.raises(PolypadError, match="must hold one store, a reduction"):
         sch.rfactor(ki, factor_axis=1)
+
+
+@pytest.mark.parametrize(("index", "value"), [
+    ("T.Select(M[i] >= A[i, k], I[i], k)", "T.Select(M[i] >= A[i, k], M[i], A[i, k])"),
+    ("T.Select(A[i, k] > M[i], k, I[i])", "T.Select(A[i, k] > M[i], A[i, k], M[i])"),
+    ("T.Select(M[i] < A[i, k], k, I[i])", "T.max(M[i], A[i, k])"),
+])
+def test_rfactor_of_the_let_form_without_init(index, value):
+    # Each spelling that moves the index on a strict win, value stored first.
+    f = parse(f'''
+@T.prim_func
+def argmax(A: T.Buffer((4, 16), "float32"), M: T.Buffer((4,), "float32"),
+           I: T.Buffer((4,), "int32")):
+    for i0, k0 in T.grid(4, 16):
+        with T.block("argmax"):
+            i, k = T.axis.remap("SR", [i0, k0])
+            v0: T.int32 = {index}
+            v1: T.float32 = {value}
+            M[i] = v1
+            I[i] = v0
+''')
+    sch = Schedule(f)
+    _, k_1 = sch.split("k0", [None, 4])
+    made = sch.rfactor(k_1)
+    assert (made.buffer, made.index_buffer) == ("M_rf", "I_rf")
+    assert_runs_the_same(f, sch.func)  # M, I start at A[i, 0], 0
