@@ -51,8 +51,7 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
     """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
     copied loops (see the module docstring)."""
     func, loop = unshared(func, loop)
-    func = inline_update_lets(func, loop)  # TVM's let form: the combiners read its stores
-    loop = loop_by_var(func, loop.var)
+    func, loop = inline_update_lets(func, loop)  # TVM's let form, read as its stores
     if block is not None:
         block = find_block(func, block.name)
     init = find_init(func, block, loop)

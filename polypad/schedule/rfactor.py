@@ -71,8 +71,7 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
 
     where = f"rfactor: the loop over {name}"
     func, loop = unshared(func, loop)
-    func = inline_update_lets(func, loop)
-    loop = loop_by_var(func, loop.var)
+    func, loop = inline_update_lets(func, loop)
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     decomposed = None
     if _init_form(func, stores):

@@ -41,11 +41,12 @@ from polypad.ir.visitor import Rewriter
 from .reduction_nest import reads
 
 
-def inline_update_lets(func: n.PrimFunc, root: n.Stmt) -> n.PrimFunc:
-    """``func`` with every update in the let form under ``root`` read as its stores
-    (see the module docstring); ``func`` itself where there is none."""
+def inline_update_lets(func: n.PrimFunc, root: n.For) -> tuple[n.PrimFunc, n.For]:
+    """``func`` with every update in the let form under the loop ``root`` read as its
+    stores (see the module docstring), and the loop as it became; both themselves
+    where there is none."""
     new = _Inline().visit(root)
-    return func if new is root else replace(func, root, new)
+    return (func, root) if new is root else (replace(func, root, new), new)
 
 
 class _Inline(Rewriter):

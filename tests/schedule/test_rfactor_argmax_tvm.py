@@ -208,6 +208,8 @@ def argmax_split(val: T.Buffer((4, 16), "float32"), argmax_v0: T.Buffer((4,), "i
                                             argmax_v1[i0_wb_1], argmax_v1_rf[i0_wb_1, 0])
 ''')
     assert_runs_the_same(f, sch.func, started=False)
+    # Rows of T.min_value: no step beats the init, which keeps -1 (the lanes took them).
+    assert_runs_the_same(f, sch.func, started=False, fill=-float(np.finfo(np.float32).max))
     sch.vectorize(ki)  # each lane its own partial winner
     sch.parallel("i0")
     assert_runs_the_same(f, sch.func, started=False)
