@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from polypad.errors import PolypadError
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_ref
@@ -183,5 +183,11 @@ def _decompose_init(func: n.PrimFunc, upd: n.BufferStore) -> tuple[n.PrimFunc, l
             break
         if isinstance(x, n.For):
             top = x
-    new, loops = decompose(func, None, top)
+    try:
+        new, loops = decompose(func, None, top)
+    except IllegalTransformError as error:
+        # Say whose step it was: the user asked for rfactor, not for the decomposition.
+        raise IllegalTransformError(f"rfactor: the reduction's T.init() cannot move before "
+                                    f"the nest, as rfactor needs: {error}",
+                                    error.evidence) from error
     return new, [loop_ref(new, x) for x in loops]

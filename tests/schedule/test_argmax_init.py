@@ -253,7 +253,10 @@ def test_rfactor_refuses_an_init_that_does_not_start_the_steps():
                 M[vi] = T.float32("-inf")
                 I[vi] = -1'''))
     sch = Schedule(f)
-    with pytest.raises(IllegalTransformError) as caught:
+    with pytest.raises(IllegalTransformError,
+                       match=r"^rfactor: the reduction's T.init\(\) cannot move before the "
+                             r"nest, as rfactor needs: decompose_reduction would break a "
+                             r"dependence") as caught:
         sch.rfactor("j")
     cex = caught.value.evidence
     assert [(x.statement, x.indices) for x in cex.instances] == [
