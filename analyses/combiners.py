@@ -40,7 +40,9 @@ the index moves only when ``v`` strictly beats the value so far, so ``I``
 ends at the *first* index of the best value, as numpy's ``argmax``.  With
 ``j`` increasing along the loops, the pairs ``(M, I)`` combine by ``max``
 on the value and, on equal values, the smaller index -- an associative and
-commutative operation, exact in any order (:func:`arg_update_of`).
+commutative operation, exact in any order (:func:`arg_update_of`).  TVM's
+own spelling binds both new values by lets and stores them after, in either
+order; :mod:`polypad.schedule.update_lets` reads it as these two stores.
 
 >>> u = update_of(store)          # B[i] = T.max(B[i], A[i, k])
 >>> u.combiner.name, u.operand    # ('max', A[i, k])

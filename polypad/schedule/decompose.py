@@ -43,6 +43,7 @@ from .reduction_nest import (
     remove,
     unshared,
 )
+from .update_lets import inline_update_lets
 
 
 def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
@@ -50,6 +51,7 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
     """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
     copied loops (see the module docstring)."""
     func, loop = unshared(func, loop)
+    func, loop = inline_update_lets(func, loop)  # TVM's let form, read as its stores
     if block is not None:
         block = find_block(func, block.name)
     init = find_init(func, block, loop)

@@ -56,6 +56,7 @@ from .reduction_nest import (
 )
 from .rfactor_arg import rfactor_arg
 from .rfactor_nest import Factored, factor_axes, partial_buffer, partial_indices
+from .update_lets import inline_update_lets
 
 __all__ = ["Factored", "rfactor"]
 
@@ -70,6 +71,7 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
 
     where = f"rfactor: the loop over {name}"
     func, loop = unshared(func, loop)
+    func, loop = inline_update_lets(func, loop)
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     decomposed = None
     if _init_form(func, stores):

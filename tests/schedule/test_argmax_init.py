@@ -175,7 +175,7 @@ def argmax(A: T.Buffer((4, 30), "float32"), I: T.Buffer((4,), "int32"),
                     M_rf[j_1_wb] > M_rf[0], I_rf[j_1_wb],
                     T.if_then_else(M_rf[j_1_wb] == M_rf[0], T.min(I_rf[j_1_wb], I_rf[0]),
                                    I_rf[0]))
-                M_rf[0] = T.max(M_rf[0], M_rf[j_1_wb])
+                M_rf[0] = T.if_then_else(I_rf[0] == I_rf[j_1_wb], M_rf[j_1_wb], M_rf[0])
             I[i] = T.if_then_else(M_rf[0] > M[i], I_rf[0], I[i])
             M[i] = T.max(M[i], M_rf[0])
         for j_1_tail in T.serial(6):

@@ -76,7 +76,8 @@ def f(A: T.Buffer((4, 12), "float32"), M: T.Buffer((4,), "float32"),
                     M_rf[i_wb, j_1_wb] > M_rf[i_wb, 0], I_rf[i_wb, j_1_wb],
                     T.if_then_else(M_rf[i_wb, j_1_wb] == M_rf[i_wb, 0],
                                    T.min(I_rf[i_wb, j_1_wb], I_rf[i_wb, 0]), I_rf[i_wb, 0]))
-                M_rf[i_wb, 0] = T.max(M_rf[i_wb, 0], M_rf[i_wb, j_1_wb])
+                M_rf[i_wb, 0] = T.if_then_else(I_rf[i_wb, 0] == I_rf[i_wb, j_1_wb],
+                                               M_rf[i_wb, j_1_wb], M_rf[i_wb, 0])
         for i_wb_1 in T.serial(4):
             I[i_wb_1] = T.if_then_else(M_rf[i_wb_1, 0] > M[i_wb_1], I_rf[i_wb_1, 0], I[i_wb_1])
             M[i_wb_1] = T.max(M[i_wb_1], M_rf[i_wb_1, 0])
