@@ -20,7 +20,7 @@ float sum runs in parallel or in lanes over ``k`` only after an explicit
 ``rfactor``, which is where the user accepts reassociating it;
 ``reorder_by_map`` and ``sequential_buffer_access`` accept it with
 ``reassociate=True`` (:mod:`analyses.reductions`).  An exact reduction
-(integers; ``min``, ``max``) gives the same bits in any order, so
+(integers, with any combiner) gives the same bits in any order, so
 ``vectorize`` runs it in lanes as it is (``parallel`` would race on the
 element).  Reductions may use any combiner of :mod:`analyses.combiners`.
 ``unroll`` keeps the order and is always legal.
@@ -74,8 +74,8 @@ class KindPrimitives:
         """Run the iterations of ``loop`` in vector lanes (``T.vectorized``).
 
         Like ``parallel``, refused where ``loop`` carries a dependence, except
-        the updates of one element by an exact reduction (integers; ``min``,
-        ``max``), which may swap: an int8 dot product vectorizes along its axis
+        the updates of one element by an exact reduction (integers, with any
+        combiner), which may swap: an int8 dot product vectorizes along its axis
         as it is.  A float sum along the loop is vectorized through
         :meth:`rfactor` first.
 

@@ -54,8 +54,8 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
-    Two updates of one element by one exact reduction (integers; ``min``,
-    ``max``) may swap: that changes no bit.  With ``reassociate``, so may those
+    Two updates of one element by one exact reduction (integers, any
+    combiner) may swap: that changes no bit.  With ``reassociate``, so may those
     of a floating-point sum or product (:mod:`analyses.reductions`).
     """
     import analyses
@@ -136,7 +136,7 @@ def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
     (:func:`polypad.semantics.vector_lanes.lanes_innermost`): each lane then
     reduces its own element in order, so a loop around a reduction (max-pool's
     channels) vectorizes.  Two updates of one element by an exact reduction
-    (integers; ``min``, ``max``) may swap, so a loop carrying only those
+    (integers, any combiner) may swap, so a loop carrying only those
     vectorizes too (:func:`analyses.reductions.reduction_dependences` with
     ``exact_only``).
     """
