@@ -44,6 +44,10 @@ def vectorizing(on: bool = True) -> Iterator[None]:
         yield
         return
     with global_compiler_lock:
+        # Numba re-reads the environment when a compilation starts and, where a
+        # variable changed since (NUMBA_ENABLE_CUDASIM set by a later import), resets
+        # every flag from it, this one too: read it now, so the flag set here holds.
+        config.reload_config()
         saved = config.SLP_VECTORIZE
         config.SLP_VECTORIZE = 1
         try:

@@ -182,6 +182,16 @@ def test_the_16_lanes_of_a_row_sum_are_packed_adds(tmp_path, monkeypatch):
 
 @pytest.mark.numba
 @pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_slp_vectorizer_stays_on_when_numbas_environment_changed(tmp_path, monkeypatch):
+    # Numba re-reads NUMBA_* variables when a compilation starts and resets its flags
+    # where one changed since (a notebook setting one, NUMBA_ENABLE_CUDASIM set by an
+    # import): the kernel's lanes must still be packed.
+    monkeypatch.setenv("NUMBA_COLOR_SCHEME", "no_color")
+    asm = _asm(lanes_row_sum(3, 16 * 40 + 5), tmp_path, monkeypatch)
+    assert "addps" in asm
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
 def test_the_int8_dots_lanes_multiply_add_pairs(tmp_path, monkeypatch):
     asm = _asm(dot_schedule(dot(2 * 160), chunks=2), tmp_path, monkeypatch)
     assert "pmaddwd" in asm  # vpmaddwd on AVX: int16 pairs multiplied and added
