@@ -51,6 +51,9 @@ SHORT_LOOP = 4
 #: A register tile's fill and store, in steps of its reduction; a cache's copy-out.
 TILE_SETUP = 4
 CACHE_COPY = 2
+SPLIT_COST = 1.02
+#: A row of a producer's tile costs this many vectors more than its own.
+ROW_OVERHEAD = 0.5
 #: A producer's tile read back from L2 rather than L1.
 L2_READ = 1.15
 TAIL = 1.5
@@ -65,8 +68,9 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
         inside = at >= 0
         # Computed at a loop, the producer's tile is what the root's loops inside it span.
         sizes = _inside(root, cand, at) if inside else []
-        rows = _product(sizes[:-1]) if sizes else None
-        width = sizes[-1] if sizes else None
+        span = _footprint(root, cand, at) if inside else []
+        rows = _product(span[:-1]) if span else None
+        width = span[-1] if span else None
         lanes = min(width or producer.lanes, producer.lanes)
         factored = (inside and cand.producer_reduction == "rfactor"
                     and producer.loops[-1].kind == "reduction")
@@ -76,6 +80,10 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
                               # stored at the loop: its tile is a buffer of its own
                               cache_write=inside))
         stage = _stage_cost(producer, own, cores, tiled=inside, rows=rows, width=width)
+        if inside and cand.vectorize and width:
+            # its rows as short as the tile's: each row's loop costs about half a vector
+            vectors = -(-width // producer.lanes)
+            stage *= (vectors + ROW_OVERHEAD) / vectors
         if inside:
             # A producer read at offsets (a stencil's) covers more points than the root:
             # computed per tile, it computes the tile's halo again.
@@ -134,6 +142,16 @@ def _outer(root: StageInfo, cand: Candidate) -> list[tuple[tuple[int, ...], int]
     if cand.parallel and len(outer) >= 2 and fuses(outer[0][1]):
         outer = [(outer[0][0] + outer[1][0], outer[0][1] * outer[1][1]), *outer[2:]]
     return outer
+
+
+def _footprint(root: StageInfo, cand: Candidate, at: int) -> list[int]:
+    """Per spatial loop of the root, how many of its steps one iteration of the root's
+    ``at``-th outer loop spans (a band of row tiles spans whole rows)."""
+    spans = [loop.extent or 64 for loop in root.spatial]
+    for loops, extent in _outer(root, cand)[:at + 1]:
+        for k in loops:
+            spans[k] = 1 if len(loops) > 1 else -(-spans[k] // extent)
+    return spans
 
 
 def _points(stage: StageInfo) -> int:
@@ -232,10 +250,12 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
                 # the packed block's loads contiguous, from L1 where it fits there
                 fits = cand.panel * cand.tile_inner <= L1_ELEMENTS
                 speed *= PANEL_GAIN if fits else 1 / SPILL
-    if cand.unroll and (cand.reduction != "outer" or _reused(stage)):
-        # Unrolled, a register tile's rows share the loads of the operand reused along
-        # them; with no such operand (a pooling window's) there is nothing to share.
+    if cand.unroll and _reused(stage):
+        # Unrolled, a tile's rows share the loads of the operand reused along them;
+        # with no such operand (a pooling window's, a blur's) there is nothing to share.
         speed *= 1.05
+    # A split that gains nothing else costs its loop (ties go to the simpler nest).
+    speed /= SPLIT_COST ** (bool(cand.tile_inner) + bool(cand.tile_outer))
     if _tail(spatial, cand):
         speed /= TAIL
     return instances / speed
