@@ -52,6 +52,7 @@ SHORT_LOOP = 4
 TILE_SETUP = 4
 CACHE_COPY = 2
 SPLIT_COST = 1.02
+CHAINS_GAIN = 1.1
 #: A row of a producer's tile costs this many vectors more than its own.
 ROW_OVERHEAD = 0.5
 #: A producer's tile read back from L2 rather than L1.
@@ -216,6 +217,10 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
         vector = reduction[-1]
         if cand.vectorize:
             speed *= _lanes(vector.strides, min(lanes, cand.rfactor))
+            # partial results in two vectors: two chains of adds, each waiting on its
+            # own latency only
+            if cand.rfactor >= 2 * lanes:
+                speed *= CHAINS_GAIN
     elif cand.vectorize and spatial:
         vector = spatial[-1]
         speed *= _lanes(vector.strides, min(lanes, cand.tile_inner or vector.extent or lanes))

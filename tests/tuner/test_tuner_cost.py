@@ -81,3 +81,35 @@ def test_a_register_tile_in_the_output_pays_for_its_accumulators():
                      vectorize=True, unroll=True, swap=True)
     cached = Candidate(**{**tile.to_json(), "cache_write": True, "at": ()})
     assert estimate(nest, cached, 2) < estimate(nest, tile, 2)
+
+
+MATVEC = '''
+@T.prim_func
+def matvec(A: T.Buffer((5, 72), "float32"), x: T.Buffer((72,), "float32"),
+           y: T.Buffer((5,), "float32")):
+    for i, j in T.grid(5, 72):
+        with T.block("y"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            with T.init():
+                y[vi] = T.float32(0)
+            y[vi] = y[vi] + A[vi, vj] * x[vj]
+'''
+
+
+@pytest.mark.numba
+def test_a_row_reduction_is_factored_into_two_vectors_of_partial_sums():
+    # docs/schedules.md's matvec: 32 partial sums per row (two chains of adds), the
+    # rows on the cores; 72 is no multiple of 32: the tail runs apart
+    f = pp.parse(MATVEC)
+    nest = analyze(f)
+    big = analyze(pp.parse(MATVEC.replace("72", "4096").replace("(5", "(4096")
+                           .replace("T.grid(5", "T.grid(4096")))
+    best = ranked(big, seed=0, cores=2)[1]
+    assert (best.rfactor, best.parallel, best.vectorize) == (32, True, True)
+    assert best in enumerate_space(nest)
+    sch = realize(f, nest, best).schedule
+    assert str(sch.trace).splitlines()[:3] == [
+        "sch.decompose_reduction(block='y', loop='j')",
+        "sch.split(loop='j', factors=[None, 32], tail='partition')",
+        "sch.rfactor(loop='j_1', factor_axis=0)"]
+    assert_matches_reference(f, sch.func)
