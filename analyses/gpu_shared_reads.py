@@ -9,7 +9,7 @@ so that read sees the same write on the GPU, never the unset memory.  A read
 of an element that nothing wrote before it in that allocation reads the
 reference's zero; :func:`unwritten_shared_reads` finds them, exactly, with
 isl, and the ``cuda`` target zero-fills just those buffers
-(:mod:`codegen.cuda.shared_fill`).
+(:mod:`polypad.transform.shared_zero_fill`).
 
 "The same allocation" is the same iteration of every loop around the
 ``Allocate`` (the serial program allocates afresh in each).  A write whose

@@ -55,3 +55,39 @@ def constant(value, dtype: str, target: str, *, module: str = "np") -> tuple[str
     if dtype in ("int32", "int64"):
         return str(int(value)), (UNARY if value < 0 else ATOM)
     return f"{numpy_type(dtype, target)}({int(value)})", ATOM
+
+
+class CommonExprs:
+    """The expression forms both Python-source targets spell alike.
+
+    A printer mixes this in and supplies ``constant(value, dtype)``,
+    ``numpy_type(dtype)``, ``operand(expr, level)``, ``binary(expr)``,
+    ``load_of(expr)`` and ``call(expr)``; :meth:`common` returns ``None`` for a
+    form it leaves to the printer (variables, lets, and what it cannot emit).
+    """
+
+    def common(self, expr: ir.Expr) -> tuple[str, int] | None:
+        """Source text and precedence of ``expr``, or ``None``."""
+        match expr:
+            case ir.IntImm() | ir.FloatImm():
+                return self.constant(expr.value, expr.dtype)
+            case ir.BoolImm():
+                return self.constant(expr.value, "bool")
+            case ir.Min() | ir.Max():
+                fn = "min" if isinstance(expr, ir.Min) else "max"
+                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
+            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
+                return self.binary(expr)
+            case ir.Not():
+                return f"not {self.operand(expr.a, NOT)}", NOT
+            case ir.Select():
+                return (f"{self.operand(expr.true_value, OR)} if "
+                        f"{self.operand(expr.condition, OR)} else "
+                        f"{self.operand(expr.false_value, COND)}"), COND
+            case ir.Cast():
+                return f"{self.numpy_type(expr.dtype)}({self(expr.value)})", ATOM
+            case ir.BufferLoad():
+                return self.load_of(expr), ATOM
+            case ir.Call():
+                return self.call(expr)
+        return None

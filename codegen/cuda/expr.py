@@ -25,7 +25,7 @@ from polypad.ir import nodes as ir
 from polypad.ir.naming import Names as _Names
 from polypad.model.ranges import Ranges
 
-from ..source_text import ADD, ATOM, BINARY, COMPARE, COND, MUL, NOT, OR, UNARY
+from ..source_text import ADD, ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 
@@ -60,7 +60,7 @@ def constant(value, dtype: str) -> tuple[str, int]:
     return source_constant(value, dtype, "cuda", module="math")
 
 
-class ExprPrinter:
+class ExprPrinter(CommonExprs):
     """Prints expressions of one kernel; ``ranges`` holds the loop ranges in scope."""
 
     def __init__(self, names: Names):
@@ -107,27 +107,9 @@ class ExprPrinter:
                 return constant(self.constants[expr], expr.dtype)
             case ir.Var():
                 return self.names(expr), ATOM
-            case ir.IntImm() | ir.FloatImm():
-                return constant(expr.value, expr.dtype)
-            case ir.BoolImm():
-                return constant(expr.value, "bool")
-            case ir.Min() | ir.Max():
-                fn = "min" if isinstance(expr, ir.Min) else "max"
-                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
-            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
-                return self.binary(expr)
-            case ir.Not():
-                return f"not {self.operand(expr.a, NOT)}", NOT
-            case ir.Select():
-                return (f"{self.operand(expr.true_value, OR)} if "
-                        f"{self.operand(expr.condition, OR)} else "
-                        f"{self.operand(expr.false_value, COND)}"), COND
-            case ir.Cast():
-                return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
-            case ir.BufferLoad():
-                return self.load(expr.buffer, expr.indices, expr), ATOM
-            case ir.Call():
-                return self.call(expr)
+        printed = self.common(expr)
+        if printed is not None:
+            return printed
         raise BuildError(f"the cuda target cannot emit {type(expr).__name__}")
 
     def binary(self, expr: ir.Expr) -> tuple[str, int]:
@@ -161,6 +143,12 @@ class ExprPrinter:
         inner = ", ".join(texts) if texts else "0"
         text = f"{self.names(buffer)}[{inner}]"
         return self.moved.get(text, text)
+
+    def load_of(self, expr: ir.BufferLoad) -> str:
+        return self.load(expr.buffer, expr.indices, expr)
+
+    constant = staticmethod(constant)
+    numpy_type = staticmethod(numpy_type)
 
     def fold(self, expr: ir.Expr) -> ir.Expr:
         """An integer index with the unrolled counters put in and its constant parts

@@ -13,7 +13,7 @@ instances, both threads and the element); :mod:`.emit` writes the module and
   denormals).
 
 Shared buffers that a read may find unwritten are zero-filled first, as the
-reference executor fills every allocation (:mod:`.shared_fill`).
+reference executor fills every allocation (:mod:`polypad.transform.shared_zero_fill`).
 
 The bounds precondition is tested by the call wrapper, before the copies to
 the device.
@@ -26,13 +26,13 @@ from analyses.gpu_sync import plan_barriers
 from polypad.arguments import wrong_type
 from polypad.errors import BuildArgumentError, RaceError
 from polypad.ir.nodes import PrimFunc
+from polypad.transform.shared_zero_fill import with_zero_fill
 
 from ..calling import written_buffers
 from ..precondition import CallCheck
 from ..target import Executable, Target
 from .emit import emit, host_buffers
 from .runtime import load
-from .shared_fill import with_zero_fill
 
 
 class CudaTarget(Target):

@@ -52,7 +52,7 @@ from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
-from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, NOT, OR, UNARY
+from ..source_text import ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .names import Names
@@ -104,7 +104,7 @@ def bitwise(op: str, args: list[str], dtype: str) -> str:
             f"else {outside})({args[0]}, {args[1]})")
 
 
-class ExprPrinter:
+class ExprPrinter(CommonExprs):
     """Prints expressions; ``subst`` maps unrolled loop variables to literals."""
 
     def __init__(self, names: Names):
@@ -172,30 +172,12 @@ class ExprPrinter:
                     return self.subst[expr], (UNARY if self.subst[expr].startswith("-")
                                               else ATOM)
                 return self.names(expr), ATOM
-            case ir.IntImm() | ir.FloatImm():
-                return constant(expr.value, expr.dtype)
-            case ir.BoolImm():
-                return constant(expr.value, "bool")
-            case ir.Min() | ir.Max():
-                fn = "min" if isinstance(expr, ir.Min) else "max"
-                return f"{fn}({self(expr.a)}, {self(expr.b)})", ATOM
-            case ir.BinaryOp() | ir.Compare() | ir.And() | ir.Or():
-                return self.binary(expr)
-            case ir.Not():
-                return f"not {self.operand(expr.a, NOT)}", NOT
-            case ir.Select():
-                return (f"{self.operand(expr.true_value, OR)} if "
-                        f"{self.operand(expr.condition, OR)} else "
-                        f"{self.operand(expr.false_value, COND)}"), COND
-            case ir.Cast():
-                return f"{numpy_type(expr.dtype)}({self(expr.value)})", ATOM
-            case ir.BufferLoad():
-                return self.load(expr.buffer, expr.indices), ATOM
-            case ir.Call():
-                return self.call(expr)
             case ir.Let():
                 body = self(expr.body)
                 return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
+        printed = self.common(expr)
+        if printed is not None:
+            return printed
         raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
 
     # -- long expressions -----------------------------------------------------
@@ -296,6 +278,12 @@ class ExprPrinter:
                 and self.ranges.may_wrap(expr)):
             return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
         return f"{a} {op} {b}", level
+
+    def load_of(self, expr: ir.BufferLoad) -> str:
+        return self.load(expr.buffer, expr.indices)
+
+    constant = staticmethod(constant)
+    numpy_type = staticmethod(numpy_type)
 
     def load(self, buffer: ir.Buffer, indices) -> str:
         """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""

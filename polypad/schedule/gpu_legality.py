@@ -6,7 +6,8 @@ binding runs on a GPU as it runs serially: the kernels are well formed
 (:func:`analyses.gpu_threads.structure`) and every two instances that touch
 one element, one writing, are ordered as in the serial program, by one
 thread's program order or by a barrier the ``cuda`` target inserts
-(:func:`analyses.gpu_sync.plan_barriers`).  A refusal is an
+(:func:`analyses.gpu_sync.plan_barriers`), with the zero fill of shared
+memory the target adds (:mod:`polypad.transform.shared_zero_fill`).  A refusal is an
 :class:`~polypad.errors.IllegalTransformError` whose ``evidence`` names both
 instances, both threads (block and thread indices) and the element.
 """
@@ -20,6 +21,7 @@ from analyses.evidence import Counterexample
 from polypad.errors import BuildError, IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
+from polypad.transform.shared_zero_fill import with_zero_fill
 
 
 def check_bind(bound: n.PrimFunc, node: n.For, name: str, axis: str) -> None:
@@ -84,6 +86,12 @@ def check_gpu(func: n.PrimFunc, what: str) -> None:
 
     try:
         found = plan_barriers(func)
+        if not isinstance(found, Refuted):
+            # What the cuda target builds: shared memory zero-filled where a read may
+            # find nothing written, with the fill's own barriers.
+            filled, buffers = with_zero_fill(func)
+            if buffers:
+                found = plan_barriers(filled)
     except BuildError as error:
         raise IllegalTransformError(f"{what}: {error}") from error
     if isinstance(found, Refuted):

@@ -1,5 +1,5 @@
 """Shared memory as the reference sees it: a read that may find no earlier write of the
-same allocation reads a zero (codegen.cuda.shared_fill), proved unnecessary elsewhere
+same allocation reads a zero (polypad.transform.shared_zero_fill), proved unnecessary elsewhere
 (analyses.gpu_shared_reads)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import codegen
 import polypad as pp
 from analyses import Element, Instance
 from analyses.gpu_shared_reads import unwritten_shared_reads
-from polypad.errors import BuildError
+from polypad.errors import BuildError, IllegalTransformError
 
 # Two of four threads load the tile; all four read it: S[2] and S[3] (and the two past
 # the end of what they read) are never written, and the reference reads zeros there.
@@ -123,3 +123,23 @@ def local(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
     written = pp.parse(text.replace("SECOND", "L[1] = A[tx] * T.float32(2)"))
     assert unwritten_shared_reads(written, "local") == {}
     assert "_z" not in codegen.build(written, target="cuda").source
+
+
+def test_bind_refuses_what_the_build_would_refuse_for_the_zero_fill():
+    # The same shared buffer, allocated outside the loop that becomes the launch: the
+    # schedule-time check sees the fill the build would need, and refuses the bind.
+    f = pp.parse('''
+@T.prim_func
+def outside(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):
+    S = T.alloc_buffer((4,), "float32", scope="shared")
+    for tx in range(4):
+        if tx < 2:
+            S[tx] = A[tx]
+        B[tx] = S[tx]
+''')
+    sch = pp.Schedule(f)
+    with pytest.raises(IllegalTransformError,
+                       match=r"^bind of loop 'tx' to threadIdx.x: shared buffer 'S' is read "
+                             r"before anything writes it \(S1\(tx=2\) reads S\[2\]\)"):
+        sch.bind("tx", "threadIdx.x")
+    assert sch.func is f and not sch.trace.steps
