@@ -25,10 +25,12 @@ Rewrites rebuild an update in the form it was written
 (:meth:`Update.value`), so a select stays a select.
 
 *Exact* combiners give the same bits in any order: every combiner on
-integers (``+`` and ``*`` wrap modulo ``2**n``, a commutative ring; the
-bitwise ones are exact by nature), and ``min``/``max`` on floats that are not
-NaN.  A floating-point ``+`` or ``*`` rounds, so reordering its terms changes
-the last bits: only ``rfactor`` or ``reassociate=True`` accept that.
+integers (``+`` and ``*`` wrap modulo ``2**n``, a commutative ring; ``min``,
+``max`` and the bitwise ones are exact by nature).  A floating-point ``+`` or
+``*`` rounds, so reordering its terms changes the last bits, and a float
+``min``/``max`` keeps the first of two equal terms, so the sign of a zero
+result (and where a NaN is met) depends on the order: only ``rfactor`` or
+``reassociate=True`` accept that.
 
 An *arg-reduction* (argmax, argmin) is a pair of stores, the index first::
 
@@ -40,7 +42,9 @@ the index moves only when ``v`` strictly beats the value so far, so ``I``
 ends at the *first* index of the best value, as numpy's ``argmax``.  With
 ``j`` increasing along the loops, the pairs ``(M, I)`` combine by ``max``
 on the value and, on equal values, the smaller index -- an associative and
-commutative operation, exact in any order (:func:`arg_update_of`).
+commutative operation, exact in any order (:func:`arg_update_of`).  TVM's
+own spelling binds both new values by lets and stores them after, in either
+order; :mod:`polypad.schedule.update_lets` reads it as these two stores.
 
 >>> u = update_of(store)          # B[i] = T.max(B[i], A[i, k])
 >>> u.combiner.name, u.operand    # ('max', A[i, k])
@@ -79,9 +83,11 @@ class Combiner:
         return n.IntImm(value, dtype)
 
     def exact(self, dtype: str) -> bool:
-        """Whether combining terms in another order changes no bit: integers, and
-        ``min``/``max`` of values that are not NaN."""
-        return dtypes.is_int(dtype) or self.name in ("min", "max")
+        """Whether combining terms in another order changes no bit: integers only.
+        A float ``min``/``max`` keeps the first of two equal terms, so the sign of a
+        zero result depends on the order (``max(-0.0, 0.0)`` is ``-0.0``,
+        ``max(0.0, -0.0)`` is ``0.0``), as does a NaN read as the first term."""
+        return dtypes.is_int(dtype)
 
     def __str__(self) -> str:
         return self.name

@@ -114,8 +114,8 @@ class Reduction:
 
     @property
     def exact(self) -> bool:
-        """Whether reordering its terms changes no bit: integers, and min/max
-        (of values that are not NaN)."""
+        """Whether reordering its terms changes no bit: integers, with any combiner
+        (:meth:`analyses.combiners.Combiner.exact`)."""
         return self.update.combiner.exact(self.buffer.dtype)
 
     def __repr__(self) -> str:

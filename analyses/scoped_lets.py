@@ -10,7 +10,9 @@ argmax binds both of a block's new values first and stores them after::
     x_red_temp_v0[i] = v0                                   x_red_temp_v0[i] = v0
     x_red_temp_v1[i] = v1                               x_red_temp_v1[i] = v1
 
-where the second store does not read ``v0``.  :func:`scope_lets` moves each
+where the second store does not read ``v0`` (the model itself now reads a let
+only at the statements that use it, so this one it takes as written).
+:func:`scope_lets` moves each
 let down to the statements that read it, which changes nothing a run does:
 two adjacent lets whose values do not read each other's variable are
 swapped (both are pure values, computed at the same point), and a let over

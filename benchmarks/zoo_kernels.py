@@ -224,11 +224,11 @@ def softmax_schedule(f):
     sch.store_at("E", i)
     sch.parallel(i)
     sch.vectorize(j)
-    sch.vectorize(sch.get_loops("max")[-1])
     sch.vectorize(sch.get_loops("exp")[-1])
-    _, lanes = sch.split(sch.get_loops("sum")[-1], [None, 16], tail="partition")
-    sch.rfactor(lanes)
-    sch.vectorize(lanes)
+    for stage in ("max", "sum"):  # each row in 16 partial results
+        _, lanes = sch.split(sch.get_loops(stage)[-1], [None, 16], tail="partition")
+        sch.rfactor(lanes)
+        sch.vectorize(lanes)
     return sch
 
 

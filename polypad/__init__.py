@@ -17,7 +17,6 @@ from polypad import (
     ir,
     model,  # noqa: F401
     script,  # callable: pp.script(f) prints f
-    transform,
 )
 from polypad._version import __version__ as __version__
 from polypad.budget import default_budget, set_default_budget
@@ -34,9 +33,7 @@ from polypad.errors import (
 from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.verify import verify
 from polypad.layout import AXIS_SEPARATOR, IndexMap
-from polypad.schedule import Schedule
 from polypad.script import T, ir_module, parse, prim_func
-from polypad.tuner import autoschedule
 
 __all__ = [
     "T", "IndexMap", "AXIS_SEPARATOR", "Schedule", "parse", "script", "prim_func", "ir_module",
@@ -45,3 +42,26 @@ __all__ = [
     "IllegalTransformError", "NotFoundError", "BudgetExceeded", "default_budget",
     "set_default_budget", "autoschedule",
 ]
+
+# The layers above the analyses load on first use: every module of ``analyses``
+# imports ``polypad``'s lower layers, which runs this file first, so importing them
+# here would circle back into an ``analyses`` module still loading (``import
+# analyses.combiners`` in a fresh process).
+_ON_USE = ("Schedule", "autoschedule", "transform")
+
+
+def __getattr__(name: str):
+    if name == "Schedule":
+        from polypad.schedule import Schedule as value
+    elif name == "autoschedule":
+        from polypad.tuner import autoschedule as value
+    elif name == "transform":
+        import polypad.transform as value
+    else:
+        raise AttributeError(f"module 'polypad' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_ON_USE))

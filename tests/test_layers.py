@@ -190,3 +190,20 @@ def test_no_import_goes_up_a_layer_and_no_circle():
 if __name__ == "__main__":
     found, details, let_through = violations()
     print(_report(found, details))
+
+
+def test_the_analyses_load_first_without_the_layers_above_them():
+    # The front door loads the schedule, the passes and the tuner on first use: an
+    # analyses module imported first in a fresh process (``import analyses.combiners``)
+    # must not run into a schedule module that imports it back while it loads.
+    import subprocess
+
+    code = ("import analyses.combiners, importlib, pkgutil, sys, analyses\n"
+            "for m in pkgutil.iter_modules(analyses.__path__):\n"
+            "    importlib.import_module('analyses.' + m.name)\n"
+            "print(sorted(x for x in sys.modules if x.startswith(('polypad.schedule', "
+            "'polypad.transform', 'polypad.tuner', 'codegen'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -41,6 +41,20 @@ def dtype_range(dtype: str) -> Range:
     return -(2 ** (width - 1)), 2 ** (width - 1) - 1
 
 
+#: The largest finite value of each float dtype (IEEE binary16, 32, 64).
+FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38,
+             "float64": 1.7976931348623157e308}
+
+
+def dtype_limits(dtype: str) -> tuple[int | float, int | float]:
+    """The smallest and largest finite value of scalar ``dtype``, as TVM's
+    ``min_value`` and ``max_value`` define them: for a float the most negative
+    finite value (``-FLOAT_MAX``), not ``-inf``; for ``bool``, 0 and 1."""
+    if dtypes.is_float(dtype):
+        return -FLOAT_MAX[dtype], FLOAT_MAX[dtype]
+    return dtype_range(dtype)
+
+
 def fits(value: int, dtype: str) -> bool:
     """Whether ``value`` is a value of integer ``dtype``."""
     lo, hi = dtype_range(dtype)

@@ -63,6 +63,13 @@ class LeafItem:
     index: int
 
 
+def _uses(leaf: Leaf, var: n.Var) -> bool:
+    """Whether ``leaf`` may read ``var``: in its statement, guards, loops or lets."""
+    around = [leaf.stmt, *(g.condition for g in leaf.guards), *leaf.lets.values(),
+              *(e for x in leaf.loops for e in (x.min, x.extent))]
+    return any(x is var for e in around for x in walk(e))
+
+
 def is_leaf(stmt: n.Stmt) -> bool:
     """True for the statements the model tracks as instances."""
     if isinstance(stmt, n.BufferStore):
@@ -103,7 +110,8 @@ class _Walker:
         # see :meth:`check_read_once`.
         self.reread: list[tuple[n.Stmt, n.Expr, n.BufferStore]] = []
 
-    def check_read_once(self, stmt: n.Stmt, expr: n.Expr, first: int) -> None:
+    def check_read_once(self, stmt: n.Stmt, expr: n.Expr, first: int,
+                        var: n.Var | None = None) -> None:
         """Record where ``expr`` (an ``if`` condition or a let value, read once when
         ``stmt`` runs) may read what a store of its body wrote before.
 
@@ -111,7 +119,9 @@ class _Walker:
         at the leaf's own time.  That is the executed value unless a store of
         the body, to a buffer ``expr`` loads, runs before another leaf of the
         same execution of ``stmt``: when it is not the last leaf of the body,
-        or sits in a loop inside it.
+        or sits in a loop inside it.  A let's value (``var``) is read only at
+        the leaves that use ``var``: a store with no such leaf after it (TVM's
+        ``v0 = ...; v1 = ...; X[i] = v0; Y[i] = v1``) reads it as executed.
         """
         read = {id(x.buffer) for x in walk(expr) if isinstance(x, n.BufferLoad)}
         if not read:
@@ -121,7 +131,11 @@ class _Walker:
             store = leaf.stmt
             if not (isinstance(store, n.BufferStore) and id(store.buffer) in read):
                 continue
-            if k != len(inside) - 1 or len(leaf.loops) > len(self.loops):
+            in_loop = len(leaf.loops) > len(self.loops)
+            if var is not None and not in_loop and not any(
+                    _uses(x, var) for x in inside[k + 1:]):
+                continue
+            if k != len(inside) - 1 or in_loop:
                 self.reread.append((stmt, expr, store))
                 return
 
@@ -162,7 +176,7 @@ class _Walker:
                 self.lets[var] = value
                 self.visit(body, items)
                 del self.lets[var]
-                self.check_read_once(stmt, value, first)
+                self.check_read_once(stmt, value, first, var)
             case n.Block(name=name, body=body):
                 outer, self.block = self.block, name
                 self.visit(body, items)

@@ -3,7 +3,8 @@
 The init is the store that starts a reduction's element (``B[i] = 0``,
 ``P[...] = T.float32("-inf")``), written before the updates or in TVM's
 ``T.init()`` form (an ``if`` on the reduce axes at their starts).  Any
-combiner of :mod:`analyses.combiners` will do::
+combiner of :mod:`analyses.combiners` will do, and an argmax's two stores
+(:func:`.reduction_nest.init_group`: a ``T.init()`` moves whole)::
 
     for i in T.serial(8):                          # before
         B[i] = T.float32(0)
@@ -34,12 +35,15 @@ from .legality import check_decompose_reduction
 from .reduction_nest import (
     copy_nest,
     find_init,
+    init_group,
     insert_before,
+    loop_by_var,
     loop_var_names,
     pinned,
     remove,
     unshared,
 )
+from .update_lets import inline_update_lets
 
 
 def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
@@ -47,6 +51,7 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
     """``func`` with the init of a reduction of ``block`` moved before ``loop``, and the
     copied loops (see the module docstring)."""
     func, loop = unshared(func, loop)
+    func, loop = inline_update_lets(func, loop)  # TVM's let form, read as its stores
     if block is not None:
         block = find_block(func, block.name)
     init = find_init(func, block, loop)
@@ -64,16 +69,26 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
                 or isinstance(x, n.IfThenElse) and x.else_case is None):
             raise PolypadError(f"decompose_reduction: the init sits under a "
                                f"{type(x).__name__} inside the loop over {loop.var.name}")
-    check_decompose_reduction(func, init, loop)
+    group = init_group(func, init, loop)
+    check_decompose_reduction(func, group, loop)
     chain = [x for x in between if isinstance(x, n.For | n.IfThenElse | n.LetStmt)]
     params = tuple(p for p in func.params if isinstance(p, n.Var))
     pins = pinned(chain, params)
     values = {var: value for var, (value, _) in pins.items()}
     guards = [guard for _, guard in pins.values()]
-    copy, loops = copy_nest(chain, set(), "_init", loop_var_names(func), lambda m: n.BufferStore(
-        init.buffer, substitute(init.value, m), tuple(substitute(i, m) for i in init.indices)),
-        values, skip=guards)
+
+    def copied(m):
+        stores = [n.BufferStore(x.buffer, substitute(x.value, m),
+                                tuple(substitute(i, m) for i in x.indices)) for x in group]
+        return stores[0] if len(stores) == 1 else n.SeqStmt(tuple(stores))
+
+    copy, loops = copy_nest(chain, set(), "_init", loop_var_names(func), copied, values,
+                            skip=guards)
     placed = insert_before(func, loop, copy)
-    path = ancestors(placed, init)  # the loop and the init are the very same nodes
-    start = next(k for k, x in enumerate(path) if x is loop)
-    return remove(placed, path[start:], init, "decompose_reduction"), loops
+    for x in group:  # a T.init() left empty goes too
+        # The init is the very same node; a removal rebuilds the loop, its variable stays.
+        top = loop_by_var(placed, loop.var, holding=x)
+        path = ancestors(placed, x)
+        start = next(k for k, y in enumerate(path) if y is top)
+        placed = remove(placed, path[start:], x, "decompose_reduction")
+    return placed, loops

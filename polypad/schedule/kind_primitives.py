@@ -20,7 +20,7 @@ float sum runs in parallel or in lanes over ``k`` only after an explicit
 ``rfactor``, which is where the user accepts reassociating it;
 ``reorder_by_map`` and ``sequential_buffer_access`` accept it with
 ``reassociate=True`` (:mod:`analyses.reductions`).  An exact reduction
-(integers; ``min``, ``max``) gives the same bits in any order, so
+(integers, with any combiner) gives the same bits in any order, so
 ``vectorize`` runs it in lanes as it is (``parallel`` would race on the
 element).  Reductions may use any combiner of :mod:`analyses.combiners`.
 ``unroll`` keeps the order and is always legal.
@@ -74,8 +74,8 @@ class KindPrimitives:
         """Run the iterations of ``loop`` in vector lanes (``T.vectorized``).
 
         Like ``parallel``, refused where ``loop`` carries a dependence, except
-        the updates of one element by an exact reduction (integers; ``min``,
-        ``max``), which may swap: an int8 dot product vectorizes along its axis
+        the updates of one element by an exact reduction (integers, with any
+        combiner), which may swap: an int8 dot product vectorizes along its axis
         as it is.  A float sum along the loop is vectorized through
         :meth:`rfactor` first.
 
@@ -145,7 +145,8 @@ class KindPrimitives:
         results into ``X``, in the form the update was written.  In the
         middle nest, ``loop`` carries no dependence any more, so it can be
         parallelized or vectorized.  A ``T.init()`` in the nest is moved out
-        before it first (checked as :meth:`decompose_reduction` is).  Returns
+        before it first (checked as :meth:`decompose_reduction` is; an
+        argmax's, both of its stores).  Returns
         the :class:`~.rfactor.Factored` name of the new buffer and the
         handles of the new loops (they outlast later steps on other loops).
 
@@ -198,7 +199,9 @@ class KindPrimitives:
         ``loop`` is one of the loops around the update, and the init keeps
         copies of the loops between ``loop`` and it (named ``<var>_init``).
         ``block=None`` looks in the whole function.  Any combiner of
-        :mod:`analyses.combiners`.  An init guarded by the first iteration of
+        :mod:`analyses.combiners`; the init is every store of a ``T.init()``
+        (an argmax's value and index), or a store with the start of an
+        argmax's other buffer beside it.  An init guarded by the first iteration of
         some loops (``if k == 0:``, as TVM's ``T.init`` lowers, or ``vk == 0``
         with ``vk = k_0 * 16 + k_1``: isl proves the guard holds there and
         nowhere else) is copied without those loops and the guard.  Legal where nothing under

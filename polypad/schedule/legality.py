@@ -54,8 +54,8 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
-    Two updates of one element by one exact reduction (integers; ``min``,
-    ``max``) may swap: that changes no bit.  With ``reassociate``, so may those
+    Two updates of one element by one exact reduction (integers, any
+    combiner) may swap: that changes no bit.  With ``reassociate``, so may those
     of a floating-point sum or product (:mod:`analyses.reductions`).
     """
     import analyses
@@ -136,7 +136,7 @@ def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
     (:func:`polypad.semantics.vector_lanes.lanes_innermost`): each lane then
     reduces its own element in order, so a loop around a reduction (max-pool's
     channels) vectorizes.  Two updates of one element by an exact reduction
-    (integers; ``min``, ``max``) may swap, so a loop carrying only those
+    (integers, any combiner) may swap, so a loop carrying only those
     vectorizes too (:func:`analyses.reductions.reduction_dependences` with
     ``exact_only``).
     """
@@ -289,26 +289,30 @@ def check_rfactor(func: n.PrimFunc, where: str) -> None:
                                     f"{cex}", cex)
 
 
-def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> None:
+def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore | list, loop: n.For
+                              ) -> None:
     """``decompose_reduction``: refuse when an instance under ``loop`` (other than the
     init's own) must run before an init instance of the same iterations of the loops
-    around ``loop``."""
+    around ``loop``.  ``init`` may be the stores of one init, moved together in their
+    order (an argmax's ``T.init()``): none of them counts against another."""
     import analyses
     from analyses import instances as inst
 
     deps = analyses.dependences(func)
     model = deps.model
-    target = next(s for s in model.statements if s.stmt is init)
-    depth = next(k for k, x in enumerate(target.loops) if x is loop)
+    inits = init if isinstance(init, list) else [init]
+    targets = [s for s in model.statements if any(s.stmt is x for x in inits)]
     sources = None
-    for s in model.statements:
-        if s is target or not any(x is loop for x in s.loops):
-            continue
-        pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
-        for d in range(depth):
-            pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
-        part = isl.UnionMap.from_map(pairs)
-        sources = part if sources is None else sources.union(part)
+    for target in targets:
+        depth = next(k for k, x in enumerate(target.loops) if x is loop)
+        for s in model.statements:
+            if s in targets or not any(x is loop for x in s.loops):
+                continue
+            pairs = isl.Map.from_domain_and_range(s.domain, target.domain)
+            for d in range(depth):
+                pairs = pairs.equate(isl.dim_type.in_, d, isl.dim_type.out, d)
+            part = isl.UnionMap.from_map(pairs)
+            sources = part if sources is None else sources.union(part)
     if sources is None:
         return
     for kind in ("flow", "output", "anti"):

@@ -98,10 +98,10 @@ class LoopPrimitives:
         after it, any other access of those elements -- keeps its order with
         *every* update (:mod:`analyses.reductions`).  For integers the result
         is bit-exact (``+`` and ``*`` wrap modulo ``2**n``, associatively),
-        as for ``min`` and ``max`` without NaN; a float sum or product may
-        differ by rounding (a sum of ``n`` terms by up to ``γ(n-1)·Σ|xᵢ|``
-        from the exact value either way), and a NaN makes ``min``/``max``
-        order-dependent.  Before::
+        with any combiner; a float sum or product may differ by rounding (a
+        sum of ``n`` terms by up to ``γ(n-1)·Σ|xᵢ|`` from the exact value
+        either way), and a float ``min``/``max`` in the sign of a zero result
+        (the first of two equal terms is kept) and where a NaN is met.  Before::
 
             for i in T.serial(4):
                 B[i] = 0

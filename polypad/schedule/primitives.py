@@ -155,7 +155,7 @@ _ENTRIES = (
     Primitive(
         "vectorize", "kind", (LOOP,),
         "the loop carries no dependence but the updates of an exact reduction (integers, "
-        "min, max), and no loop that its lanes cannot move below carries a floating-point "
+        "any combiner), and no loop that its lanes cannot move below carries a floating-point "
         "reduction (fast-math would reassociate it)",
         (_S + "legality.check_vectorize", "analyses.reductions.reduction_dependences"),
         _S + "loop_kinds.with_kind"),

@@ -43,15 +43,58 @@ def reads(expr, buffer: n.Buffer) -> bool:
 def find_init(func: n.PrimFunc, block: n.Block | None, loop: n.For) -> n.BufferStore | None:
     """The init of a reduction under ``loop`` (inside ``block``; anywhere for ``None``):
     the first store that writes a buffer without reading it and that a reduction
-    update under ``loop`` updates."""
+    update under ``loop`` updates (an argmax's index buffer counts as updated)."""
     inside_block = {id(x) for x in walk(func.body if block is None else block)}
     stores = [x for x in walk(loop) if isinstance(x, n.BufferStore) and id(x) in inside_block]
-    # analyses imports polypad, whose import runs this module: imported on use.
-    from analyses.combiners import update_of
-
-    updated = {id(u.buffer) for u in map(update_of, stores) if u is not None}
+    updated = set(_partners(stores))
     return next((s for s in stores if id(s.buffer) in updated
                  and not reads(s.value, s.buffer)), None)
+
+
+def _partners(stores) -> dict[int, set[int]]:
+    """The buffers a reduction among ``stores`` updates, by ``id``, each with the ids
+    of the buffers updated with it: an argmax's index and value buffers are partners."""
+    # analyses imports polypad, whose import runs this module: imported on use.
+    from analyses.combiners import arg_update_of, update_of
+
+    out: dict[int, set[int]] = {id(u.buffer): set() for u in map(update_of, stores)
+                                if u is not None}
+    for first, second in zip(stores, stores[1:], strict=False):
+        arg = arg_update_of(first, second)
+        if arg is not None:
+            pair = {id(arg.index_buffer), id(arg.update.buffer)}
+            for b in pair:
+                out.setdefault(b, set()).update(pair - {b})
+    return out
+
+
+def init_group(func: n.PrimFunc, init: n.BufferStore, loop: n.For) -> list[n.BufferStore]:
+    """The stores that start a reduction together with ``init`` (found by
+    :func:`find_init` under ``loop``), in their order.
+
+    In TVM's ``T.init()`` form -- an ``if`` without ``else`` holding stores
+    alone -- all of them: the block's init is its whole ``T.init()`` (an
+    argmax's value and index).  Otherwise ``init`` and, beside it in its
+    sequence, the init of the buffer reduced with it (an argmax's other
+    buffer, at the same element), if any.
+    """
+    path = ancestors(func, init)
+    parent = path[-2] if len(path) > 1 else None
+    if not isinstance(parent, n.SeqStmt):
+        return [init]
+    guard = path[-3] if len(path) > 2 else None
+    if (isinstance(guard, n.IfThenElse) and guard.else_case is None
+            and guard.then_case is parent
+            and all(isinstance(x, n.BufferStore) for x in parent.stmts)):
+        return list(parent.stmts)
+    stores = [x for x in walk(loop) if isinstance(x, n.BufferStore)]
+    partners = _partners(stores).get(id(init.buffer), set())
+    k = next(k for k, x in enumerate(parent.stmts) if x is init)
+    beside = [parent.stmts[j] for j in (k - 1, k + 1) if 0 <= j < len(parent.stmts)]
+    other = [x for x in beside if isinstance(x, n.BufferStore) and id(x.buffer) in partners
+             and x.indices == init.indices and not reads(x.value, x.buffer)]
+    return sorted([init, *other[:1]],
+                  key=lambda x: next(j for j, y in enumerate(parent.stmts) if y is x))
 
 
 def is_layer(x: n.Stmt) -> bool:
@@ -209,13 +252,15 @@ def remove(func: n.PrimFunc, path, stmt: n.Stmt, where: str) -> n.PrimFunc:
 
 def insert_before(func: n.PrimFunc, stmt: n.Stmt, new: n.Stmt) -> n.PrimFunc:
     """``func`` with ``new`` just before ``stmt``, in the sequence holding it if any
-    (the parser reads ``a; b; c`` as one flat sequence)."""
+    (the parser reads ``a; b; c`` as one flat sequence: a sequence ``new`` is
+    spliced in)."""
     path = ancestors(func, stmt)
     parent = path[-2] if len(path) > 1 else None
+    added = new.stmts if isinstance(new, n.SeqStmt) else (new,)
     if isinstance(parent, n.SeqStmt):
         k = next(k for k, x in enumerate(parent.stmts) if x is stmt)
-        return replace(func, parent, n.SeqStmt(parent.stmts[:k] + (new,) + parent.stmts[k:]))
-    return replace(func, stmt, n.SeqStmt((new, stmt)))
+        return replace(func, parent, n.SeqStmt(parent.stmts[:k] + added + parent.stmts[k:]))
+    return replace(func, stmt, n.SeqStmt((*added, stmt)))
 
 
 def unshared(func: n.PrimFunc, loop: n.For) -> tuple[n.PrimFunc, n.For]:

@@ -26,12 +26,18 @@ into two buffers by :mod:`.rfactor_arg`.
 A reduction with its init in the nest (TVM's ``T.init()``: an ``if`` on the
 reduce axes at their starts, first in the block) has the init moved out
 first, before the nest (:func:`.decompose.decompose`, checked as
-``decompose_reduction`` is); the factored update then starts from it.
+``decompose_reduction`` is); the factored update then starts from it.  An
+argmax's ``T.init()`` starts both of its buffers (``M[vi] =
+T.min_value("float32")``, ``I[vi] = -1``): both stores move out, and the
+write-back meets them as the original's first step would (a row no value
+beats keeps ``I = -1``).
 """
 
 from __future__ import annotations
 
-from polypad.errors import PolypadError
+import dataclasses
+
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_ref
@@ -50,6 +56,7 @@ from .reduction_nest import (
 )
 from .rfactor_arg import rfactor_arg
 from .rfactor_nest import Factored, factor_axes, partial_buffer, partial_indices
+from .update_lets import inline_update_lets
 
 __all__ = ["Factored", "rfactor"]
 
@@ -64,14 +71,16 @@ def rfactor(func: n.PrimFunc, loop: n.For, factor_axis: int, name: str
 
     where = f"rfactor: the loop over {name}"
     func, loop = unshared(func, loop)
+    func, loop = inline_update_lets(func, loop)
     stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
     decomposed = None
-    if len(stores) == 2 and _init_form(func, stores):
-        func, decomposed = _decompose_init(func, stores[1])
-        loop = loop_by_var(func, loop.var, holding=stores[1])
+    if _init_form(func, stores):
+        func, decomposed = _decompose_init(func, stores[-1])
+        loop = loop_by_var(func, loop.var, holding=stores[-1])
         stores = [x for x in walk(loop.body) if isinstance(x, (n.BufferStore, n.Evaluate))]
-    if len(stores) == 2 and decomposed is None and arg_update_of(*stores) is not None:
-        return rfactor_arg(func, loop, arg_update_of(*stores), factor_axis, where)
+    if len(stores) == 2 and arg_update_of(*stores) is not None:
+        new, made = rfactor_arg(func, loop, arg_update_of(*stores), factor_axis, where)
+        return new, dataclasses.replace(made, decomposed=decomposed)
     if len(stores) != 1 or not isinstance(stores[0], n.BufferStore):
         held = ("a T.evaluate" if len(stores) == 1
                 else f"{len(stores)} statements" if stores else "no statement")
@@ -114,20 +123,52 @@ def _at(indices, mapping) -> tuple[n.Expr, ...]:
 
 def _init_form(func: n.PrimFunc, stores) -> bool:
     """Whether ``stores`` are an init and its update in TVM's ``T.init()`` form: the
-    init, under an ``if`` of its own, first in a sequence whose other statement holds
-    the update of the same element."""
-    from analyses.combiners import update_of
+    init's stores (of the updated buffers, at the updated element, each reading not
+    its own) alone under an ``if`` of their own, first in a sequence whose other
+    statement holds the update -- one reduction's, or an argmax's index and value
+    stores (then the sequence's other two statements)."""
+    from analyses.combiners import arg_update_of, update_of
 
-    init, upd = stores
-    u = update_of(upd)
-    if (u is None or not isinstance(init, n.BufferStore) or init.buffer is not u.buffer
-            or init.indices != upd.indices or reads(init.value, init.buffer)):
+    for count in (1, 2):
+        inits, updates = stores[:-count], stores[-count:]
+        if not inits:
+            continue
+        if count == 1:
+            u = update_of(updates[0])
+            buffers = None if u is None else [u.buffer]
+        else:
+            arg = arg_update_of(*updates)
+            buffers = None if arg is None else [arg.index_buffer, arg.update.buffer]
+        if buffers is not None and _guarded_inits(func, inits, updates, buffers):
+            return True
+    return False
+
+
+def _guarded_inits(func: n.PrimFunc, inits, updates, buffers) -> bool:
+    """Whether ``inits`` start ``buffers`` (one store each) alone under an ``if``,
+    first in a sequence with ``updates`` (see :func:`_init_form`)."""
+    upd = updates[-1]
+    if not all(isinstance(x, n.BufferStore) and any(x.buffer is b for b in buffers)
+               and x.indices == upd.indices and not reads(x.value, x.buffer) for x in inits):
         return False
-    path = ancestors(func, init)
-    guard, seq = path[-2], path[-3] if len(path) > 2 else None
-    return (isinstance(guard, n.IfThenElse) and guard.else_case is None
-            and isinstance(seq, n.SeqStmt) and len(seq.stmts) == 2 and seq.stmts[0] is guard
-            and all(is_layer(x) for x in ancestors(func, upd)[len(path) - 2:-1]))
+    if len({id(x.buffer) for x in inits}) != len(inits):
+        return False
+    path = ancestors(func, inits[0])
+    body = inits[0] if len(inits) == 1 else path[-2]
+    if len(inits) > 1 and not (isinstance(body, n.SeqStmt) and len(body.stmts) == len(inits)
+                               and all(a is b for a, b in zip(body.stmts, inits, strict=True))):
+        return False
+    where = next(k for k, x in enumerate(path) if x is body)
+    if where < 2:
+        return False
+    guard, seq = path[where - 1], path[where - 2]
+    if not (isinstance(guard, n.IfThenElse) and guard.else_case is None
+            and isinstance(seq, n.SeqStmt) and len(seq.stmts) == 1 + len(updates)
+            and seq.stmts[0] is guard):
+        return False
+    if len(updates) == 2:  # an argmax's stores: the sequence's own
+        return all(a is b for a, b in zip(seq.stmts[1:], updates, strict=True))
+    return all(is_layer(x) for x in ancestors(func, upd)[where - 1:-1])
 
 
 def _decompose_init(func: n.PrimFunc, upd: n.BufferStore) -> tuple[n.PrimFunc, list[str]]:
@@ -142,5 +183,11 @@ def _decompose_init(func: n.PrimFunc, upd: n.BufferStore) -> tuple[n.PrimFunc, l
             break
         if isinstance(x, n.For):
             top = x
-    new, loops = decompose(func, None, top)
+    try:
+        new, loops = decompose(func, None, top)
+    except IllegalTransformError as error:
+        # Say whose step it was: the user asked for rfactor, not for the decomposition.
+        raise IllegalTransformError(f"rfactor: the reduction's T.init() cannot move before "
+                                    f"the nest, as rfactor needs: {error}",
+                                    error.evidence) from error
     return new, [loop_ref(new, x) for x in loops]

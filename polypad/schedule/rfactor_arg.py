@@ -23,13 +23,14 @@ identity and the largest index (which loses every tie)::
         I_rf[0] = T.if_then_else(M_rf[j_1_wb] > M_rf[0], I_rf[j_1_wb],
                                  T.if_then_else(M_rf[j_1_wb] == M_rf[0],
                                                 T.min(I_rf[j_1_wb], I_rf[0]), I_rf[0]))
-        M_rf[0] = T.max(M_rf[0], M_rf[j_1_wb])
+        M_rf[0] = T.if_then_else(I_rf[0] == I_rf[j_1_wb], M_rf[j_1_wb], M_rf[0])
     I[i] = T.if_then_else(M_rf[0] > M[i], I_rf[0], I[i])   # then into I, M: the update
     M[i] = T.max(M[i], M_rf[0])
 
 Exact, bit for bit: each partial winner is the best value of its steps and
 the first index where it was reached; folding them by (best value, then
-smaller index) gives the best value of all steps and its first index --
+smaller index; the value is the winning lane's, as -0.0 and 0.0 tie but differ)
+gives the best value of all steps, bit for bit, and its first index --
 *provided the index increases along the loops*, which isl checks over the
 nest (refused otherwise, with the two steps); the winner of the steps then
 meets the value and index the nest started from by the update itself, which
@@ -57,6 +58,7 @@ from .reduction_nest import (
     loop_by_var,
     loop_var_names,
 )
+from .rfactor_arg_data import check_index_not_data
 from .rfactor_nest import Factored, factor_axes, partial_buffer, partial_indices
 
 
@@ -75,6 +77,7 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
                            "their own")
     nest, indices, loops, dropped, axes = factor_axes(
         func, loop, seq, (value_buf, index_buf), factor_axis, where)
+    check_index_not_data(nest, arg, indices, loop, where)
     _check_increasing(func, nest, arg, indices, where)
     value_rf = partial_buffer(func, value_buf, axes)
     index_rf = partial_buffer(func, index_buf, axes, taken={value_rf.name})
@@ -104,8 +107,13 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
         (v, i), (v0, i0) = loads(m), loads(m, lane0=True)
         # Written without and/or: LLVM makes selects of it, not branches.
         index = n.Select(arg.beats(v, v0), i, n.Select(n.Eq(v, v0), n.Min(i, i0), i0))
+        # The value of the lane whose index won (I_rf[0] is stored first): equal
+        # values may differ in their bits (-0.0 and 0.0), and the nest keeps the first
+        # best step's.  Two lanes hold one index only where no step beat either, both
+        # the identity.
+        value = n.Select(n.Eq(i0, i), v, v0)
         return n.SeqStmt((n.BufferStore(index_rf, index, i0.indices),
-                          n.BufferStore(value_rf, upd.value(v0, v), v0.indices)))
+                          n.BufferStore(value_rf, value, v0.indices)))
 
     folded, fold_loops = copy_nest(nest, dropped, "_wb", taken, fold)
     folded, fold_loops = _from_second(folded, fold_loops, loops.index(loop), dropped, loops)
@@ -119,7 +127,9 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
 
     back, back_loops = copy_nest(nest, dropped | {loop.var}, "_wb", taken, final,
                                  fixed={loop.var: loop.min})
-    body = n.SeqStmt((init, update, folded, back))
+    # Flat, as the parser reads it: without loops of its own, back is two stores.
+    body = n.SeqStmt(tuple(y for x in (init, update, folded, back)
+                           for y in (x.stmts if isinstance(x, n.SeqStmt) else (x,))))
     new = replace(func, nest[0], n.Allocate(value_rf, n.Allocate(index_rf, body)))
     check_rfactor(new, where)
     return new, Factored(value_rf.name, [loop_ref(new, x) for x in init_loops],

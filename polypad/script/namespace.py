@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..ir import dtypes, intrinsics
 from ..ir import operators as ops
 from ..ir.nodes import Buffer, Cast, Expr, FloatImm, IntImm, Let, Select, Var
+from ..ir.ranges import dtype_limits
 from .decorators import ir_module, prim_func
 
 
@@ -113,6 +114,16 @@ class TNamespace:
         """``cond ? true_value : false_value``; the branches are promoted to one dtype."""
         a, b = ops.promote(true_value, false_value)
         return Select(ops.as_expr(cond), a, b)
+
+    @staticmethod
+    def min_value(dtype: str) -> Expr:
+        """The smallest finite value of ``dtype`` (a float's most negative, not -inf)."""
+        return ops.const(dtype_limits(dtype)[0], dtype)
+
+    @staticmethod
+    def max_value(dtype: str) -> Expr:
+        """The largest finite value of ``dtype``."""
+        return ops.const(dtype_limits(dtype)[1], dtype)
 
     @staticmethod
     def Cast(dtype: str, value) -> Cast:  # noqa: N802 - TVMScript's spelling

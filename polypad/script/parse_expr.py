@@ -18,6 +18,7 @@ from ..ir import dtypes, intrinsics
 from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
+from ..ir.ranges import dtype_limits
 from .parse_alloc import Pointer
 from .parse_lowered import OPAQUE_NAMES, LoweredExprs
 from .parse_region import View
@@ -402,6 +403,19 @@ class ExprParser(LoweredExprs):
         if a.dtype != b.dtype:
             raise self.src.error(node, f"T.if_then_else branches differ: {a.dtype}, {b.dtype}")
         return Select(cond, a, b)
+
+    def _t_min_value(self, node, name, env):
+        return self._limit(node, name, 0)
+
+    def _t_max_value(self, node, name, env):
+        return self._limit(node, name, 1)
+
+    def _limit(self, node, name, which: int):
+        """``T.min_value(dtype)`` / ``T.max_value(dtype)``: a constant, as TVM folds them
+        (for a float the most negative or largest finite value, not an infinity)."""
+        (d,) = bind_args(self.src, node, name, ("dtype",), 1)
+        dtype = dtype_arg(self.src, d)
+        return ops.const(dtype_limits(dtype)[which], dtype)
 
     def _t_likely(self, node, name, env):
         (c,) = bind_args(self.src, node, name, ("cond",), 1)

@@ -59,6 +59,7 @@ from ..ir.nodes import (
     Sub,
     Var,
 )
+from ..ir.ranges import FLOAT_MAX
 from ..ir.substitute import free_symbols
 from .names import Namer, sanitize
 from .parse_thread import THREAD_KINDS
@@ -335,6 +336,9 @@ class _Printer(BlockPrinting, LoweredPrinter):
     def _e_FloatImm(self, e: FloatImm, ctx):
         if not math.isfinite(e.value):
             return f'T.{e.dtype}("{e.value}")', ATOM
+        if e.dtype in FLOAT_MAX and abs(e.value) == FLOAT_MAX[e.dtype]:
+            # TVM's spelling of the dtype's finite extremes; reads back to this constant.
+            return f'T.{"min" if e.value < 0 else "max"}_value("{e.dtype}")', ATOM
         text = repr(float(e.value))
         if e.dtype == (ctx or "float32"):
             return text, (UNARY if text.startswith("-") else ATOM)

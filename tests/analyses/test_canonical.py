@@ -17,6 +17,7 @@ import analyses
 import polypad as pp
 from analyses import Element, Proved, Refuted, Unknown
 from analyses.canonical import canonical_form
+from analyses.scoped_lets import scope_lets
 from polypad.ir import nodes as n
 from polypad.ir.opaque import OpaqueSite
 from polypad.ir.visitor import walk
@@ -310,16 +311,19 @@ def argmax(x: T.Buffer((2, 4), "float32"), out: T.Buffer((2,), "int32")):
 
 
 def test_lets_move_down_to_the_statements_that_read_them():
-    f, made = form(ARGMAX)
-    assert made.scoped is not None
-    store_idx, store_val = [x for x in walk(made.func.body) if isinstance(x, n.BufferStore)][2:4]
-    lets = [x for x in walk(made.func.body) if isinstance(x, n.LetStmt)
+    f = pp.parse(ARGMAX)
+    # The model reads a let only at the stores that use it (polypad.model.nest), so
+    # TVM's argmax is its own canonical form; the scoping, asked directly:
+    assert canonical_form(f) is None
+    scoped, _ = scope_lets(f)
+    store_idx, store_val = [x for x in walk(scoped.body) if isinstance(x, n.BufferStore)][2:4]
+    lets = [x for x in walk(scoped.body) if isinstance(x, n.LetStmt)
             and x.var.name in ("v_idx", "v_val")]
     # v_val over both stores (neither changes what it reads before it is stored); v_idx
     # over its own store only, so the store of val no longer follows it.
     assert [x.var.name for x in lets] == ["v_val", "v_idx"]
     assert lets[1].body is store_idx
-    assert same_results(f, made.func, seeds=range(4))
+    assert same_results(f, scoped, seeds=range(4))
 
 
 def test_an_argmax_init_run_on_every_step_is_refuted():

@@ -148,9 +148,9 @@ def test_without_reassociate_the_backward_float_sum_is_refused():
 
 
 @pytest.mark.parametrize("op, dtype", [("sum", "int32"), ("product", "int32"),
-                                       ("max", "float32"), ("min", "int32")])
+                                       ("max", "int32"), ("min", "int32")])
 def test_an_exact_reduction_runs_backward_without_being_asked(op, dtype):
-    # Integers (wrapping) and min/max give the same bits in any order.
+    # Integers (wrapping, and their min/max) give the same bits in any order.
     f = chain(op, dtype)
     sch = Schedule(f)
     sch.reorder_by_map(None, REVERSED, ("i", "kr"))
@@ -159,6 +159,23 @@ def test_an_exact_reduction_runs_backward_without_being_asked(op, dtype):
     for w, g in zip(run_on(f, args), run_on(sch.func, args), strict=True):
         np.testing.assert_array_equal(g, w)
 
+
+
+def test_a_float_max_runs_backward_only_when_asked_since_a_zero_keeps_its_first_sign():
+    # max keeps the first of two equal terms: -0.0 then 0.0 gives -0.0, backward 0.0.
+    f = chain("max", "float32")
+    sch = Schedule(f)
+    with pytest.raises(IllegalTransformError, match="reassociate=True") as info:
+        sch.reorder_by_map(None, REVERSED, ("i", "kr"))
+    assert info.value.evidence.element == Element("B", (0,))
+    assert len(sch.trace) == 0
+    sch.reorder_by_map(None, REVERSED, ("i", "kr"), reassociate=True)
+    check_schedule(f, sch, reversed_chain("max", "float32"))
+    args = inputs(f, 3)
+    args[0][0, :] = [-1.0, -0.0, 0.0, -2.0, -3.0, -4.0]
+    want, got = run_on(f, args), run_on(sch.func, args)
+    assert np.signbit(want[1][0]) and not np.signbit(got[1][0])  # what the refusal kept
+    np.testing.assert_array_equal(got[1][1:], want[1][1:])
 
 # S1(i, 1) first, then the init, then the other updates: value-based dataflow relates
 # the init to S1(i, 0) only, which still follows it.  The update S1(i, 1) would be wiped.

@@ -163,7 +163,8 @@ def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
         sch.vectorize("k")
     assert info.value.evidence.instances == (Instance("S0", {"i": 0, "k": 0}),
                                              Instance("S0", {"i": 0, "k": 1}))
-    # A float max is exact (for values that are not NaN): it vectorizes as it is.
+    # A float max too: it keeps the first of two equal terms, so in lanes a zero's sign
+    # would depend on the order.  An integer max is exact: it vectorizes as it is.
     g = parse('''
 @T.prim_func
 def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
@@ -171,5 +172,15 @@ def f(A: T.Buffer((8, 16), "float32"), B: T.Buffer((8,), "float32")):
         B[i] = T.max(B[i], A[i, k])
 ''')
     sch = Schedule(g)
+    with pytest.raises(IllegalTransformError, match=r"only the reduction into B \(max\) "
+                                                    r"makes k carry it: sch.rfactor\('k'\)"):
+        sch.vectorize("k")
+    ints = parse('''
+@T.prim_func
+def f(A: T.Buffer((8, 16), "int32"), B: T.Buffer((8,), "int32")):
+    for i, k in T.grid(8, 16):
+        B[i] = T.max(B[i], A[i, k])
+''')
+    sch = Schedule(ints)
     sch.vectorize("k")
-    same_bits(g, sch.func)
+    same_bits(ints, sch.func)

@@ -1,0 +1,109 @@
+"""TVM's let form of a reduction's update, read as its stores.
+
+TVM prints an update of several buffers (its argmax, argmin) with the new
+values bound by lets first and stored after (``T.Select`` reads as
+``T.if_then_else``)::
+
+    v_argmax_v0: T.int32 = T.Select(argmax_v1[i] >= val[i, k], argmax_v0[i], idx[i, k])
+    v_argmax_v1: T.float32 = T.Select(argmax_v1[i] >= val[i, k], argmax_v1[i], val[i, k])
+    argmax_v0[i] = v_argmax_v0
+    argmax_v1[i] = v_argmax_v1
+
+:func:`inline_update_lets` rewrites it as the stores alone, the values
+inlined, in the order :mod:`analyses.combiners` reads -- an argmax's index
+store first, whatever order TVM stored them in::
+
+    argmax_v0[i] = T.if_then_else(argmax_v1[i] >= val[i, k], argmax_v0[i], idx[i, k])
+    argmax_v1[i] = T.if_then_else(argmax_v1[i] >= val[i, k], argmax_v1[i], val[i, k])
+
+Exact: both lets read the buffers before either store, and the stores are
+put in an order where no store reads (or writes) a buffer stored before it,
+so each reads what the let read.  Only a chain that then reads as a reduction
+update (one store) or an arg-reduction (two) is rewritten; anything else is
+left as it was, for the primitive to judge.
+
+``rfactor`` and ``decompose_reduction`` call it.  The other primitives model
+the let form as written (:mod:`polypad.model.nest` reads a let at the stores
+that use it): TVM's argmax order, index stored first, models; its argmin
+order, value stored first, does not (``NotAffineError``) until one of the two
+has put the stores in order.
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+from polypad.ir import nodes as n
+from polypad.ir.locate import replace
+from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.visitor import Rewriter
+
+from .reduction_nest import reads
+
+
+def inline_update_lets(func: n.PrimFunc, root: n.For) -> tuple[n.PrimFunc, n.For]:
+    """``func`` with every update in the let form under the loop ``root`` read as its
+    stores (see the module docstring), and the loop as it became; both themselves
+    where there is none."""
+    new = _Inline().visit(root)
+    return (func, root) if new is root else (replace(func, root, new), new)
+
+
+class _Inline(Rewriter):
+    def visit_LetStmt(self, node: n.LetStmt):
+        stores = _stores_of(node)
+        if stores is None:
+            return self.generic_visit(node)
+        return stores[0] if len(stores) == 1 else n.SeqStmt(stores)
+
+    def visit_SeqStmt(self, node: n.SeqStmt):
+        # Flat, as the parser reads it: the stores join the sequence that held the lets.
+        new = [self.visit(x) for x in node.stmts]
+        if all(a is b for a, b in zip(new, node.stmts, strict=True)):
+            return node
+        return n.SeqStmt(tuple(y for x, old in zip(new, node.stmts, strict=True)
+                               for y in (x.stmts if isinstance(x, n.SeqStmt)
+                                         and isinstance(old, n.LetStmt) else (x,))))
+
+
+def _stores_of(chain: n.LetStmt) -> tuple[n.BufferStore, ...] | None:
+    """The stores of ``chain`` with the lets inlined, in the order the combiners read,
+    or ``None`` where it is not the let form of an update."""
+    # analyses imports polypad, whose import runs this module: imported on use.
+    from analyses.combiners import arg_update_of, update_of
+
+    values: dict[n.Var, n.Expr] = {}
+    body: n.Stmt = chain
+    while isinstance(body, n.LetStmt):
+        values[body.var] = substitute(body.value, values)
+        body = body.body
+    stores = body.stmts if isinstance(body, n.SeqStmt) else (body,)
+    if not 1 <= len(stores) <= 2 or not all(isinstance(x, n.BufferStore) for x in stores):
+        return None
+    # Each let stored once, whole: the stores hold the lets' values and nothing else.
+    stored = [x.value for x in stores]
+    if not all(isinstance(v, n.Var) and v in values for v in stored) \
+            or len(set(stored)) != len(stored) or set(values) != set(stored):
+        return None
+    if any(set(free_vars(i)) & set(values) for x in stores for i in x.indices):
+        return None
+    inlined = [n.BufferStore(x.buffer, values[x.value], x.indices) for x in stores]
+    for order in permutations(inlined):
+        if not _in_order(order):
+            continue
+        if len(order) == 1 and update_of(order[0]) is not None or \
+                len(order) == 2 and arg_update_of(*order) is not None:
+            return tuple(order)
+    return None
+
+
+def _in_order(stores) -> bool:
+    """Whether no store reads or writes a buffer stored before it: each then reads
+    the buffers as the lets did, before any store."""
+    for k, x in enumerate(stores):
+        before = [y.buffer for y in stores[:k]]
+        if any(x.buffer is b or reads(x.value, b) or any(reads(i, b) for i in x.indices)
+               for b in before):
+            return False
+    return True
+
