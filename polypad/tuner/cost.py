@@ -33,7 +33,7 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 
 from __future__ import annotations
 
-from .nest import Nest, StageInfo
+from .nest import Nest, StageInfo, demand
 from .space import RFACTOR_LANES, Candidate, fuses
 
 GATHER = 2.0
@@ -42,11 +42,22 @@ CACHE_ELEMENTS = 1 << 16
 REGISTER_GAIN = 0.5
 SPILL = 1.5
 PARALLEL_OVERHEAD = 20_000.0
-REGISTERS = 24
+REGISTERS = 24  # vector registers a tile's accumulators may hold (of AVX-512's 32)
 STREAM_GAIN = 0.3
 PANEL_GAIN = 1.3
 L1_ELEMENTS = 4096  # 16 KB of float32: half of L1, the rest for the tile and A
-TAIL = 1.5  # vector registers a tile's accumulators may hold (of AVX-512's 32)
+#: A loop of at most this many steps does not decide how the nest walks memory.
+SHORT_LOOP = 4
+#: A register tile's fill and store, in steps of its reduction; a cache's copy-out.
+TILE_SETUP = 4
+CACHE_COPY = 2
+SPLIT_COST = 1.02
+CHAINS_GAIN = 1.1
+#: A row of a producer's tile costs this many vectors more than its own.
+ROW_OVERHEAD = 0.5
+#: A producer's tile read back from L2 rather than L1.
+L2_READ = 1.15
+TAIL = 1.5
 
 
 def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
@@ -58,29 +69,90 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
         inside = at >= 0
         # Computed at a loop, the producer's tile is what the root's loops inside it span.
         sizes = _inside(root, cand, at) if inside else []
-        rows = _product(sizes[:-1]) if sizes else None
-        width = sizes[-1] if sizes else None
+        span = _footprint(root, cand, at) if inside else []
+        rows = _product(span[:-1]) if span else None
+        width = span[-1] if span else None
         lanes = min(width or producer.lanes, producer.lanes)
         factored = (inside and cand.producer_reduction == "rfactor"
                     and producer.loops[-1].kind == "reduction")
         own = (Candidate(vectorize=cand.vectorize, rfactor=RFACTOR_LANES[0]) if factored
                else Candidate(vectorize=cand.vectorize, reduction=cand.producer_reduction,
-                              tile_inner=lanes, tile_outer=1))
+                              tile_inner=lanes, tile_outer=1,
+                              # stored at the loop: its tile is a buffer of its own
+                              cache_write=inside))
         stage = _stage_cost(producer, own, cores, tiled=inside, rows=rows, width=width)
+        if inside and cand.vectorize and width:
+            # its rows as short as the tile's: each row's loop costs about half a vector
+            vectors = -(-width // producer.lanes)
+            stage *= (vectors + ROW_OVERHEAD) / vectors
         if inside:
             # A producer read at offsets (a stencil's) covers more points than the root:
             # computed per tile, it computes the tile's halo again.
             if _points(producer) > _points(root):
                 stage *= 1.0 + 0.5 / max(cand.tile_outer or 1, 1) + 0.1 * at
-            # What it stores per tile is read back from cache only where it fits.
+            # Inside a loop that what the root needs of it does not move along (a row
+            # sum inside a loop over column tiles), it is computed again at each step.
+            stage *= _recomputed(nest, producer, cand, at)
+            # What it stores per tile is read back from cache only where it fits, and
+            # from L1 only where it fits there.
             if _product(sizes) > CACHE_ELEMENTS:
                 stage *= SPILL
+            elif _product(sizes) > L1_ELEMENTS * 2:
+                stage *= L2_READ
             if parallel:
                 stage /= min(cores, _parallel_extent(root, cand)) * 0.9
-        elif cand.parallel:
-            stage /= cores * 0.9
+        else:
+            if cand.parallel:
+                stage /= cores * 0.9
+            # Left where it is, it stores all of its output before the root reads it
+            # back: from memory, where it does not fit in the caches.
+            if _points(producer) > CACHE_ELEMENTS:
+                stage *= SPILL
         cost += stage
     return cost + (PARALLEL_OVERHEAD if cand.parallel else 0.0)
+
+
+def _recomputed(nest: Nest, producer: StageInfo, cand: Candidate, at: int) -> int:
+    """How many times a producer computed at the root's ``at``-th outer loop computes
+    what it would compute once: the extents of the loops at or outside that one
+    along which the root's demand on it does not move (:func:`.nest.demand`)."""
+    moves = demand(nest, producer)
+    times = 1
+    for loops, extent in _outer(nest.root, cand)[:at + 1]:
+        if not any(moves[k] for k in loops):
+            times *= extent
+    return times
+
+
+def _outer(root: StageInfo, cand: Candidate) -> list[tuple[tuple[int, ...], int]]:
+    """The root's loops outside its tile, outermost first, as :func:`_inside` counts
+    them: for each, the spatial loops (by index) it steps and its extent."""
+    spatial = [loop.extent or 64 for loop in root.spatial]
+    if cand.rfactor or not spatial:
+        outer = [((k,), e) for k, e in enumerate(spatial)]
+    else:
+        last = len(spatial) - 1
+        outer = [((k,), e) for k, e in enumerate(spatial[:-2])]
+        if len(spatial) >= 2:
+            u = spatial[-2]
+            outer.append(((last - 1,), -(-u // cand.tile_outer) if cand.tile_outer else u))
+        if cand.tile_inner:
+            outer.append(((last,), -(-spatial[-1] // cand.tile_inner)))
+        if cand.swap and len(spatial) >= 2 and cand.tile_outer and cand.tile_inner:
+            outer[-2:] = outer[-1:-3:-1]
+    if cand.parallel and len(outer) >= 2 and fuses(outer[0][1]):
+        outer = [(outer[0][0] + outer[1][0], outer[0][1] * outer[1][1]), *outer[2:]]
+    return outer
+
+
+def _footprint(root: StageInfo, cand: Candidate, at: int) -> list[int]:
+    """Per spatial loop of the root, how many of its steps one iteration of the root's
+    ``at``-th outer loop spans (a band of row tiles spans whole rows)."""
+    spans = [loop.extent or 64 for loop in root.spatial]
+    for loops, extent in _outer(root, cand)[:at + 1]:
+        for k in loops:
+            spans[k] = 1 if len(loops) > 1 else -(-spans[k] // extent)
+    return spans
 
 
 def _points(stage: StageInfo) -> int:
@@ -145,6 +217,10 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
         vector = reduction[-1]
         if cand.vectorize:
             speed *= _lanes(vector.strides, min(lanes, cand.rfactor))
+            # partial results in two vectors: two chains of adds, each waiting on its
+            # own latency only
+            if cand.rfactor >= 2 * lanes:
+                speed *= CHAINS_GAIN
     elif cand.vectorize and spatial:
         vector = spatial[-1]
         speed *= _lanes(vector.strides, min(lanes, cand.tile_inner or vector.extent or lanes))
@@ -152,7 +228,7 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
         speed *= 2.0  # LLVM may vectorize a unit-stride innermost loop by itself
     if cand.parallel and spatial:
         speed *= min(cores, _parallel_extent(stage, cand)) * 0.9
-    innermost = stage.loops[-1] if stage.loops else None
+    innermost = _innermost(stage, cand)
     if (innermost is not None and "other" in innermost.strides
             and instances > CACHE_ELEMENTS and not tiled):
         speed /= STRIDE_PENALTY
@@ -161,39 +237,54 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
             # an untiled second loop runs outside the reduction: one row
             rows = cand.tile_outer or 1
             width = cand.tile_inner or spatial[-1].extent or lanes
-        speed *= _register_tile(stage, rows, width, lanes, cand.vectorize)
+        steps = _product([loop.extent or 64 for loop in reduction])
+        speed *= _register_tile(stage, rows, width, lanes, cand.vectorize, steps,
+                                cand.cache_write)
         if cand.cache_write:
-            speed *= 1.1
+            # the tile copied out (and in) once per tile, against ``steps`` updates of it
+            speed *= 1.1 * steps / (steps + CACHE_COPY)
         if cand.tile_inner and cand.tile_outer and len(spatial) >= 2:
             # Per tile, the operand that moves with the inner one of the two outer tile
             # loops comes again from outside the near caches: the columns of the
             # tile's width, or with the loops swapped, the rows of its height.
             streamed, other = ((cand.tile_outer, cand.tile_inner) if cand.swap
                                else (cand.tile_inner, cand.tile_outer))
-            if streamed < other:
+            if streamed < other and _reused(stage):
                 speed *= 1 + STREAM_GAIN * (1 - streamed / other)
             if cand.panel:
                 # the packed block's loads contiguous, from L1 where it fits there
                 fits = cand.panel * cand.tile_inner <= L1_ELEMENTS
                 speed *= PANEL_GAIN if fits else 1 / SPILL
-    if cand.unroll:
+    if cand.unroll and _reused(stage):
+        # Unrolled, a tile's rows share the loads of the operand reused along them;
+        # with no such operand (a pooling window's, a blur's) there is nothing to share.
         speed *= 1.05
+    # A split that gains nothing else costs its loop (ties go to the simpler nest).
+    speed /= SPLIT_COST ** (bool(cand.tile_inner) + bool(cand.tile_outer))
     if _tail(spatial, cand):
         speed /= TAIL
     return instances / speed
 
 
 def _register_tile(stage: StageInfo, rows: int, width: int, lanes: int,
-                   vector: bool) -> float:
+                   vector: bool, steps: int, cached: bool) -> float:
     """The speed-up of a ``rows`` x ``width`` tile of accumulators (rows along the
     stage's second innermost spatial loop, width along its innermost) held across a
     reduction.  Per step of the reduction the tile does ``rows * vectors`` fused
     multiply-adds; a read that does not move along the rows (isl's ``zero`` stride:
     matmul's ``B`` along ``i``) is loaded once for all of them, one that does not
-    move along the width once per row (a broadcast); the accumulator itself stays
-    in registers.  A tile of more accumulators than :data:`REGISTERS` spills."""
+    move along the width once per row (a broadcast).  The accumulators stay in
+    registers only in a tile of their own (``cached``: ``cache_write``); in the
+    output itself, which LLVM cannot tell apart from the operands, each is loaded
+    and stored at every step.  A tile of more accumulators than :data:`REGISTERS`
+    spills.  The
+    gain is over the reduction's ``steps``, less the tile's fill and store
+    (:data:`TILE_SETUP` steps' worth): a window of 2 x 2 gains little from it, and
+    a vector loop around so short a reduction holds its accumulator in a register
+    as well."""
     if not vector:
         return 1 / REGISTER_GAIN if rows * width <= REGISTERS else 1 / SPILL
+    amortized = steps / (steps + TILE_SETUP)
     vectors = -(-width // lanes)
     if rows * vectors > REGISTERS:
         return 1 / SPILL
@@ -208,7 +299,40 @@ def _register_tile(stage: StageInfo, rows: int, width: int, lanes: int,
         along_rows = u is not None and u.strides[k] != "zero"
         along_width = v.strides[k] != "zero"
         loads += (rows if along_rows else 1) * (vectors if along_width else 1)
-    return 1 + min(rows * vectors / max(loads, 1), 4.0)
+    if not cached:
+        loads += 2 * rows * vectors
+    return 1 + min(rows * vectors / max(loads, 1), 4.0) * amortized
+
+
+def _reused(stage: StageInfo) -> bool:
+    """Whether an operand (a read other than the accumulator) stays put along one of
+    the stage's two innermost spatial loops, so that a tile reuses it (matmul's A
+    along ``j``, B along ``i``; nothing of a pooling window's input)."""
+    write = [loop.strides[0] for loop in stage.loops]
+    for k in range(1, len(stage.loops[0].strides) if stage.loops else 1):
+        if [loop.strides[k] for loop in stage.loops] == write:
+            continue  # the accumulator
+        if any(loop.strides[k] == "zero" for loop in stage.spatial[-2:]):
+            return True
+    return False
+
+
+def _innermost(stage: StageInfo, cand: Candidate):
+    """The loop whose steps walk memory innermost in ``cand``'s order: its innermost
+    loop, or the next one out where that is a short one (:data:`SHORT_LOOP`: a 2 x 2
+    window's loops span a few cache lines, and the loop around them decides the
+    walk)."""
+    spatial, reduction = list(stage.spatial), list(stage.reduction)
+    if cand.rfactor and reduction:
+        order = spatial + reduction
+    elif cand.reduction == "outer":
+        order = spatial[:-1] + reduction + spatial[-1:]
+    else:
+        order = spatial + reduction
+    for loop in reversed(order):
+        if loop.extent is None or loop.extent > SHORT_LOOP:
+            return loop
+    return order[-1] if order else None
 
 
 def _tail(spatial, cand: Candidate) -> bool:

@@ -108,6 +108,32 @@ def analyze(func: n.PrimFunc) -> Nest:
     return Nest(root, producers, others)
 
 
+def demand(nest: Nest, producer: StageInfo) -> tuple[bool, ...]:
+    """For each of the root's spatial loops, whether what the root needs of
+    ``producer`` moves with it (from isl's strides): softmax's row sums do not move
+    along ``j``, so a producer computed inside a loop over ``j`` computes the whole
+    row again at each step.  A producer the root does not read (softmax's max, read
+    by exp) moves where its reader's demand moves and its reader's read of it does,
+    loop for loop where the two stages have as many spatial loops; elsewhere it is
+    taken to move (nothing recomputed)."""
+    root = nest.root
+    direct = [k for k, name in enumerate(root.reads, start=1) if name == producer.writes]
+    if direct:
+        return tuple(any(loop.strides[k] != "zero" for k in direct) for loop in root.spatial)
+    moves = None  # it moves along a loop where it does for one of its readers
+    for reader in nest.producers:
+        read = [k for k, name in enumerate(reader.reads, start=1) if name == producer.writes]
+        if not read or reader is producer:
+            continue
+        if len(reader.spatial) != len(root.spatial):
+            return tuple(True for _ in root.spatial)
+        outer = demand(nest, reader)
+        mine = [o and any(loop.strides[k] != "zero" for k in read)
+                for o, loop in zip(outer, reader.spatial)]
+        moves = mine if moves is None else [m or o for m, o in zip(moves, mine)]
+    return tuple(moves) if moves is not None else tuple(True for _ in root.spatial)
+
+
 def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
     sch = Schedule(func)
     names = sch.get_loops(block)
@@ -152,7 +178,13 @@ def _maps(union: isl.UnionMap) -> list[isl.Map]:
 
 
 def _stride(access: isl.Map, var: str) -> str:
-    """How one step of loop ``var`` moves ``access``: "unit", "zero" or "other"."""
+    """How one step of loop ``var`` moves ``access``: "unit", "zero" or "other".
+
+    The step moves it by ``d`` where what it touches at each point is what it
+    touched one step before, moved by ``d``: for an access of one element per
+    point, the difference of the two; for a stencil's (``A[i]``, ``A[i + 1]``,
+    ``A[i + 2]`` in one map), each element's own neighbour, not the window's
+    other elements."""
     space = access.get_space()
     dims = [space.get_dim_name(isl.dim_type.in_, k)
             for k in range(space.dim(isl.dim_type.in_))]
@@ -166,19 +198,36 @@ def _stride(access: isl.Map, var: str) -> str:
     c = c.set_coefficient_val(isl.dim_type.out, at, 1)
     c = c.set_coefficient_val(isl.dim_type.in_, at, -1).set_constant_val(-1)
     step = step.add_constraint(c)
-    moved = step.apply_domain(access).apply_range(access)
-    deltas = moved.deltas()
-    if deltas.is_empty():
+    if step.is_empty():
         return "zero"
-    rank = deltas.dim(isl.dim_type.set)
-    zero = isl.Set.universe(deltas.get_space())
-    for k in range(rank):
-        zero = zero.fix_val(isl.dim_type.set, k, 0)
-    if deltas.is_subset(zero):
-        return "zero"
-    unit = zero.drop_constraints_involving_dims(isl.dim_type.set, rank - 1, 1)
-    unit = unit.fix_val(isl.dim_type.set, rank - 1, 1) if rank else unit
-    return "unit" if rank and deltas.is_subset(unit) else "other"
+    after = step.range()
+    now = access.intersect_domain(after)
+    before = step.reverse().apply_range(access)  # each point -> what the one before touched
+    rank = access.dim(isl.dim_type.out)
+    for name, last in (("zero", 0), ("unit", 1)):
+        if name == "unit" and not rank:
+            break
+        moved = before.apply_range(_shift(access.get_space().range(), last))
+        if moved.is_equal(now):
+            return name
+    return "other"
+
+
+def _shift(space: isl.Space, by: int) -> isl.Map:
+    """The map of ``space`` moving its last dimension by ``by``."""
+    shift = isl.Map.identity(isl.Space.map_from_set(space))
+    if by:
+        rank = space.dim(isl.dim_type.set)
+        shift = isl.Map.from_domain_and_range(isl.Set.universe(space),
+                                              isl.Set.universe(space))
+        for k in range(rank):
+            c = isl.Constraint.equality_alloc(shift.get_space())
+            c = c.set_coefficient_val(isl.dim_type.out, k, 1)
+            c = c.set_coefficient_val(isl.dim_type.in_, k, -1)
+            if k == rank - 1:
+                c = c.set_constant_val(-by)
+            shift = shift.add_constraint(c)
+    return shift
 
 
 def _buffers_read(model, block: str) -> set[str]:

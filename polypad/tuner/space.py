@@ -48,7 +48,10 @@ from .nest import Nest
 
 VECTOR_FACTORS = (8, 16, 32, 64)
 OUTER_FACTORS = (2, 4, 5, 8, 16)
-RFACTOR_LANES = (16,)
+#: Partial results of a factored reduction: one vector of 16 floats, or two, whose
+#: chains of adds overlap their latency (the matvec recipe's 32).  A producer's
+#: reduction takes the first.
+RFACTOR_LANES = (16, 32)
 #: The most vector statements an unrolled tile may hold (its rows times the vectors
 #: of a row): the register tiles of docs/schedules.md hold 16 to 20; a 16 x 64 tile of
 #: a stencil took Numba 6 to 14 s to compile, for no gain.
