@@ -10,7 +10,7 @@ time slice later (several ms), and a kernel that takes 0.1 ms alone takes
   ``workqueue`` (Numba's own), ``tbb`` (when the TBB library is installed);
 - 2 threads or 1; OpenMP's idle workers sleeping at once
   (``OMP_WAIT_POLICY=passive``, polypad's default: codegen/numba/threads.py),
-  spinning 300000 turns first (libgomp's own default) or 1000; chunks of one per thread
+  spinning 300000 turns first (libgomp's own default), 30000 or 1000; chunks of one per thread
   (Numba's default) or 16 smaller chunks taken in turn
   (``numba.set_parallel_chunksize``);
 
@@ -48,6 +48,8 @@ CONFIGS = {
     "omp, passive (polypad's default)": dict(NUMBA_THREADING_LAYER="omp", NUMBA_NUM_THREADS="2"),
     "omp, spin 300000 (libgomp's default)": dict(NUMBA_THREADING_LAYER="omp",
                                                  NUMBA_NUM_THREADS="2", GOMP_SPINCOUNT="300000"),
+    "omp, spin 30000": dict(NUMBA_THREADING_LAYER="omp", NUMBA_NUM_THREADS="2",
+                            GOMP_SPINCOUNT="30000"),
     "omp, spin 1000": dict(NUMBA_THREADING_LAYER="omp", NUMBA_NUM_THREADS="2",
                            GOMP_SPINCOUNT="1000"),
     "omp, passive, chunks": dict(NUMBA_THREADING_LAYER="omp", NUMBA_NUM_THREADS="2",
