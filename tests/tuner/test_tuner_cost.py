@@ -5,13 +5,15 @@ the candidate it ranks first is checked against the reference executor."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from tuner_support import (
     STENCIL,
     assert_matches_reference,
     blur,
     matmul_text,
-    pool_text,
     softmax,
     softmax_text,
 )
@@ -22,6 +24,9 @@ from polypad.tuner.nest import analyze, demand
 from polypad.tuner.realize import realize
 from polypad.tuner.search import ranked
 from polypad.tuner.space import Candidate, enumerate_space
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from zoo_kernels import pool  # noqa: E402  (the zoo's max-pool, TVM's block form)
 
 
 def test_a_window_read_at_offsets_moves_by_one_element_per_step():
@@ -64,11 +69,11 @@ def test_the_model_ranks_the_pooling_recipes_shape_first():
     # docs/schedules.md's pooling: no tiles, the rows on the cores, the channels in
     # lanes around the 2 x 2 window.  A register tile gains nothing over a reduction of
     # four steps that reuses no operand, and its copy-out costs half as much as them.
-    nest = analyze(pp.parse(pool_text(224, 224, 64)))
+    nest = analyze(pool(224, 224, 64))
     first = ranked(nest, seed=0, cores=2)[1]  # after the plain nest, the baseline
     assert (first.tile_inner, first.tile_outer, first.parallel, first.vectorize,
             first.cache_write) == (0, 0, True, True, False)
-    small = pp.parse(pool_text())
+    small = pool(4, 6, 16)
     assert first in enumerate_space(analyze(small))
     assert_matches_reference(small, realize(small, analyze(small), first).schedule.func)
 

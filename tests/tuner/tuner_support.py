@@ -124,21 +124,6 @@ def softmax_text(n: int = 6, m: int = 40) -> str:
         "T.grid(6, 40)", f"T.grid({n}, {m})")
 
 
-def pool_text(h: int = 4, w: int = 6, c: int = 16) -> str:
-    """A 2 x 2 max-pool of an h x w x c image (channels last), TVM's block form."""
-    return f'''
-@T.prim_func
-def pool(A: T.Buffer((1, {h}, {w}, {c}), "float32"),
-         P: T.Buffer((1, {h // 2}, {w // 2}, {c}), "float32")):
-    for n, y, x, ch, ry, rx in T.grid(1, {h // 2}, {w // 2}, {c}, 2, 2):
-        with T.block("pool"):
-            vn, vy, vx, vc, vry, vrx = T.axis.remap("SSSSRR", [n, y, x, ch, ry, rx])
-            with T.init():
-                P[vn, vy, vx, vc] = T.float32(-3.4e38)
-            P[vn, vy, vx, vc] = T.max(P[vn, vy, vx, vc], A[vn, vy * 2 + vry, vx * 2 + vrx, vc])
-'''
-
-
 STENCIL = '''
 @T.prim_func
 def stencil(A: T.Buffer((34,), "float32"), B: T.Buffer((32,), "float32")):
