@@ -277,8 +277,7 @@ def _register_tile(stage: StageInfo, rows: int, width: int, lanes: int,
     registers only in a tile of their own (``cached``: ``cache_write``); in the
     output itself, which LLVM cannot tell apart from the operands, each is loaded
     and stored at every step.  A tile of more accumulators than :data:`REGISTERS`
-    spills.  The
-    gain is over the reduction's ``steps``, less the tile's fill and store
+    spills.  The gain is over the reduction's ``steps``, less the tile's fill and store
     (:data:`TILE_SETUP` steps' worth): a window of 2 x 2 gains little from it, and
     a vector loop around so short a reduction holds its accumulator in a register
     as well."""
@@ -323,9 +322,7 @@ def _innermost(stage: StageInfo, cand: Candidate):
     window's loops span a few cache lines, and the loop around them decides the
     walk)."""
     spatial, reduction = list(stage.spatial), list(stage.reduction)
-    if cand.rfactor and reduction:
-        order = spatial + reduction
-    elif cand.reduction == "outer":
+    if cand.reduction == "outer" and not (cand.rfactor and reduction):
         order = spatial[:-1] + reduction + spatial[-1:]
     else:
         order = spatial + reduction

@@ -214,19 +214,16 @@ def _stride(access: isl.Map, var: str) -> str:
 
 
 def _shift(space: isl.Space, by: int) -> isl.Map:
-    """The map of ``space`` moving its last dimension by ``by``."""
-    shift = isl.Map.identity(isl.Space.map_from_set(space))
-    if by:
-        rank = space.dim(isl.dim_type.set)
-        shift = isl.Map.from_domain_and_range(isl.Set.universe(space),
-                                              isl.Set.universe(space))
-        for k in range(rank):
-            c = isl.Constraint.equality_alloc(shift.get_space())
-            c = c.set_coefficient_val(isl.dim_type.out, k, 1)
-            c = c.set_coefficient_val(isl.dim_type.in_, k, -1)
-            if k == rank - 1:
-                c = c.set_constant_val(-by)
-            shift = shift.add_constraint(c)
+    """The map of ``space`` moving its last dimension by ``by`` (the identity for 0)."""
+    rank = space.dim(isl.dim_type.set)
+    shift = isl.Map.from_domain_and_range(isl.Set.universe(space), isl.Set.universe(space))
+    for k in range(rank):
+        c = isl.Constraint.equality_alloc(shift.get_space())
+        c = c.set_coefficient_val(isl.dim_type.out, k, 1)
+        c = c.set_coefficient_val(isl.dim_type.in_, k, -1)
+        if k == rank - 1:
+            c = c.set_constant_val(-by)
+        shift = shift.add_constraint(c)
     return shift
 
 
