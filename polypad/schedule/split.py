@@ -13,7 +13,10 @@ extra iterations are handled by ``tail``:
 * ``"partition"``: a main nest whose outermost loop covers only whole tiles,
   with no guard, followed by tail nests for the remainder (for three or more
   factors, one tail nest per level), each without a guard either.  Tail
-  loops are named ``<new loop>_tail``.
+  loops are named ``<new loop>_tail``.  A ``T.init()`` that never runs in a
+  nest (a tail's reduce axis starts past its first value, so the init ran in
+  the main nest) is left out of that nest: isl decides it over the nest's
+  loops (:func:`_without_dead_inits`); one that may run stays.
 
 The ``"pad"`` strategy is the predicate form with the guard removed
 (:func:`without_guard`); the primitive builds it from :func:`split`'s guard
@@ -26,9 +29,13 @@ import dataclasses
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.block_header import layout
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.substitute import substitute
+from polypad.ir.visitor import walk
+from polypad.transform.facts_at import facts_at
 
 TAILS = ("predicate", "partition", "pad")
 
@@ -56,7 +63,37 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
         nest, guard = _predicate(loop, resolved, strides, new_vars)
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
     nests = _partition(loop, resolved, strides, new_vars, taken)
-    return _splice(func, loop, nests), _chain(nests[0], len(new_vars)), None
+    # Each tail its own statements, so that an init can leave one copy alone.
+    nests = nests[:1] + [fresh_copy(x) if _inits(x) else x for x in nests[1:]]
+    new = _splice(func, loop, nests)
+    for nest in nests:
+        new = _without_dead_inits(new, _inits(nest))
+    top = next(x for x in walk(new.body) if isinstance(x, n.For) and x.var is new_vars[0])
+    return new, _chain(top, len(new_vars)), None
+
+
+def _inits(nest: n.Stmt) -> list[n.IfThenElse]:
+    """The ``if`` of every ``T.init()`` under ``nest``."""
+    return [layout(x.body, x.header).init for x in walk(nest)
+            if isinstance(x, n.Block) and x.header is not None and x.header.init]
+
+
+def _without_dead_inits(func: n.PrimFunc, inits: list[n.IfThenElse]) -> n.PrimFunc:
+    """``func`` without the ``T.init()`` of ``inits`` (statements of ``func``, each once)
+    that never runs where it stands: isl proves its reduce axes never all at their
+    starts over the loops of that nest (a partition's tail starts past them).  One
+    that may run stays."""
+    for init in inits:
+        if facts_at(func, init).decide(init.condition) is not False:
+            continue
+        path = ancestors(func, init)
+        parent = path[-2]
+        if not isinstance(parent, n.SeqStmt):
+            continue  # the init alone, no update after it: nothing to keep it from
+        rest = tuple(x for x in parent.stmts if x is not init)
+        # Block rebuilds its header: without the if, it holds no T.init() any more.
+        func = replace(func, parent, rest[0] if len(rest) == 1 else n.SeqStmt(rest))
+    return func
 
 
 def _splice(func: n.PrimFunc, old: n.Stmt, new: list[n.Stmt]) -> n.PrimFunc:
