@@ -143,6 +143,8 @@ class _InlineShared(_Inline):
         self.done: dict[int, tuple[n.Stmt, n.Stmt]] = {}
 
     def visit(self, node):
+        if isinstance(node, n.Expr):
+            return node  # the let form is statements: no expression changes
         if not isinstance(node, n.Stmt):
             return super().visit(node)
         found = self.done.get(id(node))
