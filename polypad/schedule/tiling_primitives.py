@@ -195,8 +195,12 @@ class TilingPrimitives:
         new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
         if not moved:
             return func, nodes
-        with asked_as_stores(unique) as (before, _), asked_as_stores(new) as (after, _):
-            check_sunk(before, after, moved, primitive)
+        # One memo: a moved statement is one object in both functions, as check_sunk needs.
+        memo: dict = {}
+        stmts, into = [s for s, _ in moved], [var for _, var in moved]
+        with asked_as_stores(unique, stmts, memo=memo) as (before, [read]), \
+                asked_as_stores(new, memo=memo) as (after, _):
+            check_sunk(before, after, list(zip(read, into, strict=True)), primitive)
         by_var = {x.var: x for x in chain}
         return new, [by_var.get(x.var, x) for x in nodes]
 

@@ -58,34 +58,36 @@ def inline_update_lets(func: n.PrimFunc, root: n.For) -> tuple[n.PrimFunc, n.For
     return (func, root) if new is root else (replace(func, root, new), new)
 
 
-def read_as_stores(func: n.PrimFunc, *loops: list[n.For]
-                   ) -> tuple[n.PrimFunc, list[list[n.For]]]:
+def read_as_stores(func: n.PrimFunc, *stmts: list[n.Stmt], memo: dict | None = None
+                   ) -> tuple[n.PrimFunc, list[list[n.Stmt]]]:
     """``func`` with every update in the let form read as its stores (as
     :func:`inline_update_lets` reads them), for the deciders, and each list of
-    ``loops`` (loops of ``func``) as they are in it; ``func`` and the lists
-    themselves where there is no let form.
+    ``stmts`` (statements of ``func``: loops, moved statements) as they are in it;
+    ``func`` and the lists themselves where there is no let form.
 
-    A statement shared by two places (a partition's tail and its main nest) stays
-    one object, so a loop still names every place it stands.
+    A statement object stands for one object in the result wherever it is (a
+    partition's tail shares statements with its main nest): a loop still names
+    every place it stands.  Two functions read with the same ``memo`` (a dict, empty
+    at first) share that too: a statement they both hold is one object in both.
     """
-    rewriter = _InlineShared()
+    rewriter = _InlineShared({} if memo is None else memo)
     body = rewriter.visit(func.body)
     if body is func.body:
-        return func, list(loops)
+        return func, [list(x) for x in stmts]
     return (dataclasses.replace(func, body=body),
-            [[rewriter.done[id(x)][1] for x in chain] for chain in loops])
+            [[rewriter.done[id(x)][1] for x in chain] for chain in stmts])
 
 
 @contextmanager
-def asked_as_stores(func: n.PrimFunc, *loops: list[n.For]):
-    """:func:`read_as_stores` of ``func`` and ``loops``, for a decider's question.
+def asked_as_stores(func: n.PrimFunc, *stmts: list[n.Stmt], memo: dict | None = None):
+    """:func:`read_as_stores` of ``func`` and ``stmts``, for a decider's question.
 
     The evidence of a refusal raised inside names statements of that function,
     whose stores may stand in another order than ``func``'s (TVM's argmin: the
     index's store first); the message then says which buffer each of them
     stores, so that ``argmin_2`` is not read as ``func``'s third statement.
     """
-    seen, mapped = read_as_stores(func, *loops)
+    seen, mapped = read_as_stores(func, *stmts, memo=memo)
     try:
         yield seen, mapped
     except IllegalTransformError as error:
@@ -138,9 +140,9 @@ class _Inline(Rewriter):
 class _InlineShared(_Inline):
     """:class:`_Inline` that rewrites a statement object once, wherever it stands."""
 
-    def __init__(self) -> None:
+    def __init__(self, done: dict) -> None:
         #: id of each statement visited -> (the statement, kept alive; its rewrite)
-        self.done: dict[int, tuple[n.Stmt, n.Stmt]] = {}
+        self.done: dict[int, tuple[n.Stmt, n.Stmt]] = done
 
     def visit(self, node):
         if isinstance(node, n.Expr):

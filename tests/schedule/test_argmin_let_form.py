@@ -185,3 +185,44 @@ def argmin(A: T.Buffer((8, 16), "float32"), I: T.Buffer((8,), "int32"),
             I[i] = v0
 ''')
     assert_argmin_runs_the_same(f, sch.func)
+
+
+def test_reorder_moves_a_step_in_the_let_form_after_the_loop_into_its_last_iteration():
+    # The step after k is TVM's argmin let chain: it is read as its stores in the
+    # functions before and after the move alike, so isl compares one statement's
+    # domains.  (The steps in k are stores: a let chain before the moved step would
+    # print as holding it, so the script would not read back.)
+    f = parse('''
+@T.prim_func
+def argmin(A: T.Buffer((8, 17), "float32"), I: T.Buffer((8,), "int32"),
+           M: T.Buffer((8,), "float32")):
+    for i in T.serial(8):
+        M[i] = T.max_value("float32")
+        I[i] = -1
+        for k in T.serial(16):
+            I[i] = T.Select(M[i] <= A[i, k], I[i], k)
+            M[i] = T.min(M[i], A[i, k])
+        w0: T.int32 = T.Select(M[i] <= A[i, 16], I[i], 16)
+        w1: T.float32 = T.Select(M[i] <= A[i, 16], M[i], A[i, 16])
+        M[i] = w1
+        I[i] = w0
+''')
+    sch = Schedule(f)
+    sch.reorder("k", "i")
+    check_schedule(f, sch, '''
+@T.prim_func
+def argmin(A: T.Buffer((8, 17), "float32"), I: T.Buffer((8,), "int32"),
+           M: T.Buffer((8,), "float32")):
+    for k, i in T.grid(16, 8):
+        if k == 0:
+            M[i] = T.max_value("float32")
+            I[i] = -1
+        I[i] = T.Select(M[i] <= A[i, k], I[i], k)
+        M[i] = T.min(M[i], A[i, k])
+        if k == 15:
+            w0: T.int32 = T.Select(M[i] <= A[i, 16], I[i], 16)
+            w1: T.float32 = T.Select(M[i] <= A[i, 16], M[i], A[i, 16])
+            M[i] = w1
+            I[i] = w0
+''')
+    assert_argmin_runs_the_same(f, sch.func)
