@@ -59,8 +59,7 @@ class Facts:
 def facts_at(func: n.PrimFunc, stmt: n.Stmt) -> Facts:
     """What holds just before ``stmt`` (a statement of ``func``, by identity) runs.
 
-    >>> facts_at(f, loop).decide(parse_expr("0 * 8 + 0 < 30"))
-    True
+    >>> facts_at(f, loop).decide(guard)   # `0 * 8 + 0 < 30`, anywhere: True
     """
     facts = IslFacts()
     ctx = facts.universe
