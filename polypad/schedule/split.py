@@ -79,11 +79,14 @@ def _inits(nest: n.Stmt) -> list[n.IfThenElse]:
 
 
 def _without_dead_inits(func: n.PrimFunc, inits: list[n.IfThenElse]) -> n.PrimFunc:
-    """``func`` without the ``T.init()`` of ``inits`` (statements of ``func``, each once)
-    that never runs where it stands: isl proves its reduce axes never all at their
+    """``func`` without the ``T.init()`` of ``inits`` (statements of ``func``) that
+    never runs where it stands: isl proves its reduce axes never all at their
     starts over the loops of that nest (a partition's tail starts past them).  One
-    that may run stays."""
+    that may run stays, and so does one that stands in two places (the split loop
+    was shared by an earlier partition's nests): isl is asked about one place."""
     for init in inits:
+        if sum(x is init for x in walk(func.body)) > 1:
+            continue  # a statement shared by two places: what holds at one is not enough
         if facts_at(func, init).decide(init.condition) is not False:
             continue
         path = ancestors(func, init)
