@@ -254,3 +254,37 @@ def s(a: T.handle, b: T.handle, n: T.int32):
                         B[vi] = B[vi] + A[vi, vj]
 ''')
     assert_runs_the_same(f, sch.func, sizes=(0, 3, 13))
+
+
+def test_decompose_reduction_folds_a_copied_guard_it_keeps():
+    # T.where(j < n) at the pinned j_0 = j_1 = 0 is 0 * 8 + 0 < n: folded to 0 < n, and
+    # kept (with n <= 0 no step runs, nor the init); the split's guard goes.
+    f = parse('''
+@T.prim_func
+def s(A: T.Buffer((4, 30), "float32"), B: T.Buffer((4,), "float32"), n: T.int32):
+    for i, j in T.grid(4, 30):
+        with T.block("sum"):
+            vi, vj = T.axis.remap("SR", [i, j])
+            T.where(j < n)
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vj]
+''')
+    sch = Schedule(f)
+    sch.split("j", [None, 8])
+    assert sch.decompose_reduction("sum", "i") == ["i_init"]
+    check_schedule(f, sch, '''
+@T.prim_func
+def s(A: T.Buffer((4, 30), "float32"), B: T.Buffer((4,), "float32"), n: T.int32):
+    for i_init in T.serial(4):
+        if 0 < n:
+            B[i_init] = T.float32(0)
+    for i, j_0, j_1 in T.grid(4, 4, 8):
+        if j_0 * 8 + j_1 < 30:
+            with T.block("sum"):
+                vi = T.axis.spatial(4, i)
+                vj = T.axis.reduce(30, j_0 * 8 + j_1)
+                T.where(j_0 * 8 + j_1 < n)
+                B[vi] = B[vi] + A[vi, vj]
+''')
+    assert_runs_the_same(f, sch.func, sizes=(-1, 0, 5, 40))
