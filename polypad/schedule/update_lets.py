@@ -94,7 +94,7 @@ def asked_as_stores(func: n.PrimFunc, *stmts: list[n.Stmt], memo: dict | None = 
         note = "" if seen is func else _stores_named(func, seen, error.evidence)
         if not note:
             raise
-        raise IllegalTransformError(f"{error}{note}", error.evidence) from error
+        raise type(error)(f"{error}{note}", error.evidence) from error
 
 
 def _stores_named(func: n.PrimFunc, seen: n.PrimFunc, evidence) -> str:
