@@ -4,7 +4,8 @@ that never runs, no guard that always holds.
 * ``split(tail="partition")`` copies the body into a tail nest; a ``T.init()`` there
   goes where isl proves the reduce axes never at their starts over that nest (the
   tail of the reduce axis), and stays where they may be (the tail of a spatial
-  loop, a reduce axis counted down, an extent ``n`` below the factor).
+  loop, a reduce axis counted down, an extent ``n`` below the factor).  So do the
+  ``if k == 0:`` init and ``if k == 29:`` write-back that ``reorder`` sinks.
 * ``decompose_reduction`` copies the guards around the init; they are simplified
   over the copy's loops: ``if 0 * 8 + 0 < 30`` goes, ``if i_init < n`` stays.
 
@@ -176,6 +177,39 @@ def test_a_tail_that_may_be_the_whole_axis_keeps_the_init():
     assert [show(x.extent) for x in walk(sch.func.body) if isinstance(x, n.For)] == [
         "4", "n // 8", "8", "n % 8"]
     assert_runs_the_same(f, sch.func, sizes=(3, 8, 13))
+
+
+def test_the_init_and_write_back_reorder_sank_stay_where_they_run():
+    # reorder puts the init under `if k == 0` and what follows the loop under
+    # `if k == 29`: the split's main nest (k < 24) keeps the init alone, its tail
+    # the write-back alone.
+    f = parse('''
+@T.prim_func
+def rows(A: T.Buffer((4, 30), "float32"), C: T.Buffer((4,), "float32"),
+         D: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        C[i] = T.float32(0)
+        for k in T.serial(30):
+            C[i] = C[i] + A[i, k]
+        D[i] = C[i] * T.float32(2)
+''')
+    sch = Schedule(f)
+    sch.reorder("k", "i")
+    assert sch.split("k", [None, 8], tail="partition") == ["k_0", "k_1"]
+    check_schedule(f, sch, '''
+@T.prim_func
+def rows(A: T.Buffer((4, 30), "float32"), C: T.Buffer((4,), "float32"),
+         D: T.Buffer((4,), "float32")):
+    for k_0, k_1, i in T.grid(3, 8, 4):
+        if k_0 * 8 + k_1 == 0:
+            C[i] = T.float32(0)
+        C[i] = C[i] + A[i, k_0 * 8 + k_1]
+    for k_1_tail, i in T.grid(6, 4):
+        C[i] = C[i] + A[i, k_1_tail + 24]
+        if k_1_tail + 24 == 29:
+            D[i] = C[i] * T.float32(2)
+''')
+    assert_runs_the_same(f, sch.func)
 
 
 # ---------------------------------------------------------------- decompose_reduction
