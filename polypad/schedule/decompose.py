@@ -20,7 +20,9 @@ combiner of :mod:`analyses.combiners` will do, and an argmax's two stores
 The copy runs over copies of the loops between ``loop`` and the init (named
 ``<var>_init``), under the guards there, lets inlined; the loops a guard pins
 to their first iteration (:func:`.reduction_nest.pinned`) are left out with
-the guard.  Legal where nothing under the loop must run before the init
+the guard.  The copy's guards are simplified where it stands
+(:func:`polypad.transform.facts_at.facts_at`): one that isl proves always true
+over the copy's loops goes.  Legal where nothing under the loop must run before the init
 (:func:`.legality.check_decompose_reduction`).
 """
 
@@ -30,6 +32,8 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block
 from polypad.ir.substitute import substitute
+from polypad.ir.visitor import walk
+from polypad.transform.facts_at import facts_at
 
 from .legality import check_decompose_reduction
 from .reduction_nest import (
@@ -84,7 +88,15 @@ def decompose(func: n.PrimFunc, block: n.Block | None, loop: n.For
 
     copy, loops = copy_nest(chain, set(), "_init", loop_var_names(func), copied, values,
                             skip=guards)
-    placed = insert_before(func, loop, copy)
+    # The copied guards as plain as the copy's loops make them: `if 0 * 8 + 0 < 30`,
+    # always true there, goes; one that may fail (`if 0 < n`) stays.
+    copy = facts_at(func, loop).simplified(copy)
+    if copy is None:  # the init never runs: nothing to copy, only to remove
+        placed, loops = func, []
+    else:
+        kept = {x.var: x for x in walk(copy) if isinstance(x, n.For)}
+        loops = [kept[x.var] for x in loops if x.var in kept]
+        placed = insert_before(func, loop, copy)
     for x in group:  # a T.init() left empty goes too
         # The init is the very same node; a removal rebuilds the loop, its variable stays.
         top = loop_by_var(placed, loop.var, holding=x)

@@ -38,6 +38,7 @@ from .legality import check_independent_iterations, check_vectorize
 from .loop_kinds import with_kind
 from .rfactor import rfactor as rfactor_rewrite
 from .state import primitive
+from .update_lets import asked_as_stores
 
 
 class KindPrimitives:
@@ -66,7 +67,8 @@ class KindPrimitives:
         """
         func = self.func
         node = find_loop(func, loop)
-        check_independent_iterations(func, node, "parallel")
+        with asked_as_stores(func, [node]) as (seen, [[inside]]):  # TVM's argmin let form
+            check_independent_iterations(seen, inside, "parallel")
         return with_kind(func, node, n.ForKind.PARALLEL)
 
     @primitive
@@ -102,7 +104,8 @@ class KindPrimitives:
         """
         func = self.func
         node = find_loop(func, loop)
-        check_vectorize(func, node)
+        with asked_as_stores(func, [node]) as (seen, [[inside]]):  # TVM's argmin let form
+            check_vectorize(seen, inside)
         return with_kind(func, node, n.ForKind.VECTORIZED)
 
     @primitive

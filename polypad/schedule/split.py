@@ -13,7 +13,12 @@ extra iterations are handled by ``tail``:
 * ``"partition"``: a main nest whose outermost loop covers only whole tiles,
   with no guard, followed by tail nests for the remainder (for three or more
   factors, one tail nest per level), each without a guard either.  Tail
-  loops are named ``<new loop>_tail``.
+  loops are named ``<new loop>_tail``.  A reduction's init that never runs in
+  a nest (a ``T.init()``, or the ``if k == 0:`` that ``reorder`` sinks: a
+  tail's reduce axis starts past its first value, so the init ran in the main
+  nest), and likewise a sunk write-back, is left out of that nest: isl decides
+  it over the nest's loops (:func:`_without_dead_guards`); one that may run
+  stays.
 
 The ``"pad"`` strategy is the predicate form with the guard removed
 (:func:`without_guard`); the primitive builds it from :func:`split`'s guard
@@ -26,9 +31,12 @@ import dataclasses
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.substitute import substitute
+from polypad.ir.visitor import walk
+from polypad.transform.facts_at import facts_at
 
 TAILS = ("predicate", "partition", "pad")
 
@@ -56,7 +64,40 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
         nest, guard = _predicate(loop, resolved, strides, new_vars)
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
     nests = _partition(loop, resolved, strides, new_vars, taken)
-    return _splice(func, loop, nests), _chain(nests[0], len(new_vars)), None
+    # Each tail its own statements, so that an init can leave one copy alone.
+    nests = nests[:1] + [fresh_copy(x) if _ifs_beside(x) else x for x in nests[1:]]
+    new = _splice(func, loop, nests)
+    for nest in nests:
+        new = _without_dead_guards(new, _ifs_beside(nest))
+    top = next(x for x in walk(new.body) if isinstance(x, n.For) and x.var is new_vars[0])
+    return new, _chain(top, len(new_vars)), None
+
+
+def _ifs_beside(nest: n.Stmt) -> list[n.IfThenElse]:
+    """Every ``if`` without ``else`` beside other statements under ``nest``: a
+    ``T.init()``, or an init (a write-back) that ``reorder`` moved into a loop's first
+    (last) iteration, under ``if k == 0:`` (``if k == 15:``)."""
+    return [x for seq in walk(nest) if isinstance(seq, n.SeqStmt) for x in seq.stmts
+            if isinstance(x, n.IfThenElse) and x.else_case is None]
+
+
+def _without_dead_guards(func: n.PrimFunc, guards: list[n.IfThenElse]) -> n.PrimFunc:
+    """``func`` without those of ``guards`` (``if``\\ s of ``func``, each beside other
+    statements) that never run where they stand: isl proves the condition false over
+    the loops of that nest -- a reduction's init in a partition's tail, which starts
+    past the reduce axis's first value, or its write-back in the main nest, which
+    ends before the last.  One that may run stays, and so does one that stands in two
+    places (the split loop was shared by an earlier partition's nests): isl is asked
+    about one place.  A ``T.init()`` that goes leaves its block's header too."""
+    for guard in guards:
+        if sum(x is guard for x in walk(func.body)) > 1:
+            continue  # a statement shared by two places: what holds at one is not enough
+        if facts_at(func, guard).decide(guard.condition) is not False:
+            continue
+        parent = ancestors(func, guard)[-2]
+        rest = tuple(x for x in parent.stmts if x is not guard)
+        func = replace(func, parent, rest[0] if len(rest) == 1 else n.SeqStmt(rest))
+    return func
 
 
 def _splice(func: n.PrimFunc, old: n.Stmt, new: list[n.Stmt]) -> n.PrimFunc:

@@ -39,6 +39,7 @@ from .sink import perfect_nest
 from .split import split as split_rewrite
 from .split import without_guard
 from .state import check_references, primitive
+from .update_lets import asked_as_stores
 
 
 class TilingPrimitives:
@@ -176,7 +177,9 @@ class TilingPrimitives:
 
         func, nodes = self._perfect([find_loop(self.func, x) for x in loops], "reorder")
         new, old_chain, new_order = reorder_rewrite(func, nodes)
-        check_order(func, reorder_schedule(extract(func), old_chain, new_order), "reorder")
+        # TVM's argmin stores in the let form are asked about as stores in order.
+        with asked_as_stores(func, old_chain, new_order) as (seen, (chain, order)):
+            check_order(seen, reorder_schedule(extract(seen), chain, order), "reorder")
         return new
 
     def _perfect(self, nodes: list[n.For], primitive: str) -> tuple[n.PrimFunc, list[n.For]]:
@@ -192,7 +195,12 @@ class TilingPrimitives:
         new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
         if not moved:
             return func, nodes
-        check_sunk(unique, new, moved, primitive)
+        # One memo: a moved statement is one object in both functions, as check_sunk needs.
+        memo: dict = {}
+        stmts, into = [s for s, _ in moved], [var for _, var in moved]
+        with asked_as_stores(unique, stmts, memo=memo) as (before, [read]), \
+                asked_as_stores(new, memo=memo) as (after, _):
+            check_sunk(before, after, list(zip(read, into, strict=True)), primitive)
         by_var = {x.var: x for x in chain}
         return new, [by_var.get(x.var, x) for x in nodes]
 

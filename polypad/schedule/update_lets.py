@@ -22,21 +22,30 @@ so each reads what the let read.  Only a chain that then reads as a reduction
 update (one store) or an arg-reduction (two) is rewritten; anything else is
 left as it was, for the primitive to judge.
 
-``rfactor`` and ``decompose_reduction`` call it.  The other primitives model
-the let form as written (:mod:`polypad.model.nest` reads a let at the stores
-that use it): TVM's argmax order, index stored first, models; its argmin
-order, value stored first, does not (``NotAffineError``) until one of the two
-has put the stores in order.
+``rfactor`` and ``decompose_reduction`` call it, and keep its result.  The
+model reads the let form as written (:mod:`polypad.model.nest` reads a let at
+the stores that use it): TVM's argmax order, index stored first, models; its
+argmin order, value stored first, does not (``NotAffineError``: the index's let
+read the value before the value's store changed it).  So the primitives that
+only ask the deciders about a function (``reorder``, ``tile``, ``parallel``,
+``vectorize``) ask about :func:`read_as_stores` of it, the same function with
+the stores in order, and rewrite the function as it was: its lets stay.  The
+answer is the same: a loop iteration runs the let chain or its stores whole,
+with the same effect, so each dependence between iterations is one of both.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from contextlib import contextmanager
 from itertools import permutations
 
+from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.substitute import free_vars, substitute
-from polypad.ir.visitor import Rewriter
+from polypad.ir.visitor import Rewriter, walk
+from polypad.model import extract
 
 from .reduction_nest import reads
 
@@ -47,6 +56,68 @@ def inline_update_lets(func: n.PrimFunc, root: n.For) -> tuple[n.PrimFunc, n.For
     where there is none."""
     new = _Inline().visit(root)
     return (func, root) if new is root else (replace(func, root, new), new)
+
+
+def read_as_stores(func: n.PrimFunc, *stmts: list[n.Stmt], memo: dict | None = None
+                   ) -> tuple[n.PrimFunc, list[list[n.Stmt]]]:
+    """``func`` with every update in the let form read as its stores (as
+    :func:`inline_update_lets` reads them), for the deciders, and each list of
+    ``stmts`` (statements of ``func``: loops, moved statements) as they are in it;
+    ``func`` and the lists themselves where there is no let form.
+
+    A statement object stands for one object in the result wherever it is (a
+    partition's tail shares statements with its main nest): a loop still names
+    every place it stands.  Two functions read with the same ``memo`` (a dict, empty
+    at first) share that too: a statement they both hold is one object in both.
+    """
+    rewriter = _InlineShared({} if memo is None else memo)
+    body = rewriter.visit(func.body)
+    if body is func.body:
+        return func, [list(x) for x in stmts]
+    return (dataclasses.replace(func, body=body),
+            [[rewriter.done[id(x)][1] for x in chain] for chain in stmts])
+
+
+@contextmanager
+def asked_as_stores(func: n.PrimFunc, *stmts: list[n.Stmt], memo: dict | None = None):
+    """:func:`read_as_stores` of ``func`` and ``stmts``, for a decider's question.
+
+    The evidence of a refusal raised inside names statements of that function,
+    whose stores may stand in another order than ``func``'s (TVM's argmin: the
+    index's store first); the message then says which buffer each of them
+    stores, so that ``argmin_2`` is not read as ``func``'s third statement.
+    """
+    seen, mapped = read_as_stores(func, *stmts, memo=memo)
+    try:
+        yield seen, mapped
+    except IllegalTransformError as error:
+        note = "" if seen is func else _stores_named(func, seen, error.evidence)
+        if not note:
+            raise
+        raise type(error)(f"{error}{note}", error.evidence) from error
+
+
+def _stores_named(func: n.PrimFunc, seen: n.PrimFunc, evidence) -> str:
+    """Which buffer each statement of ``evidence`` that the let form became stores,
+    where the stores of ``seen`` stand in another order than ``func``'s."""
+    from analyses.instances import labels
+
+    def stored(f):
+        return [x.buffer for x in walk(f.body) if isinstance(x, n.BufferStore)]
+
+    if stored(seen) == stored(func):
+        return ""  # the stores in their places: the labels are func's own
+    model = extract(seen)
+    names = labels(model)
+    wanted = {x.statement for x in getattr(evidence, "instances", ())}
+    kept = {id(x) for x in walk(func.body)}
+    made = [f"{names[s.name]} stores {s.stmt.buffer.name}" for s in model.statements
+            if names[s.name] in wanted and id(s.stmt) not in kept
+            and isinstance(s.stmt, n.BufferStore)]
+    if not made:
+        return ""
+    return ("; (TVM's let form read as its stores, in the order that reads the same: "
+            + ", ".join(made) + ")")
 
 
 class _Inline(Rewriter):
@@ -64,6 +135,24 @@ class _Inline(Rewriter):
         return n.SeqStmt(tuple(y for x, old in zip(new, node.stmts, strict=True)
                                for y in (x.stmts if isinstance(x, n.SeqStmt)
                                          and isinstance(old, n.LetStmt) else (x,))))
+
+
+class _InlineShared(_Inline):
+    """:class:`_Inline` that rewrites a statement object once, wherever it stands."""
+
+    def __init__(self, done: dict) -> None:
+        #: id of each statement visited -> (the statement, kept alive; its rewrite)
+        self.done: dict[int, tuple[n.Stmt, n.Stmt]] = done
+
+    def visit(self, node):
+        if isinstance(node, n.Expr):
+            return node  # the let form is statements: no expression changes
+        if not isinstance(node, n.Stmt):
+            return super().visit(node)
+        found = self.done.get(id(node))
+        if found is None:
+            found = self.done[id(node)] = (node, super().visit(node))
+        return found[1]
 
 
 def _stores_of(chain: n.LetStmt) -> tuple[n.BufferStore, ...] | None:
