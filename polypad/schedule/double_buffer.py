@@ -107,7 +107,7 @@ def double_buffer(func: n.PrimFunc, buffer: str | n.Buffer) -> DoubleBuffered:
                                 _Fold().visit(substitute(fill, {var: nxt}))))
     current = _Halves(old, new, op.floormod(step, 2))
     body = [prefetch if k == at else current.visit(s) for k, s in enumerate(stmts)]
-    inner = replace(loop.body, alloc, seq(*body)) if loop.body is not alloc else seq(*body)
+    inner = _splice(loop.body, alloc, body)
     new_loop = dataclasses.replace(loop, body=inner)
     prologue = _Halves(old, new, op.const(0)).visit(
         fresh_copy(_Fold().visit(substitute(fill, {var: first}))))
@@ -139,6 +139,18 @@ def _loop_around(func: n.PrimFunc, alloc: n.Allocate, where: str) -> n.For:
                                "loop with cache_read(..., \"shared\", at=loop)")
     raise PolypadError(f"{where}: it is allocated outside every loop; cache it at a loop "
                        "with cache_read(..., \"shared\", at=loop)")
+
+
+def _splice(root: n.Stmt, alloc: n.Allocate, body: list[n.Stmt]) -> n.Stmt:
+    """``root`` with ``alloc`` replaced by the statements ``body``, spliced into the
+    sequence holding it (no sequence nested in a sequence)."""
+    if root is alloc:
+        return seq(*body)
+    parent = ancestors(root, alloc)[-2]
+    if isinstance(parent, n.SeqStmt):
+        k = next(i for i, x in enumerate(parent.stmts) if x is alloc)
+        return replace(root, parent, seq(*parent.stmts[:k], *body, *parent.stmts[k + 1:]))
+    return replace(root, alloc, seq(*body))
 
 
 def _touches(stmt: n.Stmt, buffer: n.Buffer, *, write: bool) -> bool:
