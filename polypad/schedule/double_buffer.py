@@ -30,7 +30,11 @@ one barrier per step, at the start of the loop body (it orders both the
 tile loaded in the step before for this step's readers and this step's
 overwrite of the half the step before read), instead of two.
 
-Exact when (checked, else refused with the instance and the element):
+Exact when (:func:`stages_of` checks the first, refusing with a
+:class:`~polypad.errors.PolypadError`;
+:func:`.gpu_legality.check_double_buffer` the others, refusing with an
+:class:`~polypad.errors.IllegalTransformError` naming the instance and the
+element):
 
 - the buffer is in ``"shared"`` memory, allocated directly in the body of a
   serial loop (between the two only allocations and sequences), and written
@@ -47,7 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from polypad.errors import IllegalTransformError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.fresh_copy import fresh_copy
@@ -57,6 +61,28 @@ from polypad.ir.stages import seq
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 from polypad.transform._fold import fold_constant
+
+
+@dataclasses.dataclass(frozen=True)
+class Stages:
+    """A shared tile cached at a loop, as :func:`stages_of` finds it: the buffer, its
+    allocation, the serial loop around it, the statements of the allocation's body
+    and the index of the copy among them."""
+
+    buffer: n.Buffer
+    alloc: n.Allocate
+    loop: n.For
+    stmts: tuple[n.Stmt, ...]
+    at: int
+
+    @property
+    def fill(self) -> n.Stmt:
+        """The copy that fills the tile at each step."""
+        return self.stmts[self.at]
+
+    @property
+    def where(self) -> str:
+        return f"double_buffer of {self.buffer.name}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +97,10 @@ class DoubleBuffered:
     prefetch: n.Stmt
 
 
-def double_buffer(func: n.PrimFunc, buffer: str | n.Buffer) -> DoubleBuffered:
-    """``func`` with the shared ``buffer`` in two stages (the module docstring)."""
+def stages_of(func: n.PrimFunc, buffer: str | n.Buffer) -> Stages:
+    """The shared tile ``buffer`` and the loop it is cached at; a
+    :class:`~polypad.errors.PolypadError` for a buffer that is no shared tile allocated
+    in a serial loop's body and filled there by one copy."""
     old = find_buffer(func, buffer)
     where = f"double_buffer of {old.name}"
     if old.scope != "shared":
@@ -91,13 +119,15 @@ def double_buffer(func: n.PrimFunc, buffer: str | n.Buffer) -> DoubleBuffered:
         raise PolypadError(f"{where}: {len(writers)} statements of the loop body write "
                            f"{old.name}; double buffering needs one, the copy that fills "
                            "it at each step")
-    at = writers[0]
-    fill = stmts[at]
-    if _touches(fill, old, write=False):
+    if _touches(stmts[writers[0]], old, write=False):
         raise PolypadError(f"{where}: the copy into {old.name} reads it too")
-    _check_fed(func, old, where)
-    _check_sources(func, loop, fill, where)
+    return Stages(old, alloc, loop, tuple(stmts), writers[0])
 
+
+def double_buffer(func: n.PrimFunc, found: Stages) -> DoubleBuffered:
+    """``func`` with the tile ``found`` in two stages (the module docstring); its
+    legality is :func:`.gpu_legality.check_double_buffer`."""
+    old, loop, fill = found.buffer, found.loop, found.fill
     var, first = loop.var, loop.min
     step = var if _is_zero(first) else op.sub(var, first)
     new = dataclasses.replace(old, shape=(2,) + tuple(old.shape))
@@ -106,18 +136,15 @@ def double_buffer(func: n.PrimFunc, buffer: str | n.Buffer) -> DoubleBuffered:
                             _Halves(old, new, op.floormod(op.add(step, 1), 2)).visit(
                                 _Fold().visit(substitute(fill, {var: nxt}))))
     current = _Halves(old, new, op.floormod(step, 2))
-    body = [prefetch if k == at else current.visit(s) for k, s in enumerate(stmts)]
-    inner = _splice(loop.body, alloc, body)
-    new_loop = dataclasses.replace(loop, body=inner)
+    body = [prefetch if k == found.at else current.visit(s)
+            for k, s in enumerate(found.stmts)]
+    new_loop = dataclasses.replace(loop, body=_splice(loop.body, found.alloc, body))
     prologue = _Halves(old, new, op.const(0)).visit(
         fresh_copy(_Fold().visit(substitute(fill, {var: first}))))
     if isinstance(prologue, n.Block):
         prologue = dataclasses.replace(prologue,
                                        name=fresh_block_name(func, f"{prologue.name}_prologue"))
     out = replace(func, loop, n.Allocate(new, seq(prologue, new_loop)))
-    if any(isinstance(x, (n.BufferLoad, n.BufferStore)) and x.buffer is old
-           for x in walk(out.body)):
-        raise PolypadError(f"{where}: {old.name} is used outside the loop it is cached at")
     return DoubleBuffered(out, new, new_loop, prologue, prefetch)
 
 
@@ -162,45 +189,6 @@ def _is_zero(expr) -> bool:
     return isinstance(expr, n.IntImm) and expr.value == 0
 
 
-def _check_fed(func: n.PrimFunc, buffer: n.Buffer, where: str) -> None:
-    """Every read of ``buffer`` reads what the same step's copy wrote (isl): a read
-    that may find nothing written there would, with two stages, read the step before
-    last's value instead of the fresh allocation's."""
-    from analyses.evidence import Counterexample
-    from analyses.gpu_shared_reads import unwritten_shared_reads
-
-    found = unwritten_shared_reads(func).get(buffer)
-    if found is None:
-        return
-    read, element = found
-    text = (f"{read} reads {element}, which no write of the same step feeds; with two "
-            "stages it would read the value of the step before last")
-    raise IllegalTransformError(f"{where}: {text}",
-                                Counterexample(text, instances=(read,), element=element))
-
-
-def _check_sources(func: n.PrimFunc, loop: n.For, fill: n.Stmt, where: str) -> None:
-    """Nothing in ``loop`` but the copy writes a buffer the copy reads: the copy of step
-    ``k + 1`` moves before the rest of step ``k`` (and the first before the loop)."""
-    from analyses.instances import leaf_range
-    from polypad.model import extract
-
-    from .location_legality import refuse_access
-
-    sources = {id(x.buffer) for x in walk(fill) if isinstance(x, n.BufferLoad)}
-    ours = {id(x) for x in walk(fill) if isinstance(x, n.BufferStore)}
-    model = extract(func)
-    first, stop = leaf_range(func.body, loop)
-    for s in model.statements[first:stop]:
-        if id(s.stmt) in ours:
-            continue
-        for a in s.accesses:
-            if a.kind == "write" and id(a.buffer) in sources:
-                refuse_access(model, s, a, f"{where}: {{who}} writes {a.buffer.name} in "
-                              "the loop, and the copy of the next step, which reads it, "
-                              "would run before it")
-
-
 class _Fold(Rewriter):
     """Constant arithmetic folded bottom-up (``4 * 0 + ax1`` is ``ax1``), as executed."""
 
@@ -230,4 +218,4 @@ class _Halves(Rewriter):
         return dataclasses.replace(node, buffer=self.new, indices=(self.half,) + node.indices)
 
 
-__all__ = ["DoubleBuffered", "double_buffer"]
+__all__ = ["DoubleBuffered", "Stages", "double_buffer", "stages_of"]

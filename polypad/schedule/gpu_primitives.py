@@ -27,8 +27,14 @@ from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
 from polypad.ir.visitor import walk
 
-from .double_buffer import double_buffer
-from .gpu_legality import check_bind, check_gpu, check_set_scope, check_tree_reduce
+from .double_buffer import double_buffer, stages_of
+from .gpu_legality import (
+    check_bind,
+    check_double_buffer,
+    check_gpu,
+    check_set_scope,
+    check_tree_reduce,
+)
 from .gpu_reduction import atomic, tree_reduce
 from .layout_rewrite import relayout
 from .loop_kinds import with_kind
@@ -195,7 +201,9 @@ class GpuPrimitives:
         copy.
         """
         func = self.func
-        done = double_buffer(func, buffer)
+        found = stages_of(func, buffer)
+        check_double_buffer(func, found)
+        done = double_buffer(func, found)
         if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(done.func.body)):
             check_gpu(done.func, f"double_buffer of {done.buffer.name}")
         return done.func
