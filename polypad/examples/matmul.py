@@ -27,8 +27,11 @@ The sizes must be multiples of the tiles.
 (``sch.double_buffer``): the first step's tiles are loaded before the loop,
 and each step loads the next step's into the other half of each tile while
 it computes from the current one, so the target places one barrier per step
-instead of two.  It is an option, not the default, until a GPU has timed it
-(``benchmarks/bench_cuda.py --variants``).
+instead of two; ``through_registers=True`` also issues the next tiles' loads
+from global memory into registers before the step's multiply-adds and
+stores them into shared memory after them, so that they are in flight while
+the thread computes.  Both are options, not the default, until a GPU has
+timed them (``benchmarks/bench_cuda.py --variants``).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
 
 def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 8,
                   k_tile: int = 8, k_unroll: int = 2,
-                  double_buffer: bool = False) -> Schedule:
+                  double_buffer: bool = False, through_registers: bool = False) -> Schedule:
     """The register-tiled shared-memory schedule of the module docstring on ``func``
     (:func:`matmul` by default); ``sch.func`` is the result,
     ``codegen.build(sch.func, target="cuda")`` its kernel.  The default is the
@@ -67,7 +70,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     quick; 8, the whole step, gives the fewest instructions per multiply-add but 168
     registers and four times the compile).  ``per_thread=1`` is the plain tiling, one
     output per thread.  ``double_buffer=True`` gives the shared tiles two stages
-    (the module docstring)."""
+    (the module docstring); with ``through_registers=True`` too, each step's loads of
+    the next tiles go into registers first in the step and into shared memory last
+    (:mod:`polypad.schedule.register_staging`)."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
     i, j, k = sch.get_loops("C")
@@ -105,8 +110,8 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
         _, k_inner = sch.split(ki, [None, k_unroll])
         sch.unroll(k_inner)
     if double_buffer:
-        sch.double_buffer("A_shared")
-        sch.double_buffer("B_shared")
+        sch.double_buffer("A_shared", through_registers=through_registers)
+        sch.double_buffer("B_shared", through_registers=through_registers)
     return sch
 
 

@@ -62,6 +62,8 @@ from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 from polypad.transform._fold import fold_constant
 
+from .register_staging import staged
+
 
 @dataclasses.dataclass(frozen=True)
 class Stages:
@@ -124,9 +126,11 @@ def stages_of(func: n.PrimFunc, buffer: str | n.Buffer) -> Stages:
     return Stages(old, alloc, loop, tuple(stmts), writers[0])
 
 
-def double_buffer(func: n.PrimFunc, found: Stages) -> DoubleBuffered:
+def double_buffer(func: n.PrimFunc, found: Stages, *,
+                  through_registers: bool = False) -> DoubleBuffered:
     """``func`` with the tile ``found`` in two stages (the module docstring); its
-    legality is :func:`.gpu_legality.check_double_buffer`."""
+    legality is :func:`.gpu_legality.check_double_buffer`.  ``through_registers``
+    stages the next step's tile in a local buffer (:mod:`.register_staging`)."""
     old, loop, fill = found.buffer, found.loop, found.fill
     var, first = loop.var, loop.min
     step = var if _is_zero(first) else op.sub(var, first)
@@ -138,7 +142,13 @@ def double_buffer(func: n.PrimFunc, found: Stages) -> DoubleBuffered:
     current = _Halves(old, new, op.floormod(step, 2))
     body = [prefetch if k == found.at else current.visit(s)
             for k, s in enumerate(found.stmts)]
-    new_loop = dataclasses.replace(loop, body=_splice(loop.body, found.alloc, body))
+    local = None
+    if through_registers:
+        local, load, prefetch = staged(func, prefetch, new, found.where)
+        body = [load if k == found.at else s for k, s in enumerate(body)] + [prefetch]
+    inner = _splice(loop.body, found.alloc, body)
+    new_loop = dataclasses.replace(loop, body=inner if local is None
+                                   else n.Allocate(local, inner))
     prologue = _Halves(old, new, op.const(0)).visit(
         fresh_copy(_Fold().visit(substitute(fill, {var: first}))))
     if isinstance(prologue, n.Block):

@@ -166,7 +166,7 @@ class GpuPrimitives:
         return changed
 
     @primitive
-    def double_buffer(self, buffer: str | n.Buffer):
+    def double_buffer(self, buffer: str | n.Buffer, through_registers: bool = False):
         """Give the shared tile ``buffer``, cached at a loop (``cache_read(...,
         "shared", at=loop)``), two stages (TVM's ``double_buffer_scope``): the tile of
         the loop's first step is loaded before the loop, and each step loads the next
@@ -192,7 +192,11 @@ class GpuPrimitives:
                 ...  A_shared[k_0 % 2, i_1, k_1] ...
 
         On a GPU the ``cuda`` target then places one barrier per step instead of
-        two (docs/cuda.md).  Refused (:class:`~polypad.errors.IllegalTransformError`,
+        two (docs/cuda.md).  ``through_registers=True`` splits the next step's copy:
+        its loads into a local buffer first in the step, its stores into the other
+        half last, so that the loads are in flight while the step computes
+        (:mod:`~polypad.schedule.register_staging`; the copy's loops must have
+        constant extents).  Refused (:class:`~polypad.errors.IllegalTransformError`,
         with the instance and the element) where a read of the tile may find no
         write of its own step (two stages would feed it the step before last's), where
         something else in the loop writes what the copy reads, and where the result
@@ -203,7 +207,7 @@ class GpuPrimitives:
         func = self.func
         found = stages_of(func, buffer)
         check_double_buffer(func, found)
-        done = double_buffer(func, found)
+        done = double_buffer(func, found, through_registers=through_registers)
         if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(done.func.body)):
             check_gpu(done.func, f"double_buffer of {done.buffer.name}")
         return done.func

@@ -108,7 +108,7 @@ def test_one_barrier_per_step_and_the_result_of_the_original():
         _check_by_enumeration(sch.func, drop=True)
 
 
-def test_a_reduction_that_is_no_multiple_of_the_tile():
+def _k_tail() -> pp.Schedule:
     sch = pp.Schedule(MATMUL_K_TAIL)
     i, j, k = sch.get_loops("C")
     io, ii = sch.split(i, [None, 4])
@@ -127,6 +127,11 @@ def test_a_reduction_that_is_no_multiple_of_the_tile():
     rows, cols = sch.get_loops("B_shared")[-2:]
     sch.bind(sch.split(rows, [None, 4])[1], "threadIdx.y")
     sch.bind(cols, "threadIdx.x")
+    return sch
+
+
+def test_a_reduction_that_is_no_multiple_of_the_tile():
+    sch = _k_tail()
     _double_buffered(sch)
     lines = _lines(sch.func)
     assert lines.count("cuda.syncthreads()") == 1
@@ -137,6 +142,31 @@ def test_a_reduction_that_is_no_multiple_of_the_tile():
     gpu, ref = K.run_both(sch.func, K.inputs(MATMUL_K_TAIL), reference=MATMUL_K_TAIL)
     np.testing.assert_array_equal(gpu[2], ref[2])
     assert _check_by_enumeration(sch.func).count == 1
+
+
+def test_the_next_tiles_through_registers():
+    sch = K.tiled_matmul()
+    sch.double_buffer("A_shared", through_registers=True)
+    sch.double_buffer("B_shared", through_registers=True)
+    lines = _lines(sch.func)
+    # One value per thread in registers (the local buffer cut to the thread's box).
+    assert "A_shared_next = cuda.local.array((1, 1), np.float32)" in lines
+    assert lines.count("cuda.syncthreads()") == 1
+    # The loads first in the step, the multiply-adds, then the stores into the other half.
+    load = lines.index("A_shared_next[0, 0] = A[4 * i_0 + ax0, 4 * (k_0 + 1) + ax1]")
+    compute = next(k for k, line in enumerate(lines) if "* B_shared[k_0 % 2" in line)
+    store = lines.index("A_shared[(k_0 + 1) % 2, ax0, ax1] = A_shared_next[0, 0]")
+    assert lines.index("cuda.syncthreads()") < load < compute < store
+    gpu, ref = K.run_both(sch.func, K.inputs(K.MATMUL), reference=K.MATMUL)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+    assert _check_by_enumeration(sch.func).count == 1
+    # The local buffer is each loop of the copy: a copy whose loop's extent depends on
+    # the step (a partial last tile) has no constant shape for it.
+    tail = _k_tail()
+    with pytest.raises(PolypadError, match=r"double_buffer of A_shared: staging through "
+                                           r"registers needs the copy's loops to have "
+                                           "constant bounds"):
+        tail.double_buffer("A_shared", through_registers=True)
 
 
 # A 4 x 4 matmul on one block, the reduction in 2 outer steps of ``steps`` steps of 4:
@@ -207,17 +237,21 @@ def test_inside_an_outer_loop_a_barrier_before_the_prologue_exactly_where_needed
 
 def test_the_matmul_example_option():
     func = matmul.matmul(8, 8, 16)
-    sch = matmul.schedule_cuda(func, threads=2, per_thread=2, k_tile=4, k_unroll=1,
-                               double_buffer=True)
-    lines = _lines(sch.func)
-    assert "A_shared = cuda.shared.array((2, 4, 4), np.float32)" in lines
-    assert "B_shared = cuda.shared.array((2, 4, 4), np.float32)" in lines
-    assert lines.count("cuda.syncthreads()") == 1
-    assert lines[lines.index("for k_0 in range(4):") + 1] == "cuda.syncthreads()"
-    assert "A_shared_v = A_shared[k_0 % 2, i_2, k_1]" in lines
-    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
-    np.testing.assert_array_equal(gpu[2], ref[2])
-    assert _check_by_enumeration(sch.func).count == 1
+    for registers in (False, True):
+        sch = matmul.schedule_cuda(func, threads=2, per_thread=2, k_tile=4, k_unroll=1,
+                                   double_buffer=True, through_registers=registers)
+        lines = _lines(sch.func)
+        assert "A_shared = cuda.shared.array((2, 4, 4), np.float32)" in lines
+        assert "B_shared = cuda.shared.array((2, 4, 4), np.float32)" in lines
+        assert lines.count("cuda.syncthreads()") == 1
+        assert lines[lines.index("for k_0 in range(4):") + 1] == "cuda.syncthreads()"
+        assert "A_shared_v = A_shared[k_0 % 2, i_2, k_1]" in lines
+        # Staged: the copy's 4 passes of the 4 threads, 4 values per thread, in registers.
+        assert ("A_shared_next = cuda.local.array((4, 1, 1), np.float32)" in lines) \
+            == registers
+        gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+        np.testing.assert_array_equal(gpu[2], ref[2])
+        assert _check_by_enumeration(sch.func).count == 1
 
 
 # A double buffer written by hand with the next step's copy in the readers' thread loop:
