@@ -15,7 +15,7 @@ import codegen
 import polypad as pp
 from analyses import Element, Instance
 from polypad.errors import IllegalTransformError, PolypadError
-from polypad.examples import matmul
+from polypad.examples import conv_layer, matmul
 from polypad.ir.structural import assert_structural_equal
 
 # K.tiled_matmul() with A_shared double-buffered (B_shared left as it was).
@@ -251,7 +251,23 @@ def test_the_matmul_example_option():
             == registers
         gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
         np.testing.assert_array_equal(gpu[2], ref[2])
-        assert _check_by_enumeration(sch.func).count == 1
+    assert _check_by_enumeration(sch.func).count == 1
+
+
+def test_the_conv_layer_example_option():
+    # The tiles cached at the step over input channels (2 steps), inside the loops over
+    # the filter's taps: one barrier in all (the even case above), the loads of the next
+    # tiles staged through registers.
+    func = conv_layer.conv_layer(n=1, ci=16, co=8, w=4, h=1)
+    sch = conv_layer.schedule_cuda(func, x_threads=2, x_per_thread=2, c_threads=2,
+                                   c_per_thread=2, k_tile=8, double_buffer=True,
+                                   through_registers=True)
+    lines = _lines(sch.func)
+    assert lines.count("cuda.syncthreads()") == 1
+    assert lines[lines.index("for rx_0 in range(2):") + 1] == "cuda.syncthreads()"
+    assert "input_shared_next = cuda.local.array((8, 1, 1), np.float32)" in lines
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[-1], ref[-1])
 
 
 # A double buffer written by hand with the next step's copy in the readers' thread loop:
