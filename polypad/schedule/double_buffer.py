@@ -121,8 +121,15 @@ def stages_of(func: n.PrimFunc, buffer: str | n.Buffer) -> Stages:
         raise PolypadError(f"{where}: {len(writers)} statements of the loop body write "
                            f"{old.name}; double buffering needs one, the copy that fills "
                            "it at each step")
-    if _touches(stmts[writers[0]], old, write=False):
+    fill = stmts[writers[0]]
+    if _touches(fill, old, write=False):
         raise PolypadError(f"{where}: the copy into {old.name} reads it too")
+    inside = {id(a.buffer) for a in walk(loop.body) if isinstance(a, n.Allocate)}
+    for load in walk(fill):
+        if isinstance(load, n.BufferLoad) and id(load.buffer) in inside:
+            raise PolypadError(f"{where}: the copy reads {load.buffer.name}, which is "
+                               f"allocated in the loop {loop.var.name!r}: the first step's "
+                               "copy, before the loop, could not read it")
     return Stages(old, alloc, loop, tuple(stmts), writers[0])
 
 

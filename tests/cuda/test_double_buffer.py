@@ -358,6 +358,24 @@ def test_what_is_no_shared_tile_cached_at_a_loop_is_refused():
     with pytest.raises(PolypadError, match=r"double_buffer of S: it is allocated outside "
                                            "every loop"):
         pp.Schedule(K.REVERSE_IN_ONE_LOOP).double_buffer("S")
+    # A copy from another tile of the step: its first step could not run before the loop
+    # (and the next step's copy would read this step's tile).
+    two = pp.parse('''
+@T.prim_func
+def two(A: T.Buffer((8,), "float32"), B: T.Buffer((4,), "float32")):
+    for k in range(2):
+        R = T.alloc_buffer((4,), "float32", scope="shared")
+        S = T.alloc_buffer((4,), "float32", scope="shared")
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            R[tx] = A[4 * k + tx]
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            S[tx] = R[3 - tx]
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            B[tx] = B[tx] + S[tx]
+''')
+    with pytest.raises(PolypadError, match=r"double_buffer of S: the copy reads R, which is "
+                                           "allocated in the loop 'k'"):
+        pp.Schedule(two).double_buffer("S")
     # A block loop is no step: the stages alternate over a serial loop.
     with pytest.raises(PolypadError, match=r"the loop 'bx' around it is blockIdx.x"):
         pp.Schedule(K.REVERSE).double_buffer("S")
