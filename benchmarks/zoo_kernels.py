@@ -67,26 +67,26 @@ def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"
 ''')
 
 
-def matmul_schedule(f, tile_i=8, tile_j=32, tile_k=128):
-    """docs/schedules.md, "Matmul": in the BLIS shape.  The column panels of C (32
-    wide) on the cores; for each panel, ``k`` in blocks of 128, and B's 128 x 32
-    block for it packed into a buffer of its own (16 KB, on the stack, in L1:
-    ``cache_read(..., at=k_0)``); then, for each 8 x 32 tile of C, the tile loaded
-    into a buffer of its own (``cache_write(..., at=i_0)``: 16 vector registers),
-    128 steps of ``k`` with 16 broadcast-FMAs each, and the tile stored back."""
+def matmul_schedule(f, tile_i=8, tile_j=32, panel=128):
+    """docs/schedules.md, "Matmul": in the BLIS shape.  The panels of C (128
+    columns) on the cores; for each, B's panel packed into a buffer of its own
+    (``cache_read(..., at=j_0)``: 512 KB, in L2); then, for each 8 x 32 tile of C,
+    the tile in a buffer of its own (``cache_write(..., at=j_1)``, before
+    ``decompose_reduction``, so that its zeros start in the 16 vector registers),
+    1024 steps of ``k`` with 16 broadcast-FMAs each, and the tile stored once."""
     sch = pp.Schedule(f)
     i, j, k = sch.get_loops("C")
-    i_0, j_0, i_1, j_1 = sch.tile([i, j], [tile_i, tile_j])
-    k_0, k_1 = sch.split(k, [None, tile_k])
-    sch.reorder(j_0, k_0, i_0, k_1, i_1, j_1)
-    init = sch.decompose_reduction("C", k_0)       # the panel's zeros, before k_0
-    tile = sch.cache_write("C", "C", "local", at=i_0)   # C_local, filled and flushed
-    panel = sch.cache_read("C", "B", "local", at=k_0)   # B_local: B's block, packed
+    i_0, i_1 = sch.split(i, [None, tile_i])
+    j_0, j_1, j_2 = sch.split(j, [None, panel // tile_j, tile_j])
+    sch.reorder(j_0, i_0, j_1, k, i_1, j_2)
+    tile = sch.cache_write("C", "C", "local", at=j_1)
+    init = sch.decompose_reduction("C", k)
+    block = sch.cache_read("C", "B", "local", at=j_0)
     sch.parallel(j_0)
     sch.unroll(i_1)
-    sch.vectorize(j_1)
+    sch.vectorize(j_2)
     sch.vectorize(init[-1])
-    for copy in (panel, tile + "_in", tile):
+    for copy in (block, tile):
         sch.vectorize(sch.get_loops(copy)[-1])
     return sch
 

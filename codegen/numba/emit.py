@@ -84,6 +84,7 @@ from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
+from .lane_chunks import lane_chunks
 from .names import Names
 from .pyexpr import SPLIT, ExprPrinter, numpy_type
 from .slp import MARK as SLP_MARK
@@ -317,6 +318,10 @@ class _Emitter:
             number, _, low, high = self.range_checks[id(loop)]
             for text in range_check_lines(loop, number, low, high, self.expr):
                 self.line(depth, text)
+        chunks = None if id(loop) in self.range_checks else lane_chunks(loop)
+        if chunks is not None:
+            self.chunked(loop, chunks, depth)
+            return
         if unroll:
             if isinstance(loop.min, ir.IntImm):
                 values = [str(v) for v in range(loop.min.value,
@@ -367,6 +372,15 @@ class _Emitter:
         if prange:
             self.expr.parallel_vars.discard(loop.var)
         self.in_prange -= prange
+        self.current.loops -= 1
+
+    def chunked(self, loop: ir.For, chunks: list[tuple[int, int]], depth: int) -> None:
+        """``loop`` as consecutive loops over ``chunks`` (:mod:`.lane_chunks`)."""
+        var = self.names(loop.var)
+        self.current.loops += 1
+        for lo, hi in chunks:
+            self.line(depth, f"for {var} in range({lo}, {hi}):")
+            self.block(loop.body, depth + 1)
         self.current.loops -= 1
 
     def fused(self, loop: ir.For, lanes: ir.For, depth: int) -> None:

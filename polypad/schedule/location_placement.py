@@ -18,12 +18,14 @@ import dataclasses
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, find_loop
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract
+from polypad.model.conditions import condition_set
+from polypad.model.domains import loop_bounds
 from polypad.model.isl_helpers import empty_union_map, maps_of
 
 AT = "_at"  # tuple name of an iteration of the target loop (and the loops around it)
@@ -137,18 +139,30 @@ def parameterised(p: Placement, m: isl.Map) -> isl.Set:
 
 
 def context(p: Placement) -> isl.Set:
-    """What holds of the loop and the loops around it, as a parameter set."""
-    out = None
-    for s in p.under:
-        outer = s.domain.project_out(isl.dim_type.set, p.depth,
-                                     s.domain.dim(isl.dim_type.set) - p.depth)
-        outer = outer.set_tuple_name(AT)
-        for k, var in enumerate(p.outer_vars):
-            outer = outer.set_dim_name(isl.dim_type.set, k, p.model.names.name(var))
-        part = outer.move_dims(isl.dim_type.param, outer.dim(isl.dim_type.param),
-                               isl.dim_type.set, 0, p.depth).params()
-        out = part if out is None else out.union(part)
-    return out.coalesce()
+    """What holds of the loop and the loops around it, as a parameter set: their
+    bounds.
+
+    Only the bounds: a guard of the statements under the loop may rule out whole
+    iterations of it (``if 128 * j_0 + 32 * j_1 + j_2 < 64`` leaves ``j_1 >= 2``
+    empty), but what is emitted there (a copy, a producer) runs at every iteration,
+    so the code built for it must test such conditions itself.  A guard around the
+    loop is left out too: the statements' guards do not say which of them stand
+    outside it, and a weaker context only costs a redundant test.
+    """
+    s = p.under[0]
+    outer = s.space.universe
+    for loop in s.loops[:p.depth]:
+        for bound in loop_bounds(loop):
+            try:
+                outer = outer.intersect(condition_set(bound, s.space))
+            except NotAffineError:
+                continue  # an unknown bound: the context says less, which is safe
+    outer = outer.project_out(isl.dim_type.set, p.depth, outer.dim(isl.dim_type.set) - p.depth)
+    outer = outer.set_tuple_name(AT)
+    for k, var in enumerate(p.outer_vars):
+        outer = outer.set_dim_name(isl.dim_type.set, k, p.model.names.name(var))
+    return outer.move_dims(isl.dim_type.param, outer.dim(isl.dim_type.param),
+                           isl.dim_type.set, 0, p.depth).params().coalesce()
 
 
 # ---------------------------------------------------------------- the order after a move

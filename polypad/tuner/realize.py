@@ -21,7 +21,7 @@ from polypad.ir import nodes as n
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import RFACTOR_LANES, Candidate, fuses
+from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses
 
 
 class Refused(Exception):
@@ -127,6 +127,8 @@ def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Ca
         outer_part[-2:] = outer_part[-1:-3:-1]
     middle = reduction if cand.reduction == "outer" else []
     last = reduction if cand.reduction == "inner" else []
+    if cand.panel == WHOLE:
+        return _whole_panel(b, root, outer_part, reduction, inner_part, cand)
     if cand.panel:
         return _panel(b, root, outer_part, reduction, inner_part, cand)
     order = outer_part + middle + inner_part + last
@@ -160,12 +162,7 @@ def _panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
     b.need("reorder", *order)
     init = b.need("decompose_reduction", root.block, r0)
     tile = b.need("cache_write", root.block, root.writes, "local", at=rows)
-    u = root.spatial[-2]
-    packed = [name for name, stride in zip(root.reads, u.strides[1:]) if stride == "zero"
-              and name != root.writes]
-    if not packed:
-        raise Refused("cache_read", "no operand stays put along the rows")
-    panel = b.need("cache_read", root.block, packed[0], "local", at=r0)
+    panel = b.need("cache_read", root.block, _stays_along_rows(root), "local", at=r0)
     if cand.vectorize:
         b.may("vectorize", init[-1])
         for copy in (panel, tile + "_in", tile):
@@ -173,6 +170,41 @@ def _panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
             if loops:
                 b.may("vectorize", loops[-1])
     return outer_part, order, inner_part
+
+
+def _whole_panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
+                 inner_part: list, cand: Candidate):
+    """docs/schedules.md's matmul: panels of :data:`PANEL_TILES` tiles side by side,
+    the operand that does not move along the rows packed per panel, the whole
+    reduction per tile, and the tile cached before its init is decomposed (its zeros
+    in registers; the output only written)."""
+    (r,) = reduction
+    columns, rows = outer_part[-2:]
+    panels, tiles = b.split(columns, PANEL_TILES)
+    order = [*outer_part[:-2], panels, rows, tiles, r, *inner_part]
+    b.need("reorder", *order)
+    tile = b.need("cache_write", root.block, root.writes, "local", at=tiles)
+    init = b.need("decompose_reduction", root.block, r) if root.has_init else None
+    packed = _stays_along_rows(root)
+    panel = b.need("cache_read", root.block, packed, "local", at=panels)
+    if cand.vectorize:
+        if init:
+            b.may("vectorize", init[-1])
+        for copy in (panel, tile):
+            loops = b.may("get_loops", copy)
+            if loops:
+                b.may("vectorize", loops[-1])
+    return [*outer_part[:-2], panels, rows, tiles], order, inner_part
+
+
+def _stays_along_rows(root: StageInfo) -> str:
+    """The operand a register tile's rows share (matmul's ``B``), to pack."""
+    u = root.spatial[-2]
+    packed = [name for name, stride in zip(root.reads, u.strides[1:]) if stride == "zero"
+              and name != root.writes]
+    if not packed:
+        raise Refused("cache_read", "no operand stays put along the rows")
+    return packed[0]
 
 
 def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
@@ -238,12 +270,16 @@ def _kind(stage: StageInfo, handle) -> str:
 
 def _parallel(b: _Builder, order: list, outer_part: list) -> list:
     """Run the outermost loop on the cores, fused with the next where it is short
-    (:func:`fuses`); returns the loops outside the tile as they are then."""
+    (:func:`fuses`) and the two may fuse; returns the loops outside the tile as they
+    are then."""
     if not order:
         raise Refused("parallel", "no loop to run on the cores")
     first = order[0]
     if fuses(b.extent.get(str(first))) and len(outer_part) >= 2 and order[1] is outer_part[1]:
-        first = b.need("fuse", order[0], order[1])
-        outer_part = [first, *outer_part[2:]]
+        # (a buffer allocated between the two, a whole panel's, keeps them apart)
+        fused = b.may("fuse", order[0], order[1])
+        if fused is not None:
+            first = fused
+            outer_part = [first, *outer_part[2:]]
     b.need("parallel", first)
     return outer_part

@@ -27,8 +27,12 @@ The choices, for the root stage (:mod:`.nest`):
 - ``panel``: with ``swap`` and a register tile, the reduction in blocks of this
   many steps, outside the row tiles, and the operand that does not move along
   the rows packed, per block, into a buffer of its own (``cache_read`` at the
-  block loop; the tile ``cache_write`` in ``"local"``): the BLIS shape of
-  docs/schedules.md's matmul.  0: none.
+  block loop; the tile ``cache_write`` in ``"local"``).  0: none.
+  :data:`WHOLE`: the whole reduction in one pass, :data:`PANEL_TILES` tiles side
+  by side sharing one packed panel of the operand (``cache_read`` at the panel
+  loop), and the tile cached before its init is decomposed, so that its zeros
+  start in registers and the output is only written: docs/schedules.md's
+  matmul.
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -59,8 +63,14 @@ UNROLL_MAX = 24
 #: More producers than this are placed at one loop together (the space would grow as
 #: the number of loops to the power of the producers).
 UNIFORM_ABOVE = 2
-#: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1.
-PANELS = (0, 128)
+#: The whole reduction in one pass, with a packed panel (see the module docstring).
+WHOLE = -1
+#: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1;
+#: or the whole reduction, the panel in L2.
+PANELS = (0, 128, WHOLE)
+#: Tiles side by side in a panel of the whole reduction: 4 x 32 columns of 1024 floats
+#: is 512 KB, half of L2.
+PANEL_TILES = 4
 
 
 @dataclass(frozen=True)
@@ -110,7 +120,7 @@ class Candidate:
         if self.swap:
             parts.append("sw")
         if self.panel:
-            parts.append(f"pk{self.panel}")
+            parts.append("pkall" if self.panel == WHOLE else f"pk{self.panel}")
         parts += [flag for flag, on in (("par", self.parallel), ("vec", self.vectorize),
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
         if self.rfactor:
@@ -188,7 +198,7 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
         producer_places += ("rfactor",)
     # a panel: one reduction loop, longer than a block, and a read still along the rows
-    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > PANELS[-1]
+    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > max(PANELS)
                 and len(spatial) >= 2 and "zero" in spatial[-2].strides[1:])
     out: list[Candidate] = []
     for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
@@ -212,6 +222,8 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
                 continue  # no such loop outside the tile
             for pplace in (producer_places if any(a >= 0 for a in at) else ("inner",)):
                 for pk in (PANELS if sw and cw and place == "outer" and panel_ok else (0,)):
+                    if pk == WHOLE and any(a >= 0 for a in at):
+                        continue  # its panel loop is one more outside the tile
                     out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
                                          pplace, sw, pk))
     return out

@@ -287,10 +287,31 @@ def test_a_parallel_1d_stencil_loads_without_gathers(tmp_path, monkeypatch):
         assert "vgather" in signed
 
 
+def blocked_matmul_schedule(f, tile_k: int = 128):
+    """The zoo's matmul as docs/schedules.md had it until November 2026: ``k`` in
+    blocks, B's block packed per block of ``k`` (on the stack at 128 x 32), the
+    8 x 32 tile of C loaded from C and stored back per block."""
+    sch = pp.Schedule(f)
+    i, j, k = sch.get_loops("C")
+    i_0, j_0, i_1, j_1 = sch.tile([i, j], [8, 32])
+    k_0, k_1 = sch.split(k, [None, tile_k])
+    sch.reorder(j_0, k_0, i_0, k_1, i_1, j_1)
+    init = sch.decompose_reduction("C", k_0)
+    tile = sch.cache_write("C", "C", "local", at=i_0)
+    panel = sch.cache_read("C", "B", "local", at=k_0)
+    sch.parallel(j_0)
+    sch.unroll(i_1)
+    sch.vectorize(j_1)
+    sch.vectorize(init[-1])
+    for copy in (panel, tile + "_in", tile):
+        sch.vectorize(sch.get_loops(copy)[-1])
+    return sch
+
+
 def matmul_register_tile(n: int):
-    """docs/schedules.md's matmul, as the kernel zoo runs it: B's 128 x 32 blocks
-    packed, and an 8 x 32 tile of C in a buffer of its own."""
-    return matmul_schedule(matmul(n)).func
+    """A blocked matmul: B's 128 x 32 blocks packed, and an 8 x 32 tile of C in a
+    buffer of its own, both on the stack."""
+    return blocked_matmul_schedule(matmul(n)).func
 
 
 def test_the_packed_panel_and_the_tile_are_stack_buffers_copied_by_nests():
@@ -338,10 +359,10 @@ def test_the_register_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
 
 
 def matmul_heap_panel(n: int):
-    """The zoo's matmul with B's 256 x 32 blocks packed: 32 KB, over the stack's
+    """The blocked matmul with B's 256 x 32 blocks packed: 32 KB, over the stack's
     limit, so the panel is a heap buffer (codegen/numba/aligned.py) that the
     parallel loop's body reads while it updates the register tile."""
-    return matmul_schedule(matmul(n), tile_k=256).func
+    return blocked_matmul_schedule(matmul(n), tile_k=256).func
 
 
 def test_a_panel_over_the_stack_limit_is_a_heap_buffer_beside_the_stack_tile():
@@ -362,6 +383,29 @@ def test_the_register_tile_fed_from_a_heap_panel_runs_as_packed_fmas(tmp_path, m
     asm = _parallel_body_asm(func, tmp_path, monkeypatch)
     assert not re.search(r"vfmadd\d+ss", asm) and not re.search(r"\bv?mulss\b", asm)
     assert len(re.findall(r"vfmadd\d+ps", asm)) >= 16
+    _same_as_matmul(codegen.build(func), func)
+
+
+def test_the_zoo_matmul_starts_its_tiles_at_zero_in_registers_and_never_reads_c():
+    # docs/schedules.md's matmul: cache_write before decompose_reduction, so the
+    # zeros go to the tile's buffer; no pass zeroes C and no tile is loaded from it.
+    source = codegen.build(matmul_schedule(matmul(256)).func).source
+    assert "C_local = numba.carray(_pp_stack_zeros(256, np.float32), (8, 32))" in source
+    assert ("B_local = _pp_aligned_zeros((256) * (128), np.float32).reshape((256, 128))"
+            in source)
+    assert "C_local_in" not in source
+    assert not re.search(r"\bC\[[^\]]*\] = np\.float32\(0", source)
+    assert re.search(r"\bC\[[^\]]*\] = C_local\[", source)
+
+
+@pytest.mark.numba
+@pytest.mark.skipif(not X86, reason="x86 instruction names")
+def test_the_zoo_matmul_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
+    func = matmul_schedule(matmul(256)).func
+    asm = _parallel_body_asm(func, tmp_path, monkeypatch)
+    if cpu_has_avx512():
+        assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
+    assert not re.search(r"vfmadd\d+ss", asm)
     _same_as_matmul(codegen.build(func), func)
 
 

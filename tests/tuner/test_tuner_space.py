@@ -13,7 +13,7 @@ from polypad.examples import conv_layer
 from polypad.tuner.nest import analyze
 from polypad.tuner.realize import realize
 from polypad.tuner.search import ranked
-from polypad.tuner.space import Candidate, enumerate_space
+from polypad.tuner.space import WHOLE, Candidate, enumerate_space
 
 SWAPPED = Candidate(tile_inner=8, tile_outer=4, reduction="outer", parallel=True,
                     vectorize=True, unroll=True, cache_write=True, swap=True)
@@ -108,4 +108,29 @@ def test_a_packed_panel_is_the_blis_shape_of_the_matmul_recipe():
 def test_the_model_ranks_the_matmul_recipes_shape_first():
     nest = analyze(pp.parse(matmul_text(1024, 1024, 1024)))
     first = ranked(nest, seed=0, cores=2)[0]
-    assert (first.tile_outer, first.tile_inner, first.swap, first.panel) == (8, 32, True, 128)
+    assert (first.tile_outer, first.tile_inner, first.swap, first.panel) == (8, 32, True, WHOLE)
+
+
+@pytest.mark.numba
+def test_a_panel_of_the_whole_reduction_is_the_matmul_recipe():
+    # docs/schedules.md's matmul: panels of 4 tiles, B's panel packed at the panel
+    # loop, the tile cached before its init is decomposed (zeros in registers, C only
+    # written), the whole of k per tile
+    f = pp.parse(PANEL_MATMUL)
+    nest = analyze(f)
+    cand = Candidate(tile_inner=16, tile_outer=4, reduction="outer", parallel=True,
+                     vectorize=True, unroll=True, cache_write=True, swap=True, panel=WHOLE)
+    assert cand in enumerate_space(nest)
+    sch = realize(f, nest, cand).schedule
+    lines = str(sch.trace).splitlines()
+    assert lines[:7] == [
+        "sch.split(loop='i', factors=[None, 4])",
+        "sch.split(loop='j', factors=[None, 16])",
+        "sch.split(loop='j_0', factors=[None, 4])",
+        "sch.reorder('j_0_0', 'i_0', 'j_0_1', 'k', 'i_1', 'j_1')",
+        "sch.cache_write(block='C', buffer='C', scope='local', name=None, at='j_0_1')",
+        "sch.decompose_reduction(block='C', loop='k')",
+        "sch.cache_read(block='C', buffer='B', scope='local', name=None, at='j_0_0')"]
+    text = pp.script(sch.func)
+    assert "C_local_in" not in text and "C[vi, vj] = 0" not in text
+    assert_matches_reference(f, sch.func)

@@ -66,6 +66,41 @@ def test_every_run_gets_fresh_copies_of_the_written_arrays_only():
     assert not b.any(), "the caller's arrays are never written"
 
 
+def _at_offset(values: np.ndarray, offset: int) -> np.ndarray:
+    raw = np.zeros(values.nbytes + 128, np.uint8)
+    start = (offset - raw.ctypes.data) % 64
+    out = raw[start:start + values.nbytes].view(values.dtype).reshape(values.shape)
+    out[...] = values
+    return out
+
+
+@pytest.mark.parametrize("offset", [0, 16, 60])
+def test_the_copies_start_where_the_originals_do_from_a_cache_line(offset):
+    # np.copy puts a large array 16 bytes past a page whatever the original, so a
+    # benchmark on 64-byte-aligned arrays timed unaligned copies of them
+    a, b = arrays()
+    b = _at_offset(b, offset)
+    seen = []
+
+    def peer(a_arg, b_arg):
+        seen.append(b_arg.ctypes.data % 64)
+
+    measure(codegen.build(BUMP, target="python"), a, b, repeat=2, against=peer)
+    assert seen == [offset] * 3
+    big = _at_offset(np.arange(4096, dtype=np.float32).reshape(64, 64), offset)
+    copy = codegen.timing.copy_in_place(big)
+    assert copy.ctypes.data % 64 == offset and not np.shares_memory(copy, big)
+    np.testing.assert_array_equal(copy, big)
+    assert (copy.dtype, copy.shape) == (big.dtype, big.shape)
+
+
+def test_an_array_not_in_c_order_is_copied_as_np_copy_copies_it():
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    copy = codegen.timing.copy_in_place(strided)
+    np.testing.assert_array_equal(copy, strided)
+    assert not np.shares_memory(copy, strided)
+
+
 def test_a_kernel_compiled_before_reports_no_compile_time_and_no_peer():
     kernel = codegen.build(BUMP, target="python").compile()
     t = measure(kernel, *arrays(), repeat=2)
