@@ -38,7 +38,8 @@ element):
 
 - the buffer is in ``"shared"`` memory, allocated directly in the body of a
   serial loop (between the two only allocations and sequences), and written
-  there by one statement, the copy, which does not read it;
+  there by one statement, the copy, which reads neither it nor anything
+  allocated in the loop (the first step's copy runs before the loop);
 - every read of it finds the element written by that step's copy (so no
   value is carried from one step to the next through the buffer: with two
   stages such a read would see the step before last) --
