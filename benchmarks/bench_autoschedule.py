@@ -4,7 +4,8 @@ For each kernel: the plain loop nest, the hand schedule (the recipe of
 docs/schedules.md, or ``polypad.examples.conv_layer.schedule`` for the conv
 layer), what ``polypad.autoschedule`` finds with ``--budget`` seconds, and the
 numpy peer (BLAS for matmul, im2col + BLAS for the conv layer), each the median
-of ``--repeat`` calls after a warm-up, all built with the Numba target and timed
+of at least ``--repeat`` calls (as many as fit in a second, up to 50) after a
+warm-up, all built with the Numba target and timed
 in this process one after another.  Then the search's seconds and how many
 candidates it timed.  Each search checks its candidates at full size against
 the plain kernel, itself checked against the reference executor at the
@@ -15,9 +16,10 @@ recipes at their sizes, smaller with ``--quick``) and the seed-004 conv layer.
 ``--zoo`` takes the kernels of benchmarks/zoo.py instead (bench_zoo.py's list,
 with its hand schedules and peers; the plain kernel checked at its tiny sizes).
 
-Every column runs on the same arrays, each copied to a 64-byte boundary before
-each call (as bench_zoo.py places them; the search itself times on numpy's
-placement).  ``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are unset before numpy loads, so
+Every column runs on the same arrays, each on a 64-byte boundary (as
+bench_zoo.py places them; the search itself times on numpy's placement), and
+those the kernel writes copied afresh, aligned, before each call.
+``OPENBLAS_CORETYPE`` and ``OPENBLAS_L2_SIZE`` are unset before numpy loads, so
 that OpenBLAS picks its kernel for this CPU (issue 25's peer).  Timings taken on
 a shared machine are noisy: compare the columns of one run, not runs.
 
@@ -26,7 +28,7 @@ on a ``LocalCluster`` of one worker process and of two, and the ratio of the
 search times (issue 25 asks for 1.5x with two, compiling dominating).  Each
 cluster compiles into an empty kernel cache of its own.
 
-Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME]
+Run: ``python benchmarks/bench_autoschedule.py [--budget 60] [--quick] [--only NAME ...]
 [--dask N]``.
 """
 
@@ -52,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
 from analyses.witness_inputs import make_inputs  # noqa: E402
+from codegen.calling import written_buffers  # noqa: E402
 from polypad.examples import conv_layer  # noqa: E402
 
 DOC = (ROOT / "docs" / "schedules.md").read_text()
@@ -147,32 +150,41 @@ def aligned(a):
     return out
 
 
-def median_s(call, args, repeat: int) -> float:
-    """The median seconds of ``repeat`` calls on fresh aligned copies of ``args``, after a
-    warm-up (of one call, where the warm-up took more than a second: a plain nest's)."""
+def median_s(call, args, repeat: int, written: list[bool]) -> float:
+    """The median seconds of at least ``repeat`` calls (as many as fit in a second, up
+    to 50), each on fresh aligned copies of the arrays the kernel writes (``written``,
+    by position; the others are shared, as the kernel only reads them), after a
+    warm-up (of one call, where the warm-up took more than a second: a plain nest's).
+
+    Copying every input before each call, as this script did, left a 16 MB input
+    just written by the copy and timed a sub-millisecond kernel at twice its time."""
+    def fresh():
+        return [aligned(a) if w else a for a, w in zip(args, written, strict=True)]
+
     start = time.perf_counter()
-    call(*[aligned(a) for a in args])
-    if time.perf_counter() - start > 1.0:
-        repeat = 1
+    call(*fresh())
+    first = time.perf_counter() - start
+    calls = 1 if first > 1.0 else max(repeat, min(50, int(1.0 / max(first, 1e-6))))
     times = []
-    for _ in range(repeat):
-        fresh = [aligned(a) for a in args]
+    for _ in range(calls):
+        inputs = fresh()
         start = time.perf_counter()
-        call(*fresh)
+        call(*inputs)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
 def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
     func = kernel["func"]
-    args = make_inputs(func, np.random.default_rng(0))
+    args = [aligned(a) for a in make_inputs(func, np.random.default_rng(0))]
     plain = codegen.build(func).compile()
     hand = codegen.build(kernel["hand"](func).func).compile()
     start = time.perf_counter()
     sch = pp.autoschedule(func, budget_s=budget, small=kernel["small"], log=log)
     search_s = time.perf_counter() - start
     auto = codegen.build(sch.func).compile()
-    times = {label: median_s(call, args, repeat)
+    written = [p in written_buffers(func) for p in func.params]
+    times = {label: median_s(call, args, repeat, written)
              for label, call in (("plain", plain), ("hand", hand), ("auto", auto),
                                  ("numpy", kernel["peer"]))}
     return dict(name=kernel["name"], **times, search_s=search_s,
@@ -213,16 +225,17 @@ def ms(seconds: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=60.0, help="search seconds per kernel")
-    parser.add_argument("--repeat", type=int, default=7, help="timed calls per column")
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="timed calls per column, at least (as many as fit in a second)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
-    parser.add_argument("--only", default=None, help="only the kernel of this name")
+    parser.add_argument("--only", nargs="*", default=None, help="only the kernels of these names")
     parser.add_argument("--log", default=None, help="a tuning log to use and extend")
     parser.add_argument("--zoo", action="store_true",
                         help="the kernels of benchmarks/zoo.py instead of this script's")
     parser.add_argument("--dask", type=int, default=0, metavar="N",
                         help="also search N candidates on LocalClusters of 1 and 2 workers")
     args = parser.parse_args(argv)
-    print(f"# autoschedule, budget {args.budget:g} s per kernel, median of {args.repeat} "
+    print(f"# autoschedule, budget {args.budget:g} s per kernel, median of {args.repeat} or more "
           f"calls; {os.cpu_count()} cores; numpy {np.__version__}")
     print("# times in ms; auto/hand = hand time / auto time, auto/numpy = numpy time / auto "
           "time (above 1: autoschedule is faster)")
@@ -232,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     rows = []
     for kernel in (zoo_kernels if args.zoo else kernels)(args.quick):
-        if args.only and kernel["name"] != args.only:
+        if args.only is not None and kernel["name"] not in args.only:
             continue
         try:
             r = run(kernel, args.budget, args.repeat, args.log)
