@@ -57,6 +57,7 @@ from polypad.model.isl_helpers import time_map
 from . import instances as inst
 from .evidence import Counterexample, Element, Refuted
 from .gpu_atomics import atomic_stores
+from .gpu_barrier_order import BarrierOrder
 from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
@@ -327,7 +328,8 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                                             intervals, wraps)
                     if refused is not None:
                         return refused
-    return _place(timeline, intervals, wraps, plan, coords)
+    order = BarrierOrder(timeline.leaves, tau, statements, length)
+    return _place(timeline, intervals, wraps, plan, coords, order)
 
 
 def _commute(atomics: dict, s, d, a) -> bool:
@@ -405,10 +407,14 @@ def _requirements(timeline, length, tau, coords, s, d, across, why, intervals, w
     return None
 
 
-def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
+def _place(timeline, intervals, wraps, plan: BarrierPlan, coords, order: BarrierOrder):
     # Deepest containers first: a barrier they need may order a pair of an outer one
     # too (a barrier at the start of an inner loop's body runs between the last
     # iteration of the outer loop and the next), which then needs none of its own.
+    # Where the quick test (_served) finds no chosen barrier between a pair, isl
+    # decides it exactly (analyses.gpu_barrier_order): a double-buffered tile read
+    # in an inner loop's next to last step and overwritten by the next outer
+    # iteration's prologue is ordered by the inner loop's barrier of the last step.
     depth = {key: paths[2] for group in (intervals, wraps) for key, entries in group.items()
              for *_, paths in entries}
     chosen_by: dict[int, set[int]] = {}
@@ -416,12 +422,14 @@ def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
         container = timeline.containers[key]
         chosen = chosen_by.setdefault(key, set())
         for i, j, reason, paths in sorted(intervals.get(key, []), key=lambda x: x[1]):
-            if not any(i < b <= j for b in chosen) and not _served(paths, chosen_by):
+            if not any(i < b <= j for b in chosen) and not _served(paths, chosen_by) \
+                    and not _ordered(order, reason, chosen_by):
                 chosen.add(j)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
         for a, c, reason, paths in wraps.get(key, []):
-            if not any(b > a or b <= c for b in chosen) and not _served(paths, chosen_by):
+            if not any(b > a or b <= c for b in chosen) and not _served(paths, chosen_by) \
+                    and not _ordered(order, reason, chosen_by):
                 chosen.add(0)
                 if container.nonuniform is not None:
                     return _barrier_refused(container, reason, coords)
@@ -430,6 +438,12 @@ def _place(timeline, intervals, wraps, plan: BarrierPlan, coords):
             plan.slots.setdefault(id(owner), set()).add(index)
             plan.nodes[id(owner)] = owner
     return None
+
+
+def _ordered(order: BarrierOrder, reason, chosen_by: dict[int, set[int]]) -> bool:
+    """Whether the barriers chosen so far order every pair of ``reason`` (isl)."""
+    (_, s, d, _, _), part = reason
+    return order.orders(part, s.name, d.name, chosen_by)
 
 
 def _served(paths, chosen_by: dict[int, set[int]]) -> bool:

@@ -33,7 +33,9 @@ thing to look at when a kernel is slow.
 Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,elementwise]
 [--variants] [--ptx]``.  The default run takes about 2 minutes on an H200
 (schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
-SGEMM variants (the step loop unrolled fully, 4 x 4 per thread) for about 30 s
+SGEMM variants (the step loop unrolled fully, 4 x 4 per thread, the shared
+tiles double-buffered, also through registers) and the conv layer's (its
+tiles double-buffered, also through registers) for about a minute and a half
 more.
 """
 
@@ -107,6 +109,10 @@ def sgemm_schedules(size: int, variants: bool) -> list:
                     matmul.schedule_cuda(func, k_unroll=8)))
         out.append(("4x4 per thread, 64x64 tiles, k step 16",
                     matmul.schedule_cuda(func, per_thread=4, k_tile=16, k_unroll=1)))
+        out.append(("8x8 per thread, shared tiles double-buffered (1 barrier per step)",
+                    matmul.schedule_cuda(func, double_buffer=True)))
+        out.append(("8x8 per thread, double-buffered, next tiles through registers",
+                    matmul.schedule_cuda(func, double_buffer=True, through_registers=True)))
     return out
 
 
@@ -119,6 +125,17 @@ def conv_schedule(sizes: dict):
     from polypad.examples import conv_layer
 
     return conv_layer.schedule_cuda(conv_layer.conv_layer(**sizes))
+
+
+def conv_variants(sizes: dict) -> list:
+    """The conv layer's variants: its shared tiles double-buffered, and through
+    registers too (``--variants``)."""
+    from polypad.examples import conv_layer
+
+    func = conv_layer.conv_layer(**sizes)
+    return [("tiles double-buffered", conv_layer.schedule_cuda(func, double_buffer=True)),
+            ("double-buffered through registers",
+             conv_layer.schedule_cuda(func, double_buffer=True, through_registers=True))]
 
 
 def row_sum_schedule(size: int):
@@ -228,7 +245,7 @@ def run_sgemm(cuda, cp, rows: Rows, size: int, variants: bool) -> None:
                  "TFLOP/s", peer)
 
 
-def run_conv(cuda, torch, rows: Rows, sizes: dict) -> None:
+def run_conv(cuda, torch, rows: Rows, sizes: dict, variants: bool = False) -> None:
     from polypad.examples import conv_layer
 
     func = conv_layer.conv_layer(**sizes)
@@ -262,13 +279,17 @@ def run_conv(cuda, torch, rows: Rows, sizes: dict) -> None:
                 want += np.einsum("yxi,ic->yxc", inp[0, rz:rz + h, ry:ry + w, :],
                                   flt[:, rz, ry, :])[None]
         want = np.maximum(want + bias, 0)
-    first, through, alone = _timed(cuda, sch, device)
-    got = device[3].copy_to_host()
-    got = got if peer is not None else got[:1]
-    rows.add(f"polypad conv_layer.schedule_cuda {n}x{h}x{w}, {ci}->{co}", alone,
-             flops / alone / 1e12, "TFLOP/s", peer, _check(got, want), first)
-    rows.add("  the same through the Kernel call", through, flops / through / 1e12,
-             "TFLOP/s", peer)
+    schedules = [("", sch)] + ([(f", {label}", v) for label, v in conv_variants(sizes)]
+                               if variants else [])
+    for label, each in schedules:
+        device[3] = cuda.device_array(args[3].shape, np.float32)
+        first, through, alone = _timed(cuda, each, device)
+        got = device[3].copy_to_host()
+        got = got if peer is not None else got[:1]
+        rows.add(f"polypad conv_layer.schedule_cuda {n}x{h}x{w}, {ci}->{co}{label}", alone,
+                 flops / alone / 1e12, "TFLOP/s", peer, _check(got, want), first)
+        rows.add("  the same through the Kernel call", through, flops / through / 1e12,
+                 "TFLOP/s", peer)
 
 
 def run_row_sum(cuda, cp, rows: Rows, size: int) -> None:
@@ -361,7 +382,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--only", default="sgemm,conv,rowsum,elementwise")
     parser.add_argument("--variants", action="store_true",
-                        help="also the SGEMM variants (step unrolled fully; 4 x 4 per thread)")
+                        help="also the SGEMM variants (step unrolled fully; 4 x 4 per thread; "
+                             "double-buffered tiles, also through registers) and the "
+                             "conv layer's (double-buffered, also through registers)")
     parser.add_argument("--ptx", action="store_true",
                         help="no GPU: compile for --cc and print ptxas's registers and spills")
     parser.add_argument("--cc", default="9.0", help="compute capability for --ptx")
@@ -377,6 +400,9 @@ def main() -> int:
                           sgemm_schedules(sgemm_size, options.variants)]
         if "conv" in only:
             schedules.append(("conv layer", conv_schedule(conv_sizes(quick))))
+            if options.variants:
+                schedules += [(f"conv layer, {label}", v)
+                              for label, v in conv_variants(conv_sizes(quick))]
         if "rowsum" in only:
             schedules.append(("row sum", row_sum_schedule(row_size)))
         if "elementwise" in only:
@@ -397,7 +423,8 @@ def main() -> int:
           f"{datetime.date.today().isoformat()}", flush=True)
     rows = Rows()
     sections = [("sgemm", lambda: run_sgemm(cuda, cp, rows, sgemm_size, options.variants)),
-                ("conv", lambda: run_conv(cuda, torch, rows, conv_sizes(quick))),
+                ("conv", lambda: run_conv(cuda, torch, rows, conv_sizes(quick),
+                                          options.variants)),
                 ("rowsum", lambda: run_row_sum(cuda, cp, rows, row_size)),
                 ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size))]
     for key, section in sections:

@@ -102,7 +102,8 @@ def _extent(func: PrimFunc, buffer: str, dim: int) -> int:
 
 def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_thread: int = 5,
                   c_threads: int = 16, c_per_thread: int = 4, k_tile: int = 8,
-                  k_unroll: int = 2) -> Schedule:
+                  k_unroll: int = 2, double_buffer: bool = False,
+                  through_registers: bool = False) -> Schedule:
     """The conv layer on a GPU, as an implicit GEMM; returns the ``Schedule``.
 
     The convolution: a block per row ``(n, y)`` and tile of ``c_threads *
@@ -117,7 +118,11 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     placing the two barriers each step needs.  Then the ReLU, a thread per
     element.  The loop over a step's channels is unrolled by ``k_unroll`` (as the
     matmul's).  The extents of ``x`` and ``c`` should be multiples of the tiles (a
-    partial tile is guarded), the input channels of ``k_tile``."""
+    partial tile is guarded), the input channels of ``k_tile``.  ``double_buffer`` and
+    ``through_registers`` give the two shared tiles two stages as for the matmul
+    (:func:`polypad.examples.matmul.schedule_cuda`): one barrier per step of the
+    input channels (and one before each tap's first loads where the channel steps
+    are odd in number); options until a GPU has timed them."""
     from .matmul import cooperative
 
     sch = Schedule(func if func is not None else conv_layer())
@@ -164,4 +169,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     if k_unroll > 1:
         _, k_inner = sch.split(rxi, [None, k_unroll])
         sch.unroll(k_inner)
+    if double_buffer:
+        sch.double_buffer("input_shared", through_registers=through_registers)
+        sch.double_buffer("filter_shared", through_registers=through_registers)
     return sch

@@ -22,6 +22,16 @@ proves that no other is (:mod:`analyses.gpu_sync`); it loads each thread's
 8 values of each tile into registers once per step of ``k`` (the fragments)
 for its 64 multiply-adds (:mod:`codegen.cuda.batch`).
 The sizes must be multiples of the tiles.
+
+``schedule_cuda(func, double_buffer=True)`` gives both tiles two stages
+(``sch.double_buffer``): the first step's tiles are loaded before the loop,
+and each step loads the next step's into the other half of each tile while
+it computes from the current one, so the target places one barrier per step
+instead of two; ``through_registers=True`` also issues the next tiles' loads
+from global memory into registers before the step's multiply-adds and
+stores them into shared memory after them, so that they are in flight while
+the thread computes.  Both are options, not the default, until a GPU has
+timed them (``benchmarks/bench_cuda.py --variants``).
 """
 
 from __future__ import annotations
@@ -48,7 +58,8 @@ def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
 
 
 def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 8,
-                  k_tile: int = 8, k_unroll: int = 2) -> Schedule:
+                  k_tile: int = 8, k_unroll: int = 2,
+                  double_buffer: bool = False, through_registers: bool = False) -> Schedule:
     """The register-tiled shared-memory schedule of the module docstring on ``func``
     (:func:`matmul` by default); ``sch.func`` is the result,
     ``codegen.build(sch.func, target="cuda")`` its kernel.  The default is the
@@ -58,7 +69,10 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     rolled loop, 128 registers and no spills on sm_90 by ptxas, and a compile as
     quick; 8, the whole step, gives the fewest instructions per multiply-add but 168
     registers and four times the compile).  ``per_thread=1`` is the plain tiling, one
-    output per thread."""
+    output per thread.  ``double_buffer=True`` gives the shared tiles two stages
+    (the module docstring); with ``through_registers=True`` too, each step's loads of
+    the next tiles go into registers first in the step and into shared memory last
+    (:mod:`polypad.schedule.register_staging`)."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
     i, j, k = sch.get_loops("C")
@@ -95,6 +109,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     if k_unroll > 1:
         _, k_inner = sch.split(ki, [None, k_unroll])
         sch.unroll(k_inner)
+    if double_buffer:
+        sch.double_buffer("A_shared", through_registers=through_registers)
+        sch.double_buffer("B_shared", through_registers=through_registers)
     return sch
 
 

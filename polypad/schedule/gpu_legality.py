@@ -75,6 +75,43 @@ def check_tree_reduce(func: n.PrimFunc, changed: n.PrimFunc, partial: n.Buffer,
                                     f"read after it: {cex}", cex)
 
 
+def check_double_buffer(func: n.PrimFunc, found) -> None:
+    """``double_buffer`` of the tile ``found`` (:class:`.double_buffer.Stages`) keeps
+    what ``func`` computes: every read of the tile reads what the same step's copy
+    wrote (isl, :func:`analyses.gpu_shared_reads.unwritten_shared_reads`: a read that
+    may find nothing written there reads the fresh allocation's zero, and with two
+    stages would read the step before last's value instead), and nothing in the loop
+    but the copy writes a buffer the copy reads (the copy of step ``k + 1`` moves
+    before the rest of step ``k``, and the first before the loop)."""
+    from analyses.evidence import Counterexample
+    from analyses.gpu_shared_reads import unwritten_shared_reads
+    from analyses.instances import leaf_range
+    from polypad.model import extract
+
+    from .location_legality import refuse_access
+
+    where = found.where
+    unfed = unwritten_shared_reads(func).get(found.buffer)
+    if unfed is not None:
+        read, element = unfed
+        text = (f"{read} reads {element}, which no write of the same step feeds; with two "
+                "stages it would read the value of the step before last")
+        raise IllegalTransformError(f"{where}: {text}",
+                                    Counterexample(text, instances=(read,), element=element))
+    sources = {id(x.buffer) for x in walk(found.fill) if isinstance(x, n.BufferLoad)}
+    ours = {id(x) for x in walk(found.fill) if isinstance(x, n.BufferStore)}
+    model = extract(func)
+    first, stop = leaf_range(func.body, found.loop)
+    for s in model.statements[first:stop]:
+        if id(s.stmt) in ours:
+            continue
+        for a in s.accesses:
+            if a.kind == "write" and id(a.buffer) in sources:
+                refuse_access(model, s, a, f"{where}: {{who}} writes {a.buffer.name} in "
+                              "the loop, and the copy of the next step, which reads it, "
+                              "would run before it")
+
+
 _AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
          "threadIdx.z")
 

@@ -1,4 +1,5 @@
-"""Schedule primitives for GPUs — ``bind``, ``set_scope``, ``tree_reduce``, ``atomic``.
+"""Schedule primitives for GPUs — ``bind``, ``set_scope``, ``tree_reduce``, ``atomic``,
+``double_buffer``.
 
 ``sch.bind(loop, "threadIdx.x")`` binds a loop to one of TVM's GPU axes
 (``blockIdx.x/y/z``, ``threadIdx.x/y/z``): it prints as
@@ -26,7 +27,14 @@ from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
 from polypad.ir.visitor import walk
 
-from .gpu_legality import check_bind, check_gpu, check_set_scope, check_tree_reduce
+from .double_buffer import double_buffer, stages_of
+from .gpu_legality import (
+    check_bind,
+    check_double_buffer,
+    check_gpu,
+    check_set_scope,
+    check_tree_reduce,
+)
 from .gpu_reduction import atomic, tree_reduce
 from .layout_rewrite import relayout
 from .loop_kinds import with_kind
@@ -156,3 +164,50 @@ class GpuPrimitives:
         if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(changed.body)):
             check_gpu(changed, f"atomic of loop {loop_name(func, node)!r}")
         return changed
+
+    @primitive
+    def double_buffer(self, buffer: str | n.Buffer, through_registers: bool = False):
+        """Give the shared tile ``buffer``, cached at a loop (``cache_read(...,
+        "shared", at=loop)``), two stages (TVM's ``double_buffer_scope``): the tile of
+        the loop's first step is loaded before the loop, and each step loads the next
+        step's tile into the other half while its readers read the current one.
+
+        Before::
+
+            for k_0 in T.serial(4):
+                A_shared = T.alloc_buffer((8, 8), "float32", scope="shared")
+                with T.block("A_shared"):
+                    ...  A_shared[ax0, ax1] = A[8 * i_0 + ax0, 8 * k_0 + ax1]
+                ...  A_shared[i_1, k_1] ...
+
+        ``sch.double_buffer("A_shared")``::
+
+            A_shared = T.alloc_buffer((2, 8, 8), "float32", scope="shared")
+            with T.block("A_shared_prologue"):
+                ...  A_shared[0, ax0, ax1] = A[8 * i_0 + ax0, ax1]
+            for k_0 in T.serial(4):
+                if k_0 + 1 < 4:
+                    with T.block("A_shared"):
+                        ...  A_shared[(k_0 + 1) % 2, ax0, ax1] = A[..., 8 * (k_0 + 1) + ax1]
+                ...  A_shared[k_0 % 2, i_1, k_1] ...
+
+        On a GPU the ``cuda`` target then places one barrier per step instead of
+        two (docs/cuda.md).  ``through_registers=True`` splits the next step's copy:
+        its loads into a local buffer first in the step, its stores into the other
+        half last, so that the loads are in flight while the step computes
+        (:mod:`~polypad.schedule.register_staging`; the copy's loops must have
+        constant extents).  Refused (:class:`~polypad.errors.IllegalTransformError`,
+        with the instance and the element) where a read of the tile may find no
+        write of its own step (two stages would feed it the step before last's), where
+        something else in the loop writes what the copy reads, and where the result
+        races on a GPU; (:class:`~polypad.errors.PolypadError`) for a buffer that is
+        not a shared tile allocated in a serial loop's body and filled there by one
+        copy.
+        """
+        func = self.func
+        found = stages_of(func, buffer)
+        check_double_buffer(func, found)
+        done = double_buffer(func, found, through_registers=through_registers)
+        if any(isinstance(x, n.For) and x.kind.value in AXES for x in walk(done.func.body)):
+            check_gpu(done.func, f"double_buffer of {done.buffer.name}")
+        return done.func

@@ -262,6 +262,16 @@ _ENTRIES = (
         "cover races",
         (_S + "gpu_legality.check_gpu", "analyses.gpu_sync.plan_barriers"),
         _S + "gpu_reduction.atomic"),
+    Primitive(
+        "double_buffer", "gpu", (BUFFER, Takes("through_registers", bool)),
+        "every read of the shared tile finds the element written by its own step's copy, "
+        "nothing else in the loop writes what the copy reads (the next step's copy runs "
+        "before the rest of the step), and where loops are bound to GPU axes, the two "
+        "stages do not race",
+        (_S + "gpu_legality.check_double_buffer",
+         "analyses.gpu_shared_reads.unwritten_shared_reads", _S + "gpu_legality.check_gpu",
+         "analyses.gpu_sync.plan_barriers"),
+        _S + "double_buffer.double_buffer"),
     # ---------------------------------------------------------------- merge
     Primitive(
         "merge_adjacent_loops", "merge", (LOOP_A, LOOP_B),
