@@ -65,7 +65,7 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
     if tail == "predicate":
         nest, guard = _predicate(loop, resolved, strides, new_vars)
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
-    nests = _partition(loop, resolved, strides, new_vars, taken, _never_negative(func, loop))
+    nests = _partition(loop, resolved, strides, new_vars, taken, extent_never_negative(func, loop))
     # Each tail its own statements, so that an init can leave one copy alone.
     nests = nests[:1] + [fresh_copy(x) if _ifs_beside(x) else x for x in nests[1:]]
     new = _splice(func, loop, nests)
@@ -200,7 +200,7 @@ def _guarded(body: n.Stmt, condition: n.Expr) -> tuple[n.Stmt, n.IfThenElse]:
     return guard, guard
 
 
-def _never_negative(func: n.PrimFunc, loop: n.For) -> bool:
+def extent_never_negative(func: n.PrimFunc, loop: n.For) -> bool:
     """Whether isl proves ``loop``'s extent ``>= 0`` wherever the loop is reached (its
     enclosing loops, branches and lets, and the ``T.assume``\\ s before it)."""
     if isinstance(loop.extent, n.IntImm):

@@ -1,11 +1,13 @@
-"""``split`` and ``tile`` of a loop whose symbolic extent may be zero or negative.
+"""``split``, ``tile`` and ``fuse`` of loops whose symbolic extents may be zero or negative.
 
 A loop ``for j in T.serial(n)`` runs nothing for ``n <= 0``; its split must
 run nothing either.  The floor remainder ``n % 8`` is positive for a negative
 ``n`` (``-3 % 8 == 5``), so a partition's tail takes ``T.max(n, 0) % 8`` unless
 isl proves ``n >= 0`` where the loop stands.  Each rewrite is checked against
 the script it should print, read back from its own script, and run against the
-original for ``n`` from -20 to 20 on the reference executor and Numba.
+original for ``n`` from -20 to 20 on the reference executor and Numba.  Likewise
+the product of two negative extents is positive: ``fuse`` takes ``T.max(e, 0)``
+of each extent isl does not prove ``>= 0`` when two or more may be negative.
 """
 
 from __future__ import annotations
@@ -215,6 +217,49 @@ def f(n: T.int32, A: T.Buffer((64,), "int32"), B: T.Buffer((64, 64), "int32")):
 '''))
     assert_reads_back(sch.func)
     assert_runs_the_same(parse(text), sch.func)
+
+
+FUSE = '''
+@T.prim_func
+def f(n: T.int32, m: T.int32, A: T.Buffer((64, 64), "int32")):
+    for i, j in T.grid(n, m):
+        A[i + 32, j + 32] = i * 3 + j
+'''
+
+
+def test_fuse_of_two_extents_that_may_be_negative_runs_nothing_for_them():
+    sch = Schedule(parse(FUSE))
+    sch.fuse("i", "j")
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int32, m: T.int32, A: T.Buffer((64, 64), "int32")):
+    for i_j_fused in T.serial(T.max(n, 0) * T.max(m, 0)):
+        A[i_j_fused // m + 32, i_j_fused % m + 32] = i_j_fused // m * 3 + i_j_fused % m
+'''))
+    assert_reads_back(sch.func)
+    kernels = [codegen.build(f, target=t) for f in (parse(FUSE), sch.func)
+               for t in ("python", "numba")]
+    for size in [(-2, -3), (-1, -1), (-3, 0), (0, -3), (-2, 3), (2, -3), (0, 0), (3, 5)]:
+        results = []
+        for kernel in kernels:
+            a = np.arange(64 * 64, dtype="int32").reshape(64, 64)
+            kernel(*size, a)
+            results.append(a)
+        for got in results[1:]:
+            np.testing.assert_array_equal(got, results[0], err_msg=f"n, m = {size}")
+
+
+@pytest.mark.parametrize("head, extent", [
+    ("    for i, j in T.grid(n, 4):\n", "n * 4"),
+    ("    T.assume(0 <= m)\n    for i, j in T.grid(n, m):\n", "n * m"),
+])
+def test_fuse_keeps_the_plain_product_with_at_most_one_extent_that_may_be_negative(
+        head, extent):
+    text = ('@T.prim_func\ndef f(n: T.int32, m: T.int32, A: T.Buffer((64, 64), "int32")):\n'
+            + head + "        A[i, j] = 1\n")
+    sch = Schedule(parse(text))
+    sch.fuse("i", "j")
+    assert script(_loops(sch.func)[0].extent) == extent
 
 
 def _loops(func: n.PrimFunc) -> list[n.For]:
