@@ -14,7 +14,9 @@ rewritten on an undecided answer).
 Buffer contents are never used: a statement that is not yet part of the function
 has no value context, and none is asked for.  ``T.assume`` facts are left out too
 unless asked for (``assumptions=True``: the affine ones that run before the
-statement in an enclosing sequence); knowing less is safe, it only simplifies less.
+statement in an enclosing sequence, and that a parameter buffer's symbolic size
+is not negative, as the caller's array gives it); knowing less is safe, it only
+simplifies less.
 """
 
 from __future__ import annotations
@@ -61,12 +63,18 @@ class Facts:
 def facts_at(func: n.PrimFunc, stmt: n.Stmt, *, assumptions: bool = False) -> Facts:
     """What holds just before ``stmt`` (a statement of ``func``, by identity) runs;
     with ``assumptions``, also the affine conjuncts of the ``T.assume``\\ s that run
-    before it in the sequences around it (a program that breaks one has no meaning).
+    before it in the sequences around it (a program that breaks one has no meaning),
+    and ``size >= 0`` for each symbolic size of a parameter buffer.
 
     >>> facts_at(f, loop).decide(guard)   # `0 * 8 + 0 < 30`, anywhere: True
     """
     facts = IslFacts()
     ctx = facts.universe
+    if assumptions:
+        for p in func.params:
+            for size in p.shape if isinstance(p, n.Buffer) else ():
+                if isinstance(size, n.Var):
+                    ctx = _known(facts, ctx, n.Ge(size, n.IntImm(0, size.dtype)), negated=False)
     path = ancestors(func, stmt)
     for parent, child in zip(path, path[1:], strict=False):
         if isinstance(parent, n.For):

@@ -148,17 +148,18 @@ def f(n: T.int32, A: T.Buffer((64,), "int32"), B: T.Buffer((4, 64), "int32")):
     assert_runs_the_same(parse(BLOCK), sch.func)
 
 
-@pytest.mark.parametrize("where", [
-    "    T.assume(0 <= n)\n    for j in T.serial(n):\n",
-    "    for m in T.serial(n):\n        for j in T.serial(m):\n",
+@pytest.mark.parametrize("shape, where, extent", [
+    ("64", "    T.assume(0 <= n)\n    for j in T.serial(n):\n", "n"),
+    ("64", "    for m in T.serial(n):\n        for j in T.serial(m):\n", "m"),
+    ("n", "    for j in T.serial(n):\n", "n"),  # the caller's array gives n
 ])
-def test_partition_keeps_the_plain_remainder_where_isl_proves_the_extent_nonnegative(where):
-    text = ('@T.prim_func\ndef f(n: T.int32, B: T.Buffer((64,), "int32")):\n' + where
+def test_partition_keeps_the_plain_remainder_where_isl_proves_the_extent_nonnegative(
+        shape, where, extent):
+    text = (f'@T.prim_func\ndef f(n: T.int32, B: T.Buffer(({shape},), "int32")):\n' + where
             + " " * (4 + 4 * where.count("for")) + "B[j] = B[j] + 1\n")
     sch = Schedule(parse(text))
     sch.split("j", [None, 8], tail="partition")
     tail = next(x for x in _loops(sch.func) if x.var.name == "j_1_tail")
-    extent = "n" if "assume" in where else "m"
     assert script(tail.extent) == f"{extent} % 8"
 
 
