@@ -85,6 +85,7 @@ from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
 from .lane_chunks import lane_chunks
+from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names
 from .pyexpr import SPLIT, ExprPrinter, numpy_type
 from .slp import MARK as SLP_MARK
@@ -306,6 +307,11 @@ class _Emitter:
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
+        rotation = None if self.vector_helpers else lane_rotation(
+            loop, self.range_checks, self.func.params)
+        if rotation is not None and self.current.loops + 2 < MAX_NESTED_LOOPS:
+            self.rotated(rotation, depth)
+            return
         lanes = None if self.vector_helpers else collapsible(loop, self.range_checks)
         if lanes is not None and self.current.loops < MAX_NESTED_LOOPS:
             self.fused(loop, lanes, depth)
@@ -382,6 +388,14 @@ class _Emitter:
             self.line(depth, f"for {var} in range({lo}, {hi}):")
             self.block(loop.body, depth + 1)
         self.current.loops -= 1
+
+    def rotated(self, rotation, depth: int) -> None:
+        """A row reduction in lanes, its loads aligned by turning the lanes
+        (:mod:`.lane_rotation`)."""
+        skew = ir.Var(rotation.outer.var.name + "_skew", rotation.outer.var.dtype)
+        self.line(depth, f"{self.names(skew)} = {skew_text(rotation, self.expr)}")
+        self.expr.bound(skew, as_expr(0), as_expr(lanes_per_vector(rotation) - 1))
+        self.stmt(rotated(rotation, skew), depth)
 
     def fused(self, loop: ir.For, lanes: ir.For, depth: int) -> None:
         """``loop`` and the vectorized loop ``lanes`` that is its body, as one loop
