@@ -301,13 +301,13 @@ class _Emitter:
         extent = self.expr.ranges.of(loop.extent)
         return extent is not None and extent[0] >= 1
 
-    def _loop(self, loop: ir.For, depth: int) -> None:
+    def _loop(self, loop: ir.For, depth: int, rotate: bool = True) -> None:
         if (loop.kind is ForKind.VECTORIZED and self.vector_helpers
                 and not self.current.vectorized):
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
-        rotation = None if self.vector_helpers else lane_rotation(
+        rotation = None if self.vector_helpers or not rotate else lane_rotation(
             loop, self.range_checks, self.func.params)
         if rotation is not None and self.current.loops + 2 < MAX_NESTED_LOOPS:
             self.rotated(rotation, depth)
@@ -394,8 +394,11 @@ class _Emitter:
         (:mod:`.lane_rotation`)."""
         skew = ir.Var(rotation.outer.var.name + "_skew", rotation.outer.var.dtype)
         self.line(depth, f"{self.names(skew)} = {skew_text(rotation, self.expr)}")
-        self.expr.bound(skew, as_expr(0), as_expr(lanes_per_vector(rotation) - 1))
-        self.stmt(rotated(rotation, skew), depth)
+        self.line(depth, f"if {self.names(skew)} == 0:")  # aligned already: as before
+        self._loop(rotation.outer, depth + 1, rotate=False)
+        self.line(depth, "else:")
+        self.expr.bound(skew, as_expr(1), as_expr(lanes_per_vector(rotation) - 1))
+        self.stmt(rotated(rotation, skew), depth + 1)
 
     def fused(self, loop: ir.For, lanes: ir.For, depth: int) -> None:
         """``loop`` and the vectorized loop ``lanes`` that is its body, as one loop

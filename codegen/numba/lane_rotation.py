@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from polypad.ir import nodes as ir
 from polypad.ir.dtypes import bits
 from polypad.ir.nodes import Buffer, ForKind, Var
-from polypad.ir.operators import add, as_expr, floordiv, floormod, mul, sub
+from polypad.ir.operators import add, as_expr, floormod, sub
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, children, walk
 
@@ -169,17 +169,24 @@ def lanes_per_vector(rotation: LaneRotation) -> int:
 
 
 def rotated(rotation: LaneRotation, skew: Var) -> ir.Stmt:
-    """The three parts of the module docstring, given the variable ``skew`` (``s``)."""
+    """The three parts of the module docstring, given the variable ``skew`` (``s``,
+    here ``0 < s < L``: the first and the last block are split).
+
+    The parts index the lanes by run-time values (``j``, ``(s + p) % L``), which
+    would keep LLVM from holding ``buf`` in registers in the plain loop pair (the
+    kernel's branch for an aligned row): they work on a copy, ``buf_lanes``,
+    taken and given back at constant indices."""
     outer, lanes, buf = rotation.outer, rotation.lanes, rotation.buffer
     count, total = lanes.extent.value, outer.extent.value * lanes.extent.value
     zero = ir.IntImm(0, outer.var.dtype)
+    staged = Buffer(buf.name + "_lanes", (count,), buf.dtype)
     turned = Buffer(buf.name + "_rot", (count,), buf.dtype)
     peel = Var(lanes.var.name + "_peel", lanes.var.dtype)
     lane = Var(lanes.var.name + "_turn", lanes.var.dtype)
     tail = Var(lanes.var.name + "_tail", lanes.var.dtype)
-    blocks = floordiv(sub(total, skew), count)
-    start = add(skew, mul(count, blocks))
-    home = floormod(add(skew, lane), count)  # where rotated lane `lane` lives in buf
+    blocks = outer.extent.value - 1
+    start = add(skew, count * blocks)
+    home = floormod(add(skew, lane), count)  # where rotated lane `lane` lives
 
     def body(index_of: dict, target: Buffer, lane_index: ir.Expr) -> ir.Stmt:
         return _Relane(buf, target, lane_index, index_of).visit(lanes.body)
@@ -187,17 +194,23 @@ def rotated(rotation: LaneRotation, skew: Var) -> ir.Stmt:
     def serial(var, lo, extent, stmt):
         return ir.For(var, lo, as_expr(extent, var.dtype), ForKind.SERIAL, stmt)
 
+    def copy(to: Buffer, to_index, source: Buffer, source_index) -> ir.Stmt:
+        return serial(lane, zero, count, ir.BufferStore(
+            to, ir.BufferLoad(source, (source_index,)), (to_index,)))
+
     parts = [
-        serial(peel, zero, skew, body({outer.var: zero, lanes.var: peel}, buf, peel)),
-        serial(lane, zero, count, ir.BufferStore(turned, ir.BufferLoad(buf, (home,)), (lane,))),
+        copy(staged, lane, buf, lane),
+        serial(peel, zero, skew, body({outer.var: zero, lanes.var: peel}, staged, peel)),
+        copy(turned, lane, staged, home),
         serial(outer.var, zero, blocks, ir.For(
             lanes.var, zero, lanes.extent, ForKind.VECTORIZED,
             body({lanes.var: add(skew, lanes.var)}, turned, lanes.var))),
-        serial(lane, zero, count, ir.BufferStore(buf, ir.BufferLoad(turned, (lane,)), (home,))),
+        copy(staged, home, turned, lane),
         serial(tail, start, sub(total, start),
-               body({outer.var: zero, lanes.var: tail}, buf, floormod(tail, count))),
+               body({outer.var: zero, lanes.var: tail}, staged, floormod(tail, count))),
+        copy(buf, lane, staged, lane),
     ]
-    return ir.Allocate(turned, ir.SeqStmt(tuple(parts)))
+    return ir.Allocate(staged, ir.Allocate(turned, ir.SeqStmt(tuple(parts))))
 
 
 class _Relane(Rewriter):

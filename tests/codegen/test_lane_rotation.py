@@ -98,8 +98,11 @@ def test_the_matvec_loop_pair_is_emitted_rotated(kernels):
     source = kernels[6, 100][0].source
     assert "fastmath" not in source.split("def kernel")[0].rsplit("@", 1)[1]  # strict
     assert "j_0_skew = (-(np.intp(A.ctypes.data) + i * A.strides[0])) % 64 // 4\n" in source
-    assert ("        for j_0 in range((96 - j_0_skew) // 32):\n"
-            "            for j_1 in range(32):\n") in source
+    assert ("        if j_0_skew == 0:\n"  # aligned already: the plain loop pair
+            "            for j_0 in range(3):\n"
+            "                for j_1 in range(32):\n") in source
+    assert ("            for j_0 in range(2):\n"  # the whole blocks past the boundary
+            "                for j_1 in range(32):\n") in source
     assert "y_rf_rot[j_1] = y_rf_rot[j_1] + A[vi, vj] * x[vj]\n" in source
     assert "vj = j_0 * 32 + (j_0_skew + j_1)\n" in source
     assert "_skew" not in kernels[6, 100][1].source
