@@ -15,15 +15,20 @@ other elements, and the sums would change in their last bits -- unless the
 lanes turn with it.  So the emitter writes, with ``s`` the elements from the
 row's start to the next 64-byte boundary, computed at run time ::
 
-    for j in range(s):                            # 1. each is lane j's first element
-        y_rf[j] = y_rf[j] + A[i, j] * x[j]
-    y_rf_rot[p] = y_rf[(s + p) % L]  for p < L    # 2. the lanes turned by s
-    for j_0 in range((E * L - s) // L):
-        for j_1 in range(L):                      #    aligned loads of A
-            y_rf_rot[j_1] = y_rf_rot[j_1] + A[i, j_0 * L + (s + j_1)] * ...
-    y_rf[(s + p) % L] = y_rf_rot[p]  for p < L
-    for j in range(s + L * M, E * L):             # 3. the rest, in order
-        y_rf[j % L] = y_rf[j % L] + A[i, j] * x[j]
+    if s == 0:                                    # aligned already: as before
+        <the plain loop pair>
+    else:
+        y_rf_lanes[p] = y_rf[p]  for p < L        # constant indices (below)
+        for j in range(s):                        # 1. each is lane j's first element
+            y_rf_lanes[j] = y_rf_lanes[j] + A[i, j] * x[j]
+        y_rf_rot[p] = y_rf_lanes[(s + p) % L]     # 2. the lanes turned by s
+        for j_0 in range(E - 1):
+            for j_1 in range(L):                  #    aligned loads of A
+                y_rf_rot[j_1] = y_rf_rot[j_1] + A[i, j_0 * L + (s + j_1)] * ...
+        y_rf_lanes[(s + p) % L] = y_rf_rot[p]
+        for j in range(s + L * (E - 1), E * L):   # 3. the rest, in order
+            y_rf_lanes[j % L] = y_rf_lanes[j % L] + A[i, j] * x[j]
+        y_rf[p] = y_rf_lanes[p]  for p < L
 
 Element ``j`` goes to lane ``j % L`` in every part, and each lane meets its
 elements in increasing order, so every lane computes the same operations in
@@ -31,7 +36,16 @@ the same order on the same values: the result is bitwise the plain loop's,
 for any ``0 <= s < L`` -- the address decides speed only.  (Each part is
 compiled with the kernel's flags; tests/codegen/test_lane_rotation.py checks
 that scalar and vector code contract ``a * b + c`` alike, bit for bit, at every
-offset.)
+offset.)  The parts index the lanes by run-time values; on ``y_rf`` itself
+that would keep LLVM from holding it in registers in the plain branch (5 %
+slower there), hence the copy ``y_rf_lanes``.
+
+What the pair does not cover may round otherwise under ``"contract"``: the
+schedule's partition tail after it (``y[i] = y[i] + A[i, j] * x[j]`` for the
+last ``m % L`` elements) is fused into scalar FMAs in one kernel and, where
+LLVM's SLP vectorizer packs its multiplies into a vector, not fused in the
+other -- a choice LLVM makes from the whole function, which this change, like
+any other, moves.  Strict IEEE (``fastmath=None``) has no such choice.
 
 The pattern is strict; anything else is emitted as before:
 
