@@ -58,7 +58,12 @@ The pattern is strict; anything else is emitted as before:
   has the flat index (or a let of it) last and indices that mention neither
   counter and load nothing before it, and the counters appear nowhere else;
 - a load of at least two dimensions has the flat index (the row streamed:
-  ``A``), and ``L`` is a multiple of the 64-byte vector's lanes of its dtype.
+  ``A``), and ``L`` is a multiple of the 64-byte vector's lanes of its dtype,
+  at least :data:`MIN_VECTORS` vectors.  With one vector the lanes are one
+  chain of dependent adds, which waits on the adder, not on the loads: the
+  zoo's layer norm (two row sums of 16 lanes, rows 4 KB) ran 1.7x slower
+  rotated, even on aligned rows (LLVM no longer kept the lanes in registers
+  in the plain branch), and softmax no faster.
 
 ``s`` is computed per execution of the loop (per row) from the address of
 the row's first element, so rows of any length work.
@@ -80,6 +85,8 @@ from .stack import stack_elements
 
 #: Bytes of a vector and of a cache line: the boundary the loads start on.
 VECTOR_BYTES = 64
+#: Fewest vectors of lanes worth rotating (see the module docstring).
+MIN_VECTORS = 2
 #: Off switch, for comparing the rotated kernel with the plain one.
 ENABLED = True
 
@@ -161,7 +168,9 @@ def lane_rotation(loop: ir.For, checked: dict, params: tuple) -> LaneRotation | 
     row = max(rows, key=lambda e: len(e.indices))  # the first of the most dimensions
     front = tuple(substitute(i, inline) for i in row.indices[:-1])
     rotation = LaneRotation(loop, lanes, buf, ir.BufferLoad(row.buffer, (*front, row.indices[-1])))
-    if len(row.indices) < 2 or row.buffer.data is not None or count % lanes_per_vector(rotation):
+    vector = lanes_per_vector(rotation)
+    if (len(row.indices) < 2 or row.buffer.data is not None or count % vector
+            or count < MIN_VECTORS * vector):
         return None
     return rotation
 

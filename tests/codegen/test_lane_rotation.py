@@ -170,6 +170,11 @@ def test_lanes_fewer_than_a_vector_are_left_alone():
     _check_left_alone(schedule(matvec(3, 64), lanes=8))
 
 
+def test_lanes_of_one_vector_are_left_alone():
+    # 16 lanes of float32: one chain of adds, bound by their latency, not the loads.
+    _check_left_alone(schedule(matvec(3, 64), lanes=16))
+
+
 def test_full_fast_math_keeps_its_vector_helpers():
     # The lanes go to a helper compiled with fast-math; the rotation stays out.
     _check_left_alone(schedule(matvec(3, 64)), fastmath="full")
