@@ -393,7 +393,12 @@ class _Emitter:
         """A row reduction in lanes, its loads aligned by turning the lanes
         (:mod:`.lane_rotation`)."""
         skew = ir.Var(rotation.outer.var.name + "_skew", rotation.outer.var.dtype)
-        self.line(depth, f"{self.names(skew)} = {skew_text(rotation, self.expr)}")
+        # The address once per call, at the function's top: ``.ctypes`` holds a
+        # reference to the array, counted atomically, and per row it cost 8 %.
+        array = self.names(rotation.row.buffer)
+        address = self.names.fresh(array + "_address")
+        self.current.lines.insert(0, f"    {address} = np.intp({array}.ctypes.data)")
+        self.line(depth, f"{self.names(skew)} = {skew_text(rotation, self.expr, address)}")
         self.line(depth, f"if {self.names(skew)} == 0:")  # aligned already: as before
         self._loop(rotation.outer, depth + 1, rotate=False)
         self.line(depth, "else:")

@@ -37,8 +37,10 @@ for any ``0 <= s < L`` -- the address decides speed only.  (Each part is
 compiled with the kernel's flags; tests/codegen/test_lane_rotation.py checks
 that scalar and vector code contract ``a * b + c`` alike, bit for bit, at every
 offset.)  The parts index the lanes by run-time values; on ``y_rf`` itself
-that would keep LLVM from holding it in registers in the plain branch (5 %
-slower there), hence the copy ``y_rf_lanes``.
+that would keep LLVM from holding it in registers in the plain branch, hence
+the copy ``y_rf_lanes``, taken and given back written out at constant indices
+(as loops, LLVM turned them into vector copies and still kept ``y_rf`` in
+memory).
 
 What the pair does not cover may round otherwise under ``"contract"``: the
 schedule's partition tail after it (``y[i] = y[i] + A[i, j] * x[j]`` for the
@@ -58,12 +60,12 @@ The pattern is strict; anything else is emitted as before:
   has the flat index (or a let of it) last and indices that mention neither
   counter and load nothing before it, and the counters appear nowhere else;
 - a load of at least two dimensions has the flat index (the row streamed:
-  ``A``), and ``L`` is a multiple of the 64-byte vector's lanes of its dtype,
-  at least :data:`MIN_VECTORS` vectors.  With one vector the lanes are one
-  chain of dependent adds, which waits on the adder, not on the loads: the
-  zoo's layer norm (two row sums of 16 lanes, rows 4 KB) ran 1.7x slower
-  rotated, even on aligned rows (LLVM no longer kept the lanes in registers
-  in the plain branch), and softmax no faster.
+  ``A``, a parameter: an allocation starts on 64 bytes already), and ``L``
+  is a multiple of the 64-byte vector's lanes of its dtype, at least
+  :data:`MIN_VECTORS` vectors.  With one vector the lanes are one chain of
+  dependent adds, which waits on the adder, not on the loads: the zoo's
+  layer norm (two row sums of 16 lanes, rows 4 KB) ran 1.7x slower rotated,
+  even on aligned rows, and softmax no faster.
 
 ``s`` is computed per execution of the loop (per row) from the address of
 the row's first element, so rows of any length work.
@@ -169,18 +171,19 @@ def lane_rotation(loop: ir.For, checked: dict, params: tuple) -> LaneRotation | 
     front = tuple(substitute(i, inline) for i in row.indices[:-1])
     rotation = LaneRotation(loop, lanes, buf, ir.BufferLoad(row.buffer, (*front, row.indices[-1])))
     vector = lanes_per_vector(rotation)
-    if (len(row.indices) < 2 or row.buffer.data is not None or count % vector
+    if (len(row.indices) < 2 or row.buffer not in params or count % vector
             or count < MIN_VECTORS * vector):
         return None
     return rotation
 
 
-def skew_text(rotation: LaneRotation, printer) -> str:
+def skew_text(rotation: LaneRotation, printer, address: str) -> str:
     """Source text of ``s``: the elements from the streamed row's first element to
-    the next 64-byte boundary (0 when it is on one), from its address."""
+    the next 64-byte boundary (0 when it is on one), from ``address``, the name of
+    the array's address (``np.intp(A.ctypes.data)``)."""
     row = rotation.row
     name = printer.names(row.buffer)
-    terms = [f"np.intp({name}.ctypes.data)"]
+    terms = [address]
     terms += [f"{printer.operand(index, MUL)} * {name}.strides[{k}]"
               for k, index in enumerate(row.indices[:-1])]
     return f"(-({' + '.join(terms)})) % {VECTOR_BYTES} // {bits(row.buffer.dtype) // 8}"
@@ -217,12 +220,13 @@ def rotated(rotation: LaneRotation, skew: Var) -> ir.Stmt:
     def serial(var, lo, extent, stmt):
         return ir.For(var, lo, as_expr(extent, var.dtype), ForKind.SERIAL, stmt)
 
-    def copy(to: Buffer, to_index, source: Buffer, source_index) -> ir.Stmt:
-        return serial(lane, zero, count, ir.BufferStore(
+    def copy(to: Buffer, to_index, source: Buffer, source_index,
+             kind: ForKind = ForKind.SERIAL) -> ir.Stmt:
+        return ir.For(lane, zero, as_expr(count, lane.dtype), kind, ir.BufferStore(
             to, ir.BufferLoad(source, (source_index,)), (to_index,)))
 
     parts = [
-        copy(staged, lane, buf, lane),
+        copy(staged, lane, buf, lane, ForKind.UNROLL),  # constant indices of buf
         serial(peel, zero, skew, body({outer.var: zero, lanes.var: peel}, staged, peel)),
         copy(turned, lane, staged, home),
         serial(outer.var, zero, blocks, ir.For(
@@ -231,7 +235,7 @@ def rotated(rotation: LaneRotation, skew: Var) -> ir.Stmt:
         copy(staged, home, turned, lane),
         serial(tail, start, sub(total, start),
                body({outer.var: zero, lanes.var: tail}, staged, floormod(tail, count))),
-        copy(buf, lane, staged, lane),
+        copy(buf, lane, staged, lane, ForKind.UNROLL),
     ]
     return ir.Allocate(staged, ir.Allocate(turned, ir.SeqStmt(tuple(parts))))
 
