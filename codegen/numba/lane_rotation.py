@@ -89,8 +89,11 @@ from .stack import stack_elements
 VECTOR_BYTES = 64
 #: Fewest vectors of lanes worth rotating (see the module docstring).
 MIN_VECTORS = 2
-#: Off switch, for comparing the rotated kernel with the plain one.
-ENABLED = True
+#: Off by default: on rows 16 bytes past a boundary (numpy's placement of large arrays) the
+#: rotated matvec ran 1.1x to 1.3x faster, but on aligned rows, where only its branch is added,
+#: 9% slower, for a reason not yet found (the hot loop's instructions are the same).  Set it
+#: before building a kernel; the kernel's source, and so its cache entry, differs.
+ENABLED = False
 
 
 @dataclass(frozen=True)

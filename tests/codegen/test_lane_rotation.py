@@ -182,16 +182,21 @@ def test_full_fast_math_keeps_its_vector_helpers():
     _check_left_alone(schedule(matvec(3, 64)), fastmath="full")
 
 
-def test_the_pattern_is_not_taken_for_other_loop_pairs():
+def test_the_pattern_is_not_taken_for_other_loop_pairs(monkeypatch):
     from codegen.numba.lane_rotation import lane_rotation as match
+
+    monkeypatch.setattr(lane_rotation, "ENABLED", True)  # off by default
     from polypad.ir import nodes as ir
     from polypad.ir.visitor import walk
 
     func = codegen.build(schedule(matvec(3, 64))).func
     pairs = [n for n in walk(func.body) if isinstance(n, ir.For) and n.var.name == "j_0"]
     assert len(pairs) == 1 and match(pairs[0], {}, func.params) is not None
-    # Checked, or a lane buffer that is a parameter: no.
+    # Off, checked, or a lane buffer that is a parameter: no.
     assert match(pairs[0], {id(pairs[0]): None}, func.params) is None
+    monkeypatch.setattr(lane_rotation, "ENABLED", False)
+    assert match(pairs[0], {}, func.params) is None
+    monkeypatch.setattr(lane_rotation, "ENABLED", True)
     assert match(pairs[0], {}, (*func.params, pairs[0].body.body.body.body.body.buffer)) is None
     # Any loop but the pair: no.
     others = [n for n in walk(func.body) if isinstance(n, ir.For) and n is not pairs[0]]
