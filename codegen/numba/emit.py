@@ -85,6 +85,7 @@ from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
 from .lane_chunks import lane_chunks
+from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names
 from .pyexpr import SPLIT, ExprPrinter, numpy_type
 from .slp import MARK as SLP_MARK
@@ -300,12 +301,17 @@ class _Emitter:
         extent = self.expr.ranges.of(loop.extent)
         return extent is not None and extent[0] >= 1
 
-    def _loop(self, loop: ir.For, depth: int) -> None:
+    def _loop(self, loop: ir.For, depth: int, rotate: bool = True) -> None:
         if (loop.kind is ForKind.VECTORIZED and self.vector_helpers
                 and not self.current.vectorized):
             self.helper(loop, depth, "vector")
             return
         self.expr.bound(loop.var, loop.min, add(loop.min, loop.extent) - 1)
+        rotation = None if self.vector_helpers or not rotate else lane_rotation(
+            loop, self.range_checks, self.func.params)
+        if rotation is not None and self.current.loops + 2 < MAX_NESTED_LOOPS:
+            self.rotated(rotation, depth)
+            return
         lanes = None if self.vector_helpers else collapsible(loop, self.range_checks)
         if lanes is not None and self.current.loops < MAX_NESTED_LOOPS:
             self.fused(loop, lanes, depth)
@@ -382,6 +388,22 @@ class _Emitter:
             self.line(depth, f"for {var} in range({lo}, {hi}):")
             self.block(loop.body, depth + 1)
         self.current.loops -= 1
+
+    def rotated(self, rotation, depth: int) -> None:
+        """A row reduction in lanes, its loads aligned by turning the lanes
+        (:mod:`.lane_rotation`)."""
+        skew = ir.Var(rotation.outer.var.name + "_skew", rotation.outer.var.dtype)
+        # The address once per call, at the function's top: ``.ctypes`` holds a
+        # reference to the array, counted atomically, and per row it cost 8 %.
+        array = self.names(rotation.row.buffer)
+        address = self.names.fresh(array + "_address")
+        self.current.lines.insert(0, f"    {address} = np.intp({array}.ctypes.data)")
+        self.line(depth, f"{self.names(skew)} = {skew_text(rotation, self.expr, address)}")
+        self.line(depth, f"if {self.names(skew)} == 0:")  # aligned already: as before
+        self._loop(rotation.outer, depth + 1, rotate=False)
+        self.line(depth, "else:")
+        self.expr.bound(skew, as_expr(1), as_expr(lanes_per_vector(rotation) - 1))
+        self.stmt(rotated(rotation, skew), depth + 1)
 
     def fused(self, loop: ir.For, lanes: ir.For, depth: int) -> None:
         """``loop`` and the vectorized loop ``lanes`` that is its body, as one loop
