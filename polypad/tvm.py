@@ -19,8 +19,11 @@ imported on the first call, never by ``import polypad``.
 
 from __future__ import annotations
 
+import dataclasses
+
 from .errors import MissingDependencyError, TVMInteropError
-from .ir.nodes import IRModule, PrimFunc
+from .ir.nodes import IRModule, LetStmt, PrimFunc, SeqStmt, Stmt
+from .ir.visitor import Rewriter
 
 INSTALL = 'pip install "polypad[tvm]"'
 
@@ -64,12 +67,44 @@ def to_tvm(node: PrimFunc | IRModule):
 
     expect(node, (PrimFunc, IRModule), "node", "to_tvm")
     tvm = _tvm()
-    text = script(node, spelling="tirx")
+    text = script(_lets_to_list_end(node), spelling="tirx")
     try:
         return tvm.script.from_source(text)
     except Exception as err:  # TVM's DiagnosticError and the like: quoted, chained
         raise TVMInteropError(f"TVM 0.27 refused polypad's script of {node.name!r}: "
                               f"{_first_lines(str(err))}") from None
+
+
+def _lets_to_list_end(node: PrimFunc | IRModule) -> PrimFunc | IRModule:
+    """``node`` with each let that ends before its statement list does (which polypad
+    prints ``with T.LetStmt(v) as x:``) over the rest of the list instead.
+
+    TVM 0.27's let has no body: it binds to the end of its list, and it has no
+    ``T.LetStmt`` to print the shorter scope with.  The rest of the list does not use
+    the let's variable (it is out of scope there), so the function means the same."""
+    if isinstance(node, IRModule):
+        return dataclasses.replace(node, funcs=tuple(_lets_to_list_end(f) for f in node.funcs))
+    return _LetsToListEnd().visit(node)
+
+
+class _LetsToListEnd(Rewriter):
+    def visit_SeqStmt(self, s: SeqStmt) -> Stmt:
+        stmts = [self.visit(x) for x in s.stmts]
+        for k in range(len(stmts) - 2, -1, -1):
+            if isinstance(stmts[k], LetStmt):
+                stmts[k:] = [self._extended(stmts[k], stmts[k + 1:])]
+        if len(stmts) == len(s.stmts) and all(a is b for a, b in zip(stmts, s.stmts)):
+            return s
+        return stmts[0] if len(stmts) == 1 else SeqStmt(tuple(stmts), span=s.span)
+
+    def _extended(self, let: LetStmt, rest: list[Stmt]) -> LetStmt:
+        """``let`` (through its chain of lets) over its body followed by ``rest``."""
+        if isinstance(let.body, LetStmt):
+            body = self._extended(let.body, rest)
+        else:
+            first = list(let.body.stmts) if isinstance(let.body, SeqStmt) else [let.body]
+            body = self.visit_SeqStmt(SeqStmt((*first, *rest)))
+        return dataclasses.replace(let, body=body)
 
 
 def _first_lines(message: str, count: int = 6) -> str:

@@ -57,8 +57,9 @@ from .extract import extract
 from .overflow import wraps_somewhere
 
 
-def check_axes(src, body: Stmt, blocks: list[BlockAxes]) -> None:
-    """Raise a ParseError at the first axis whose binding leaves its domain.
+def check_axes(src, body: Stmt, blocks: list[BlockAxes], sizes: tuple[Var, ...] = ()) -> None:
+    """Raise a ParseError at the first axis whose binding leaves its domain, for values
+    of the variables ``sizes`` (a parameter buffer's symbolic sizes) that are not negative.
 
     >>> parse('''
     ... @T.prim_func
@@ -91,7 +92,7 @@ def check_axes(src, body: Stmt, blocks: list[BlockAxes]) -> None:
                 stmt = wrap(IfThenElse(guard.condition, probe))
             else:
                 stmt = wrap(LetStmt(axis.var, let.value, probe))
-            found = violation(axis, let.value, stmt, probe)
+            found = violation(axis, let.value, stmt, probe, sizes)
             if found is not None:
                 raise src.error(axis.node, f"{ast.unparse(axis.node)} binds {axis.var.name} "
                                            f"to {found}, outside its domain {axis.text}")
@@ -113,8 +114,10 @@ class Violation:
 _PROBE = Buffer("probe", (1,), "int32")
 
 
-def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt) -> Violation | None:
-    """The first instance of ``probe`` in ``stmt`` where ``axis`` leaves its domain.
+def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt,
+              sizes: tuple[Var, ...] = ()) -> Violation | None:
+    """The first instance of ``probe`` in ``stmt`` where ``axis`` leaves its domain
+    (with the variables ``sizes`` not negative).
 
     ``stmt`` is the probe in the binding's context; ``value`` is the
     binding.  None where every instance stays in the domain, and where the
@@ -125,7 +128,7 @@ def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt) -> Violati
         (s,) = [s for s in model.statements if s.stmt is probe]
         if s.may:
             return None  # a dropped guard: the instances are not known exactly
-        domain = s.domain.intersect_params(_in_dtypes(s.domain, model.names))
+        domain = s.domain.intersect_params(_in_dtypes(s.domain, model.names, sizes))
         if any(wraps_somewhere(e, s.space, domain) for e in (value, axis.lo, axis.hi)):
             return None
         v, lo, hi = (to_pw_aff(e, s.space) for e in (axis.var, axis.lo, axis.hi))
@@ -148,13 +151,15 @@ def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt) -> Violati
     return Violation(coords[-1], tuple(zip(names, coords[:-1], strict=True)))
 
 
-def _in_dtypes(domain: isl.Set, names) -> isl.Set:
-    """The values of ``domain``'s parameters that their dtypes hold."""
+def _in_dtypes(domain: isl.Set, names, sizes: tuple[Var, ...] = ()) -> isl.Set:
+    """The values of ``domain``'s parameters that their dtypes hold (from 0 for the
+    variables ``sizes``)."""
     out = isl.Set.universe(domain.get_space().params())
     for k in range(domain.dim(isl.dim_type.param)):
         name = domain.get_dim_name(isl.dim_type.param, k)
         var = names.lookup(name)
         if isinstance(var, Var):
             lo, hi = dtype_range(var.dtype)
+            lo = max(lo, 0) if any(var is x for x in sizes) else lo
             out = out.intersect(isl.Set(f"[{name}] -> {{ : {lo} <= {name} <= {hi} }}"))
     return out

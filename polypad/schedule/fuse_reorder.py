@@ -24,6 +24,7 @@ from polypad.ir.substitute import free_vars, substitute
 from polypad.model.isl_helpers import empty_union_map, time_map
 
 from .reschedule_plan import entries
+from .split import extent_never_negative
 
 
 def chain_of(func: n.PrimFunc, loops: list[n.For], primitive: str) -> list[n.For]:
@@ -131,9 +132,24 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
     blocks = [b for outer, inner in zip(loops, loops[1:], strict=False)
               for b in _blocks_between(outer, inner)]
     body = _wrapped(blocks, substitute(loops[-1].body, mapping))
-    new = n.For(fused, n.IntImm(0, dtype), _product(extents, dtype), n.ForKind.SERIAL, body,
-                span=loops[0].span)
+    new = n.For(fused, n.IntImm(0, dtype), _product(_fused_extents(func, loops), dtype),
+                n.ForKind.SERIAL, body, span=loops[0].span)
     return replace(func, loops[0], new), new
+
+
+def _fused_extents(func: n.PrimFunc, loops: list[n.For]) -> list[n.Expr]:
+    """The factors of the fused loop's extent: each loop's extent, or ``T.max(e, 0)``
+    for one that isl does not prove ``>= 0`` where its loop stands, when two or more
+    may be negative.  A loop with a negative extent runs nothing, but the product of
+    two negative extents is positive (``-2 * -3 == 6``); with at most one negative
+    factor the product is at most 0 and the fused loop runs nothing too."""
+    unproved = [k for k, x in enumerate(loops) if not extent_never_negative(func, x)]
+    extents = [x.extent for x in loops]
+    if len(unproved) < 2:
+        return extents
+    for k in unproved:
+        extents[k] = n.Max(extents[k], n.IntImm(0, extents[k].dtype))
+    return extents
 
 
 def _product(extents: list[n.Expr], dtype: str) -> n.Expr | None:

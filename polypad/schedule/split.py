@@ -13,7 +13,9 @@ extra iterations are handled by ``tail``:
 * ``"partition"``: a main nest whose outermost loop covers only whole tiles,
   with no guard, followed by tail nests for the remainder (for three or more
   factors, one tail nest per level), each without a guard either.  Tail
-  loops are named ``<new loop>_tail``.  A reduction's init that never runs in
+  loops are named ``<new loop>_tail``.  A symbolic extent ``e`` that isl
+  does not prove ``>= 0`` gives the tail ``T.max(e, 0) % 8`` iterations,
+  none where the loop runs none.  A reduction's init that never runs in
   a nest (a ``T.init()``, or the ``if k == 0:`` that ``reorder`` sinks: a
   tail's reduce axis starts past its first value, so the init ran in the main
   nest), and likewise a sunk write-back, is left out of that nest: isl decides
@@ -63,7 +65,7 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
     if tail == "predicate":
         nest, guard = _predicate(loop, resolved, strides, new_vars)
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
-    nests = _partition(loop, resolved, strides, new_vars, taken)
+    nests = _partition(loop, resolved, strides, new_vars, taken, extent_never_negative(func, loop))
     # Each tail its own statements, so that an init can leave one copy alone.
     nests = nests[:1] + [fresh_copy(x) if _ifs_beside(x) else x for x in nests[1:]]
     new = _splice(func, loop, nests)
@@ -198,8 +200,23 @@ def _guarded(body: n.Stmt, condition: n.Expr) -> tuple[n.Stmt, n.IfThenElse]:
     return guard, guard
 
 
-def _partition(loop, resolved, strides, new_vars, taken) -> list[n.Stmt]:
-    """The main nest (whole tiles of the outermost loop), then the tails, level by level."""
+def extent_never_negative(func: n.PrimFunc, loop: n.For) -> bool:
+    """Whether isl proves ``loop``'s extent ``>= 0`` wherever the loop is reached (its
+    enclosing loops, branches and lets, and the ``T.assume``\\ s before it)."""
+    if isinstance(loop.extent, n.IntImm):
+        return loop.extent.value >= 0
+    zero = n.IntImm(0, loop.extent.dtype)
+    return facts_at(func, loop, assumptions=True).decide(n.Ge(loop.extent, zero)) is True
+
+
+def _partition(loop, resolved, strides, new_vars, taken, never_negative) -> list[n.Stmt]:
+    """The main nest (whole tiles of the outermost loop), then the tails, level by level.
+
+    A negative extent runs nothing, but its floor remainder ``e % 8`` is positive
+    (``-3 % 8 == 5``): unless ``never_negative`` (isl proved ``e >= 0``), the tails
+    take their extents from ``T.max(e, 0)``, which is ``e`` wherever the loop runs
+    and makes every tail empty where it does not.  The main nest needs no such care:
+    its ``e // 8`` is negative there, so it runs nothing too."""
     dtype = loop.var.dtype
     tails = [n.Var(fresh_name(taken, f"{v.name}_tail"), dtype) for v in new_vars]
     nests: list[n.Stmt] = []
@@ -207,6 +224,8 @@ def _partition(loop, resolved, strides, new_vars, taken) -> list[n.Stmt]:
     remaining: n.Expr = loop.extent
     for level in range(len(new_vars)):
         whole = _fold(n.FloorDiv, remaining, strides[level])
+        if level == 0 and not never_negative:
+            remaining = n.Max(remaining, n.IntImm(0, dtype))
         names = new_vars if level == 0 else tails
         # The main nest is kept even when empty, so that the names split returns exist.
         if level == 0 or not _is_zero(whole):

@@ -67,9 +67,9 @@ class Declared:
 
 # ------------------------------------------------------------ the slots
 
-#: ``check(src, body, blocks)``: raise ``src.error(...)`` at the first axis whose
-#: binding leaves its domain.
-AxesCheck = Callable[[object, Stmt, list[BlockAxes]], None]
+#: ``check(src, body, blocks, sizes)``: raise ``src.error(...)`` at the first axis whose
+#: binding leaves its domain where the variables ``sizes`` are not negative.
+AxesCheck = Callable[[object, Stmt, list[BlockAxes], tuple[Var, ...]], None]
 #: ``check(src, body, declared)``, ``declared`` holding ``(block, reads, writes)``:
 #: raise ``src.error(...)`` where a block's declared regions miss what its body touches.
 RegionsCheck = Callable[[object, Stmt, list], None]
@@ -93,14 +93,16 @@ def _missing(what: str) -> AssertionError:
                           "polypad was still being imported")
 
 
-def check_blocks(src, body: Stmt, axes: list[BlockAxes], declared: list) -> None:
+def check_blocks(src, body: Stmt, axes: list[BlockAxes], declared: list,
+                 sizes: tuple[Var, ...] = ()) -> None:
     """Raise a ParseError (``src.error``) where a block's axis bindings leave their
     domains, or its ``T.reads``/``T.writes`` miss what its body touches; axes first,
-    since a block's axes come before its regions in the text."""
+    since a block's axes come before its regions in the text.  ``sizes``: variables
+    never negative (the parameter buffers' symbolic sizes)."""
     if axes:
         if _axes is None:
             raise _missing("the block axis check")
-        _axes(src, body, axes)
+        _axes(src, body, axes, sizes)
     if declared:
         if _regions is None:
             raise _missing("the declared regions check")

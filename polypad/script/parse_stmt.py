@@ -349,6 +349,8 @@ class StmtParser(PackedStmts):
             raise self.src.error(call, refused)
         if len(node.items) == 1 and fn == "T.decl_buffer":
             return self._with_buffer(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and fn == "T.LetStmt":
+            return self._with_let(node, call, item.optional_vars, env)
         if len(node.items) == 1 and fn == "T.attr":
             make = self.attr(call, env, self.src.span(node))
             return make(self.body(node.body, env))
@@ -368,7 +370,8 @@ class StmtParser(PackedStmts):
         if len(node.items) != 1 or fn != "T.block":
             raise self.src.error(call, 'the only supported with statements are '
                                        'with T.block("name"), with T.init(), with '
-                                       'T.launch_thread(...), with T.attr(...) and with '
+                                       'T.launch_thread(...), with T.attr(...), with '
+                                       'T.LetStmt(value) as x and with '
                                        'T.decl_buffer(...) as A')
         if item.optional_vars is not None:
             raise self.src.error(item.optional_vars, "with T.block(...) as ... is not supported")
@@ -395,6 +398,17 @@ class StmtParser(PackedStmts):
         if scope.axes:
             self.axes.append(BlockAxes(tuple(scope.axes), scope.where, scope.guarded))
         return block
+
+    def _with_let(self, node: ast.With, call: ast.Call, target, env: dict) -> Stmt:
+        """``with T.LetStmt(value) as x:``: x is bound for the body only (the form of a let
+        followed by other statements that do not see it)."""
+        if not isinstance(target, ast.Name):
+            raise self.src.error(call, "with T.LetStmt(value) needs 'as <name>'")
+        (value,) = bind_args(self.src, call, "T.LetStmt", ("value",), 1)
+        value = self.exprs.expr(value, env)
+        var = Var(target.id, value.dtype)
+        body = self.body(node.body, {**env, target.id: var})
+        return LetStmt(var, value, body, span=self.src.span(node))
 
     def _with_buffer(self, node: ast.With, call: ast.Call, target, env: dict) -> Stmt:
         """``with T.decl_buffer(shape, dtype) as A:``: A is allocated for the body."""

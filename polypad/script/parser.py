@@ -219,12 +219,15 @@ class Parser:
         self.stmts.axes = []
         self.stmts.symbolic = symbolic
         body = self.stmts.body(body_nodes, env)
-        # After the body: the model checks the blocks' axes, then their regions.
-        check_blocks(self.src, body, self.stmts.axes, self.stmts.declared)
         # A handle no T.match_buffer matches stays a pointer (a packed function's
         # `args: T.handle`), a parameter polypad passes on but does not follow.
         params = tuple(matched.get(a.arg) or env[a.arg].pointer()
                        if isinstance(env[a.arg], Handle) else env[a.arg] for a in args.args)
+        # After the body: the model checks the blocks' axes, then their regions.  A
+        # parameter buffer's symbolic size is never negative (the caller's array gives it).
+        sizes = tuple(dict.fromkeys(x for b in params if isinstance(b, Buffer)
+                                    for x in b.shape if isinstance(x, Var)))
+        check_blocks(self.src, body, self.stmts.axes, self.stmts.declared, sizes)
         # Symbolic sizes (`n = T.int32()`, a quoted "n" in a shape) become trailing
         # scalar parameters: a kernel takes each as an argument, checked against the
         # shapes of the arrays passed.

@@ -226,6 +226,9 @@ class _Printer(BlockPrinting, LoweredPrinter):
                 self._allocate_with(c, indent)
             elif isinstance(c, DeclBuffer) and k < len(s.stmts) - 1:
                 self.decl_with(c, indent)
+            elif isinstance(c, LetStmt) and k < len(s.stmts) - 1:
+                # Likewise: `x = v` would bind x for the statements after this one too.
+                self._let_with(c, indent)
             else:
                 self.stmt(c, indent)
 
@@ -279,6 +282,11 @@ class _Printer(BlockPrinting, LoweredPrinter):
         else:
             self.emit(indent, f"{self.namer.bind(s.var)} = {value}")
         self.stmt(s.body, indent)
+        self.namer.unbind(s.var)
+
+    def _let_with(self, s: LetStmt, indent: int) -> None:
+        self.emit(indent, f"with T.LetStmt({self.expr(s.value)}) as {self.namer.bind(s.var)}:")
+        self.stmt(s.body, indent + 1)
         self.namer.unbind(s.var)
 
     def _Evaluate(self, s: Evaluate, indent: int) -> None:

@@ -12,8 +12,11 @@ placed there, with :mod:`.simplify`'s own rules (ISL decides, nothing is
 rewritten on an undecided answer).
 
 Buffer contents are never used: a statement that is not yet part of the function
-has no value context, and none is asked for.  ``T.assume`` facts are left out too;
-knowing less is safe, it only simplifies less.
+has no value context, and none is asked for.  ``T.assume`` facts are left out too
+unless asked for (``assumptions=True``: the affine ones that run before the
+statement in an enclosing sequence, and that a parameter buffer's symbolic size
+is not negative, as the caller's array gives it); knowing less is safe, it only
+simplifies less.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polypad.ir import nodes as n
+from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import ancestors
 from polypad.ir.operators import logical_and
-from polypad.model.domains import loop_bounds
+from polypad.model.domains import conjuncts, loop_bounds
 
 from ._isl_context import IslFacts
 from .simplify import _Simplifier
@@ -56,13 +60,21 @@ class Facts:
         return simplifier.stmt(stmt, self.ctx, original=False)
 
 
-def facts_at(func: n.PrimFunc, stmt: n.Stmt) -> Facts:
-    """What holds just before ``stmt`` (a statement of ``func``, by identity) runs.
+def facts_at(func: n.PrimFunc, stmt: n.Stmt, *, assumptions: bool = False) -> Facts:
+    """What holds just before ``stmt`` (a statement of ``func``, by identity) runs;
+    with ``assumptions``, also the affine conjuncts of the ``T.assume``\\ s that run
+    before it in the sequences around it (a program that breaks one has no meaning),
+    and ``size >= 0`` for each symbolic size of a parameter buffer.
 
     >>> facts_at(f, loop).decide(guard)   # `0 * 8 + 0 < 30`, anywhere: True
     """
     facts = IslFacts()
     ctx = facts.universe
+    if assumptions:
+        for p in func.params:
+            for size in p.shape if isinstance(p, n.Buffer) else ():
+                if isinstance(size, n.Var):
+                    ctx = _known(facts, ctx, n.Ge(size, n.IntImm(0, size.dtype)), negated=False)
     path = ancestors(func, stmt)
     for parent, child in zip(path, path[1:], strict=False):
         if isinstance(parent, n.For):
@@ -71,6 +83,12 @@ def facts_at(func: n.PrimFunc, stmt: n.Stmt) -> Facts:
             ctx = _known(facts, ctx, parent.condition, negated=child is not parent.then_case)
         elif isinstance(parent, n.LetStmt) and child is parent.body:
             facts.lets[parent.var] = parent.value
+        elif isinstance(parent, n.SeqStmt) and assumptions:
+            for before in parent.stmts[:next(k for k, x in enumerate(parent.stmts)
+                                             if x is child)]:
+                if isinstance(before, n.Evaluate) and is_call(before.value, "assume"):
+                    for part in conjuncts(before.value.args[0]):
+                        ctx = _known(facts, ctx, part, negated=False)
     return Facts(func, facts, ctx)
 
 

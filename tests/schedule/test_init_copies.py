@@ -23,9 +23,10 @@ from kind_support import check_schedule
 import codegen
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.ir.structural import assert_structural_equal
 from polypad.ir.visitor import walk
 from polypad.schedule import Schedule
-from polypad.script import parse
+from polypad.script import parse, script
 
 SUM = '''
 @T.prim_func
@@ -166,9 +167,9 @@ def s(A: T.Buffer((4, 30), "float32"), B: T.Buffer((4,), "float32")):
 
 
 def test_a_tail_that_may_be_the_whole_axis_keeps_the_init():
-    # With n < 8 the main nest runs nothing and the tail starts at vj == 0.  (Checked
-    # by its blocks, not by script: the script of a partition over a symbolic extent
-    # does not read back, the parser doubting vj's domain for a negative n.)
+    # With n < 8 the main nest runs nothing and the tail starts at vj == 0.  n is A's
+    # size, never negative, so the tail's extent stays n % 8 and its script reads back
+    # (the parser checks vj's domain for every n).
     f = parse(SUM_N.format(m="n", rows=4))
     sch = Schedule(f)
     sch.split("j", [None, 8], tail="partition")
@@ -176,6 +177,7 @@ def test_a_tail_that_may_be_the_whole_axis_keeps_the_init():
     assert [(x.name, x.header.init) for x in blocks] == [("sum", True), ("sum", True)]
     assert [show(x.extent) for x in walk(sch.func.body) if isinstance(x, n.For)] == [
         "4", "n // 8", "8", "n % 8"]
+    assert_structural_equal(parse(script(sch.func)), sch.func)
     assert_runs_the_same(f, sch.func, sizes=(3, 8, 13))
 
 
