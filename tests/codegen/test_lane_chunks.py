@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import platform
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from test_emit_vectors import _parallel_body_asm, _same_as_matmul
 
 import codegen
-import polypad as pp
 from codegen.numba.lane_chunks import lane_chunks
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import ForKind
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from zoo_kernels import matmul, matmul_schedule  # noqa: E402
 
 X86 = platform.machine() in ("x86_64", "AMD64")
 
@@ -22,32 +26,7 @@ X86 = platform.machine() in ("x86_64", "AMD64")
 def matmul_4x64(n: int):
     """The zoo's matmul recipe with 4 x 64 tiles: each row of the tile 64 lanes, B's
     panel of 128 columns packed."""
-    f = pp.parse(f'''
-@T.prim_func
-def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-           C: T.Buffer(({n}, {n}), "float32")):
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-''')
-    sch = pp.Schedule(f)
-    i, j, k = sch.get_loops("C")
-    i_0, i_1 = sch.split(i, [None, 4])
-    j_0, j_1, j_2 = sch.split(j, [None, 2, 64])
-    sch.reorder(j_0, i_0, j_1, k, i_1, j_2)
-    tile = sch.cache_write("C", "C", "local", at=j_1)
-    init = sch.decompose_reduction("C", k)
-    panel = sch.cache_read("C", "B", "local", at=j_0)
-    sch.parallel(j_0)
-    sch.unroll(i_1)
-    sch.vectorize(j_2)
-    sch.vectorize(init[-1])
-    for copy in (panel, tile):
-        sch.vectorize(sch.get_loops(copy)[-1])
-    return sch.func
+    return matmul_schedule(matmul(n), tile_i=4, tile_j=64, panel=128).func
 
 
 def test_a_64_lane_row_of_a_tile_is_two_loops_of_32():
