@@ -34,10 +34,18 @@ def f(A: T.Buffer((3, 8), "float32"), F: T.Buffer((1,), "float32"),
 """
 
 
+def unhurried(decider, *args, **kwargs):
+    """``decider(*args, **kwargs)`` with the time these tests need: they compare answers,
+    and must not race the clock of a busy machine (see :func:`rfc_questions.ask`)."""
+    return rq.settled(lambda: decider(*args, budget=rq.UNHURRIED, **kwargs))
+
+
 def test_a_strict_question_after_a_pass_in_reals_still_finds_the_infinity():
     f1, f2 = pp.parse(SCALED), pp.parse(SCALED)
-    pp.transform.remove_branching_through_overcompute(f1)
-    decided = analyses.can_remove_conditional(f2, rq.conditionals(f2)[0], strict_ieee=True)
+    rq.settled(lambda: pp.transform.remove_branching_through_overcompute(
+        f1, budget=rq.UNHURRIED))
+    decided = unhurried(analyses.can_remove_conditional, f2, rq.conditionals(f2)[0],
+                        strict_ieee=True)
     assert isinstance(decided, Refuted), decided
     values = decided.counterexample.values
     assert values["F[0]"] == float("inf") and str(values["stored A[io, ii] * F[0]"]) == "nan"
@@ -93,12 +101,12 @@ def test_a_no_op_question_first_leaves_the_counterexample_alone():
     # computed from it afterwards had another form, and can_remove_conditional chose
     # m = 0 asked first, m = 2 asked after.
     fresh = pp.parse(FUZZ_665)
-    want = analyses.can_remove_conditional(fresh, _if_of(fresh))
+    want = unhurried(analyses.can_remove_conditional, fresh, _if_of(fresh))
     f = pp.parse(FUZZ_665)
     (loop,) = [s for s in walk(f.body) if isinstance(s, n.For) and s.var.name == "l"]
     # The loop's last stores reach the caller: never a no-op (Unknown here, for rule 3).
-    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)
-    got = analyses.can_remove_conditional(f, _if_of(f))
+    assert not isinstance(unhurried(analyses.is_no_op, f, loop), analyses.Proved)
+    got = unhurried(analyses.can_remove_conditional, f, _if_of(f))
     assert str(got) == str(want)
     assert isinstance(got, Refuted)
     (at,) = got.counterexample.instances
@@ -130,11 +138,12 @@ def test_a_no_op_counterexample_names_the_same_parameters_in_any_order():
         return loop, loop.body.stmts[0]
 
     fresh = pp.parse(FUZZ_1267)
-    want = analyses.is_no_op(fresh, question(fresh)[1])
+    want = unhurried(analyses.is_no_op, fresh, question(fresh)[1])
     f = pp.parse(FUZZ_1267)
     loop, stmt = question(f)
-    assert not isinstance(analyses.is_no_op(f, loop), analyses.Proved)  # it writes C[1..3]
-    got = analyses.is_no_op(f, stmt)
+    # It writes C[1..3]:
+    assert not isinstance(unhurried(analyses.is_no_op, f, loop), analyses.Proved)
+    got = unhurried(analyses.is_no_op, f, stmt)
     assert str(got) == str(want)
     assert isinstance(got, Refuted)
     cex = got.counterexample

@@ -13,7 +13,13 @@ import polypad as pp
 from analyses import Proved, Unknown
 from polypad import budget
 from polypad.errors import ArgumentValueError, BudgetExceeded
-from polypad.transform import hoist_expression, reduce_loop_extents, remove_no_op, simplify
+from polypad.transform import (
+    explain_branching_through_overcompute,
+    hoist_expression,
+    reduce_loop_extents,
+    remove_no_op,
+    simplify,
+)
 
 CHAIN = '''
 @T.prim_func
@@ -157,3 +163,29 @@ def test_a_primitive_whose_legality_does_not_settle_refuses_within_its_budget():
 def test_a_schedule_budget_is_validated():
     with pytest.raises(ArgumentValueError, match="budget must be a positive number"):
         pp.Schedule(pp.parse(MOD_HEAVY), budget=0)
+
+
+TWO_GUARDS = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for i in T.serial(16):
+        if i < 14:
+            B[i] = A[i] * 2.0
+            if i < 7:
+                B[i] = B[i] + 1.0
+'''
+
+
+def test_a_branching_report_out_of_budget_has_one_entry_per_conditional():
+    # The shape of the report must not depend on the clock: in time or not, one entry per
+    # conditional of the input, in walk order; out of time, each kept and Unknown.
+    f = pp.parse(TWO_GUARDS)
+    in_time = explain_branching_through_overcompute(f, budget=600.0)
+    late = explain_branching_through_overcompute(f, budget=1e-6)
+    assert late.func is f
+    assert [(e.condition, e.line) for e in late.entries] == \
+        [(e.condition, e.line) for e in in_time.entries] == [("i < 14", 5), ("i < 7", 7)]
+    for entry in late.entries:
+        assert not entry.removed and isinstance(entry.decision, Unknown)
+        assert "time budget of 1e-06 s ran out" in entry.decision.reason
+        assert entry.decision.timed_out

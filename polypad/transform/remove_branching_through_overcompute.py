@@ -92,8 +92,8 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
     each asked once, as the RFC's "part 1" does; ``None``: until a sweep
     removes nothing).  An ``if`` nested in a branch that a sweep replaced by
     its wrapped copy is a new node, first asked in the next sweep.  When the
-    time budget runs out, the report holds ``func`` unchanged and one entry
-    saying so.
+    time budget runs out, the report holds ``func`` unchanged and, as always,
+    one entry per conditional: each kept, its decision ``Unknown`` with the reason.
     """
     where = "explain_branching_through_overcompute"
     expect(func, n.PrimFunc, "func", where)
@@ -102,9 +102,17 @@ def explain_branching_through_overcompute(func: n.PrimFunc, *, block: str | None
     expect_budget(budget, where)
 
     def gave_up(err) -> BranchingReport:
+        # The same shape as an answer in time (one entry per conditional), so that a
+        # caller never meets another structure because the machine was slow: nothing
+        # was removed, and nothing decided before the deadline is kept either (the
+        # removals it rested on are undone).
         from analyses.evidence import Unknown
 
-        return BranchingReport(func, (ConditionalEntry("...", None, False, Unknown(str(err))),))
+        scope = find_block(func, block) if block is not None else func.body
+        return BranchingReport(func, tuple(
+            ConditionalEntry(show(stmt.condition), stmt.span.line if stmt.span else None,
+                             False, Unknown(str(err), timed_out=True))
+            for stmt in walk(scope) if isinstance(stmt, n.IfThenElse)))
 
     floats = float_semantics(strict_ieee)
     return run_within(budget, lambda: _explain(func, block, floats, sweeps), gave_up)
