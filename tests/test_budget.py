@@ -1,7 +1,6 @@
 """Time budgets: every analysis and pass takes ``budget=``; running out is Unknown for a
 decider, an error for an analysis that returns no decision, and "unchanged" for a pass."""
 
-import time
 
 import islpy as isl
 import numpy as np
@@ -149,10 +148,10 @@ def func(A: T.Buffer((8,), "int32"), n: T.int32):
 def test_a_primitive_whose_legality_does_not_settle_refuses_within_its_budget():
     f = pp.parse(MOD_HEAVY)
     sch = pp.Schedule(f, budget=0.5)
-    start = time.monotonic()
+    # Raised at all only because the budget ran out: unbudgeted, isl takes minutes.
+    # (No bound on the seconds it took: the suite asserts nothing of the clock.)
     with pytest.raises(BudgetExceeded) as err:
         sch.sequential_buffer_access(None, "A")
-    assert time.monotonic() - start < 5.0  # not the minutes isl would take
     assert str(err.value).startswith(
         "Schedule.sequential_buffer_access left the schedule unchanged")
     assert err.value.seconds == 0.5
