@@ -55,6 +55,7 @@ import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
 from analyses.witness_inputs import make_inputs  # noqa: E402
 from codegen.calling import written_buffers  # noqa: E402
+from codegen.timing import copy_at  # noqa: E402
 from polypad.examples import conv_layer  # noqa: E402
 
 DOC = (ROOT / "docs" / "schedules.md").read_text()
@@ -141,13 +142,7 @@ def aligned(a):
     an AVX-512 vector), as TVM's runtime allocates arrays and bench_zoo.py places
     every variant's; numpy puts a large array 16 bytes past a page, where every
     512-bit load of a row straddles two cache lines.  Anything else as it is."""
-    if not isinstance(a, np.ndarray):
-        return a
-    raw = np.empty(a.nbytes + ALIGN, np.uint8)
-    start = -raw.ctypes.data % ALIGN
-    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
+    return copy_at(a, 0, ALIGN) if isinstance(a, np.ndarray) else a
 
 
 def median_s(call, args, repeat: int, written: list[bool]) -> float:
@@ -183,7 +178,8 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
     sch = pp.autoschedule(func, budget_s=budget, small=kernel["small"], log=log)
     search_s = time.perf_counter() - start
     auto = codegen.build(sch.func).compile()
-    written = [p in written_buffers(func) for p in func.params]
+    writes = written_buffers(func)
+    written = [p in writes for p in func.params]
     times = {label: median_s(call, args, repeat, written)
              for label, call in (("plain", plain), ("hand", hand), ("auto", auto),
                                  ("numpy", kernel["peer"]))}

@@ -8,6 +8,8 @@ import zoo_extra as x
 import zoo_kernels as k
 from zoo_kernels import Zoo
 
+from codegen.timing import copy_at
+
 ZOO = [
     Zoo("matmul", "matmul", k.matmul, k.matmul_schedule, k.matmul_peer, "np.matmul (sgemm)",
         dict(n=1024), dict(n=256), dict(n=16), lambda n: 2.0 * n ** 3, "GFLOP/s"),
@@ -60,11 +62,7 @@ ALIGN = 64
 
 def aligned(a: np.ndarray, align: int = ALIGN) -> np.ndarray:
     """A copy of ``a`` whose first element starts on an ``align``-byte boundary."""
-    raw = np.empty(a.nbytes + align, np.uint8)
-    start = -raw.ctypes.data % align
-    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
+    return copy_at(a, 0, align)
 
 
 def inputs(func, sizes: dict, seed: int = 0, align: int | None = ALIGN) -> tuple[list, list]:

@@ -136,17 +136,23 @@ class Timing:
 LINE = 64
 
 
+def copy_at(a: np.ndarray, offset: int, line: int = LINE) -> np.ndarray:
+    """A copy of array ``a``, in C order, starting ``offset`` bytes past a
+    ``line``-byte boundary (0: on one, as TVM's runtime allocates arrays)."""
+    raw = np.empty(a.nbytes + line, np.uint8)
+    start = (offset - raw.ctypes.data) % line
+    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
 def copy_in_place(a):
     """A copy of array ``a`` that starts at ``a``'s offset from a :data:`LINE`-byte
     boundary (``np.copy`` starts wherever the allocator puts it); anything else, or
     an array not in C order, as ``np.copy`` makes it."""
     if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or a.nbytes == 0:
         return np.copy(a)
-    raw = np.empty(a.nbytes + LINE, np.uint8)
-    start = (a.ctypes.data - raw.ctypes.data) % LINE
-    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
+    return copy_at(a, a.ctypes.data % LINE)
 
 
 def measure(kernel: Timed, *args, repeat: int = 7,
