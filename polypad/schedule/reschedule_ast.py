@@ -190,7 +190,19 @@ class _Emitter(AstToIR):
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, context = self._space()
-        return set_to_condition(to_set(cond, space), vars, self.model.names, context=context)
+        where = to_set(cond, space)
+        out = set_to_condition(where, vars, self.model.names, context=context)
+        # The guard runs on the loops' whole box, where ISL's reader form may wrap
+        # (``3 * io + ii < n`` reaches ``n + 1`` at the last ``io``, past int32 for
+        # ``n = 2**31 - 1``, and would let that iteration through): there its
+        # constraints are written in int64 (``exact``), which mean ISL's set.
+        try:
+            wraps = wraps_somewhere(out, space, context)
+        except isl.Error:
+            wraps = True
+        if wraps:
+            out = set_to_condition(where, vars, self.model.names, context=context, exact=True)
+        return out
 
     # ------------------------------------------------------------ statements
 

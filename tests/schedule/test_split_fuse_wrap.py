@@ -315,3 +315,43 @@ def f(n: T.int32, m: T.int32, k: T.int32, A: T.Buffer((4,), "int32")):
         sch.fuse("i", "j", "l")
     sch.fuse("i", "j")  # two of them fit int64
     assert _loops(sch.func)[0].var.dtype == "int64"
+
+
+# ---------------------------------------------------------------- reorder_by_map
+
+
+def test_a_regenerated_guard_is_exact_on_the_whole_box_of_its_loops():
+    # The loops run over their whole box: at n = 2**31 - 1 the last io is 715827882, and
+    # 3 * io + 2 < n, computed in int32, wraps to -2**31 < n and would let the
+    # instance i = 2**31 through, which the original never runs.
+    sch = Schedule(parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((128,), "int32")):
+    with T.block("compute"):
+        for i in T.serial(n):
+            A[i % 128] = A[i % 128] + 1
+'''))
+    sch.reorder_by_map("compute", "{ compute[i] -> [floor(i/3), i mod 3] }", ("io", "ii"))
+    guard = next(x for x in walk(sch.func.body) if isinstance(x, n.IfThenElse))
+    assert script(guard.condition) == (
+        'T.Cast("int64", n) >= 3 * T.Cast("int64", io) + T.Cast("int64", ii) + 1')
+    _checked(sch.func)
+    last = (LIMIT - 1) // 3
+    for value, io, ii in [(LIMIT, last, 0), (LIMIT, last, 1), (LIMIT, last, 2),
+                          (LIMIT - 1, last, 2), (7, 2, 0), (7, 2, 1)]:
+        runs = 0 <= 3 * io + ii < value
+        assert _evaluate(n.Cast("int32", guard.condition),
+                         {"n": value, "io": io, "ii": ii}) == [int(runs)] * 2, (value, io, ii)
+
+
+def test_a_regenerated_guard_that_cannot_wrap_keeps_its_reader_form():
+    sch = Schedule(parse('''
+@T.prim_func
+def f(A: T.Buffer((1000,), "int32")):
+    with T.block("compute"):
+        for i in T.serial(1000):
+            A[i] = A[i] + 1
+'''))
+    sch.reorder_by_map("compute", "{ compute[i] -> [floor(i/3), i mod 3] }", ("io", "ii"))
+    guard = next(x for x in walk(sch.func.body) if isinstance(x, n.IfThenElse))
+    assert script(guard.condition) == "3 * io + ii < 1000"
