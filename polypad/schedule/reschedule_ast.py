@@ -38,12 +38,14 @@ from polypad.ir.operators import logical_and
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
-from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
+from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, to_set
 from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.overflow import wraps_somewhere
 
 from .ast_to_ir import AstToIR, user_call
+from .exact_bounds import bound as exact_bound
+from .exact_bounds import guard as exact_guard
 from .reschedule_plan import Placement, entries, layout_length
 from .reschedule_scope import Scope, lift
 
@@ -184,25 +186,14 @@ class _Emitter(AstToIR):
             return lo, extent
 
     def _tidy(self, e: n.Expr, vars, space, context) -> n.Expr:
-        if isinstance(e, n.IntImm):
-            return e
-        return pw_aff_to_expr(to_pw_aff(e, space), vars, self.model.names, context=context)
+        return exact_bound(e, vars, self.model.names, space, context)
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, context = self._space()
-        where = to_set(cond, space)
-        out = set_to_condition(where, vars, self.model.names, context=context)
         # The guard runs on the loops' whole box, where ISL's reader form may wrap
         # (``3 * io + ii < n`` reaches ``n + 1`` at the last ``io``, past int32 for
-        # ``n = 2**31 - 1``, and would let that iteration through): there its
-        # constraints are written in int64 (``exact``), which mean ISL's set.
-        try:
-            wraps = wraps_somewhere(out, space, context)
-        except isl.Error:
-            wraps = True
-        if wraps:
-            out = set_to_condition(where, vars, self.model.names, context=context, exact=True)
-        return out
+        # ``n = 2**31 - 1``, and would let that iteration through).
+        return exact_guard(cond, vars, self.model.names, space, context)
 
     # ------------------------------------------------------------ statements
 

@@ -336,6 +336,12 @@ def f(n: T.int32, A: T.Buffer((128,), "int32")):
     assert script(guard.condition) == (
         'T.Cast("int64", n) >= 3 * T.Cast("int64", io) + T.Cast("int64", ii) + 1')
     _checked(sch.func)
+    # ISL's (n - 1) // 3 + 1 iterations of io wraps at n = -2**31 to 715827883: run in
+    # int64 it is -715827882, and the loop runs nothing, as the original.
+    outer = _loops(sch.func)[0]
+    assert script(outer.extent) == 'T.Cast("int32", (T.Cast("int64", n) - 1) // 3 + 1)'
+    for value in (-LIMIT - 1, -LIMIT, -1, 0, 1, 3, 4, LIMIT - 1, LIMIT):
+        assert _evaluate(outer.extent, {"n": value}) == [(value - 1) // 3 + 1] * 2
     last = (LIMIT - 1) // 3
     for value, io, ii in [(LIMIT, last, 0), (LIMIT, last, 1), (LIMIT, last, 2),
                           (LIMIT - 1, last, 2), (7, 2, 0), (7, 2, 1)]:
