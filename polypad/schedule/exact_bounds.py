@@ -26,33 +26,37 @@ from polypad.ir.substitute import substitute
 from polypad.model import AffineSpace, pw_aff_to_expr, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
 from polypad.model.overflow import wraps_somewhere
+from polypad.transform.facts_at import facts_at
 
 WIDE = "int64"
 
 
 def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
-          where: isl.Set) -> n.Expr:
+          where: isl.Set, known: isl.Set | None = None) -> n.Expr:
     """``cond`` (an AST condition over ``vars``) as ISL's reader form under ``where``,
-    or, where that form may wrap at a point of ``where``, with its constraints written
-    over int64 (``set_to_condition(..., exact=True)``)."""
+    or, where that form may wrap at a point of ``where`` (and of the parameter set
+    ``known``: :func:`assumed`), with its constraints written over int64
+    (``set_to_condition(..., exact=True)``)."""
     s = to_set(cond, space)
     out = set_to_condition(s, vars, names, context=where)
-    if _may_wrap(out, space, where):
+    if _may_wrap(out, space, _within(where, known)):
         out = set_to_condition(s, vars, names, context=where, exact=True)
     return out
 
 
-def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Set) -> n.Expr:
+def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Set,
+          known: isl.Set | None = None) -> n.Expr:
     """The integer ``e`` (a loop's min or extent over ``vars``) as ISL's reader form under
     ``where``; where that form may wrap at a point of ``where``, computed in int64 and
     cast back to its dtype (``T.Cast("int32", (T.Cast("int64", n) - 1) // 3 + 1)``),
     when the exact value fits it there.  Otherwise the form it had (ISL cannot
-    write one that holds)."""
+    write one that holds).  ``known`` is :func:`guard`'s."""
     if isinstance(e, n.IntImm):
         return e
     pa = to_pw_aff(e, space)
     out = pw_aff_to_expr(pa, vars, names, context=where)
-    if not _may_wrap(out, space, where) or out.dtype == WIDE:
+    runs = _within(where, known)
+    if not _may_wrap(out, space, runs) or out.dtype == WIDE:
         return out
     try:
         wide = _wide(pa, vars, names, where)
@@ -61,7 +65,41 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     if wide is None:
         return out
     narrow = n.Cast(out.dtype, wide)
-    return out if _may_wrap(narrow, space, where) else narrow
+    return out if _may_wrap(narrow, space, runs) else narrow
+
+
+def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:
+    """What holds just before ``stmt`` of ``func`` runs -- its enclosing loops and
+    branches, and the ``T.assume``\\ s before it (:func:`.facts_at`) -- as a parameter
+    set named as ``names`` names the variables; variables ``names`` does not know are
+    projected out.  A program that breaks an assumption has no meaning, so a bound
+    that wraps only there wraps nowhere that counts."""
+    facts = facts_at(func, stmt, assumptions=True)
+    ctx = facts.ctx
+    param = isl.dim_type.param
+    targets = []
+    for k in reversed(range(ctx.dim(param))):
+        var = facts.facts.names.lookup(ctx.get_dim_name(param, k))
+        if var is None or var not in names:
+            ctx = ctx.project_out(param, k, 1)
+        else:
+            targets.append(var)
+    targets.reverse()
+    # Through names of their own first: the two namings may swap two names.
+    for k in range(len(targets)):
+        ctx = ctx.set_dim_name(param, k, f"_assumed{k}")
+    for k, var in enumerate(targets):
+        ctx = ctx.set_dim_name(param, k, names.name(var))
+    return ctx
+
+
+def _within(where: isl.Set, known: isl.Set | None) -> isl.Set:
+    if known is None:
+        return where
+    try:
+        return where.intersect_params(known)
+    except isl.Error:
+        return where  # knowing less is safe: a form that may wrap is widened
 
 
 def _wide(pa: isl.PwAff, vars: list[n.Var], names, where: isl.Set) -> n.Expr | None:

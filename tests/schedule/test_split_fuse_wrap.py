@@ -361,3 +361,20 @@ def f(A: T.Buffer((1000,), "int32")):
     sch.reorder_by_map("compute", "{ compute[i] -> [floor(i/3), i mod 3] }", ("io", "ii"))
     guard = next(x for x in walk(sch.func.body) if isinstance(x, n.IfThenElse))
     assert script(guard.condition) == "3 * io + ii < 1000"
+
+
+def test_a_regenerated_bound_the_assumptions_keep_in_range_keeps_its_reader_form():
+    text = '''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
+    T.assume({assumption})
+    for i in T.serial(n):
+        A[i // 4, i % 4] = B[i] + i
+'''
+    extents = []
+    for assumption in ("0 <= n and n <= 32", "n <= 32"):
+        sch = Schedule(parse(text.format(assumption=assumption)))
+        sch.sequential_buffer_access(None, "A")
+        extents.append(script(_checked(sch.func).body.stmts[1].extent))
+    # n <= 32 leaves n = -2**31, where n - 1 wraps.
+    assert extents == ["(n - 1) // 4 + 1", 'T.Cast("int32", (T.Cast("int64", n) - 1) // 4 + 1)']
