@@ -41,12 +41,13 @@ import functools
 from collections.abc import Callable
 
 from polypad.errors import PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.ranges import dtype_range
-from polypad.ir.substitute import substitute
+from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 from polypad.transform.facts_at import facts_at
 
@@ -195,8 +196,15 @@ def sums_fit(func: n.PrimFunc, loop: n.For, known: int) -> bool:
     _, hi = dtype_range(loop.extent.dtype)
     if isinstance(loop.extent, n.IntImm):
         return -(-loop.extent.value // known) * known - 1 <= hi
-    bound = n.Le(loop.extent, n.IntImm(hi - (known - 1), loop.extent.dtype))
-    return facts_at(func, loop, assumptions=True).decide(bound) is True
+    cond: n.Expr = n.Le(loop.extent, n.IntImm(hi - (known - 1), loop.extent.dtype))
+    # Every variable holds a value of its dtype: an int64 extent of int32 ones
+    # (``T.Cast("int64", n) * 16``, a fused loop's) is far from the end of int64.
+    for var in free_vars(loop.extent):
+        if dtypes.is_int(var.dtype) and var.dtype != loop.extent.dtype:
+            low, high = dtype_range(var.dtype)
+            cond = n.Or(n.Or(n.Lt(var, n.IntImm(low, var.dtype)),
+                             n.Gt(var, n.IntImm(high, var.dtype))), cond)
+    return facts_at(func, loop, assumptions=True).decide(cond) is True
 
 
 def _strides(resolved: list[n.Expr]) -> list[int]:

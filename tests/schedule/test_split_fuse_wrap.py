@@ -378,3 +378,33 @@ def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
         extents.append(script(_checked(sch.func).body.stmts[1].extent))
     # n <= 32 leaves n = -2**31, where n - 1 wraps.
     assert extents == ["(n - 1) // 4 + 1", 'T.Cast("int32", (T.Cast("int64", n) - 1) // 4 + 1)']
+
+
+def test_a_split_of_an_int64_fused_loop_keeps_the_plain_forms_and_runs_as_the_original():
+    # T.Cast("int64", n) * 16 + 7 is far from the end of int64 for every int32 n.
+    text = '''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((n, 16), "float32"), B: T.Buffer((n, 16), "float32")):
+    for i, j in T.grid(n, 16):
+        B[i, j] = A[i, j] * T.float32(2)
+'''
+    sch = Schedule(parse(text))
+    outer, inner = sch.split(sch.fuse("i", "j"), [None, 8])
+    sch.parallel(outer)
+    sch.vectorize(inner)
+    loop = _loops(_checked(sch.func))[0]
+    guard = next(x for x in walk(sch.func.body) if isinstance(x, n.IfThenElse))
+    assert (script(loop.extent), script(guard.condition)) == (
+        '(T.Cast("int64", n) * 16 + 7) // 8',
+        'i_j_fused_0 * 8 + i_j_fused_1 < T.Cast("int64", n) * 16')
+    kernels = _kernels(parse(text))[:1] + _kernels(sch.func)
+    for size in (0, 1, 3, 7):
+        rng = np.random.default_rng(size)
+        a = rng.random((size, 16)).astype("float32")
+        results = []
+        for kernel in kernels:
+            b = np.zeros((size, 16), "float32")
+            kernel(size, a, b)
+            results.append(b)
+        for got in results[1:]:
+            np.testing.assert_array_equal(got, results[0])
