@@ -408,3 +408,29 @@ def f(n: T.int32, A: T.Buffer((n, 16), "float32"), B: T.Buffer((n, 16), "float32
             results.append(b)
         for got in results[1:]:
             np.testing.assert_array_equal(got, results[0])
+
+
+# ---------------------------------------------------------------- merge_adjacent_loops
+
+
+def test_a_merge_whose_shift_leaves_int32_rebases_without_it():
+    # The second loop's counter is the first's shifted by 2**32 - 648, which no int32
+    # constant holds: it is written as i - (-2**31) + 2147483000, every step in range.
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in T.serial(-2147483648, -2147483640):
+        A[i % 8] = i % 5
+    for j in T.serial(2147483000, 2147483008):
+        B[j % 8] = j % 7
+'''
+    sch = Schedule(parse(text))
+    sch.merge_adjacent_loops("i", "j")
+    assert_structural_equal(_checked(sch.func), parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    for i in T.serial(-2147483648, -2147483640):
+        A[i % 8] = i % 5
+        B[(i - -2147483648 + 2147483000) % 8] = (i - -2147483648 + 2147483000) % 7
+'''))
+    assert_runs_the_same(parse(text), sch.func, [()])
