@@ -317,6 +317,22 @@ def f(n: T.int32, m: T.int32, k: T.int32, A: T.Buffer((4,), "int32")):
     assert _loops(sch.func)[0].var.dtype == "int64"
 
 
+def test_fuse_of_two_unbounded_int64_extents_is_refused_unless_assumed():
+    text = '''
+@T.prim_func
+def f(n: T.int64, m: T.int64, A: T.Buffer((4,), "int32")):
+    {head}for i, j in T.grid(n, m):
+        A[0] = A[0] + 1
+'''
+    with pytest.raises(IllegalTransformError, match=r"would run up to "
+                       r"85070591730234615847396907784232501249 iterations "
+                       r"\(T.max\(n, 0\) \* T.max\(m, 0\)\), more than an int64"):
+        Schedule(parse(text.format(head=""))).fuse("i", "j")
+    sch = Schedule(parse(text.format(head="T.assume(n <= 2147483648 and m <= 2147483648)\n    ")))
+    sch.fuse("i", "j")
+    assert _loops(sch.func)[0].var.dtype == "int64"
+
+
 # ---------------------------------------------------------------- reorder_by_map
 
 
