@@ -209,19 +209,17 @@ def _lanes_last(b: _Builder, root: StageInfo, packed: str, panel: str) -> None:
     vector = root.spatial[-1]
     at = root.reads.index(packed) + 1  # the strides and moves count the write first
     dim = vector.moves[at] if len(vector.moves) > at else None
-    rank = len(_buffer(b.sch.func, packed).shape)
-    if vector.strides[at] != "other" or dim is None or dim == rank - 1:
+    copy = [str(h) for h in b.sch.get_loops(panel) if str(h).startswith(f"{panel}/")]
+    rank = len(copy)  # the copy's own loops, one per dimension of the panel, in order
+    if vector.strides[at] != "other" or dim is None or dim >= rank - 1:
         return
     order = [d for d in range(rank) if d != dim] + [dim]
     names = [f"a{d}" for d in range(rank)]
     index_map = f"lambda {', '.join(names)}: [{', '.join(names[d] for d in order)}]"
-    b.need("transform_layout", None, panel, index_map)
-    copy = [str(h) for h in b.sch.get_loops(panel)][-rank:]
-    b.need("reorder", *[copy[d] for d in order])
-
-
-def _buffer(func: n.PrimFunc, name: str) -> n.Buffer:
-    return next(p for p in func.params if isinstance(p, n.Buffer) and p.name == name)
+    skipped = len(b.skipped)
+    b.may("transform_layout", None, panel, index_map)
+    if len(b.skipped) == skipped:  # laid out anew: the copy writes it in order
+        b.may("reorder", *[copy[d] for d in order])
 
 
 def _stays_along_rows(root: StageInfo) -> str:
