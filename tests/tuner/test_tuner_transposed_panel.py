@@ -21,17 +21,7 @@ from polypad.tuner.space import WHOLE, Candidate, enumerate_space
 
 def nt_text(m: int, n: int, k: int) -> str:
     """C (m x n) = A (m x k) @ B.T, with B (n x k)."""
-    return f'''
-@T.prim_func
-def mmnt(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({n}, {k}), "float32"),
-         C: T.Buffer(({m}, {n}), "float32")):
-    for i, j, k in T.grid({m}, {n}, {k}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
-'''
+    return matmul_text(m, n, k, name="mmnt", b_transposed=True)
 
 
 PANEL = Candidate(tile_inner=16, tile_outer=4, reduction="outer", vectorize=True,
