@@ -54,7 +54,7 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     if isinstance(e, n.IntImm):
         return e
     pa = to_pw_aff(e, space)
-    out = pw_aff_to_expr(pa, vars, names, context=where)
+    out = pw_aff_to_expr(pa, vars, names, context=where, dtype=e.dtype)
     runs = _within(where, known)
     if not _may_wrap(out, space, runs) or out.dtype == WIDE:
         return out

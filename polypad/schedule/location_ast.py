@@ -23,7 +23,7 @@ import islpy as isl
 from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.operators import logical_and
+from polypad.ir.operators import cast, logical_and
 from polypad.ir.substitute import substitute
 from polypad.model import (
     AffineSpace,
@@ -121,7 +121,7 @@ class _Emitter(AstToIR):
         s = self.model.statement(name)
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
-        mapping = dict(zip(s.loop_vars, args, strict=True))
+        mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)
