@@ -135,15 +135,18 @@ class AstToIR:
 
     ``env`` maps parameter names to IR variables.  ``user(name, args)``
     builds the statement of a user node from its converted arguments
-    (``None`` drops it).  While converting, :attr:`loops` holds the
+    (``None`` drops it).  Loops count in ``dtype`` unless :meth:`loop_var`
+    says otherwise.  While converting, :attr:`loops` holds the
     enclosing loops as ``(iterator name, Var, min, extent)`` and
     :attr:`guards` the enclosing ``if`` conditions, for the hooks.
     """
 
     def __init__(self, env: Mapping[str, n.Expr] | None = None,
-                 user: Callable[[str, list[n.Expr]], n.Stmt | None] | None = None) -> None:
+                 user: Callable[[str, list[n.Expr]], n.Stmt | None] | None = None,
+                 dtype: str = "int32") -> None:
         self.env: dict[str, n.Expr] = dict(env or {})
         self._user = user
+        self.dtype = dtype
         self.loops: list[tuple[str, n.Var, n.Expr, n.Expr]] = []
         self.guards: list[n.Expr] = []
 
@@ -151,7 +154,7 @@ class AstToIR:
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         """The IR variable of the loop ``node`` over ISL iterator ``iterator``."""
-        return n.Var(iterator)
+        return n.Var(iterator, self.dtype)
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         """The ``(min, extent)`` of a loop from ``lo`` to ``hi`` inclusive."""
@@ -196,7 +199,7 @@ class AstToIR:
             return self._if(node)
         if kind == isl.ast_node_type.user:
             name, args = user_call(node)
-            return self.user(name, [self.expr(a) for a in args], node)
+            return self.user(name, [self.expr(a, self.dtype) for a in args], node)
         if kind == isl.ast_node_type.mark:
             return self.stmt(node.mark_get_node())
         raise PolypadError(f"cannot convert the ISL AST node of type {kind}")

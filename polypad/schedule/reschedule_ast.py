@@ -128,7 +128,7 @@ class _Emitter(AstToIR):
         model = scope.model
         # After lift: the enclosing loop counters are among the model's names.
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env)
+        super().__init__(env, dtype=dtype)  # the band's counters count in dtype
         self.model = model
         self.scope = scope
         self.fixed = scope.fixed
@@ -139,7 +139,6 @@ class _Emitter(AstToIR):
         # that the model leaves out: they stay where they are.
         self.context, self.around = outside
         self.wrappers = wrappers
-        self.dtype = dtype  # of the band's counters
         # What holds where the item runs, T.assume included: a bound or guard that
         # wraps only where that fails needs no int64 (exact_bounds).
         first = next(iter(placements.values())).statement
