@@ -27,13 +27,13 @@ from polypad.model.overflow import within_dtypes
 COUNTER_DTYPE = "int32"
 
 
-def counter_dtype(placements, fixed: int) -> str:
-    """The dtype the new loops of ``placements`` count in: the widest of the counters they
-    replace (each statement's loops below the ``fixed`` enclosing ones), or
-    :data:`COUNTER_DTYPE` when there are none."""
+def counter_dtype(placements) -> str:
+    """The dtype the new loops of ``placements`` count in: the widest of the statements'
+    loop counters (those the band replaces, and those around a block rebuilt inside
+    loops, which its band may map), or :data:`COUNTER_DTYPE` when there are none."""
     out = None
     for p in placements:
-        for var in p.statement.loop_vars[fixed:]:
+        for var in p.statement.loop_vars:
             out = var.dtype if out is None else dtypes.wider(out, var.dtype)
     return out or COUNTER_DTYPE
 

@@ -94,7 +94,7 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
-    dtype = counter_dtype(placements.values(), scope.fixed)
+    dtype = counter_dtype(placements.values())
     check_counters_fit(scope.model, placements.values(), names, primitive, dtype)
     check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)

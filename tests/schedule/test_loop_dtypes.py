@@ -366,3 +366,19 @@ def test_a_bound_that_may_leave_a_narrow_counter_stays_in_int64():
     assert loop.min.dtype == "int64"
     assert show(loop.min) == 'T.max(4 * T.Cast("int64", io) - 2, 0)'
     assert_runs_the_same(func, out, [(1,), (3,), (4,)])
+
+
+def test_a_band_inside_int64_loops_counts_in_their_dtype():
+    # The block's own statement has no loops: the band maps the enclosing int64
+    # counters, and used to count in int32 ("would count to 2147483648").
+    func, out = scheduled('''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((16, 8), "float32"), C: T.Buffer((4, 8, 4), "float32")):
+    T.assume(n <= T.int64(16))
+    for i, j in T.grid(n, T.int64(8)):
+        with T.block("B"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            C[v_i // T.int64(4), v_j, v_i % T.int64(4)] = A[v_i, v_j] * T.float32(2)
+''', lambda s: s.sequential_buffer_access("B", "C"))
+    assert set(loop_dtypes(out).values()) == {"int64"}
+    assert_runs_the_same(func, out, [(0,), (5,), (16,)])
