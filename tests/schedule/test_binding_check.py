@@ -26,7 +26,7 @@ from polypad.ir.visitor import walk
 from polypad.model.block_axes import Violation
 from polypad.schedule import Schedule
 from polypad.schedule.state import primitive
-from polypad.script import parse
+from polypad.script import parse, script
 
 SCALE = '''
 @T.prim_func
@@ -223,6 +223,27 @@ def f(A: T.Buffer((14,), "float32"), C: T.Buffer((14,), "float32")):
     _runs_the_same(original, sch.func, _padded_inputs(original))
 
 
+# ---------------------------------------------------------------- split with tail="pad"
+
+# What transform_layout makes of a 14-element block padded to 4 x 4.
+PADDED_LAYOUT = '''
+@T.prim_func
+def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            T.assume(4 * io + ii < 14 or A[io, ii] == 0.0)
+    for i in T.serial(14):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi // 4, vi % 4] = A[vi // 4, vi % 4] * 2.0
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            with T.block("B_padding"):
+                if 4 * io + ii >= 14:
+                    B[io, ii] = 0.0
+'''
+
+
 def _padded_inputs(func: n.PrimFunc, **scalars) -> list:
     """Seeded inputs whose padding (A's last two elements) holds 0, as assumed."""
     rng = np.random.default_rng(1)
@@ -247,3 +268,68 @@ def _runs_the_same(before: n.PrimFunc, after: n.PrimFunc, inputs: list) -> None:
         for w, g in zip(want, got, strict=True):
             if isinstance(w, np.ndarray):
                 np.testing.assert_array_equal(g, w, err_msg=target)
+
+
+def test_a_padded_split_widens_the_block_axis_domain():
+    # Before the fix the padded nest ran the block at i_0 * 4 + i_1 = 14 and 15 with
+    # vi still declared in [0, 14): "split built a binding outside its axis domain
+    # from f: block 'B' binds vi = i_0 * 4 + i_1 to 14 at i_0 = 3, i_1 = 2".
+    original = parse(PADDED_LAYOUT)
+    sch = Schedule(original)
+    assert sch.split("i", [None, 4], tail="pad") == ["i_0", "i_1"]
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            T.assume(4 * io + ii < 14 or A[io, ii] == 0.0)
+    for i_0 in T.serial(4):
+        for i_1 in T.serial(4):
+            with T.block("B"):
+                vi = T.axis.spatial(16, i_0 * 4 + i_1)
+                B[vi // 4, vi % 4] = A[vi // 4, vi % 4] * 2.0
+    for io in T.serial(4):
+        for ii in T.serial(4):
+            with T.block("B_padding"):
+                if 4 * io + ii >= 14:
+                    B[io, ii] = 0.0
+'''))
+    assert_structural_equal(parse(script(sch.func)), sch.func)
+    assert isinstance(analyses.check_block_bindings(sch.func), Proved)
+    _runs_the_same(original, sch.func, _padded_inputs(original))
+
+
+def test_a_padded_split_of_a_symbolic_loop_widens_to_the_padded_extent():
+    # B is written again after the block, so the extra iterations change nothing.
+    original = parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    T.assume(0 <= n and n <= 60)
+    for i in T.serial(n):
+        with T.block("B"):
+            vi = T.axis.remap("S", [i])
+            B[vi] = A[vi] * 2.0
+    for j in T.serial(64):
+        with T.block("C"):
+            vj = T.axis.remap("S", [j])
+            B[vj] = 1.0
+''')
+    sch = Schedule(original)
+    sch.split("i", [None, 4], tail="pad")
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    T.assume(0 <= n and n <= 60)
+    for i_0 in T.serial((n + 3) // 4):
+        for i_1 in T.serial(4):
+            with T.block("B"):
+                vi = T.axis.spatial(((n + 3) // 4 - 1) * 4 + 4, i_0 * 4 + i_1)
+                B[vi] = A[vi] * 2.0
+    for j in T.serial(64):
+        with T.block("C"):
+            vj = T.axis.remap("S", [j])
+            B[vj] = 1.0
+'''))
+    assert_structural_equal(parse(script(sch.func)), sch.func)
+    for size in (0, 1, 13, 60):
+        _runs_the_same(original, sch.func, _padded_inputs(original, n=size))
