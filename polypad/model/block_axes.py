@@ -77,7 +77,8 @@ def check_axes(src, body: Stmt, blocks: list[BlockAxes], sizes: tuple[Var, ...] 
     variables = {id(a.var) for b in blocks for a in b.axes}
     found = stmt_contexts(body, lambda s: (
         (isinstance(s, LetStmt) and id(s.var) in variables)
-        or (isinstance(s, IfThenElse) and id(s.condition) in wheres)), free_loops=False)
+        or (isinstance(s, IfThenElse) and id(s.condition) in wheres)), free_loops=False,
+        assumed=True)
     lets = {id(s.var): (s, wrap) for s, wrap, _ in found if isinstance(s, LetStmt)}
     guards = {id(s.condition): (s, wrap) for s, wrap, _ in found if isinstance(s, IfThenElse)}
     for block in blocks:

@@ -112,7 +112,8 @@ def binding_problems(func: PrimFunc) -> Iterator[BindingProblem]:
     """
     sizes = tuple(dict.fromkeys(x for b in func.params if isinstance(b, Buffer)
                                 for x in b.shape if isinstance(x, Var)))
-    found = stmt_contexts(func.body, lambda s: isinstance(s, (Block, For)), free_loops=False)
+    found = stmt_contexts(func.body, lambda s: isinstance(s, (Block, For)), free_loops=False,
+                          assumed=True)
     loops = {id(s.var): s for s, _, _ in found if isinstance(s, For)}
     reached = set()
     for block, wrap, counters in found:

@@ -333,3 +333,41 @@ def f(n: T.int32, A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
     assert_structural_equal(parse(script(sch.func)), sch.func)
     for size in (0, 1, 13, 60):
         _runs_the_same(original, sch.func, _padded_inputs(original, n=size))
+
+
+# ---------------------------------------------------------------- the context: T.assume
+
+
+def test_an_assumption_before_the_block_counts():
+    # split proves n >= 0 from the T.assume and gives the tail n % 8 iterations, not
+    # T.max(n, 0) % 8; its binding is inside [0, n) only because n >= 0.  Before the
+    # check counted the assumption it refused the split: "binds vi = i_1_tail + n // 8
+    # * 8 to -2147483648 at i_1_tail = 0, n = -2147483647".
+    original = parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((64,), "float32")):
+    T.assume(0 <= n)
+    for i in range(n):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i)
+            A[vi % 64] = A[vi % 64] + 1.0
+''')
+    sch = Schedule(original)
+    sch.split("i", [None, 8], tail="partition")
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((64,), "float32")):
+    T.assume(0 <= n)
+    for i_0, i_1 in T.grid(n // 8, 8):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i_0 * 8 + i_1)
+            A[vi % 64] = A[vi % 64] + 1.0
+    for i_1_tail in T.serial(n % 8):
+        with T.block("A"):
+            vi = T.axis.spatial(n, i_1_tail + n // 8 * 8)
+            A[vi % 64] = A[vi % 64] + 1.0
+'''))
+    assert_structural_equal(parse(script(sch.func)), sch.func)
+    assert isinstance(analyses.check_block_bindings(sch.func), Proved)
+    for size in (0, 5, 8, 70):
+        _runs_the_same(original, sch.func, _padded_inputs(original, n=size))
