@@ -14,7 +14,9 @@ recipe's small sizes (``small=``).
 The kernels: matmul, row sum, transpose, the two-stage blur (docs/schedules.md's
 recipes at their sizes, smaller with ``--quick``) and the seed-004 conv layer.
 ``--zoo`` takes the kernels of benchmarks/zoo.py instead (bench_zoo.py's list,
-with its hand schedules and peers; the plain kernel checked at its tiny sizes).
+with its hand schedules and peers; the plain kernel checked at its tiny sizes),
+``--unseen`` those of benchmarks/unseen_kernels.py (no recipe covers them: the
+hand column is empty, the plain nest and numpy are the comparison).
 
 Every column runs on the same arrays, each on a 64-byte boundary (as
 bench_zoo.py places them; the search itself times on numpy's placement), and
@@ -137,6 +139,16 @@ def zoo_kernels(quick: bool) -> list[dict]:
 ALIGN = 64
 
 
+def unseen_kernels(quick: bool) -> list[dict]:
+    """benchmarks/unseen_kernels.py's, which have no hand schedule."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from unseen_kernels import UNSEEN
+
+    return [dict(name=name, func=kernel(**(fast if quick else sizes)),
+                 small=kernel(**small), hand=None, peer=peer)
+            for name, kernel, sizes, fast, small, peer in UNSEEN]
+
+
 def aligned(a):
     """A copy of array ``a`` starting on an :data:`ALIGN`-byte boundary (a cache line,
     an AVX-512 vector), as TVM's runtime allocates arrays and bench_zoo.py places
@@ -173,7 +185,7 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
     func = kernel["func"]
     args = [aligned(a) for a in make_inputs(func, np.random.default_rng(0))]
     plain = codegen.build(func).compile()
-    hand = codegen.build(kernel["hand"](func).func).compile()
+    hand = codegen.build(kernel["hand"](func).func).compile() if kernel["hand"] else None
     start = time.perf_counter()
     sch = pp.autoschedule(func, budget_s=budget, small=kernel["small"], log=log)
     search_s = time.perf_counter() - start
@@ -182,7 +194,8 @@ def run(kernel: dict, budget: float, repeat: int, log: str | None) -> dict:
     written = [p in writes for p in func.params]
     times = {label: median_s(call, args, repeat, written)
              for label, call in (("plain", plain), ("hand", hand), ("auto", auto),
-                                 ("numpy", kernel["peer"]))}
+                                 ("numpy", kernel["peer"])) if call is not None}
+    times.setdefault("hand", float("nan"))
     return dict(name=kernel["name"], **times, search_s=search_s,
                 measured=sch.tuning.measured, space=sch.tuning.space,
                 refused=sum(sch.tuning.refused.values()), trace=str(sch.trace))
@@ -215,7 +228,7 @@ def dask_rows(candidates: int) -> None:
 
 
 def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:9.2f}"
+    return f"{'-':>9}" if seconds != seconds else f"{seconds * 1e3:9.2f}"  # NaN: no column
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -228,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", default=None, help="a tuning log to use and extend")
     parser.add_argument("--zoo", action="store_true",
                         help="the kernels of benchmarks/zoo.py instead of this script's")
+    parser.add_argument("--unseen", action="store_true",
+                        help="benchmarks/unseen_kernels.py's kernels (no hand schedule) instead")
     parser.add_argument("--dask", type=int, default=0, metavar="N",
                         help="also search N candidates on LocalClusters of 1 and 2 workers")
     args = parser.parse_args(argv)
@@ -235,12 +250,15 @@ def main(argv: list[str] | None = None) -> int:
           f"calls; {os.cpu_count()} cores; numpy {np.__version__}")
     print("# times in ms; auto/hand = hand time / auto time, auto/numpy = numpy time / auto "
           "time (above 1: autoschedule is faster)")
+    # Without hand schedules (--unseen) the first ratio is against the plain nest.
+    versus = "plain" if args.unseen else "hand"
     header = (f"{'kernel':<11} | {'plain':>9} | {'hand':>9} | {'auto':>9} | {'numpy':>9} | "
-              f"{'auto/hand':>9} | {'auto/numpy':>10} | {'search s':>8} | measured")
+              f"{'auto/' + versus:>9} | {'auto/numpy':>10} | {'search s':>8} | measured")
     print(header)
     print("-" * len(header))
     rows = []
-    for kernel in (zoo_kernels if args.zoo else kernels)(args.quick):
+    chosen = zoo_kernels if args.zoo else unseen_kernels if args.unseen else kernels
+    for kernel in chosen(args.quick):
         if args.only is not None and kernel["name"] not in args.only:
             continue
         try:
@@ -251,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rows.append(r)
         print(f"{r['name']:<11} | {ms(r['plain'])} | {ms(r['hand'])} | {ms(r['auto'])} | "
-              f"{ms(r['numpy'])} | {r['hand'] / r['auto']:9.2f} | {r['numpy'] / r['auto']:10.2f}"
+              f"{ms(r['numpy'])} | {r[versus] / r['auto']:9.2f} | {r['numpy'] / r['auto']:10.2f}"
               f" | {r['search_s']:8.1f} | {r['measured']} of {r['space']} "
               f"({r['refused']} refused)", flush=True)
     print()

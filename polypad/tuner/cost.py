@@ -227,7 +227,8 @@ def _stage_cost(stage: StageInfo, cand: Candidate, cores: int, tiled: bool,
                 speed *= CHAINS_GAIN
     elif cand.vectorize and spatial:
         vector = spatial[-1]
-        speed *= _lanes(vector.strides, min(lanes, cand.tile_inner or vector.extent or lanes))
+        speed *= _lanes(_packed_strides(stage, cand),
+                        min(lanes, cand.tile_inner or vector.extent or lanes))
     elif spatial and stage.loops[-1] is spatial[-1] and "other" not in spatial[-1].strides:
         speed *= 2.0  # LLVM may vectorize a unit-stride innermost loop by itself
     if cand.parallel and spatial:
@@ -350,6 +351,22 @@ def _tail(spatial, cand: Candidate) -> bool:
     u = spatial[-2].extent if len(spatial) >= 2 else None
     return bool((cand.tile_inner and v and v % cand.tile_inner)
                 or (cand.tile_outer and u and u % cand.tile_outer))
+
+
+def _packed_strides(stage: StageInfo, cand: Candidate) -> tuple[str, ...]:
+    """The vector loop's strides, where a packed panel is read instead of its operand:
+    the panel is laid out with the vector loop's dimension last
+    (:func:`.realize._lanes_last`), so its loads are contiguous."""
+    vector = stage.spatial[-1]
+    if not cand.panel or len(stage.spatial) < 2:
+        return vector.strides
+    u = stage.spatial[-2]
+    for k, name in enumerate(stage.reads, start=1):
+        if u.strides[k] == "zero" and name != stage.writes:
+            if len(vector.moves) > k and vector.moves[k] is not None:
+                return (*vector.strides[:k], "unit", *vector.strides[k + 1:])
+            break
+    return vector.strides
 
 
 def _lanes(strides: tuple[str, ...], width: int) -> float:

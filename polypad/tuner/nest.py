@@ -35,6 +35,10 @@ class LoopInfo:
     extent: int | None  # None where it is not a constant
     kind: str  # "spatial" or "reduction"
     strides: tuple[str, ...]  # per access of the stage: "unit", "zero" or "other"
+    #: Per access: the dimension one step of the loop moves by one element (the last
+    #: for a "unit" stride; matmul ``A[i, k] * B[j, k]``'s ``B`` moves in its first
+    #: along ``j``), or None.
+    moves: tuple[int | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,7 +161,8 @@ def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
         reduces = store == "zero" and reads_itself and extent != 1
         kind = "reduction" if reduces else "spatial"
         strides = tuple(_stride(m, var) for m in (write, *reads))
-        loops.append(LoopInfo(str(name), var, extent, kind, strides))
+        moves = tuple(_moved_dim(m, var) for m in (write, *reads))
+        loops.append(LoopInfo(str(name), var, extent, kind, strides, moves))
     buffer = next(b for b in _all_buffers(func) if b.name == written)
     bits = _bits(buffer.dtype)
     return StageInfo(block, tuple(loops), written, has_init=len(statements) > 1,
@@ -178,7 +183,28 @@ def _maps(union: isl.UnionMap) -> list[isl.Map]:
 
 
 def _stride(access: isl.Map, var: str) -> str:
-    """How one step of loop ``var`` moves ``access``: "unit", "zero" or "other".
+    """How one step of loop ``var`` moves ``access`` (see :func:`_moves_by`)."""
+    rank = access.dim(isl.dim_type.out)
+    if _moves_by(access, var, rank - 1, 0):
+        return "zero"
+    if rank and _moves_by(access, var, rank - 1, 1):
+        return "unit"
+    return "other"
+
+
+def _moved_dim(access: isl.Map, var: str) -> int | None:
+    """The dimension of ``access`` one step of loop ``var`` moves by one element, the
+    others staying put; None where there is none (no move, a stride, a diagonal)."""
+    rank = access.dim(isl.dim_type.out)
+    for dim in reversed(range(rank)):
+        if _moves_by(access, var, dim, 1):
+            return dim
+    return None
+
+
+def _moves_by(access: isl.Map, var: str, dim: int, by: int) -> bool:
+    """Whether one step of loop ``var`` moves ``access`` by ``by`` elements in
+    dimension ``dim`` and not at all in the others (for ``by = 0``: not at all).
 
     The step moves it by ``d`` where what it touches at each point is what it
     touched one step before, moved by ``d``: for an access of one element per
@@ -189,7 +215,7 @@ def _stride(access: isl.Map, var: str) -> str:
     dims = [space.get_dim_name(isl.dim_type.in_, k)
             for k in range(space.dim(isl.dim_type.in_))]
     if var not in dims:
-        return "zero"
+        return by == 0
     at = dims.index(var)
     step = isl.Map.from_domain_and_range(access.domain(), access.domain())
     for k in range(len(dims)):
@@ -199,29 +225,22 @@ def _stride(access: isl.Map, var: str) -> str:
     c = c.set_coefficient_val(isl.dim_type.in_, at, -1).set_constant_val(-1)
     step = step.add_constraint(c)
     if step.is_empty():
-        return "zero"
+        return by == 0
     after = step.range()
     now = access.intersect_domain(after)
     before = step.reverse().apply_range(access)  # each point -> what the one before touched
-    rank = access.dim(isl.dim_type.out)
-    for name, last in (("zero", 0), ("unit", 1)):
-        if name == "unit" and not rank:
-            break
-        moved = before.apply_range(_shift(access.get_space().range(), last))
-        if moved.is_equal(now):
-            return name
-    return "other"
+    return before.apply_range(_shift(access.get_space().range(), dim, by)).is_equal(now)
 
 
-def _shift(space: isl.Space, by: int) -> isl.Map:
-    """The map of ``space`` moving its last dimension by ``by`` (the identity for 0)."""
+def _shift(space: isl.Space, dim: int, by: int) -> isl.Map:
+    """The map of ``space`` moving its dimension ``dim`` by ``by`` (the identity for 0)."""
     rank = space.dim(isl.dim_type.set)
     shift = isl.Map.from_domain_and_range(isl.Set.universe(space), isl.Set.universe(space))
     for k in range(rank):
         c = isl.Constraint.equality_alloc(shift.get_space())
         c = c.set_coefficient_val(isl.dim_type.out, k, 1)
         c = c.set_coefficient_val(isl.dim_type.in_, k, -1)
-        if k == rank - 1:
+        if k == dim:
             c = c.set_constant_val(-by)
         shift = shift.add_constraint(c)
     return shift

@@ -162,7 +162,9 @@ def _panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list,
     b.need("reorder", *order)
     init = b.need("decompose_reduction", root.block, r0)
     tile = b.need("cache_write", root.block, root.writes, "local", at=rows)
-    panel = b.need("cache_read", root.block, _stays_along_rows(root), "local", at=r0)
+    packed = _stays_along_rows(root)
+    panel = b.need("cache_read", root.block, packed, "local", at=r0)
+    _lanes_last(b, root, packed, panel)
     if cand.vectorize:
         b.may("vectorize", init[-1])
         for copy in (panel, tile + "_in", tile):
@@ -187,6 +189,7 @@ def _whole_panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list
     init = b.need("decompose_reduction", root.block, r) if root.has_init else None
     packed = _stays_along_rows(root)
     panel = b.need("cache_read", root.block, packed, "local", at=panels)
+    _lanes_last(b, root, packed, panel)
     if cand.vectorize:
         if init:
             b.may("vectorize", init[-1])
@@ -195,6 +198,28 @@ def _whole_panel(b: _Builder, root: StageInfo, outer_part: list, reduction: list
             if loops:
                 b.may("vectorize", loops[-1])
     return [*outer_part[:-2], panels, rows, tiles], order, inner_part
+
+
+def _lanes_last(b: _Builder, root: StageInfo, packed: str, panel: str) -> None:
+    """Lay the packed panel out with the dimension the vector loop walks last, where
+    the operand has it elsewhere (``A[i, k] * B[j, k]``: ``B``'s panel stored
+    ``[k, j]``), and order the packing copy to write it contiguously: the tile's
+    vector loads are then contiguous, as for ``A[i, k] * B[k, j]``.  The copy
+    transposes once per panel what the tiles read ``rows`` times over."""
+    vector = root.spatial[-1]
+    at = root.reads.index(packed) + 1  # the strides and moves count the write first
+    dim = vector.moves[at] if len(vector.moves) > at else None
+    copy = [str(h) for h in b.sch.get_loops(panel) if str(h).startswith(f"{panel}/")]
+    rank = len(copy)  # the copy's own loops, one per dimension of the panel, in order
+    if vector.strides[at] != "other" or dim is None or dim >= rank - 1:
+        return
+    order = [d for d in range(rank) if d != dim] + [dim]
+    names = [f"a{d}" for d in range(rank)]
+    index_map = f"lambda {', '.join(names)}: [{', '.join(names[d] for d in order)}]"
+    skipped = len(b.skipped)
+    b.may("transform_layout", None, panel, index_map)
+    if len(b.skipped) == skipped:  # laid out anew: the copy writes it in order
+        b.may("reorder", *[copy[d] for d in order])
 
 
 def _stays_along_rows(root: StageInfo) -> str:

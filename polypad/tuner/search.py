@@ -23,7 +23,9 @@ walk stops, never what comes next: two searches with one seed try the same
 candidates in the same order, and one given more time tries a longer prefix.
 The winner is the fastest median; one within :data:`TIE` of an earlier
 candidate's loses to it, so that noise between near-equal candidates does
-not flip the result.
+not flip the result.  The fastest are then timed again (:func:`_confirm`);
+a best they do not include (the plain nest timed by its one long call in the
+check) stays unless the confirmed winner beats it.
 
 Log.  Every candidate tried is appended to the log (:mod:`.log`), refusals
 included; a search that finds a candidate there takes its record instead of
@@ -44,7 +46,7 @@ from polypad.ir import nodes as n
 
 from .cost import estimate
 from .log import TuningLog, func_hash
-from .measure import Compiled, make_check, trace_from_json
+from .measure import LONG_CALL, Compiled, make_check, trace_from_json
 from .nest import analyze
 from .report import Tried, Tuning
 from .space import Candidate, enumerate_space, plain
@@ -130,8 +132,10 @@ def search(func: n.PrimFunc, *, budget_s: float, runner, log: TuningLog | None, 
         if progress is not None:
             progress(tuning)
 
-    if check.plain_runs and PLAIN_KEY not in logged:
-        # The plain kernel's run that computed the expected outputs is its timing.
+    if check.plain_runs and check.plain_runs[0] >= LONG_CALL and PLAIN_KEY not in logged:
+        # The plain kernel's run that computed the expected outputs is its timing when
+        # it is long; a short one paid the first touch of the outputs' pages and is
+        # timed as a candidate (and confirmed beside the best) instead.
         base = plain(nest)
         record(order.index(base), base, "ok", check.plain_runs[0], [])
         _log(log, key_hash, target, base, "ok", check.plain_runs[0], check.plain_runs, [],
@@ -215,11 +219,17 @@ def _confirm(runner, timed: dict, seed: int, tuning: Tuning, best: list) -> None
     top = sorted(timed, key=lambda key: (median(timed[key][1]), key))[:CONFIRM]
     if len(top) < 2:
         return
+    # The best may not be among them (the plain nest timed by its one long call, or a
+    # record of an earlier search): the confirmed winner must then beat it.
+    outside = tuning.best_key not in top and best[0] is not None
+    prior = best[0]
     for _ in range(CONFIRM_ROUNDS):
         for c, runs in runner.time([timed[key][0] for key in top], seed, lambda: None):
             timed[c.candidate.key][1].extend(runs)
     tuning.confirmed = {key: median(timed[key][1]) for key in top}
     winner = min(top, key=lambda key: (tuning.confirmed[key], key))
+    if outside and tuning.confirmed[winner] >= prior * (1 - TIE):
+        return
     tuning.best_key, tuning.best_seconds = winner, tuning.confirmed[winner]
     best[0], best[2] = tuning.best_seconds, timed[winner][0].trace
 

@@ -110,3 +110,54 @@ def test_bad_arguments_are_refused_with_the_parameter_named():
         pp.autoschedule(matmul(), budget_s=0)
     with pytest.raises(pp.errors.ArgumentTypeError, match="func"):
         pp.autoschedule("matmul")
+
+
+class _Replay:
+    """A runner whose timings are given: each ``time`` call yields the next runs of
+    each candidate (the confirmation's rounds)."""
+
+    def __init__(self, runs: dict[str, list[list[float]]]):
+        self.runs = {key: iter(rounds) for key, rounds in runs.items()}
+
+    def time(self, compiled, seed, best):
+        for c in compiled:
+            yield c, next(self.runs[c.candidate.key])
+
+
+def _confirmed(best_key: str, best_seconds: float, timed: dict, rounds: dict):
+    from polypad.tuner.measure import Compiled
+    from polypad.tuner.report import Tuning
+    from polypad.tuner.search import _confirm
+
+    cands = {key: Candidate(tile_inner=8 * (k + 1)) for k, key in enumerate(timed)}
+    entries = {cands[key].key: (Compiled(cands[key], "ok", trace=[key]), list(runs))
+               for key, runs in timed.items()}
+    key = cands[best_key].key if best_key in cands else best_key
+    tuning = Tuning("f", "hash", "numba", space=0, best_key=key, best_seconds=best_seconds)
+    best = [best_seconds, 0, [best_key]]
+    _confirm(_Replay({cands[key].key: r for key, r in rounds.items()}), entries, 0, tuning,
+             best)
+    names = {cands[key].key: key for key in timed}
+    return names.get(tuning.best_key, tuning.best_key), best[0], best[2]
+
+
+def test_the_confirmation_keeps_a_faster_best_it_did_not_time_again():
+    # The plain nest timed by its one long call (1.0 ms) beats the two candidates the
+    # confirmation times again (1.2 and 1.3 ms): it stays the result.
+    timed = {"a": [1.2e-3], "b": [1.3e-3]}
+    rounds = {"a": [[1.2e-3]] * 2, "b": [[1.3e-3]] * 2}
+    assert _confirmed(PLAIN_KEY, 1.0e-3, timed, rounds) == (PLAIN_KEY, 1.0e-3, [PLAIN_KEY])
+
+
+def test_the_confirmation_replaces_a_slower_best_it_did_not_time_again():
+    timed = {"a": [0.9e-3], "b": [1.3e-3]}
+    rounds = {"a": [[0.8e-3]] * 2, "b": [[1.3e-3]] * 2}
+    assert _confirmed(PLAIN_KEY, 1.0e-3, timed, rounds) == ("a", 0.8e-3, ["a"])
+
+
+def test_the_confirmation_picks_among_the_fastest_it_times_again():
+    # The best is among them: the fastest median of all their calls wins, even where its
+    # first median was the slower.
+    timed = {"a": [0.9e-3], "b": [1.0e-3]}
+    rounds = {"a": [[1.5e-3]] * 2, "b": [[0.95e-3]] * 2}
+    assert _confirmed("a", 0.9e-3, timed, rounds)[0] == "b"

@@ -10,18 +10,21 @@ import polypad as pp
 from analyses.witness_inputs import make_inputs
 
 
-def matmul_text(m: int = 16, n: int = 16, k: int = 16) -> str:
-    """TVMScript of C (m x n) = A (m x k) @ B (k x n), in TVM's block form with an init."""
+def matmul_text(m: int = 16, n: int = 16, k: int = 16, name: str = "matmul",
+                b_transposed: bool = False) -> str:
+    """TVMScript of C (m x n) = A (m x k) @ B (k x n), in TVM's block form with an init;
+    with ``b_transposed``, A @ B.T with B (n x k)."""
+    b_shape, b_index = ((n, k), "vj, vk") if b_transposed else ((k, n), "vk, vj")
     return f'''
 @T.prim_func
-def matmul(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer(({k}, {n}), "float32"),
+def {name}(A: T.Buffer(({m}, {k}), "float32"), B: T.Buffer({b_shape}, "float32"),
            C: T.Buffer(({m}, {n}), "float32")):
     for i, j, k in T.grid({m}, {n}, {k}):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[{b_index}]
 '''
 
 

@@ -1,0 +1,100 @@
+"""Kernels a new user brings, which no recipe of docs/schedules.md covers and the
+search was not tuned on: ``bench_autoschedule.py --unseen`` searches them with no
+hand schedule to compare, only the plain nest and numpy.
+
+- ``A @ B.T``, a linear layer's product (the weights stored one output per row);
+- a column sum, the reduction over the outer axis;
+- a 1-D convolution of 17 taps;
+- a bias and ReLU over a matrix (elementwise, a broadcast row);
+- an outer product (a store-bound broadcast).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import polypad as pp
+
+
+def matmul_nt(n):
+    return pp.parse(f'''
+@T.prim_func
+def matmul_nt(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+              C: T.Buffer(({n}, {n}), "float32")):
+    for i, j, k in T.grid({n}, {n}, {n}):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
+''')
+
+
+def column_sum(n, m):
+    return pp.parse(f'''
+@T.prim_func
+def column_sum(A: T.Buffer(({n}, {m}), "float32"), S: T.Buffer(({m},), "float32")):
+    for i, j in T.grid({n}, {m}):
+        with T.block("S"):
+            vi, vj = T.axis.remap("RS", [i, j])
+            with T.init():
+                S[vj] = T.float32(0)
+            S[vj] = S[vj] + A[vi, vj]
+''')
+
+
+def conv1d(n, taps=17):
+    return pp.parse(f'''
+@T.prim_func
+def conv1d(X: T.Buffer(({n + taps - 1},), "float32"), W: T.Buffer(({taps},), "float32"),
+           Y: T.Buffer(({n},), "float32")):
+    for i, r in T.grid({n}, {taps}):
+        with T.block("Y"):
+            vi, vr = T.axis.remap("SR", [i, r])
+            with T.init():
+                Y[vi] = T.float32(0)
+            Y[vi] = Y[vi] + X[vi + vr] * W[vr]
+''')
+
+
+def bias_relu(n, m):
+    return pp.parse(f'''
+@T.prim_func
+def bias_relu(X: T.Buffer(({n}, {m}), "float32"), b: T.Buffer(({m},), "float32"),
+              Y: T.Buffer(({n}, {m}), "float32")):
+    for i, j in T.grid({n}, {m}):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = T.max(X[vi, vj] + b[vj], T.float32(0))
+''')
+
+
+def outer(n):
+    return pp.parse(f'''
+@T.prim_func
+def outer(x: T.Buffer(({n},), "float32"), y: T.Buffer(({n},), "float32"),
+          Z: T.Buffer(({n}, {n}), "float32")):
+    for i, j in T.grid({n}, {n}):
+        with T.block("Z"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Z[vi, vj] = x[vi] * y[vj]
+''')
+
+
+def _conv1d_peer(X, W, Y):
+    np.copyto(Y, np.convolve(X, W[::-1], mode="valid"))
+
+
+#: name, kernel, sizes, quick sizes, small sizes (the check against the reference
+#: executor), numpy peer
+UNSEEN = [
+    ("A @ B.T", matmul_nt, dict(n=1024), dict(n=256), dict(n=16),
+     lambda A, B, C: np.matmul(A, B.T, out=C)),
+    ("column sum", column_sum, dict(n=4096, m=2048), dict(n=1024, m=512), dict(n=8, m=40),
+     lambda A, S: np.sum(A, axis=0, out=S)),
+    ("conv1d 17", conv1d, dict(n=1 << 20), dict(n=1 << 16), dict(n=40), _conv1d_peer),
+    ("bias relu", bias_relu, dict(n=2048, m=2048), dict(n=512, m=512), dict(n=4, m=40),
+     lambda X, b, Y: np.maximum(X + b, np.float32(0), out=Y)),
+    ("outer", outer, dict(n=4096), dict(n=1024), dict(n=24),
+     lambda x, y, Z: np.multiply.outer(x, y, out=Z)),
+]
