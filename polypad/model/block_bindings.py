@@ -51,7 +51,7 @@ from polypad.ir.nodes import (
 )
 from polypad.ir.ranges import Ranges
 from polypad.ir.show import show
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children
 
 from .block_axes import Undecided, Violation, decide
 from .block_regions import stmt_contexts
@@ -107,8 +107,8 @@ def binding_problems(func: PrimFunc) -> Iterator[BindingProblem]:
     """Each block axis of ``func`` whose binding leaves its domain at an instance where
     the block runs, or for which the model cannot say, in program order.
 
-    >>> next(binding_problems(split_badly)).found
-    Violation(value=16, instance=(('i_0', 4), ('i_1', 0)))
+    >>> next(binding_problems(f)).found    # vi = T.axis.spatial(16, i + 1), i in range(16)
+    Violation(value=16, instance=(('i', 15),))
     """
     sizes = tuple(dict.fromkeys(x for b in func.params if isinstance(b, Buffer)
                                 for x in b.shape if isinstance(x, Var)))
@@ -121,12 +121,22 @@ def binding_problems(func: PrimFunc) -> Iterator[BindingProblem]:
             continue
         reached.add(id(block))
         yield from _block_problems(block, wrap, [loops[id(v)] for v in counters], sizes)
-    for block in walk(func.body):
+    for block in _statements(func.body):
         if (isinstance(block, Block) and block.header is not None and block.header.axes
                 and id(block) not in reached):
             reason = Undecided("the block stands under a statement the model does not "
                                "follow (T.attr, a buffer view, ...)")
             yield BindingProblem(block, block.header.axes[0], None, reason)
+
+
+def _statements(body: Stmt) -> Iterator[Stmt]:
+    """Every statement under ``body``, without walking into expressions (a long sum
+    is thousands of nodes, and holds no block)."""
+    stack = [body]
+    while stack:
+        s = stack.pop()
+        yield s
+        stack.extend(c for c in reversed(list(children(s))) if isinstance(c, Stmt))
 
 
 def _block_problems(block: Block, wrap, loops: list[For],
