@@ -16,12 +16,16 @@ import dataclasses
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
+from polypad.ir.ranges import dtype_range, value_range
+from polypad.ir.show import show
 from polypad.ir.substitute import free_vars, substitute
 from polypad.model.isl_helpers import empty_union_map, time_map
+from polypad.model.overflow import set_ranges
+from polypad.transform.facts_at import facts_at
 
 from .reschedule_plan import entries
 from .split import extent_never_negative
@@ -105,6 +109,9 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
 
         for i_j_fused in T.serial(24):
             B[i_j_fused // 6, i_j_fused % 6] = A[i_j_fused // 6, i_j_fused % 6]
+
+    The fused counter counts in ``int64`` where the product of the extents may leave
+    the loops' dtype (:func:`_counter_dtype`), each old counter cast back.
     """
     if len(loops) < 2:
         raise PolypadError("fuse: name two or more loops")
@@ -115,16 +122,20 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
     dtype = loops[0].var.dtype
     if any(x.var.dtype != dtype for x in loops):
         raise PolypadError("fuse: the loop counters have different dtypes")
-    fused = n.Var(fresh_name(var_names(func), "_".join(_names(loops)) + "_fused"), dtype)
-    extents = [x.extent for x in loops]
+    factors = _fused_extents(func, loops)
+    counter = _counter_dtype(func, loops, factors, dtype)
+    fused = n.Var(fresh_name(var_names(func), "_".join(_names(loops)) + "_fused"), counter)
+    extents = [_widened(x.extent, counter) for x in loops]
     mapping = {}
     for k, x in enumerate(loops):
-        inner = _product(extents[k + 1:], dtype)
+        inner = _product(extents[k + 1:], counter)
         value: n.Expr = fused
         if k > 0:  # the outermost needs no modulo: fused // inner stays below its extent
-            value = n.FloorMod(value, _product(extents[k:], dtype))
+            value = n.FloorMod(value, _product(extents[k:], counter))
         if inner is not None:
             value = n.FloorDiv(value, inner)
+        if counter != dtype:  # a value in [0, extent): it fits the loop's own dtype
+            value = n.Cast(dtype, value)
         if not (isinstance(x.min, n.IntImm) and x.min.value == 0):
             value = n.Add(value, x.min)
         mapping[x.var] = value
@@ -132,7 +143,8 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
     blocks = [b for outer, inner in zip(loops, loops[1:], strict=False)
               for b in _blocks_between(outer, inner)]
     body = _wrapped(blocks, substitute(loops[-1].body, mapping))
-    new = n.For(fused, n.IntImm(0, dtype), _product(_fused_extents(func, loops), dtype),
+    new = n.For(fused, n.IntImm(0, counter),
+                _product([_widened(f, counter) for f in factors], counter),
                 n.ForKind.SERIAL, body, span=loops[0].span)
     return replace(func, loops[0], new), new
 
@@ -150,6 +162,53 @@ def _fused_extents(func: n.PrimFunc, loops: list[n.For]) -> list[n.Expr]:
     for k in unproved:
         extents[k] = n.Max(extents[k], n.IntImm(0, extents[k].dtype))
     return extents
+
+
+def _counter_dtype(func: n.PrimFunc, loops: list[n.For], factors: list[n.Expr],
+                   dtype: str) -> str:
+    """The dtype of the fused counter: the loops' own ``dtype`` where the product of
+    ``factors`` (the fused extent) cannot leave it, else ``int64``.
+
+    The product of two int32 extents reaches ``(2**31 - 1)**2``: computed in int32 it
+    wraps, and the fused loop would run a wrong number of iterations, possibly many
+    where the nest ran none (``-1073741825 * 3`` wraps to ``1073741821``).  Each
+    factor's range comes from interval arithmetic over the ranges isl finds for the
+    variables where the outermost loop stands (its loops, branches and
+    ``T.assume``\\ s), so constant extents and extents the assumptions bound keep the
+    plain product.  A product that may leave int64 too (three unbounded extents) is
+    refused: no counter can hold it.
+    """
+    facts = None
+    ranges = []
+    for f in factors:
+        if isinstance(f, n.IntImm):
+            ranges.append((f.value, f.value))
+            continue
+        if facts is None:
+            facts = facts_at(func, loops[0], assumptions=True)
+            box = set_ranges(facts.ctx, (), facts.facts.names)
+        ranges.append(value_range(f, box))
+    lo, hi = 1, 1
+    for a, b in ranges:
+        corners = [x * y for x in (lo, hi) for y in (a, b)]
+        lo, hi = min(corners), max(corners)
+    for candidate in (dtype, "int64"):
+        low, high = dtype_range(candidate)
+        if low <= lo and hi <= high:
+            return candidate
+    raise IllegalTransformError(
+        f"fuse: the fused loop over {', '.join(_names(loops))} would run up to {hi} "
+        f"iterations ({' * '.join(show(f) for f in factors)}), more than an int64 counter "
+        "holds; bound the extents with T.assume first")
+
+
+def _widened(e: n.Expr, dtype: str) -> n.Expr:
+    """``e`` as a ``dtype`` value: a constant retyped, anything else cast."""
+    if e.dtype == dtype:
+        return e
+    if isinstance(e, n.IntImm):
+        return n.IntImm(e.value, dtype)
+    return n.Cast(dtype, e)
 
 
 def _product(extents: list[n.Expr], dtype: str) -> n.Expr | None:

@@ -29,14 +29,13 @@ from polypad.model import (
     AffineSpace,
     Model,
     StatementModel,
-    pw_aff_to_expr,
-    set_to_condition,
     to_set,
 )
-from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import empty_union_map
 
 from .ast_to_ir import AstToIR, user_call
+from .exact_bounds import bound as exact_bound
+from .exact_bounds import guard as exact_guard
 
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
@@ -112,13 +111,11 @@ class _Emitter(AstToIR):
             return lo, extent
 
     def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
-        if isinstance(e, n.IntImm):
-            return e
-        return pw_aff_to_expr(to_pw_aff(e, space), vars, self.model.names, context=where)
+        return exact_bound(e, vars, self.model.names, space, where)
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, where = self._space()
-        return set_to_condition(to_set(cond, space), vars, self.model.names, context=where)
+        return exact_guard(cond, vars, self.model.names, space, where)
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
+from polypad.ir.ranges import dtype_range
 from polypad.ir.stages import seq
 from polypad.ir.substitute import substitute
 
@@ -33,12 +34,16 @@ def merge_adjacent(func: n.PrimFunc, around: n.SeqStmt, k: int) -> n.PrimFunc:
 
 def _rebase(a: n.For, b: n.For) -> n.Stmt:
     """``b``'s body with ``b``'s variable written in terms of ``a``'s."""
+    lo, hi = dtype_range(a.var.dtype)
     if a.min == b.min:
         value = a.var
-    elif isinstance(a.min, n.IntImm) and isinstance(b.min, n.IntImm):
+    elif (isinstance(a.min, n.IntImm) and isinstance(b.min, n.IntImm)
+          and lo <= b.min.value - a.min.value <= hi and lo < a.min.value - b.min.value <= hi):
         shift = b.min.value - a.min.value
         value = a.var + shift if shift > 0 else a.var - (-shift)
     else:
+        # i - a.min lies in [0, extent) and adds up to b's counter: no step wraps, even
+        # where the shift itself leaves the dtype (-2**31 to 2**31 - 648).
         value = a.var - a.min + b.min
     return substitute(b.body, {b.var: value})
 

@@ -38,12 +38,15 @@ from polypad.ir.operators import logical_and
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
-from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, set_to_condition, to_set
+from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, to_set
 from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.overflow import wraps_somewhere
 
 from .ast_to_ir import AstToIR, user_call
+from .exact_bounds import assumed
+from .exact_bounds import bound as exact_bound
+from .exact_bounds import guard as exact_guard
 from .reschedule_plan import Placement, entries, layout_length
 from .reschedule_scope import Scope, lift
 
@@ -133,6 +136,10 @@ class _Emitter(AstToIR):
         # that the model leaves out: they stay where they are.
         self.context, self.around = outside
         self.wrappers = wrappers
+        # What holds where the item runs, T.assume included: a bound or guard that
+        # wraps only where that fails needs no int64 (exact_bounds).
+        first = next(iter(placements.values())).statement
+        self.assumed = assumed(scope.func, scope.items[scope.item_of[first.name]], model.names)
 
     # ------------------------------------------------------------ loops
 
@@ -184,13 +191,14 @@ class _Emitter(AstToIR):
             return lo, extent
 
     def _tidy(self, e: n.Expr, vars, space, context) -> n.Expr:
-        if isinstance(e, n.IntImm):
-            return e
-        return pw_aff_to_expr(to_pw_aff(e, space), vars, self.model.names, context=context)
+        return exact_bound(e, vars, self.model.names, space, context, self.assumed)
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, context = self._space()
-        return set_to_condition(to_set(cond, space), vars, self.model.names, context=context)
+        # The guard runs on the loops' whole box, where ISL's reader form may wrap
+        # (``3 * io + ii < n`` reaches ``n + 1`` at the last ``io``, past int32 for
+        # ``n = 2**31 - 1``, and would let that iteration through).
+        return exact_guard(cond, vars, self.model.names, space, context, self.assumed)
 
     # ------------------------------------------------------------ statements
 

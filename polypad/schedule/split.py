@@ -22,6 +22,13 @@ extra iterations are handled by ``tail``:
   it over the nest's loops (:func:`_without_dead_guards`); one that may run
   stays.
 
+No sum the split writes wraps where the loop did not: ``(e + 7) // 8`` and the
+guard ``i_0 * 8 + i_1 < e`` are written only where isl proves ``e + 7`` fits
+the dtype (:func:`sums_fit`); elsewhere the quotient is ``e // 8 + (e % 8 + 7)
+// 8`` (:func:`ceil_div`) and the guard ``i_1 < e - i_0 * 8``, exact for every
+``e`` of the dtype.  The partition's forms never wrap: ``e // 8``, and offsets
+below ``e`` in the tails.
+
 The ``"pad"`` strategy is the predicate form with the guard removed
 (:func:`without_guard`); the primitive builds it from :func:`split`'s guard
 once the prover allows it (:func:`.legality.check_split_pad`).
@@ -30,14 +37,18 @@ once the prover allows it (:func:`.legality.check_split_pad`).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 
 from polypad.errors import PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.block_header import layout
 from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
-from polypad.ir.substitute import substitute
+from polypad.ir.ranges import dtype_range
+from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 from polypad.script.derive_header import binding_domain
 from polypad.transform.facts_at import facts_at
@@ -59,13 +70,14 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
         raise PolypadError(f"split: the loop over {loop.var.name} is {loop.kind.value}; "
                            "split it while it is serial, then set its kind")
     dtype = loop.var.dtype
-    resolved = resolve_factors(loop.extent, factors, loop.var.name)
+    fits = functools.cache(lambda known: sums_fit(func, loop, known))
+    resolved = resolve_factors(loop.extent, factors, loop.var.name, plain=fits)
     strides = _strides(resolved)
     taken = var_names(func)
     new_vars = [n.Var(fresh_name(taken, f"{loop.var.name}_{k}"), dtype)
                 for k in range(len(resolved))]
     if tail == "predicate":
-        nest, guard = _predicate(loop, resolved, strides, new_vars)
+        nest, guard = _predicate(loop, resolved, strides, new_vars, fits(strides[0]))
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
     nests = _partition(loop, resolved, strides, new_vars, taken, extent_never_negative(func, loop))
     # Each tail its own statements, so that an init can leave one copy alone.
@@ -117,12 +129,15 @@ def _splice(func: n.PrimFunc, old: n.Stmt, new: list[n.Stmt]) -> n.PrimFunc:
     return replace(func, old, n.SeqStmt(tuple(new)))
 
 
-def resolve_factors(extent: n.Expr, factors, name: str) -> list[n.Expr]:
+def resolve_factors(extent: n.Expr, factors, name: str,
+                    plain: Callable[[int], bool] = lambda known: False) -> list[n.Expr]:
     """``factors`` with ``None`` replaced by the rounded-up quotient of ``extent``.
 
     A constant extent takes any factors whose product covers it; a symbolic one
     needs ``None`` as the outermost factor (the strides must stay constants, or
-    the index would not be affine).
+    the index would not be affine).  Its quotient is ``(e + 7) // 8`` where
+    ``plain(8)`` (``e + 7`` cannot wrap: :func:`sums_fit`), else the form
+    :func:`ceil_div` writes, exact for every value of ``e``.
     """
     if not isinstance(factors, (list, tuple)) or len(factors) < 2:
         raise PolypadError(f"split: factors must be a list of two or more, not {factors!r}")
@@ -148,8 +163,50 @@ def resolve_factors(extent: n.Expr, factors, name: str) -> list[n.Expr]:
     if unknown != [0]:
         raise PolypadError(f"split: the loop over {name} has the symbolic extent "
                            f"{_text(extent)}; make the outermost factor None")
-    outer = n.FloorDiv(n.Add(extent, n.IntImm(known - 1, dtype)), n.IntImm(known, dtype))
+    if plain(known):
+        outer = n.FloorDiv(n.Add(extent, n.IntImm(known - 1, dtype)), n.IntImm(known, dtype))
+    else:
+        outer = ceil_div(extent, known)
     return [outer] + [n.IntImm(f, dtype) for f in factors[1:]]
+
+
+def ceil_div(extent: n.Expr, known: int) -> n.Expr:
+    """``extent`` divided by ``known`` and rounded up, without a wrap-around for any value
+    of ``extent``'s dtype: ``e // 8 + (e % 8 + 7) // 8``.
+
+    ``(e + 7) // 8`` wraps where ``e > 2**31 - 8`` (int32) and runs a negative count,
+    while the loop it splits ran ``e`` iterations.  Here ``e // 8`` lies in the dtype's
+    range, and ``(e % 8 + 7) // 8`` is 1 where ``8`` does not divide ``e``, else 0;
+    for a negative ``e`` the quotient is at most 0, so the split loop runs nothing,
+    as the original did.
+    """
+    dtype = extent.dtype
+    k = n.IntImm(known, dtype)
+    rest = n.FloorDiv(n.Add(n.FloorMod(extent, k), n.IntImm(known - 1, dtype)), k)
+    return n.Add(n.FloorDiv(extent, k), rest)
+
+
+def sums_fit(func: n.PrimFunc, loop: n.For, known: int) -> bool:
+    """Whether ``loop``'s extent ``e`` plus ``known - 1`` stays inside its dtype wherever the
+    loop is reached (isl decides, counting the ``T.assume``\\ s before it).
+
+    Then every sum a split by ``known`` writes in its plain form -- the quotient
+    ``(e + known - 1) // known``, the guard's ``i_0 * known + i_1 < e``, whose left side
+    reaches ``e + known - 2`` -- is the exact one.  A constant extent is decided by its
+    value: the guard's left side reaches ``known * ceil(e / known) - 1``.
+    """
+    _, hi = dtype_range(loop.extent.dtype)
+    if isinstance(loop.extent, n.IntImm):
+        return -(-loop.extent.value // known) * known - 1 <= hi
+    cond: n.Expr = n.Le(loop.extent, n.IntImm(hi - (known - 1), loop.extent.dtype))
+    # Every variable holds a value of its dtype: an int64 extent of int32 ones
+    # (``T.Cast("int64", n) * 16``, a fused loop's) is far from the end of int64.
+    for var in free_vars(loop.extent):
+        if dtypes.is_int(var.dtype) and var.dtype != loop.extent.dtype:
+            low, high = dtype_range(var.dtype)
+            cond = n.Or(n.Or(n.Lt(var, n.IntImm(low, var.dtype)),
+                             n.Gt(var, n.IntImm(high, var.dtype))), cond)
+    return facts_at(func, loop, assumptions=True).decide(cond) is True
 
 
 def _strides(resolved: list[n.Expr]) -> list[int]:
@@ -173,14 +230,21 @@ def _index(new_vars: list[n.Var], strides: list[int], base: n.Expr | None) -> n.
     return out
 
 
-def _predicate(loop, resolved, strides, new_vars):
-    index = _index(new_vars, strides, None)
+def _predicate(loop, resolved, strides, new_vars, plain: bool):
+    """The predicate form; ``plain``: the guard ``i_0 * 8 + i_1 < e`` cannot wrap
+    (:func:`sums_fit`), else it is ``i_1 < e - i_0 * 8``, whose sides stay within
+    ``[0, e]`` on every iteration (``i_0 * 8 < e`` wherever the outer loop runs)."""
     body = substitute(loop.body, {loop.var: _index(new_vars, strides, loop.min)})
     guard = None
     exact = (isinstance(loop.extent, n.IntImm)
              and resolved[0].value * strides[0] == loop.extent.value)
     if not exact:
-        body, guard = _guarded(body, n.Lt(index, loop.extent))
+        if plain:
+            condition = n.Lt(_index(new_vars, strides, None), loop.extent)
+        else:
+            outer = _index(new_vars[:1], strides[:1], None)
+            condition = n.Lt(_index(new_vars[1:], strides[1:], None), n.Sub(loop.extent, outer))
+        body, guard = _guarded(body, condition)
     return _nest(new_vars, resolved, body, loop.span), guard
 
 

@@ -42,10 +42,10 @@ def test_a_lane_with_an_element_of_its_own_keeps_its_loop():
 
 def test_a_guarded_split_is_fused_with_its_guard():
     # The predicate tail puts an `if` inside the lanes loop, which is still the whole
-    # body of j_0: fused, with the guard inside (m + 7 may wrap at int32, as before).
+    # body of j_0: fused, with the guard inside (in the split's forms that cannot wrap).
     source = codegen.build(split_and_vectorize(8, tail="predicate")).source
-    assert "for j_0_j_1 in range(np.int32(m + 7) // 8 * 8):" in source
-    assert "if j_0 * 8 + j_1 < m:" in source
+    assert "for j_0_j_1 in range((m // 8 + (m % 8 + 7) // 8) * 8):" in source
+    assert "if j_1 < np.int32(m - j_0 * 8):" in source
 
 
 @pytest.mark.parametrize("lanes, tail", [(16, "partition"), (8, "predicate"), (4, "partition")])

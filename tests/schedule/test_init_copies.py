@@ -265,7 +265,8 @@ def s(A: T.Buffer((4, {m}), "float32"), B: T.Buffer((4,), "float32"), n: T.int32
 
 
 def test_decompose_reduction_keeps_the_guard_of_an_axis_that_may_be_empty():
-    # Over n columns the init's copy runs at j == 0, which exists only for n > 0.
+    # Over n columns the init's copy runs at j == 0, which exists only for n > 0.  The
+    # split writes the forms that cannot wrap: n is bounded by nothing but its dtype.
     f = parse(SUM_N.format(m="n", rows=4))
     sch = Schedule(f)
     sch.split("j", [None, 8])
@@ -276,14 +277,14 @@ def s(a: T.handle, b: T.handle, n: T.int32):
     A = T.match_buffer(a, (4, n), "float32")
     B = T.match_buffer(b, (4,), "float32")
     for i_init in T.serial(4):
-        for j_0_init, j_1_init in T.grid((n + 7) // 8, 8):
-            if j_0_init * 8 + j_1_init < n:
+        for j_0_init, j_1_init in T.grid(n // 8 + (n % 8 + 7) // 8, 8):
+            if j_1_init < n - j_0_init * 8:
                 if j_0_init * 8 + j_1_init == 0:
                     B[i_init] = T.float32(0)
     for i in T.serial(4):
         if i < 4:
-            for j_0, j_1 in T.grid((n + 7) // 8, 8):
-                if j_0 * 8 + j_1 < n:
+            for j_0, j_1 in T.grid(n // 8 + (n % 8 + 7) // 8, 8):
+                if j_1 < n - j_0 * 8:
                     with T.block("sum"):
                         vi = T.axis.spatial(4, i)
                         vj = T.axis.reduce(n, j_0 * 8 + j_1)

@@ -215,6 +215,8 @@ def test_sequential_loops_are_left_alone(name, block, buffer):
 
 def test_symbolic_extent_runs_every_size():
     # Without the assumption B[i] would read past B for n > 32, and build would refuse it.
+    # ISL's (n - 1) // 4 + 1 wraps at n = -2**31 (to 536870912 iterations of io where the
+    # original ran none): it is computed in int64 (polypad/schedule/exact_bounds.py).
     func = parse('''
 @T.prim_func
 def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
@@ -228,7 +230,7 @@ def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
 @T.prim_func
 def f(n: T.int32, A: T.Buffer((8, 4), "int32"), B: T.Buffer((32,), "int32")):
     T.assume(n <= 32)
-    for io in T.serial((n - 1) // 4 + 1):
+    for io in T.serial(T.Cast("int32", (T.Cast("int64", n) - 1) // 4 + 1)):
         for ii in T.serial(T.min(n, 4)):
             if 4 * io + ii < n:
                 A[io, ii] = B[4 * io + ii] + (4 * io + ii)

@@ -1,0 +1,129 @@
+"""Loop bounds and guards read back from an ISL AST, in forms that do not wrap where
+the loops run.
+
+ISL builds the loops of a rescheduled nest (:mod:`.reschedule_ast`,
+:mod:`.location_ast`) over mathematical integers; the IR computes in the
+counters' dtype.  The reader's form ISL gives back (``(n - 1) // 3 + 1``,
+``3 * io + ii < n``) is exact wherever no operation of it leaves its dtype, and
+that holds nearly always.  Where it does not -- ``n - 1`` at ``n = -2**31`` makes
+the loop above run 715827883 times where it ran none, ``3 * io + ii`` at the last
+``io`` for ``n = 2**31 - 1`` wraps to a negative and lets an instance through that
+the original never ran -- the bound or guard is written over ``int64`` copies of
+its variables, exact there, and a bound is cast back to its dtype, which its exact
+value fits.  ISL decides both "may wrap" questions over the points where the
+expression runs (:func:`polypad.model.overflow.wraps_somewhere`): the enclosing
+loops' box and guards, and the context of the parameters.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from polypad.errors import NotAffineError
+from polypad.ir import dtypes
+from polypad.ir import nodes as n
+from polypad.ir.substitute import substitute
+from polypad.model import AffineSpace, pw_aff_to_expr, set_to_condition, to_set
+from polypad.model.affine import to_pw_aff
+from polypad.model.overflow import wraps_somewhere
+from polypad.transform.facts_at import facts_at
+
+WIDE = "int64"
+
+
+def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
+          where: isl.Set, known: isl.Set | None = None) -> n.Expr:
+    """``cond`` (an AST condition over ``vars``) as ISL's reader form under ``where``,
+    or, where that form may wrap at a point of ``where`` (and of the parameter set
+    ``known``: :func:`assumed`), with its constraints written over int64
+    (``set_to_condition(..., exact=True)``)."""
+    s = to_set(cond, space)
+    out = set_to_condition(s, vars, names, context=where)
+    if _may_wrap(out, space, _within(where, known)):
+        out = set_to_condition(s, vars, names, context=where, exact=True)
+    return out
+
+
+def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Set,
+          known: isl.Set | None = None) -> n.Expr:
+    """The integer ``e`` (a loop's min or extent over ``vars``) as ISL's reader form under
+    ``where``; where that form may wrap at a point of ``where``, computed in int64 and
+    cast back to its dtype (``T.Cast("int32", (T.Cast("int64", n) - 1) // 3 + 1)``),
+    when the exact value fits it there.  Otherwise the form it had (ISL cannot
+    write one that holds).  ``known`` is :func:`guard`'s."""
+    if isinstance(e, n.IntImm):
+        return e
+    pa = to_pw_aff(e, space)
+    out = pw_aff_to_expr(pa, vars, names, context=where)
+    runs = _within(where, known)
+    if not _may_wrap(out, space, runs) or out.dtype == WIDE:
+        return out
+    try:
+        wide = _wide(pa, vars, names, where)
+    except NotAffineError:
+        return out
+    if wide is None:
+        return out
+    narrow = n.Cast(out.dtype, wide)
+    return out if _may_wrap(narrow, space, runs) else narrow
+
+
+def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:
+    """What holds just before ``stmt`` of ``func`` runs -- its enclosing loops and
+    branches, and the ``T.assume``\\ s before it (:func:`.facts_at`) -- as a parameter
+    set named as ``names`` names the variables; variables ``names`` does not know are
+    projected out.  A program that breaks an assumption has no meaning, so a bound
+    that wraps only there wraps nowhere that counts."""
+    facts = facts_at(func, stmt, assumptions=True)
+    ctx = facts.ctx
+    param = isl.dim_type.param
+    targets = []
+    for k in reversed(range(ctx.dim(param))):
+        var = facts.facts.names.lookup(ctx.get_dim_name(param, k))
+        if var is None or var not in names:
+            ctx = ctx.project_out(param, k, 1)
+        else:
+            targets.append(var)
+    targets.reverse()
+    # Through names of their own first: the two namings may swap two names.
+    for k in range(len(targets)):
+        ctx = ctx.set_dim_name(param, k, f"_assumed{k}")
+    for k, var in enumerate(targets):
+        ctx = ctx.set_dim_name(param, k, names.name(var))
+    return ctx
+
+
+def _within(where: isl.Set, known: isl.Set | None) -> isl.Set:
+    if known is None:
+        return where
+    try:
+        return where.intersect_params(known)
+    except isl.Error:
+        return where  # knowing less is safe: a form that may wrap is widened
+
+
+def _wide(pa: isl.PwAff, vars: list[n.Var], names, where: isl.Set) -> n.Expr | None:
+    """``pa`` written over int64 copies of its variables, each the cast of the original
+    (``None`` where a variable is not an integer one)."""
+    copies: dict[n.Var, n.Var] = {}
+    for var in vars:
+        copies[var] = n.Var(var.name, WIDE)
+    params: dict[str, n.Var] = {}
+    for k in range(pa.dim(isl.dim_type.param)):
+        name = pa.get_dim_name(isl.dim_type.param, k)
+        var = names.lookup(name)
+        if not isinstance(var, n.Var) or not dtypes.is_int(var.dtype):
+            return None
+        params[name] = copies.setdefault(var, n.Var(var.name, WIDE))
+    expr = pw_aff_to_expr(pa, [copies[v] for v in vars], params, context=where)
+    if expr.dtype != WIDE:
+        return None  # a constant: no variable to widen
+    return substitute(expr, {copy: (var if var.dtype == WIDE else n.Cast(WIDE, var))
+                             for var, copy in copies.items()})
+
+
+def _may_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> bool:
+    try:
+        return wraps_somewhere(e, space, where)
+    except isl.Error:
+        return True
