@@ -10,6 +10,7 @@ a :class:`Counterexample`, or an :class:`Unknown` with its reason.
 >>> analyses.can_merge_loops(f, "i", "j")
 >>> analyses.is_no_op(f, stmt)
 >>> analyses.check_bounds(f)                  # every access inside its buffer?
+>>> analyses.check_block_bindings(f)          # every block axis inside its domain?
 >>> analyses.bounds_precondition(f).condition # for which parameter values?
 """
 
@@ -33,6 +34,7 @@ _LAZY = {
     "context_at": "context",
     "Context": "context",
     "check_bounds": "bounds",
+    "check_block_bindings": "axis_bindings",
     "bounds_precondition": "precondition",
     "BoundsPrecondition": "precondition",
     "can_remove_conditional": "conditional",

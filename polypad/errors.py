@@ -54,6 +54,21 @@ class VerifyError(PolypadError):
     """The IR is not well formed (see :func:`polypad.ir.verify.verify`)."""
 
 
+class BindingError(VerifyError):
+    """A schedule primitive built a block whose axis binding leaves the axis's domain at
+    an instance where the block runs (``vj = T.axis.spatial(n, j_0 * 8 + j_1)`` taking
+    ``n``): checked after every primitive when ``POLYPAD_VERIFY_PASSES`` is set, as the
+    test suite and the fuzzer set it (:mod:`polypad.model.block_bindings`).  ``primitive``,
+    ``block`` and ``axis`` name them; ``evidence`` is the
+    :class:`~polypad.model.block_axes.Violation`: the value the binding takes and the
+    instance (loop counters outer first, then symbolic parameters)."""
+
+    def __init__(self, message: str, primitive: str = "", block: str = "", axis: str = "",
+                 evidence=None):
+        self.primitive, self.block, self.axis, self.evidence = primitive, block, axis, evidence
+        super().__init__(message)
+
+
 class NotAffineError(PolypadError):
     """An analysis needs a quasi-affine expression and got something else.
 

@@ -77,7 +77,8 @@ def check_axes(src, body: Stmt, blocks: list[BlockAxes], sizes: tuple[Var, ...] 
     variables = {id(a.var) for b in blocks for a in b.axes}
     found = stmt_contexts(body, lambda s: (
         (isinstance(s, LetStmt) and id(s.var) in variables)
-        or (isinstance(s, IfThenElse) and id(s.condition) in wheres)), free_loops=False)
+        or (isinstance(s, IfThenElse) and id(s.condition) in wheres)), free_loops=False,
+        assumed=True)
     lets = {id(s.var): (s, wrap) for s, wrap, _ in found if isinstance(s, LetStmt)}
     guards = {id(s.condition): (s, wrap) for s, wrap, _ in found if isinstance(s, IfThenElse)}
     for block in blocks:
@@ -114,6 +115,16 @@ class Violation:
 _PROBE = Buffer("probe", (1,), "int32")
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """The model cannot decide whether a binding stays in its domain; ``reason`` says why."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
 def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt,
               sizes: tuple[Var, ...] = ()) -> Violation | None:
     """The first instance of ``probe`` in ``stmt`` where ``axis`` leaves its domain
@@ -123,17 +134,27 @@ def violation(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt,
     binding.  None where every instance stays in the domain, and where the
     model cannot decide.
     """
+    found = decide(axis, value, stmt, probe, sizes)
+    return found if isinstance(found, Violation) else None
+
+
+def decide(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt,
+           sizes: tuple[Var, ...] = ()) -> Violation | Undecided | None:
+    """As :func:`violation`, telling "in its domain" (None) from "cannot say"
+    (:class:`Undecided`).  ``axis`` needs only its ``var``, ``lo`` and ``hi``
+    (the IR's block headers ask through :mod:`.block_bindings`)."""
     try:
         model = extract(PrimFunc("axis", (), stmt))
         (s,) = [s for s in model.statements if s.stmt is probe]
         if s.may:
-            return None  # a dropped guard: the instances are not known exactly
+            return Undecided("a guard around the block is not quasi-affine: the model "
+                             "does not know exactly where it runs")
         domain = s.domain.intersect_params(_in_dtypes(s.domain, model.names, sizes))
         if any(wraps_somewhere(e, s.space, domain) for e in (value, axis.lo, axis.hi)):
-            return None
+            return Undecided("the binding or its domain may wrap around its dtype")
         v, lo, hi = (to_pw_aff(e, s.space) for e in (axis.var, axis.lo, axis.hi))
-    except NotAffineError:
-        return None
+    except NotAffineError as err:
+        return Undecided(str(err))
     outside = domain.intersect(v.lt_set(lo).union(v.ge_set(hi)))
     if outside.is_empty():
         return None

@@ -39,6 +39,8 @@ from polypad.ir.nodes import (
     Buffer,
     BufferLoad,
     BufferStore,
+    Call,
+    Evaluate,
     For,
     ForKind,
     IfThenElse,
@@ -69,15 +71,18 @@ def block_contexts(body: Stmt) -> list[tuple[Block, Wrap, tuple[Var, ...]]]:
     return stmt_contexts(body, lambda s: isinstance(s, Block))
 
 
-def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool = True
-                  ) -> list[tuple[Stmt, Wrap, tuple[Var, ...]]]:
+def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool = True,
+                  assumed: bool = False) -> list[tuple[Stmt, Wrap, tuple[Var, ...]]]:
     """Each statement under ``body`` that ``pick`` accepts, with its context.
 
     As :func:`block_contexts`: ``wrap(s)`` puts ``s`` where the statement
     stands; the statement itself is not part of its context.  With
     ``free_loops=False`` the enclosing loops stay loops (serial ones), so
     that their counters are the statement's instance dimensions rather
-    than free parameters.
+    than free parameters.  With ``assumed``, a ``T.assume(c)`` before the
+    statement in a sequence around it is a fact there too (``if c:`` in
+    its context), where ``c`` reads no buffer: a buffer's values may change
+    between the two, the variables of ``c`` may not.
     """
     out: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = []
     stack: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = [(body, lambda s: s, ())]
@@ -105,9 +110,25 @@ def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool 
                           loops))
         elif isinstance(s, Allocate):
             stack.append((s.body, _under(wrap, lambda x, s=s: Allocate(s.buffer, x)), loops))
+        elif isinstance(s, SeqStmt) and assumed:
+            items = []
+            for t in s.stmts:
+                items.append((t, wrap, loops))
+                fact = _assumed(t)
+                if fact is not None:
+                    wrap = _under(wrap, lambda x, c=fact: IfThenElse(c, x))
+            stack += reversed(items)
         elif isinstance(s, SeqStmt):
             stack += [(t, wrap, loops) for t in reversed(s.stmts)]
     return out
+
+
+def _assumed(s: Stmt):
+    """The condition of ``T.assume(c)`` when ``s`` is one and ``c`` reads no buffer."""
+    if (isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == "assume"
+            and not any(isinstance(x, BufferLoad) for x in walk(s.value.args[0]))):
+        return s.value.args[0]
+    return None
 
 
 def _under(outer: Wrap, inner: Wrap) -> Wrap:

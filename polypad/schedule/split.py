@@ -43,12 +43,14 @@ from collections.abc import Callable
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.block_header import layout
 from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.ranges import dtype_range
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
+from polypad.script.derive_header import binding_domain
 from polypad.transform.facts_at import facts_at
 
 TAILS = ("predicate", "partition", "pad")
@@ -350,7 +352,50 @@ def _text(e: n.Expr) -> str:
     return show(e)
 
 
-def without_guard(guarded: n.PrimFunc, guard: n.IfThenElse) -> n.PrimFunc:
+def without_guard(guarded: n.PrimFunc, guard: n.IfThenElse, nest: list[n.For]) -> n.PrimFunc:
     """The ``"pad"`` form: ``guarded`` (the predicate form) with ``guard`` replaced by its
-    body, so the extra iterations run."""
-    return replace(guarded, guard, guard.then_case)
+    body, so the extra iterations run.
+
+    A block under the guard then runs where ``guard`` was false too, and a binding
+    over the split loop (``vi = i_0 * 4 + i_1`` for ``vi = T.axis.spatial(14, i)``)
+    reaches past its axis's domain there: each such axis gets a domain holding
+    every value its binding takes over the loops (``T.axis.spatial(16, ...)``), as
+    padding a block widens its iteration domain in TVM.  ``nest`` is the split's
+    main nest, whose counters the affected bindings use.
+    """
+    padded = replace(guarded, guard, guard.then_case)
+    counters = {id(x.var) for x in nest}
+    for block in [x for x in walk(guard.then_case) if isinstance(x, n.Block)]:
+        if block.header is None or not block.header.axes:
+            continue
+        loops = {x.var: (x.min, x.extent) for x in ancestors(padded, block)
+                 if isinstance(x, n.For)}
+        lets = layout(block.body, block.header).lets
+        axes = tuple(_widened(axis, let.value, loops) if any(
+                         id(v) in counters for v in walk(let.value)) else axis
+                     for axis, let in zip(block.header.axes, lets, strict=True))
+        if any(a is not b for a, b in zip(axes, block.header.axes, strict=True)):
+            header = dataclasses.replace(block.header, axes=axes)
+            padded = replace(padded, block, dataclasses.replace(block, header=header))
+    return padded
+
+
+def _widened(axis: n.BlockAxis, value: n.Expr, loops: dict) -> n.BlockAxis:
+    """``axis`` with a domain that also holds every value of ``value`` over ``loops``:
+    the union where both are constants; the derived one where it starts where the
+    axis does (a symbolic split loop's padded range); else ``axis`` as it is."""
+    derived = binding_domain(value, loops)
+    if derived is None:
+        return axis
+    lo, extent = derived
+    if all(isinstance(e, n.IntImm) for e in (axis.min, axis.extent, lo, extent)):
+        start = min(axis.min.value, lo.value)
+        stop = max(axis.min.value + axis.extent.value, lo.value + extent.value)
+        if (start, stop) == (axis.min.value, axis.min.value + axis.extent.value):
+            return axis
+        dtype = axis.min.dtype
+        return n.BlockAxis(axis.var, axis.kind, n.IntImm(start, dtype),
+                           n.IntImm(stop - start, dtype))
+    if lo == axis.min and extent != axis.extent:
+        return n.BlockAxis(axis.var, axis.kind, axis.min, extent)
+    return axis

@@ -32,6 +32,7 @@ from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
 from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
 from polypad.ir.verify import checked_result
+from polypad.model.block_bindings import checked_bindings
 from polypad.script.derive_header import attach_headers
 
 from .primitives import PRIMITIVES, REFERENCES
@@ -78,6 +79,9 @@ def primitive(method):
         if not isinstance(new_func, n.PrimFunc):
             raise PolypadError(f"primitive {method.__name__} returned {type(new_func).__name__}")
         checked_result(new_func, self.func, method.__name__)
+        # A block a primitive made gets the header TVM needs, as parsing its script would.
+        new_func = attach_headers(new_func)
+        checked_bindings(new_func, self.func, method.__name__)
         self._install(new_func)
         if outermost:
             # A ``*loops`` parameter is recorded as "*loops" so the step prints and
@@ -169,8 +173,7 @@ class ScheduleState:
         return self
 
     def _install(self, new_func: n.PrimFunc) -> None:
-        # A block a primitive made gets the header TVM needs, as parsing its script would.
-        self._funcs[self._current] = attach_headers(new_func)
+        self._funcs[self._current] = new_func
 
     @staticmethod
     def printable(value):

@@ -120,7 +120,7 @@ class TilingPrimitives:
         if guard is None:
             return guarded, names  # the factors divide the extent: nothing to pad
         # The same loops without the guard: their names do not change.
-        padded = without_guard(guarded, guard)
+        padded = without_guard(guarded, guard, loops)
         check_split_pad(guarded, guard, padded, node.var.name)
         return padded, names
 

@@ -127,6 +127,16 @@ def _uses(body: n.Stmt) -> tuple[set, set]:
     return stored, others
 
 
+def binding_domain(value: n.Expr, loops: Mapping[n.Var, tuple[n.Expr, n.Expr]]
+                   ) -> tuple[n.Expr, n.Expr] | None:
+    """``(min, extent)``: a domain holding every value ``value`` takes over the loops
+    ``{counter: (min, extent)}``, as a derived header's axis has it (None: not derived).
+
+    >>> binding_domain(i_0 * 4 + i_1, {i_0: (0, 4), i_1: (0, 4)})   # (0, 16)
+    """
+    return _domain(value, loops)
+
+
 def _domain(value: n.Expr, loops: Mapping) -> tuple[n.Expr, n.Expr] | None:
     """``(min, extent)`` of ``value`` over the loops: a counter's is its loop's range."""
     if isinstance(value, n.Var) and value in loops:
