@@ -382,3 +382,16 @@ def f(n: T.int64, A: T.Buffer((16, 8), "float32"), C: T.Buffer((4, 8, 4), "float
 ''', lambda s: s.sequential_buffer_access("B", "C"))
     assert set(loop_dtypes(out).values()) == {"int64"}
     assert_runs_the_same(func, out, [(0,), (5,), (16,)])
+
+
+def test_a_parallel_uint8_loop_of_128_iterations_runs_every_one_under_numba():
+    # numba.prange(np.uint8(128)) runs no iteration: the kernel counts in int64.
+    func, out = scheduled('''
+@T.prim_func
+def f(n: T.uint8, A: T.Buffer((16, 8), "float32"), C: T.Buffer((16, 8), "float32")):
+    T.assume(n <= T.uint8(16))
+    for i, j in T.grid(n, T.uint8(8)):
+        C[i, j] = A[i, j] * T.float32(2)
+''', lambda s: s.parallel(s.fuse("i", "j")))
+    assert loop_dtypes(out) == {"i_j_fused": "uint8"}
+    assert_runs_the_same(func, out, [(1,), (15,), (16,)])
