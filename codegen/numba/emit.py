@@ -349,6 +349,10 @@ class _Emitter:
                            or holds_check(loop, self.range_checks)))
         if prange:
             self.current.parallel = True
+            if loop.extent.dtype.startswith("uint"):
+                # numba.prange runs no iteration for an unsigned count at or past half
+                # its range (prange(np.uint8(128))); an int64 count holds every one.
+                extent = f"np.int64({extent})"
             if zero_based:
                 self.line(depth, f"for {var} in numba.prange({extent}):")
             else:

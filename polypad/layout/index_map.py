@@ -23,7 +23,7 @@ from numbers import Integral
 
 from polypad.arguments import expect, wrong_type
 from polypad.errors import NotAffineError, PolypadError
-from polypad.ir import Expr, Var, as_expr
+from polypad.ir import Expr, Var, as_expr, dtypes
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 
@@ -57,6 +57,9 @@ class IndexMap:
         self._fn = fn
         self._names = tuple(names) if names is not None else _param_names(fn)
         self._traced: dict[int, tuple[tuple[Var, ...], tuple[Expr, ...], tuple[int, ...]]] = {}
+        # Traces with inputs of other integer dtypes, by their dtypes (see __call__).
+        self._typed: dict[tuple[str, ...], tuple[tuple[Var, ...], tuple[Expr, ...]]] = {}
+        self._fixed = False  # from_exprs: the outputs are given, not traced
 
     @classmethod
     def from_exprs(cls, inputs: Sequence[Var], outputs: Sequence[Expr],
@@ -66,6 +69,7 @@ class IndexMap:
         m = cls(lambda *idx: list(substitute(o, dict(zip(inputs, idx))) for o in outputs),
                 names=[v.name for v in inputs])
         m._traced[len(inputs)] = (inputs, outputs, tuple(axis_separators))
+        m._fixed = True
         return m
 
     # -- tracing ------------------------------------------------------------
@@ -81,12 +85,13 @@ class IndexMap:
             self._traced[ndim] = self._do_trace(ndim)
         return self._traced[ndim]
 
-    def _do_trace(self, ndim: int):
+    def _do_trace(self, ndim: int, kinds: tuple[str, ...] | None = None):
         if self._names is not None and len(self._names) != ndim:
             raise PolypadError(
                 f"index map takes {len(self._names)} indices but the buffer has {ndim} axes")
         names = self._names or tuple(f"i{k}" for k in range(ndim))
-        inputs = tuple(Var(name, "int32") for name in names)
+        inputs = tuple(Var(name, kind) for name, kind in zip(names, kinds or ("int32",) * ndim,
+                                                             strict=True))
         raw = self._fn(*inputs)
         if not isinstance(raw, (list, tuple)):
             raw = [raw]
@@ -109,9 +114,23 @@ class IndexMap:
         """The transformed indices of ``indices`` (IR expressions or ints)."""
         for index in indices:
             expect(index, (int, Expr), "indices", "IndexMap", what="ints or expressions")
-        inputs, outputs, _ = self.trace(len(indices))
-        mapping = {v: as_expr(x, "int32") for v, x in zip(inputs, indices)}
+        inputs, outputs = self._traced_for(indices)
+        mapping = {v: as_expr(x, v.dtype) for v, x in zip(inputs, indices)}
         return [substitute(o, mapping) for o in outputs]
+
+    def _traced_for(self, indices) -> tuple[tuple[Var, ...], tuple[Expr, ...]]:
+        """The inputs and outputs to substitute ``indices`` into.  Indices of another
+        scalar integer dtype than int32 get a trace over inputs of their dtypes, so
+        that the map computes in it as the function itself does on such variables:
+        ``i // T.int64(4)`` for an int64 ``i``, never ``i // T.int32(4)``."""
+        inputs, outputs, _ = self.trace(len(indices))
+        kinds = tuple(x.dtype if isinstance(x, Expr) else "int32" for x in indices)
+        if self._fixed or all(k == "int32" for k in kinds) or not all(
+                dtypes.is_int(k) and dtypes.lanes(k) == 1 for k in kinds):
+            return inputs, outputs
+        if kinds not in self._typed:
+            self._typed[kinds] = self._do_trace(len(kinds), kinds)[:2]
+        return self._typed[kinds]
 
     def __repr__(self) -> str:
         try:

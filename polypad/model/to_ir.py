@@ -21,7 +21,7 @@ from polypad.errors import DTypeError, NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
-from polypad.ir.operators import logical_and, logical_or
+from polypad.ir.operators import cast, logical_and, logical_or
 from polypad.ir.ranges import dtype_range, wrapping_operations
 
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
@@ -92,6 +92,7 @@ def pw_aff_to_expr(
     params: Mapping[str, n.Var] | Iterable[n.Var] | Names = (),
     *,
     context: isl.Set | None = None,
+    dtype: str | None = None,
 ) -> n.Expr:
     """An integer IR expression equal to ``pa`` on its domain.
 
@@ -100,19 +101,21 @@ def pw_aff_to_expr(
     Other pieces become nested ``T.if_then_else``; the last piece's
     condition is implied (outside the domain of ``pa`` the expression's value
     is unspecified).  ``vars``/``params``/``context`` are as in
-    :func:`set_to_condition`.
+    :func:`set_to_condition`.  The expression has the widest dtype of the
+    variables it uses, its constants too (``T.min(n, T.int64(4))`` for an
+    int64 ``n``); ``dtype`` (default int32) is the dtype of a constant result.
 
     Raises :class:`NotAffineError` when a coefficient or constant of ISL's
     form does not fit the variables' dtype (``2147483648 * n`` in ``int32``):
     the caller keeps the expression it had.
     """
     try:
-        return _pw_aff_to_expr(pa, vars, params, context)
+        return _pw_aff_to_expr(pa, vars, params, context, dtype)
     except DTypeError as err:
         raise NotAffineError(f"ISL's form of {pa} cannot be written in IR: {err}") from None
 
 
-def _pw_aff_to_expr(pa, vars, params, context) -> n.Expr:
+def _pw_aff_to_expr(pa, vars, params, context, dtype) -> n.Expr:
     pa = isl.PwAff.from_aff(pa) if isinstance(pa, isl.Aff) else pa
     _check_dims(pa.dim(isl.dim_type.in_), vars)
     if context is not None:
@@ -125,15 +128,35 @@ def _pw_aff_to_expr(pa, vars, params, context) -> n.Expr:
     folded = _extremum(pa, [aff for _, aff in pieces])
     if folded is not None:
         node, affs = folded
-        out = reader.aff(affs[0])
-        for aff in affs[1:]:
-            out = node(out, reader.aff(aff))
+        exprs = _render(reader, affs, dtype)
+        out = exprs[0]
+        for e in exprs[1:]:
+            out = node(out, e)
         return out
-    out = reader.aff(pieces[-1][1])
-    for where, aff in reversed(pieces[:-1]):
+    exprs = _render(reader, [aff for _, aff in pieces], dtype)
+    out = exprs[-1]
+    for (where, _), e in zip(reversed(pieces[:-1]), reversed(exprs[:-1]), strict=True):
         cond = set_to_condition(where, vars, params)
-        out = n.Select(cond, reader.aff(aff), out)
+        out = n.Select(cond, e, out)
     return out
+
+
+def _render(reader: _Reader, affs: list[isl.Aff], dtype: str | None) -> list[n.Expr]:
+    """``affs`` as IR of one dtype: the widest of their variables' (a narrower piece is
+    cast to it), or ``dtype`` (int32 when ``None``) when all of them are constants,
+    so that ``T.min(n, 4)`` of an int8 ``n`` is ``T.min(n, T.int8(4))``."""
+    exprs: list[n.Expr | None] = [None if aff.is_cst() else reader.aff(aff) for aff in affs]
+    target = _widest([e.dtype for e in exprs if e is not None], dtype or "int32")
+    return [reader.aff(aff, target) if e is None else cast(target, e)
+            for aff, e in zip(affs, exprs, strict=True)]
+
+
+def _widest(found: list[str], default: str) -> str:
+    """The widest of the integer dtypes ``found``, or ``default`` when there are none."""
+    out = None
+    for dtype in found:
+        out = dtype if out is None else dtypes.wider(out, dtype)
+    return default if out is None else out
 
 
 def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] | None:
@@ -248,21 +271,23 @@ class _Reader:
     def _comparison(self, c: isl.Constraint, terms: list, const: int) -> n.Expr:
         pos = [(k, t) for k, t in terms if k > 0]
         neg = [(-k, t) for k, t in terms if k < 0]
+        # A side without terms is a constant of the other side's dtype.
+        dtype = _widest([t.dtype for _, t in terms], "int32")
         if _has_var(neg, self.vars) and not _has_var(pos, self.vars):
             # Keep the set's own variables on the left: ``i < n``, not ``n >= i + 1``.
             if c.is_equality():
-                return _sum(neg, 0).equal(_sum(pos, const))
-            return _sum(neg, 0) < _sum(pos, const + 1)
+                return _sum(neg, 0, dtype).equal(_sum(pos, const, dtype))
+            return _sum(neg, 0, dtype) < _sum(pos, const + 1, dtype)
         if c.is_equality():
             if not pos:
-                return _sum(neg, 0).equal(const)
-            return _sum(pos, 0).equal(_sum(neg, -const))
+                return _sum(neg, 0, dtype).equal(const)
+            return _sum(pos, 0, dtype).equal(_sum(neg, -const, dtype))
         if not pos:
             # -N + c >= 0, an upper bound: N < c + 1 reads like a loop bound.
-            return _sum(neg, 0) < const + 1
+            return _sum(neg, 0, dtype) < const + 1
         if not neg:
-            return _sum(pos, 0) >= -const
-        return _sum(pos, 0) >= _sum(neg, -const)
+            return _sum(pos, 0, dtype) >= -const
+        return _sum(pos, 0, dtype) >= _sum(neg, -const, dtype)
 
     def implied_by_dtype(self, c: isl.Constraint) -> bool:
         """Whether ``c`` bounds one integer variable by no more than its dtype does
@@ -281,11 +306,12 @@ class _Reader:
         coef, const = form[keys[0]], form.get(None, 0)
         return min(coef * lo, coef * hi) + const >= 0
 
-    def aff(self, aff: isl.Aff) -> n.Expr:
+    def aff(self, aff: isl.Aff, dtype: str = "int32") -> n.Expr:
+        """``aff`` as IR; ``dtype`` is the dtype of a constant ``aff``."""
         den = int(_frac(aff.get_denominator_val()))
         divs = self.local(aff)
         terms, const = self.terms(self.form(aff, isl.dim_type.in_, den), divs)
-        value = _value(terms, const)
+        value = _value(terms, const, dtype)
         # An aff with a denominator is integral on its domain, so floor is exact.
         return value if den == 1 else n.FloorDiv(value, n.IntImm(den, value.dtype))
 
@@ -367,10 +393,10 @@ def _term(coef: int, t: n.Expr) -> n.Expr:
     return t if coef == 1 else n.IntImm(coef, t.dtype) * t
 
 
-def _sum(terms: list, const: int) -> n.Expr:
-    """The sum of positive-coefficient ``terms`` plus ``const``."""
+def _sum(terms: list, const: int, dtype: str = "int32") -> n.Expr:
+    """The sum of positive-coefficient ``terms`` plus ``const`` (of ``dtype`` alone)."""
     if not terms:
-        return n.IntImm(const)
+        return n.IntImm(const, dtype)
     out = _term(*terms[0])
     for coef, t in terms[1:]:
         out = out + _term(coef, t)
@@ -381,15 +407,16 @@ def _sum(terms: list, const: int) -> n.Expr:
     return out
 
 
-def _value(terms: list, const: int) -> n.Expr:
-    """``sum(terms) + const`` written with subtraction for negative coefficients."""
+def _value(terms: list, const: int, dtype: str = "int32") -> n.Expr:
+    """``sum(terms) + const`` written with subtraction for negative coefficients;
+    ``dtype`` is the dtype of a constant (no ``terms``)."""
     pos = [(k, t) for k, t in terms if k > 0]
     neg = [(-k, t) for k, t in terms if k < 0]
     if not pos:
         if not neg:
-            return n.IntImm(const)
+            return n.IntImm(const, dtype)
         if const > 0:
-            out: n.Expr = n.IntImm(const, neg[0][1].dtype)
+            out: n.Expr = n.IntImm(const, _widest([t.dtype for _, t in neg], dtype))
             for coef, t in neg:
                 out = out - _term(coef, t)
             return out

@@ -39,7 +39,8 @@ from collections.abc import Callable, Mapping
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import DTypeError, PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.stages import seq
@@ -60,15 +61,21 @@ _LOGICAL = {
 _FOLDED = {_T.min: op.min_, _T.max: op.max_}
 
 
-def ast_expr_to_ir(expr: isl.AstExpr, env: Mapping[str, n.Expr]) -> n.Expr:
+def ast_expr_to_ir(expr: isl.AstExpr, env: Mapping[str, n.Expr],
+                   dtype: str = "int32") -> n.Expr:
     """The ISL AST expression ``expr`` as IR; ``env`` maps identifier names to IR.
 
-    Raises :class:`PolypadError` for an identifier ``env`` lacks or an
-    operator with no IR meaning (``access``, ``member``, ``call``...).
+    A constant takes the dtype of the integer operands it meets (the widest of
+    them), so ``n - 1`` over an int64 ``n`` is ``n - T.int64(1)``; ``dtype`` is
+    the dtype of constants that meet no variable (a loop's bound: its counter's).
+    A constant that does not fit that dtype is written in int32 or int64, the
+    other operands cast to it.  Raises :class:`PolypadError` for an identifier
+    ``env`` lacks or an operator with no IR meaning (``access``, ``member``,
+    ``call``...).
     """
     kind = expr.get_type()
     if kind == isl.ast_expr_type.int:
-        return n.IntImm(int(expr.get_val().to_python()))
+        return _constant(int(expr.get_val().to_python()), dtype)
     if kind == isl.ast_expr_type.id:
         name = expr.get_id().get_name()
         if name not in env:
@@ -77,7 +84,17 @@ def ast_expr_to_ir(expr: isl.AstExpr, env: Mapping[str, n.Expr]) -> n.Expr:
     if kind != isl.ast_expr_type.op:
         raise PolypadError(f"cannot convert the ISL AST expression of type {kind}")
     op_type = expr.get_op_type()
-    args = [ast_expr_to_ir(expr.get_op_arg(k), env) for k in range(expr.get_op_n_arg())]
+    operands = [expr.get_op_arg(k) for k in range(expr.get_op_n_arg())]
+    args: list[n.Expr | None] = [
+        None if a.get_type() == isl.ast_expr_type.int else ast_expr_to_ir(a, env, dtype)
+        for a in operands]
+    # The operands' integer dtype, for the constants among them.
+    wide = None
+    for arg in args:
+        if arg is not None and dtypes.is_int(arg.dtype):
+            wide = arg.dtype if wide is None else dtypes.wider(wide, arg.dtype)
+    args = [ast_expr_to_ir(a, env, wide or dtype) if arg is None else arg
+            for a, arg in zip(operands, args, strict=True)]
     if op_type in _BINARY and len(args) == 2:
         return _BINARY[op_type](*args)
     if op_type in _LOGICAL:
@@ -94,6 +111,16 @@ def ast_expr_to_ir(expr: isl.AstExpr, env: Mapping[str, n.Expr]) -> n.Expr:
     raise PolypadError(f"cannot convert the ISL AST operator {op_type} with {len(args)} operands")
 
 
+def _constant(value: int, dtype: str) -> n.IntImm:
+    """``value`` in ``dtype``, or in the narrowest of int32 and int64 that holds it."""
+    for candidate in (dtype, "int32", "int64"):
+        try:
+            return n.IntImm(value, candidate)
+        except DTypeError:
+            continue
+    raise PolypadError(f"the ISL AST constant {value} does not fit int64")
+
+
 def user_call(node: isl.AstNode) -> tuple[str, list[isl.AstExpr]]:
     """The statement name and argument expressions of a ``user`` node's call."""
     call = node.user_get_expr()
@@ -108,15 +135,18 @@ class AstToIR:
 
     ``env`` maps parameter names to IR variables.  ``user(name, args)``
     builds the statement of a user node from its converted arguments
-    (``None`` drops it).  While converting, :attr:`loops` holds the
+    (``None`` drops it).  Loops count in ``dtype`` unless :meth:`loop_var`
+    says otherwise.  While converting, :attr:`loops` holds the
     enclosing loops as ``(iterator name, Var, min, extent)`` and
     :attr:`guards` the enclosing ``if`` conditions, for the hooks.
     """
 
     def __init__(self, env: Mapping[str, n.Expr] | None = None,
-                 user: Callable[[str, list[n.Expr]], n.Stmt | None] | None = None) -> None:
+                 user: Callable[[str, list[n.Expr]], n.Stmt | None] | None = None,
+                 dtype: str = "int32") -> None:
         self.env: dict[str, n.Expr] = dict(env or {})
         self._user = user
+        self.dtype = dtype
         self.loops: list[tuple[str, n.Var, n.Expr, n.Expr]] = []
         self.guards: list[n.Expr] = []
 
@@ -124,12 +154,12 @@ class AstToIR:
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         """The IR variable of the loop ``node`` over ISL iterator ``iterator``."""
-        return n.Var(iterator)
+        return n.Var(iterator, self.dtype)
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         """The ``(min, extent)`` of a loop from ``lo`` to ``hi`` inclusive."""
         if isinstance(lo, n.IntImm) and isinstance(hi, n.IntImm):
-            return lo, n.IntImm(hi.value - lo.value + 1)
+            return lo, _constant(hi.value - lo.value + 1, lo.dtype)
         if isinstance(lo, n.IntImm) and lo.value == 0:
             return lo, op.add(hi, 1)
         return lo, op.sub(op.add(hi, 1), lo)
@@ -150,9 +180,10 @@ class AstToIR:
 
     # ------------------------------------------------------------ conversion
 
-    def expr(self, e: isl.AstExpr) -> n.Expr:
-        """``e`` as IR, with the enclosing loop variables in scope."""
-        return ast_expr_to_ir(e, self.env)
+    def expr(self, e: isl.AstExpr, dtype: str = "int32") -> n.Expr:
+        """``e`` as IR, with the enclosing loop variables in scope; constants that meet
+        no variable are of ``dtype``."""
+        return ast_expr_to_ir(e, self.env, dtype)
 
     def stmt(self, node: isl.AstNode) -> n.Stmt | None:
         """``node`` as an IR statement, or ``None`` when nothing is left of it."""
@@ -168,14 +199,16 @@ class AstToIR:
             return self._if(node)
         if kind == isl.ast_node_type.user:
             name, args = user_call(node)
-            return self.user(name, [self.expr(a) for a in args], node)
+            return self.user(name, [self.expr(a, self.dtype) for a in args], node)
         if kind == isl.ast_node_type.mark:
             return self.stmt(node.mark_get_node())
         raise PolypadError(f"cannot convert the ISL AST node of type {kind}")
 
     def _for(self, node: isl.AstNode) -> n.Stmt | None:
         iterator = node.for_get_iterator().get_id().get_name()
-        lo = self.expr(node.for_get_init())
+        # The bounds are in the counter's dtype (a degenerate loop's value too).
+        var = self.loop_var(iterator, node)
+        lo = self.expr(node.for_get_init(), var.dtype)
         if node.for_is_degenerate():
             # A single iteration: the iterator is just a name for its value.
             return self._scoped(iterator, lo, lambda: self.stmt(node.for_get_body()))
@@ -184,15 +217,15 @@ class AstToIR:
         if step < 1:
             raise PolypadError(f"an ISL for loop over {iterator} has a step that is not a "
                                "positive constant")
-        hi = self._upper_bound(node.for_get_cond(), iterator)
-        var = self.loop_var(iterator, node)
+        hi = self._upper_bound(node.for_get_cond(), iterator, var.dtype)
         if step == 1:
             lo, extent = self.bounds(lo, hi)
             value = var
         else:
             # for (c = lo; c <= hi; c += s) counts k = 0 .. (hi - lo) // s with c = lo + s * k.
             start = lo
-            lo, extent = self.bounds(n.IntImm(0), op.floordiv(op.sub(hi, start), step))
+            lo, extent = self.bounds(n.IntImm(0, var.dtype),
+                                     op.floordiv(op.sub(hi, start), step))
             value = op.add(start, op.mul(n.IntImm(step, var.dtype), var))
         self.loops.append((iterator, var, lo, extent))
         try:
@@ -203,7 +236,7 @@ class AstToIR:
             return None
         return n.For(var, lo, extent, self.loop_kind(iterator, node), body)
 
-    def _upper_bound(self, cond: isl.AstExpr, iterator: str) -> n.Expr:
+    def _upper_bound(self, cond: isl.AstExpr, iterator: str, dtype: str) -> n.Expr:
         """``U`` of the loop condition ``c <= U`` (or ``U - 1`` of ``c < U``)."""
         ok = cond.get_type() == isl.ast_expr_type.op and cond.get_op_n_arg() == 2
         kind = cond.get_op_type() if ok else None
@@ -211,11 +244,11 @@ class AstToIR:
             first = cond.get_op_arg(0)
             if (first.get_type() == isl.ast_expr_type.id
                     and first.get_id().get_name() == iterator):
-                bound = self.expr(cond.get_op_arg(1))
+                bound = self.expr(cond.get_op_arg(1), dtype)
                 if kind == _T.le:
                     return bound
                 if isinstance(bound, n.IntImm):
-                    return n.IntImm(bound.value - 1, bound.dtype)
+                    return _constant(bound.value - 1, bound.dtype)
                 return op.sub(bound, 1)
         raise PolypadError(f"an ISL for loop over {iterator} has an unexpected condition")
 

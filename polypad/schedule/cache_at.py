@@ -47,6 +47,7 @@ import dataclasses
 import islpy as isl
 
 from polypad.errors import PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
@@ -183,5 +184,10 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
         return n.BufferStore(old, n.BufferLoad(cache, inner), outer)
 
     env = {p.model.names.name(v): v for v in p.model.names.objects()}
-    loops = AstToIR(env, user).stmt(node)
+    # The copy's counters add to the corner: they count in its dtype (and the loop's).
+    dtype = p.loop.var.dtype
+    for c in corner:
+        if not isinstance(c, n.IntImm):
+            dtype = dtypes.wider(dtype, c.dtype)
+    loops = AstToIR(env, user, dtype).stmt(node)
     return n.Block(name, loops)

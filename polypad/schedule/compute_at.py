@@ -67,6 +67,7 @@ from polypad.ir.stages import seq
 from polypad.model import StatementModel
 from polypad.model.isl_helpers import maps_of, union_all
 
+from .exact_bounds import assumed
 from .location_ast import emit
 from .location_legality import check_compute_at
 from .location_placement import (
@@ -117,7 +118,8 @@ def rewrite(p: Placement, required: dict[str, isl.Map], *, before: bool) -> n.Pr
     """Remove the block's nest and put it at the start (or end) of the loop's body,
     running the ``required`` instances of each iteration."""
     instances = {name: parameterised(p, m) for name, m in required.items()}
-    loops = emit(p.model, instances, context(p))
+    # The T.assume facts before the loop let a bound keep its counter's dtype.
+    loops = emit(p.model, instances, context(p), assumed(p.func, p.loop, p.model.names))
     if loops is None:  # pragma: no cover - the checks above found something to run
         raise PolypadError(f"{p.where}: nothing to compute")
     moved = dataclasses.replace(p.block, body=loops)  # keeps what of its header fits

@@ -49,12 +49,12 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     """The integer ``e`` (a loop's min or extent over ``vars``) as ISL's reader form under
     ``where``; where that form may wrap at a point of ``where``, computed in int64 and
     cast back to its dtype (``T.Cast("int32", (T.Cast("int64", n) - 1) // 3 + 1)``),
-    when the exact value fits it there.  Otherwise the form it had (ISL cannot
-    write one that holds).  ``known`` is :func:`guard`'s."""
+    when the exact value fits it there, or left in int64 where it may not.  Otherwise
+    the form it had (ISL cannot write one that holds).  ``known`` is :func:`guard`'s."""
     if isinstance(e, n.IntImm):
         return e
     pa = to_pw_aff(e, space)
-    out = pw_aff_to_expr(pa, vars, names, context=where)
+    out = pw_aff_to_expr(pa, vars, names, context=where, dtype=e.dtype)
     runs = _within(where, known)
     if not _may_wrap(out, space, runs) or out.dtype == WIDE:
         return out
@@ -65,7 +65,13 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     if wide is None:
         return out
     narrow = n.Cast(out.dtype, wide)
-    return out if _may_wrap(narrow, space, runs) else narrow
+    if not _may_wrap(narrow, space, runs):
+        return narrow
+    # Where the exact value may not fit the dtype on the loops' box (an int8 counter's
+    # box is short, and T.assume or an empty loop may keep it in), the int64 form is
+    # the bound: exact, and a loop whose range leaves its counter is refused when it
+    # is entered (LoopRangeError), never run wrapped.
+    return out if _may_wrap(wide, space, runs) else wide
 
 
 def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:

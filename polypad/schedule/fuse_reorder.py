@@ -123,7 +123,14 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
     if any(x.var.dtype != dtype for x in loops):
         raise PolypadError("fuse: the loop counters have different dtypes")
     factors = _fused_extents(func, loops)
-    counter = _counter_dtype(func, loops, factors, dtype)
+    try:
+        counter = _counter_dtype(func, loops, factors, dtype)
+    except IllegalTransformError:
+        # One extent that may be negative makes the product at most 0, but computed
+        # it may leave even int64 (``n * 10`` for an int64 ``n`` near -2**63) and wrap
+        # to a positive count: every such extent clamped at 0 keeps it exact.
+        factors = _fused_extents(func, loops, clamp=True)
+        counter = _counter_dtype(func, loops, factors, dtype)
     fused = n.Var(fresh_name(var_names(func), "_".join(_names(loops)) + "_fused"), counter)
     extents = [_widened(x.extent, counter) for x in loops]
     mapping = {}
@@ -149,15 +156,16 @@ def fuse(func: n.PrimFunc, loops: list[n.For]) -> tuple[n.PrimFunc, n.For]:
     return replace(func, loops[0], new), new
 
 
-def _fused_extents(func: n.PrimFunc, loops: list[n.For]) -> list[n.Expr]:
+def _fused_extents(func: n.PrimFunc, loops: list[n.For], clamp: bool = False) -> list[n.Expr]:
     """The factors of the fused loop's extent: each loop's extent, or ``T.max(e, 0)``
     for one that isl does not prove ``>= 0`` where its loop stands, when two or more
-    may be negative.  A loop with a negative extent runs nothing, but the product of
-    two negative extents is positive (``-2 * -3 == 6``); with at most one negative
-    factor the product is at most 0 and the fused loop runs nothing too."""
+    may be negative (or, with ``clamp``, one).  A loop with a negative extent runs
+    nothing, but the product of two negative extents is positive (``-2 * -3 == 6``);
+    with at most one negative factor the product is at most 0 and the fused loop runs
+    nothing too."""
     unproved = [k for k, x in enumerate(loops) if not extent_never_negative(func, x)]
     extents = [x.extent for x in loops]
-    if len(unproved) < 2:
+    if len(unproved) < (1 if clamp else 2):
         return extents
     for k in unproved:
         extents[k] = n.Max(extents[k], n.IntImm(0, extents[k].dtype))

@@ -22,8 +22,9 @@ import islpy as isl
 
 from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.operators import logical_and
+from polypad.ir.operators import cast, logical_and
 from polypad.ir.substitute import substitute
 from polypad.model import (
     AffineSpace,
@@ -40,10 +41,12 @@ from .exact_bounds import guard as exact_guard
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
 
-def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stmt | None:
+def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
+         known: isl.Set | None = None) -> n.Stmt | None:
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
-    parameters); ``None`` when no instance runs."""
+    parameters); ``None`` when no instance runs.  ``known`` is what else holds of the
+    parameters (:func:`.exact_bounds.assumed`), for the bounds' dtypes only."""
     times = [model.statement(name).time.intersect_domain(domain)
              for name, domain in instances.items()]
     size = max((time.dim(isl.dim_type.out) for time in times), default=0)
@@ -65,15 +68,22 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set) -> n.Stm
         if k not in constant:
             ids = ids.add(isl.Id(f"{_ITER}{k}"))
     node = build.set_iterators(ids).node_from_schedule_map(schedule)
-    return _Emitter(model, context).stmt(node)
+    # A loop that is no statement's own counts in the widest of their counters' dtypes.
+    dtype = None
+    for name in instances:
+        for var in model.statement(name).loop_vars:
+            dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
+    return _Emitter(model, context, dtype or "int32", known).stmt(node)
 
 
 class _Emitter(AstToIR):
-    def __init__(self, model: Model, context: isl.Set) -> None:
+    def __init__(self, model: Model, context: isl.Set, dtype: str,
+                 known: isl.Set | None) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env)
+        super().__init__(env, dtype=dtype)
         self.model = model
         self.context = context
+        self.known = known
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
@@ -81,7 +91,7 @@ class _Emitter(AstToIR):
         if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loop_vars):
             var = s.loop_vars[(k - 1) // 2]
             return n.Var(var.name, var.dtype)
-        return n.Var(f"c{k}")
+        return n.Var(f"c{k}", self.dtype)
 
     def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
         k = int(iterator[len(_ITER):])
@@ -111,17 +121,17 @@ class _Emitter(AstToIR):
             return lo, extent
 
     def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
-        return exact_bound(e, vars, self.model.names, space, where)
+        return exact_bound(e, vars, self.model.names, space, where, self.known)
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, where = self._space()
-        return exact_guard(cond, vars, self.model.names, space, where)
+        return exact_guard(cond, vars, self.model.names, space, where, self.known)
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
-        mapping = dict(zip(s.loop_vars, args, strict=True))
+        mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)

@@ -29,7 +29,7 @@ from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.nest import is_leaf
 
-from .counter_ranges import check_counters_fit
+from .counter_ranges import check_counters_fit, counter_dtype
 from .legality import check_order
 from .reschedule_ast import regenerate
 from .reschedule_plan import (
@@ -94,7 +94,8 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
                                    f"name of a loop {scope.label(p.statement)} keeps")
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
-    check_counters_fit(scope.model, placements.values(), names, primitive)
+    dtype = counter_dtype(placements.values())
+    check_counters_fit(scope.model, placements.values(), names, primitive, dtype)
     check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)
 
@@ -103,7 +104,7 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
         if found is None:
             return item
         # A nest whose statements never run is left as written.
-        return regenerate(scope, found, names, wrappers) or item
+        return regenerate(scope, found, names, wrappers, dtype) or item
 
     return _with_body(scope, map_items(scope.body, rebuild))
 

@@ -34,7 +34,7 @@ import islpy as isl
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.operators import logical_and
+from polypad.ir.operators import cast, logical_and
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
@@ -55,10 +55,13 @@ _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
 
 def regenerate(scope: Scope, placements: list[Placement], names: tuple[str, ...],
-               wrappers: dict[int, n.Block] | None = None) -> n.Stmt | None:
+               wrappers: dict[int, n.Block] | None = None,
+               dtype: str = "int32") -> n.Stmt | None:
     """The loop nest running ``placements`` (one item's statements) in their new order;
     ``None`` when none of them ever runs.  A statement whose id is in ``wrappers``
-    is put back in (a copy of) that block.
+    is put back in (a copy of) that block.  The band's loops ``names`` count in
+    ``dtype`` (:func:`.counter_ranges.counter_dtype`); the statements' own loops
+    keep their counters' dtypes.
 
     Inside a block within loops, only the block's part of each time is built
     (from the block's level on) and the enclosing counters are parameters
@@ -88,7 +91,7 @@ def regenerate(scope: Scope, placements: list[Placement], names: tuple[str, ...]
         ids = ids.add(isl.Id(f"{_ITER}{k}"))
     node = build.set_iterators(ids).node_from_schedule_map(schedule)
     emitter = _Emitter(scope, {p.statement.name: p for p in placements}, names, times,
-                       (context, around), wrappers or {})
+                       (context, around), wrappers or {}, dtype)
     return emitter.stmt(node)
 
 
@@ -121,11 +124,11 @@ class _Emitter(AstToIR):
 
     def __init__(self, scope: Scope, placements: dict[str, Placement], names, times,
                  outside: tuple[isl.Set, tuple[n.Expr, ...]],
-                 wrappers: dict[int, n.Block]) -> None:
+                 wrappers: dict[int, n.Block], dtype: str) -> None:
         model = scope.model
         # After lift: the enclosing loop counters are among the model's names.
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env)
+        super().__init__(env, dtype=dtype)  # the band's counters count in dtype
         self.model = model
         self.scope = scope
         self.fixed = scope.fixed
@@ -158,11 +161,11 @@ class _Emitter(AstToIR):
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         band, loop = self._dimension(iterator, node)
         if band is not None:
-            return n.Var(self.names[band])
+            return n.Var(self.names[band], self.dtype)
         if loop is not None:
             s, j = loop
             return n.Var(s.loop_vars[j].name, s.loop_vars[j].dtype)
-        return n.Var(f"c{iterator[len(_ITER):]}")
+        return n.Var(f"c{iterator[len(_ITER):]}", self.dtype)
 
     def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
         _, loop = self._dimension(iterator, node)
@@ -206,8 +209,10 @@ class _Emitter(AstToIR):
         if name.startswith(_MARK):
             return None
         s = self.placements[name].statement
-        # The loops around the block stay, and with them their counters.
-        sub = dict(zip(s.loop_vars[self.fixed:], args, strict=True))
+        # The loops around the block stay, and with them their counters.  A counter's
+        # value is one of its dtype: computed over wider band counters, it is cast back.
+        sub = {var: cast(var.dtype, arg)
+               for var, arg in zip(s.loop_vars[self.fixed:], args, strict=True)}
         indices, where = self._indices(s)
         lets, resolved = [], {}
         for var, value in s.lets.items():
