@@ -17,47 +17,16 @@ against the original on the reference executor and Numba.  One sweep runs
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from scalar_runs_support import assert_runs_the_same
 
-import codegen
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 from polypad.schedule import Schedule
-from polypad.script import parse, script
-
-_KERNELS: dict = {}
-
-
-def _kernels(func: n.PrimFunc, targets=("python", "numba")) -> list:
-    key = (script(func), targets)
-    if key not in _KERNELS:
-        _KERNELS[key] = [codegen.build(func, target=t) for t in targets]
-    return _KERNELS[key]
-
-
-def _inputs(func: n.PrimFunc, seed: int = 0) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [rng.integers(-9, 9, p.shape).astype(p.dtype) for p in func.params
-            if isinstance(p, n.Buffer)]
-
-
-def assert_runs_the_same(original: n.PrimFunc, rewritten: n.PrimFunc, values=((),),
-                         targets=("python", "numba")) -> None:
-    """For each tuple of scalar arguments in ``values``, ``rewritten`` leaves every buffer
-    as ``original`` does, on each of ``targets``."""
-    for want_kernel, got_kernel in zip(_kernels(original, targets),
-                                       _kernels(rewritten, targets), strict=True):
-        for scalars in values:
-            want = _inputs(original)
-            got = [a.copy() for a in want]
-            want_kernel(*scalars, *want)
-            got_kernel(*scalars, *got)
-            for w, g in zip(want, got, strict=True):
-                np.testing.assert_array_equal(g, w, err_msg=f"scalars {scalars}")
+from polypad.script import parse
 
 
 def scheduled(text: str, apply) -> tuple[n.PrimFunc, n.PrimFunc]:

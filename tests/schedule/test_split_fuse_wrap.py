@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scalar_runs_support import assert_runs_the_same as runs_the_same
+from scalar_runs_support import kernels
 
 import codegen
 from polypad.errors import IllegalTransformError
@@ -65,30 +67,14 @@ def f(n: T.int8, B: T.Buffer((128, 4), "int32")):
         B[i, j] = B[i, j] * 3 + i
 '''
 
-_KERNELS: dict = {}
-
-
-def _kernels(func: n.PrimFunc) -> list:
-    key = script(func)
-    if key not in _KERNELS:
-        _KERNELS[key] = [codegen.build(func, target=t) for t in ("python", "numba")]
-    return _KERNELS[key]
+def _counting(func: n.PrimFunc) -> list[np.ndarray]:
+    """Each buffer holding 0, 1, 2, ... as int32: every element tells where it came from."""
+    return [np.arange(int(np.prod(p.shape)), dtype="int32").reshape(p.shape)
+            for p in func.params if isinstance(p, n.Buffer)]
 
 
 def assert_runs_the_same(original: n.PrimFunc, rewritten: n.PrimFunc, values) -> None:
-    """For each tuple of scalar arguments in ``values``, ``rewritten`` leaves the buffers
-    as ``original`` does, on the reference executor and on Numba."""
-    kernels = _kernels(original)[:1] + _kernels(rewritten)
-    shapes = [p.shape for p in original.params if isinstance(p, n.Buffer)]
-    for scalars in values:
-        results = []
-        for kernel in kernels:
-            arrays = [np.arange(int(np.prod(s)), dtype="int32").reshape(s) for s in shapes]
-            kernel(*scalars, *arrays)
-            results.append(arrays)
-        for got in results[1:]:
-            for want, have in zip(results[0], got, strict=True):
-                np.testing.assert_array_equal(have, want, err_msg=f"scalars {scalars}")
+    runs_the_same(original, rewritten, values, inputs=_counting)
 
 
 def _loops(func: n.PrimFunc) -> list[n.For]:
@@ -413,12 +399,12 @@ def f(n: T.int32, A: T.Buffer((n, 16), "float32"), B: T.Buffer((n, 16), "float32
     assert (script(loop.extent), script(guard.condition)) == (
         '(T.Cast("int64", n) * 16 + 7) // 8',
         'i_j_fused_0 * 8 + i_j_fused_1 < T.Cast("int64", n) * 16')
-    kernels = _kernels(parse(text))[:1] + _kernels(sch.func)
+    built = kernels(parse(text), ("python",)) + kernels(sch.func)
     for size in (0, 1, 3, 7):
         rng = np.random.default_rng(size)
         a = rng.random((size, 16)).astype("float32")
         results = []
-        for kernel in kernels:
+        for kernel in built:
             b = np.zeros((size, 16), "float32")
             kernel(size, a, b)
             results.append(b)
