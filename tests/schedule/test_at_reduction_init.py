@@ -117,3 +117,22 @@ def test_reverse_compute_at_refuses_an_order_that_runs_the_sum_backwards():
     assert evidence.instances == (Instance("C_1", {"i": 0, "j": 0, "k": 0}),
                                   Instance("C_1", {"i": 0, "j": 0, "k": 1}))
     assert evidence.element == Element("C", (0, 0))
+
+
+def test_compute_at_into_the_inner_part_of_a_split_reduction_axis():
+    # The init runs at k_0 == 0 and k_1 == 0: one iteration in eight of the target loop.
+    f = parse(MATMUL.format(a="vk"))
+    sch = Schedule(f)
+    k_0, k_1 = sch.split(sch.get_loops("C")[2], [2, 4])
+    sch.compute_at("A", k_1)
+    check_schedule(f, sch, HEAD + '''    for i, j, k_0, k_1 in T.grid(8, 8, 2, 4):
+        with T.block("A"):
+            A[i, 4 * k_0 + k_1] = X[i, 4 * k_0 + k_1] * T.float32(2)
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            vk = T.axis.reduce(8, k_0 * 4 + k_1)
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+''')
+    same_bits(f, sch.func)
