@@ -26,7 +26,7 @@ from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract
 from polypad.model.conditions import condition_set
 from polypad.model.domains import loop_bounds
-from polypad.model.isl_helpers import empty_union_map, maps_of
+from polypad.model.isl_helpers import empty_union_map, maps_of, time_map
 
 AT = "_at"  # tuple name of an iteration of the target loop (and the loops around it)
 
@@ -194,10 +194,17 @@ def new_times(p: Placement, places: dict[str, isl.Map], slot: int) -> isl.UnionM
 
 
 def _prefix(p: Placement) -> isl.Map:
-    """``_at[c] -> [t0, ..., t(2k-1)]``: the loop's iteration in program time."""
+    """``_at[c] -> [t0, ..., t(2k-1)]``: the loop's iteration in program time.
+
+    Built on the universe, not from a statement's time: that holds only the
+    iterations where the statement runs, and the first statement under the loop
+    may be guarded (a ``T.init()``'s store runs at ``k == 0`` only), which would
+    leave the moved instances of the other iterations with no time at all."""
     s = p.under[0]
-    time = s.time.project_out(isl.dim_type.out, 2 * p.depth,
-                              s.time.dim(isl.dim_type.out) - 2 * p.depth)
+    entries: list = []
+    for level in range(p.depth):
+        entries += [s.position[level], s.loop_vars[level]]
+    time = time_map(s.space, entries, s.space.universe)
     time = time.project_out(isl.dim_type.in_, p.depth, len(s.loop_vars) - p.depth)
     return name_at(p, time)
 

@@ -29,9 +29,12 @@ order must keep every dependence of the function
 (:meth:`analyses.Dependences.violations`,
 :func:`.location_legality.check_reverse_compute_at`), else
 :class:`IllegalTransformError` with the two instances and the element.  A
-consumer instance that reads nothing the loop writes has no iteration to go
-to and is refused.  Shapes as for :mod:`.compute_at`: the consumer's block
-holds a loop nest of its own at the function's top level, after the loop.
+consumer instance that reads nothing the loop writes goes with its block
+instance (a ``T.init()``'s store goes where the update at the same loop
+values goes, just before it, as TVM moves a block with its init); one with
+no such instance has no iteration to go to and is refused.  Shapes as for
+:mod:`.compute_at`: the consumer's block holds a loop nest of its own at the
+function's top level, after the loop.
 """
 
 from __future__ import annotations
@@ -59,9 +62,10 @@ def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
     places, required = {}, {}
     for s in p.moved:
         reads = s.reads.intersect_range(union_all([u.writes for u in p.under]).range())
-        at = reads.apply_range(ready)
-        maps = maps_of(at)
-        place = maps[0].lexmax() if maps else None
+        maps = maps_of(reads.apply_range(ready))
+        places[s.name] = maps[0].lexmax() if maps else None
+    for s in p.moved:
+        place = _with_its_block_instance(p, s, places)
         missing = s.domain if place is None else s.domain.subtract(place.domain())
         if not missing.is_empty():
             coords, _ = point_coordinates(missing.lexmin().sample_point())
@@ -71,6 +75,26 @@ def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
         required[s.name] = name_at(p, place.reverse())
     check_reverse_compute_at(p, places)
     return rewrite(p, required, before=False)
+
+
+def _with_its_block_instance(p, s, places: dict) -> isl.Map | None:
+    """``s``'s place, and for its instances that read nothing the loop writes (a
+    ``T.init()``'s store, ``C[vi, vj] = 0`` at ``vk == 0``) the place of the same block
+    instance -- another statement of the block at the same loop values -- as TVM moves
+    a block with its init.  The earliest such place, so the init runs no later than the
+    update it starts; the dependence check decides whether that order is legal."""
+    own = places[s.name]
+    missing = s.domain if own is None else s.domain.subtract(own.domain())
+    if missing.is_empty():
+        return own
+    found = own
+    for other in p.moved:
+        place = places[other.name]
+        if other is s or place is None or other.loop_vars != s.loop_vars:
+            continue
+        borrowed = place.set_tuple_name(isl.dim_type.in_, s.name).intersect_domain(missing)
+        found = borrowed if found is None else found.union(borrowed)
+    return None if found is None else found.lexmin()
 
 
 def _completed_at(p) -> isl.UnionMap:
