@@ -325,3 +325,38 @@ def s(A: T.Buffer((4, 30), "float32"), B: T.Buffer((4,), "float32"), n: T.int32)
                 B[vi] = B[vi] + A[vi, vj]
 ''')
     assert_runs_the_same(f, sch.func, sizes=(-1, 0, 5, 40))
+
+
+# ---------------------------------------------------------------- every if of a nest dead
+
+GUARDS = '''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in T.serial(4):
+        if 0 <= 2 * i - 1 and i % 2 == 0:
+            A[2 * i - 1] = A[i + 2] + B[2 * i - 1] + 2.0
+        if i % 2 == 0:
+            A[2 * i] = C[3] + 3.0
+'''
+
+
+def test_a_tail_whose_every_if_never_runs_runs_nothing():
+    # The fuzzer's case 342 of seed 6006: in the tail (i = 3) both ifs are dead; the
+    # second one left, after the first, as its loop's whole body, and its removal
+    # failed inside split ('For' object has no attribute 'stmts').
+    original = parse(GUARDS)
+    sch = Schedule(original)
+    sch.split("i", [None, 3], tail="partition")
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i_0 in T.serial(1):
+        for i_1 in T.serial(3):
+            if 0 <= 2 * (i_0 * 3 + i_1) - 1 and (i_0 * 3 + i_1) % 2 == 0:
+                A[2 * (i_0 * 3 + i_1) - 1] = A[i_0 * 3 + i_1 + 2] + B[2 * (i_0 * 3 + i_1) - 1] + 2.0
+            if (i_0 * 3 + i_1) % 2 == 0:
+                A[2 * (i_0 * 3 + i_1)] = C[3] + 3.0
+    for i_1_tail in T.serial(1):
+        T.evaluate(0)
+'''))
+    assert_runs_the_same(original, sch.func)
