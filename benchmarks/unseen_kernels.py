@@ -12,22 +12,13 @@ hand schedule to compare, only the plain nest and numpy.
 from __future__ import annotations
 
 import numpy as np
+from zoo_kernels import matmul
 
 import polypad as pp
 
 
 def matmul_nt(n):
-    return pp.parse(f'''
-@T.prim_func
-def matmul_nt(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
-              C: T.Buffer(({n}, {n}), "float32")):
-    for i, j, k in T.grid({n}, {n}, {n}):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]
-''')
+    return matmul(n, b_transposed=True, name="matmul_nt")
 
 
 def column_sum(n, m):

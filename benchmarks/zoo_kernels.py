@@ -53,17 +53,20 @@ def _parse(text: str):
 
 # -- matmul ------------------------------------------------------------------------
 
-def matmul(n):
+def matmul(n, b_transposed=False, name="matmul"):
+    """C = A @ B, all n x n; with ``b_transposed``, A @ B.T (a linear layer's product,
+    benchmarks/unseen_kernels.py's)."""
+    b = "vj, vk" if b_transposed else "vk, vj"
     return _parse(f'''
 @T.prim_func
-def matmul(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
+def {name}(A: T.Buffer(({n}, {n}), "float32"), B: T.Buffer(({n}, {n}), "float32"),
            C: T.Buffer(({n}, {n}), "float32")):
     for i, j, k in T.grid({n}, {n}, {n}):
         with T.block("C"):
             vi, vj, vk = T.axis.remap("SSR", [i, j, k])
             with T.init():
                 C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[{b}]
 ''')
 
 
