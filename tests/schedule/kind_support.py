@@ -73,6 +73,18 @@ def run(func: n.PrimFunc, target: str = "python", seed: int = 0) -> list[np.ndar
     return arrays
 
 
+def same_bits(original: n.PrimFunc, scheduled: n.PrimFunc) -> None:
+    """``scheduled`` leaves every buffer as ``original`` does, bit for bit, under strict
+    IEEE: on the reference executor and on Numba, against the original on the first."""
+    want = inputs(original)
+    codegen.build(original, target="python", fastmath=None)(*want)
+    for target in ("python", "numba"):
+        got = inputs(original)
+        codegen.build(scheduled, target=target, fastmath=None)(*got)
+        for w, g in zip(want, got, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
 def assert_same(want: list[np.ndarray], got: list[np.ndarray]) -> None:
     """Equal buffers: exactly for integers, to rounding for reassociated floats."""
     for w, g in zip(want, got, strict=True):

@@ -16,11 +16,9 @@ changes its order).  An order the dependences forbid is refused with the instanc
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from kind_support import check_schedule, inputs
+from kind_support import check_schedule, same_bits
 
-import codegen
 from analyses.evidence import Element, Instance
 from polypad.errors import IllegalTransformError
 from polypad.schedule import Schedule
@@ -44,16 +42,6 @@ MATMUL = HEAD + PRODUCER + '''    for i, j, k in T.grid(8, 8, 8):
                 C[vi, vj] = T.float32(0)
             C[vi, vj] = C[vi, vj] + A[vi, {a}] * B[vk, vj]
 '''
-
-
-def same_bits(original, scheduled) -> None:
-    want = inputs(original)
-    codegen.build(original, target="python", fastmath=None)(*want)
-    for target in ("python", "numba"):
-        got = inputs(original)
-        codegen.build(scheduled, target=target, fastmath=None)(*got)
-        for w, g in zip(want, got, strict=True):
-            np.testing.assert_array_equal(g, w)
 
 
 def test_compute_at_into_the_reduction_axis_of_a_block_with_an_init():

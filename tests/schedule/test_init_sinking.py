@@ -11,11 +11,9 @@ instance that would be lost, with the parameter values.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from kind_support import check_schedule, inputs
+from kind_support import check_schedule, same_bits
 
-import codegen
 from analyses import Instance
 from polypad.errors import IllegalTransformError
 from polypad.schedule import Schedule
@@ -31,16 +29,6 @@ def mm(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"),
             for k in T.serial(8):
                 C[i, j] = C[i, j] + A[i, k] * B[k, j]
 '''
-
-
-def same_bits(original, scheduled) -> None:
-    want = inputs(original)
-    codegen.build(original, target="python", fastmath=None)(*want)
-    for target in ("python", "numba"):
-        got = inputs(original)
-        codegen.build(scheduled, target=target, fastmath=None)(*got)
-        for w, g in zip(want, got, strict=True):
-            np.testing.assert_array_equal(g, w)
 
 
 def test_reorder_moves_the_init_into_the_first_iteration_of_k():
