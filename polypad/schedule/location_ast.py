@@ -30,6 +30,7 @@ from polypad.model import (
     AffineSpace,
     Model,
     StatementModel,
+    to_pw_aff,
     to_set,
 )
 from polypad.model.isl_helpers import empty_union_map
@@ -67,13 +68,28 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
     for k in range(size):
         if k not in constant:
             ids = ids.add(isl.Id(f"{_ITER}{k}"))
-    node = build.set_iterators(ids).node_from_schedule_map(schedule)
+    build = build.set_iterators(ids)
     # A loop that is no statement's own counts in the widest of their counters' dtypes.
     dtype = None
     for name in instances:
         for var in model.statement(name).loop_vars:
             dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
-    return _Emitter(model, context, dtype or "int32", known).stmt(node)
+    emitter = _Emitter(model, context, dtype or "int32", known)
+    out = emitter.stmt(build.node_from_schedule_map(schedule))
+    if emitter.runs(instances):
+        return out
+    # ISL's AST generation can lose instances of a strided dimension, taking it for a
+    # single value (islpy 2026.2.2: { S[i, a, j] : (i + 4a + j - 2) mod 8 = 0, 0 <= a
+    # <= 2, ... } gives S(i, i / 4, ...) only); its atomic form does not.  What runs is
+    # checked, so that such an AST is refused rather than miscompiled.
+    dims = ", ".join(f"d{k}" for k in range(size - len(constant)))
+    atomic = isl.UnionMap(f"{{ [{dims}] -> atomic[x] }}")
+    emitter = _Emitter(model, context, dtype or "int32", known)
+    out = emitter.stmt(build.set_options(atomic).node_from_schedule_map(schedule))
+    if emitter.runs(instances):
+        return out
+    raise PolypadError("ISL built loops that do not run exactly the instances asked for "
+                       f"({', '.join(sorted(instances))}); nothing is moved")
 
 
 class _Emitter(AstToIR):
@@ -84,6 +100,46 @@ class _Emitter(AstToIR):
         self.model = model
         self.context = context
         self.known = known
+        # The instances each statement's calls run, for runs(); None once not affine.
+        self.executed: dict[str, isl.Set] | None = {}
+
+    def runs(self, instances: dict[str, isl.Set]) -> bool:
+        """Whether the statements converted run exactly ``instances`` (where the context
+        holds); True when that cannot be said (a bound or guard that is not affine)."""
+        if self.executed is None:
+            return True
+        for name, wanted in instances.items():
+            wanted = wanted.intersect_params(self.context)
+            got = self.executed.get(name)
+            if got is None:
+                if not wanted.is_empty():
+                    return False
+                continue
+            if not _same_set(got, wanted):
+                return False
+        return True
+
+    def _record(self, s: StatementModel, args: list[n.Expr]) -> None:
+        """Add the instances this call of ``s`` runs: its arguments over the enclosing
+        loops and guards."""
+        if self.executed is None:
+            return
+        try:
+            _, space, where = self._space()
+            if args:
+                pieces = [isl.Map.from_pw_aff(to_pw_aff(a, space)) for a in args]
+                image = pieces[0]
+                for piece in pieces[1:]:
+                    image = image.flat_range_product(piece)
+                ran = image.intersect_domain(where).range()
+            else:
+                ran = isl.Set.from_params(where.params())
+        except NotAffineError:
+            self.executed = None
+            return
+        ran = ran.set_tuple_name(s.name)
+        found = self.executed.get(s.name)
+        self.executed[s.name] = ran if found is None else _union(found, ran)
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
@@ -129,12 +185,32 @@ class _Emitter(AstToIR):
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
+        self._record(s, args)
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
         mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)
+
+
+def _plain(s: isl.Set) -> isl.Set:
+    """``s`` with its dimensions named by position, so that two sets of one statement
+    compare whatever their dimensions were called."""
+    for k in range(s.dim(isl.dim_type.set)):
+        s = s.set_dim_name(isl.dim_type.set, k, f"_d{k}")
+    return s
+
+
+def _union(a: isl.Set, b: isl.Set) -> isl.Set:
+    a, b = _plain(a), _plain(b)
+    return a.align_params(b.get_space()).union(b.align_params(a.get_space()))
+
+
+def _same_set(got: isl.Set, wanted: isl.Set) -> bool:
+    got, wanted = _plain(got), _plain(wanted)
+    return got.align_params(wanted.get_space()).is_equal(
+        wanted.align_params(got.get_space()))
 
 
 def _first_statement(model: Model, node: isl.AstNode) -> StatementModel | None:
