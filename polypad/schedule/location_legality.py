@@ -45,6 +45,7 @@ def check_compute_at(p: Placement, required: dict[str, isl.Map], need: isl.Union
         raise IllegalTransformError(f"{p.where} would break a dependence: {found}", found)
     if any(not m.reverse().is_single_valued() for m in required.values()):
         _check_recompute(p, required, need)
+        _check_recomputed_sources(p, required, deps)
 
 
 def check_reverse_compute_at(p: Placement, places: dict[str, isl.Map]) -> None:
@@ -149,6 +150,43 @@ def _check_recompute(p: Placement, required: dict[str, isl.Map], need: isl.Union
                 f"again, but {reader} (needed at {iteration}) reads {element}, which that "
                 "iteration does not compute: recomputing it could read another value",
                 Counterexample(f"{reader} is recomputed from {element} outside its region",
+                               instances=(reader,), element=element, params=params))
+
+
+def _check_recomputed_sources(p: Placement, required: dict[str, isl.Map], deps) -> None:
+    """Refuse recomputing an instance that reads an element the producer writes but
+    that, in the function, read a value nothing before it wrote (an input's, or the
+    buffer's first): computed again, it reads what its earlier computation left
+    there instead.  ``C[vi, vj] = C[vi, vj] + B[vk]`` with no ``T.init()``, computed
+    at two iterations, would add ``B`` twice."""
+    from analyses.evidence import Counterexample, Element
+    from analyses.instances import first_point, instance, point_coordinates
+
+    own = union_all([m.writes for m in p.moved]).range()
+    sourced = deps.tagged("flow_must").range()
+    for s in p.moved:
+        req = required[s.name]
+        again = req.reverse().subtract(req.reverse().lexmin()).domain()
+        for a in s.accesses:
+            if a.kind != "read":
+                continue
+            reads = isl.UnionMap.from_map(a.relation.intersect_domain(again)).intersect_range(
+                own)
+            unsourced = reads.wrap().subtract(sourced)
+            if unsourced.is_empty():
+                continue
+            point = first_point(unsourced.unwrap())
+            coords, params = point_coordinates(point)
+            count = len(s.loop_vars)
+            reader = instance(p.model, s, coords[:count])
+            buf = point.get_space().unwrap().get_tuple_name(isl.dim_type.out)
+            element = Element(p.model.buffer(buf).name, tuple(coords[count:]))
+            raise IllegalTransformError(
+                f"{p.where}: iterations overlap, so block {p.block.name!r} is computed "
+                f"again, but {reader} reads {element}, which nothing writes before it: "
+                "computed again it would read what its earlier computation wrote",
+                Counterexample(f"{reader} reads the value {element} held before the block "
+                               "ran, which its earlier computation overwrote",
                                instances=(reader,), element=element, params=params))
 
 
