@@ -56,8 +56,8 @@ from polypad.ir.stages import seq
 from polypad.model import extract, pw_aff_to_expr
 from polypad.model.isl_helpers import empty_union_map, union_sets
 
-from .ast_to_ir import AstToIR
 from .cache_common import cache_buffer, describe, require_access
+from .checked_ast import RunsChecked, checked_loops
 from .location_box import ShiftToBox, box_around, one_map, relation_of
 from .location_legality import refuse_access
 from .location_placement import Placement, at_iteration, context
@@ -173,7 +173,6 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
     for k in range(size):
         ids = ids.add(isl.Id(f"ax{k}"))
     build = isl.AstBuild.from_context(ctx).set_iterators(ids)
-    node = build.node_from_schedule_map(isl.UnionMap.from_map(schedule))
 
     def user(_, args):
         outer = tuple(a if isinstance(c, n.IntImm) and c.value == 0 else op.add(c, a)
@@ -189,5 +188,8 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
     for c in corner:
         if not isinstance(c, n.IntImm):
             dtype = dtypes.wider(dtype, c.dtype)
-    loops = AstToIR(env, user, dtype).stmt(node)
+    loops = checked_loops(build, isl.UnionMap.from_map(schedule), size,
+                          lambda: RunsChecked(env, user, dtype, names=p.model.names,
+                                              context=ctx),
+                          {"copy": local}, f"{p.where}: the copy {name!r}")
     return n.Block(name, loops)

@@ -24,18 +24,16 @@ from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.operators import cast, logical_and
+from polypad.ir.operators import cast
 from polypad.ir.substitute import substitute
 from polypad.model import (
-    AffineSpace,
     Model,
     StatementModel,
-    to_pw_aff,
-    to_set,
 )
 from polypad.model.isl_helpers import empty_union_map
 
-from .ast_to_ir import AstToIR, user_call
+from .ast_to_ir import user_call
+from .checked_ast import RunsChecked, checked_loops
 from .exact_bounds import bound as exact_bound
 from .exact_bounds import guard as exact_guard
 
@@ -74,72 +72,18 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
     for name in instances:
         for var in model.statement(name).loop_vars:
             dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
-    emitter = _Emitter(model, context, dtype or "int32", known)
-    out = emitter.stmt(build.node_from_schedule_map(schedule))
-    if emitter.runs(instances):
-        return out
-    # ISL's AST generation can lose instances of a strided dimension, taking it for a
-    # single value (islpy 2026.2.2: { S[i, a, j] : (i + 4a + j - 2) mod 8 = 0, 0 <= a
-    # <= 2, ... } gives S(i, i / 4, ...) only); its atomic form does not.  What runs is
-    # checked, so that such an AST is refused rather than miscompiled.
-    dims = ", ".join(f"d{k}" for k in range(size - len(constant)))
-    atomic = isl.UnionMap(f"{{ [{dims}] -> atomic[x] }}")
-    emitter = _Emitter(model, context, dtype or "int32", known)
-    out = emitter.stmt(build.set_options(atomic).node_from_schedule_map(schedule))
-    if emitter.runs(instances):
-        return out
-    raise PolypadError("ISL built loops that do not run exactly the instances asked for "
-                       f"({', '.join(sorted(instances))}); nothing is moved")
+    return checked_loops(build, schedule, size - len(constant),
+                         lambda: _Emitter(model, context, dtype or "int32", known), instances,
+                         "the loops of the moved block")
 
 
-class _Emitter(AstToIR):
+class _Emitter(RunsChecked):
     def __init__(self, model: Model, context: isl.Set, dtype: str,
                  known: isl.Set | None) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env, dtype=dtype)
+        super().__init__(env, dtype=dtype, names=model.names, context=context)
         self.model = model
-        self.context = context
         self.known = known
-        # The instances each statement's calls run, for runs(); None once not affine.
-        self.executed: dict[str, isl.Set] | None = {}
-
-    def runs(self, instances: dict[str, isl.Set]) -> bool:
-        """Whether the statements converted run exactly ``instances`` (where the context
-        holds); True when that cannot be said (a bound or guard that is not affine)."""
-        if self.executed is None:
-            return True
-        for name, wanted in instances.items():
-            wanted = wanted.intersect_params(self.context)
-            got = self.executed.get(name)
-            if got is None:
-                if not wanted.is_empty():
-                    return False
-                continue
-            if not _same_set(got, wanted):
-                return False
-        return True
-
-    def _record(self, s: StatementModel, args: list[n.Expr]) -> None:
-        """Add the instances this call of ``s`` runs: its arguments over the enclosing
-        loops and guards."""
-        if self.executed is None:
-            return
-        try:
-            _, space, where = self._space()
-            if args:
-                pieces = [isl.Map.from_pw_aff(to_pw_aff(a, space)) for a in args]
-                image = pieces[0]
-                for piece in pieces[1:]:
-                    image = image.flat_range_product(piece)
-                ran = image.intersect_domain(where).range()
-            else:
-                ran = isl.Set.from_params(where.params())
-        except NotAffineError:
-            self.executed = None
-            return
-        ran = ran.set_tuple_name(s.name)
-        found = self.executed.get(s.name)
-        self.executed[s.name] = ran if found is None else _union(found, ran)
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
@@ -155,18 +99,6 @@ class _Emitter(AstToIR):
         if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loops):
             return s.loops[(k - 1) // 2].kind
         return n.ForKind.SERIAL
-
-    def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
-        vars = [var for _, var, _, _ in self.loops]
-        space = AffineSpace(vars, names=self.model.names)
-        where = space.universe
-        # The enclosing loops' own bounds, and what the new place's loops guarantee.
-        for _, var, lo, extent in self.loops:
-            where = where.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
-        for guard in self.guards:
-            where = where.intersect(to_set(guard, space))
-        params = isl.Set.universe(where.get_space()).intersect_params(self.context)
-        return vars, space, where.intersect(params)
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
@@ -185,32 +117,13 @@ class _Emitter(AstToIR):
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
-        self._record(s, args)
+        self.record(name, args)
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
         mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)
-
-
-def _plain(s: isl.Set) -> isl.Set:
-    """``s`` with its dimensions named by position, so that two sets of one statement
-    compare whatever their dimensions were called."""
-    for k in range(s.dim(isl.dim_type.set)):
-        s = s.set_dim_name(isl.dim_type.set, k, f"_d{k}")
-    return s
-
-
-def _union(a: isl.Set, b: isl.Set) -> isl.Set:
-    a, b = _plain(a), _plain(b)
-    return a.align_params(b.get_space()).union(b.align_params(a.get_space()))
-
-
-def _same_set(got: isl.Set, wanted: isl.Set) -> bool:
-    got, wanted = _plain(got), _plain(wanted)
-    return got.align_params(wanted.get_space()).is_equal(
-        wanted.align_params(got.get_space()))
 
 
 def _first_statement(model: Model, node: isl.AstNode) -> StatementModel | None:
