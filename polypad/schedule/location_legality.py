@@ -155,15 +155,22 @@ def _check_recompute(p: Placement, required: dict[str, isl.Map], need: isl.Union
 
 def _check_recomputed_sources(p: Placement, required: dict[str, isl.Map], deps) -> None:
     """Refuse recomputing an instance that reads an element the producer writes but
-    that, in the function, read a value nothing before it wrote (an input's, or the
-    buffer's first): computed again, it reads what its earlier computation left
-    there instead.  ``C[vi, vj] = C[vi, vj] + B[vk]`` with no ``T.init()``, computed
-    at two iterations, would add ``B`` twice."""
+    that, in the function, read a value no instance of the producer wrote (an
+    input's, the buffer's first, or a separate init stage's): computed again, it
+    reads what its earlier computation left there instead.  ``C[vi, vj] = C[vi, vj] +
+    B[vk]`` with no ``T.init()`` (or with an init block of its own before it),
+    computed at two iterations, would add ``B`` twice."""
     from analyses.evidence import Counterexample, Element
     from analyses.instances import first_point, instance, point_coordinates
 
     own = union_all([m.writes for m in p.moved]).range()
-    sourced = deps.tagged("flow_must").range()
+    # Sources the recomputation computes again: instances of the moved statements (an
+    # init outside them, a separate stage, runs once and is not there the second time).
+    moved_writes = empty_union_map()
+    for m in p.moved:
+        moved_writes = moved_writes.union(isl.UnionMap.from_domain_and_range(
+            isl.UnionSet.from_set(m.domain), m.writes.range()))
+    sourced = deps.tagged("flow_must").intersect_domain(moved_writes.wrap()).range()
     for s in p.moved:
         req = required[s.name]
         again = req.reverse().subtract(req.reverse().lexmin()).domain()
@@ -183,8 +190,9 @@ def _check_recomputed_sources(p: Placement, required: dict[str, isl.Map], deps) 
             element = Element(p.model.buffer(buf).name, tuple(coords[count:]))
             raise IllegalTransformError(
                 f"{p.where}: iterations overlap, so block {p.block.name!r} is computed "
-                f"again, but {reader} reads {element}, which nothing writes before it: "
-                "computed again it would read what its earlier computation wrote",
+                f"again, but {reader} reads {element}, which the block does not write "
+                "before it: computed again it would read what its earlier computation "
+                "wrote",
                 Counterexample(f"{reader} reads the value {element} held before the block "
                                "ran, which its earlier computation overwrote",
                                instances=(reader,), element=element, params=params))

@@ -68,3 +68,41 @@ def test_with_an_initialisation_the_recomputation_is_made_and_runs_the_same():
         codegen.build(sch.func, target=target)(*got)
         for w, g in zip(want, got, strict=True):
             np.testing.assert_array_equal(g, w, err_msg=target)
+
+
+SEPARATE_INIT = '''
+@T.prim_func
+def func(A: T.Buffer((4, 4), "int32"), B: T.Buffer((8,), "int32"),
+         C: T.Buffer((4, 4), "int32")):
+    Y = T.alloc_buffer((8,), "int32")
+    for i0 in T.serial(8):
+        with T.block("S0_init"):
+            vi = T.axis.spatial(8, i0)
+            Y[vi] = 0
+    for i1, k1 in T.grid(8, 8):
+        with T.block("S1"):
+            vi = T.axis.spatial(8, i1)
+            vk = T.axis.reduce(8, k1)
+            Y[vi] = Y[vi] + A[vi % 4, vk % 4] * B[vk]
+    for i2, j2, k2 in T.grid(4, 4, 8):
+        with T.block("S2"):
+            vi = T.axis.spatial(4, i2)
+            vj = T.axis.spatial(4, j2)
+            vk = T.axis.reduce(8, k2)
+            with T.init():
+                C[vi, vj] = 0
+            C[vi, vj] = C[vi, vj] + Y[vk] * A[vi, vk % 4]
+'''
+
+
+def test_a_reduction_whose_init_is_a_stage_of_its_own_is_not_recomputed():
+    # Every iteration of i2 reads all of Y: S1 would run at each, but S0_init once, so
+    # from i2 = 1 on S1 would add onto its own sums (seed 7002, case 51: C four times
+    # too large in its first row).
+    original = parse(SEPARATE_INIT)
+    sch = Schedule(original)
+    with pytest.raises(IllegalTransformError) as refused:
+        sch.compute_at("S1", "i2")
+    assert refused.value.evidence.instances == (Instance("S1", {"i1": 0, "k1": 0}),)
+    assert refused.value.evidence.element == Element("Y", (0,))
+    assert sch.func is original
