@@ -85,6 +85,11 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
         b.extent[str(handle)] = loop.extent
     spatial = [h for h in handles if info[h].kind == "spatial"]
     reduction = [h for h in handles if info[h].kind == "reduction"]
+    if cand.split_reduction:
+        _split_reduction(b, reduction, cand)
+        for producer in nest.producers:
+            _place(b, producer, -1, [], cand)
+        return Realized(b.sch, b.skipped)
     if cand.rfactor:
         outer_part, order = _rfactor(b, root, spatial, reduction, cand)
     else:
@@ -265,6 +270,31 @@ def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand:
     if cand.vectorize:
         b.need("vectorize", lanes)
     return list(spatial), list(spatial)
+
+
+def _split_reduction(b: _Builder, reduction: list, cand: Candidate) -> None:
+    """The outermost (reduction) loop in ``cand.split_reduction`` parts on the cores,
+    each into a row of partial results; inside a part, ``cand.tile_outer`` of its
+    steps unrolled over a tile of ``cand.tile_inner`` columns in vector lanes."""
+    parts, steps = b.need("split", reduction[0], [cand.split_reduction, None])
+    factored = b.need("rfactor", parts, 0)
+    on_cores, steps, *spatial = factored.update
+    b.need("parallel", on_cores)
+    order = [steps, *spatial]
+    rows = columns = None
+    if cand.tile_outer:
+        steps, rows = b.need("split", steps, [None, cand.tile_outer])
+    if cand.tile_inner and spatial:
+        spatial[-1], columns = b.need("split", spatial[-1], [None, cand.tile_inner])
+    order = [steps, *spatial, *([rows] if rows else []), *([columns] if columns else [])]
+    b.need("reorder", *order)
+    if cand.unroll and rows:
+        b.need("unroll", rows)
+    if cand.vectorize and spatial:
+        b.need("vectorize", order[-1])
+        for loops in (factored.init, factored.write_back, factored.decomposed):
+            if loops:
+                b.may("vectorize", loops[-1])
 
 
 def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Candidate):
