@@ -9,7 +9,8 @@ hand schedule to compare, only the plain nest and numpy.
 - an outer product (a store-bound broadcast);
 - ``A.T @ x``, a matrix-vector product down the columns (the reduction outside);
 - a 3-D add with a broadcast middle axis (``b[n, 0, w]``);
-- a 5 x 5 stencil, one stage (the blur's taps, as a reduction).
+- a 5 x 5 stencil, one stage (the blur's taps, as a reduction);
+- a linear layer, ``relu(X @ W + b)``: a product and its epilogue.
 """
 
 from __future__ import annotations
@@ -115,6 +116,31 @@ def stencil5(A: T.Buffer(({n + taps - 1}, {n + taps - 1}), "float32"),
 ''')
 
 
+def linear_relu(m, n, k):
+    return pp.parse(f'''
+@T.prim_func
+def linear_relu(X: T.Buffer(({m}, {k}), "float32"), W: T.Buffer(({k}, {n}), "float32"),
+                b: T.Buffer(({n},), "float32"), Y: T.Buffer(({m}, {n}), "float32")):
+    Z = T.alloc_buffer(({m}, {n}), "float32")
+    for i, j, r in T.grid({m}, {n}, {k}):
+        with T.block("Z"):
+            vi, vj, vr = T.axis.remap("SSR", [i, j, r])
+            with T.init():
+                Z[vi, vj] = T.float32(0)
+            Z[vi, vj] = Z[vi, vj] + X[vi, vr] * W[vr, vj]
+    for i, j in T.grid({m}, {n}):
+        with T.block("Y"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            Y[vi, vj] = T.max(Z[vi, vj] + b[vj], T.float32(0))
+''')
+
+
+def _linear_relu_peer(X, W, b, Y):
+    np.matmul(X, W, out=Y)
+    np.add(Y, b, out=Y)
+    np.maximum(Y, np.float32(0), out=Y)
+
+
 def _stencil5_peer(A, W, B):
     # numpy's own: 25 shifted multiply-adds over the whole image
     n = B.shape[0]
@@ -145,4 +171,6 @@ UNSEEN = [
     ("add bcast", add_broadcast, dict(n=64, h=256, w=256), dict(n=16, h=64, w=256),
      dict(n=2, h=3, w=40), lambda X, b, Y: np.add(X, b, out=Y)),
     ("stencil 5x5", stencil5, dict(n=2048), dict(n=512), dict(n=20), _stencil5_peer),
+    ("linear relu", linear_relu, dict(m=512, n=1024, k=1024), dict(m=128, n=256, k=256),
+     dict(m=8, n=40, k=24), _linear_relu_peer),
 ]

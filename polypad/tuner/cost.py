@@ -28,6 +28,8 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 - a reduction split across the cores (``split_reduction``) is the nest in
   vector lanes on the cores, with its rows unrolled in registers
   (``SPLIT_ROWS_GAIN``), plus the sum of the parts;
+- an epilogue (the root's consumers) costs its own stage, less per tile
+  (``EPILOGUE_AT_GAIN``);
 - a producer computed inside the root's loops is recomputed on the halo of
   each tile, and runs where the root runs (its cores, its cache); what it
   stores per tile is read back from cache only where it fits in
@@ -65,6 +67,8 @@ ROW_OVERHEAD = 0.5
 #: A producer's tile read back from L2 rather than L1.
 L2_READ = 1.15
 TAIL = 1.5
+#: An epilogue per tile reads the tile from L1, not its own pass over memory.
+EPILOGUE_AT_GAIN = 0.7
 #: A split reduction's rows added into each vector of partial results in registers:
 #: A.T @ x at 4096^2 ran in 1.12 ms with 8 rows against 1.52 with one (quiet).
 SPLIT_ROWS_GAIN = 0.4
@@ -73,8 +77,9 @@ SPLIT_ROWS_GAIN = 0.4
 def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
     """The model's run time of ``cand`` (units of one scalar statement instance)."""
     root = nest.root
+    epilogue = sum(_epilogue_cost(stage, cand, cores) for stage in nest.consumers)
     if cand.split_reduction:
-        return _split_cost(root, cand, cores) + PARALLEL_OVERHEAD
+        return _split_cost(root, cand, cores) + epilogue + PARALLEL_OVERHEAD
     cost = _stage_cost(root, cand, cores, tiled=bool(cand.tile_inner and cand.tile_outer))
     parallel = cand.parallel and _parallel_extent(root, cand) > 1
     for producer, at in zip(nest.producers, cand.at):
@@ -121,7 +126,15 @@ def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
             if _points(producer) > CACHE_ELEMENTS:
                 stage *= SPILL
         cost += stage
-    return cost + (PARALLEL_OVERHEAD if cand.parallel else 0.0)
+    return cost + epilogue + (PARALLEL_OVERHEAD if cand.parallel else 0.0)
+
+
+def _epilogue_cost(stage: StageInfo, cand: Candidate, cores: int) -> float:
+    """An epilogue stage: after the root, its own pass over memory, on the cores
+    and in lanes as the candidate says; per tile, from L1 (``EPILOGUE_AT_GAIN``)."""
+    own = Candidate(vectorize=cand.vectorize, parallel=cand.parallel)
+    cost = _stage_cost(stage, own, cores, tiled=False)
+    return cost * EPILOGUE_AT_GAIN if cand.epilogue_at else cost
 
 
 def _split_cost(root: StageInfo, cand: Candidate, cores: int) -> float:

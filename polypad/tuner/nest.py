@@ -78,6 +78,9 @@ class Nest:
     root: StageInfo
     producers: tuple[StageInfo, ...]
     others: tuple[str, ...]  # blocks the search leaves where they are
+    #: An epilogue: the blocks after the root (elementwise, reading what it writes:
+    #: a linear layer's bias and ReLU after its product), see :func:`analyze`.
+    consumers: tuple[StageInfo, ...] = ()
 
 
 def analyze(func: n.PrimFunc) -> Nest:
@@ -96,8 +99,11 @@ def analyze(func: n.PrimFunc) -> Nest:
                            "loop nest's body with T.block")
     model = extract(func)
     stages = {name: _stage(func, model, name) for name in blocks}
-    root = stages[blocks[-1]]
     allocated = {a.buffer.name for a in walk(func.body) if isinstance(a, n.Allocate)}
+    main = _epilogue_root(model, stages, blocks, allocated)
+    consumers = tuple(stages[b] for b in blocks[blocks.index(main) + 1:])
+    blocks = blocks[:blocks.index(main) + 1]
+    root = stages[main]
     # The producers of the root, and theirs: a block writing a buffer the function
     # allocates that the root reads, or that such a block reads (softmax's max, read
     # by exp, whose E the root reads).
@@ -109,7 +115,35 @@ def analyze(func: n.PrimFunc) -> Nest:
             needed |= _buffers_read(model, b)
     producers = tuple(stages[b] for b in blocks[:-1] if b in chosen)
     others = tuple(b for b in blocks[:-1] if stages[b] not in producers)
-    return Nest(root, producers, others)
+    return Nest(root, producers, others, consumers)
+
+
+#: A reduction is the root under an epilogue that does this many times less work.
+EPILOGUE_RATIO = 8
+
+
+def _epilogue_root(model, stages: dict, blocks: list[str], allocated: set[str]) -> str:
+    """The block the search tiles: the last, unless the last blocks are an epilogue,
+    elementwise blocks (no reduction) after a reduction whose allocated output they
+    read and which does :data:`EPILOGUE_RATIO` times their work or more (a matmul
+    then a bias and ReLU: tiling the ReLU's loops, with the product computed per
+    tile, loses the matmul's own schedule).  Softmax's division is no epilogue: its
+    row sums do as much work as it does."""
+    tail: list[str] = []
+    for name in reversed(blocks[1:]):
+        if stages[name].reduction:
+            break
+        tail.append(name)
+    if not tail:
+        return blocks[-1]
+    main = blocks[-len(tail) - 1]
+    stage = stages[main]
+    read = set().union(*(_buffers_read(model, b) for b in tail))
+    work = sum(stages[b].instances for b in tail)
+    if (stage.reduction and stage.writes in allocated and stage.writes in read
+            and stage.instances >= EPILOGUE_RATIO * work):
+        return main
+    return blocks[-1]
 
 
 def demand(nest: Nest, producer: StageInfo) -> tuple[bool, ...]:

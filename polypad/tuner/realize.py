@@ -89,6 +89,7 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
         _split_reduction(b, reduction, cand)
         for producer in nest.producers:
             _place(b, producer, -1, [], cand)
+        _epilogue(b, nest, [], cand)
         return Realized(b.sch, b.skipped)
     if cand.rfactor:
         outer_part, order = _rfactor(b, root, spatial, reduction, cand)
@@ -112,7 +113,29 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
             b.need("vectorize", inner_part[-1])
         if cand.unroll:
             b.need("unroll", inner_part[0])
+    _epilogue(b, nest, outer_part, cand)
     return Realized(b.sch, b.skipped)
+
+
+def _epilogue(b: _Builder, nest: Nest, outer_part: list, cand: Candidate) -> None:
+    """The root's epilogue (its consumers): per tile at the tile's outer loop, or
+    after the root, its outermost loop on the cores; its innermost loop in vector
+    lanes either way."""
+    for consumer in nest.consumers:
+        if cand.epilogue_at:
+            if not outer_part:
+                raise Refused("reverse_compute_at", "no loop outside the tile")
+            b.need("reverse_compute_at", consumer.block, outer_part[-1])
+            loops = b.sch.get_loops(consumer.block)
+            at = [str(h) for h in loops].index(str(outer_part[-1]))
+            loops = loops[at + 1:]  # its own, inside the tile's loop
+        else:
+            loops = b.sch.get_loops(consumer.block)
+            if cand.parallel and loops:
+                b.may("parallel", loops[0])
+                loops = loops[1:]
+        if cand.vectorize and loops:
+            b.may("vectorize", loops[-1])
 
 
 def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):

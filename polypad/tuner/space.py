@@ -41,6 +41,11 @@ The choices, for the root stage (:mod:`.nest`):
   row), then summed; ``tile_outer`` steps of the reduction unrolled over
   ``tile_inner`` columns in vector lanes: 4 or 8 rows added into each vector of
   partial results before it is stored.
+- ``epilogue_at``: where the root has an epilogue (:attr:`.nest.Nest.consumers`:
+  a linear layer's bias and ReLU), whether it runs per tile of a register tile
+  (``reverse_compute_at`` at the tile's outer loop, reading the tile from L1 just
+  after it is stored), or after the root, on the cores and in vector lanes as
+  the candidate says (False).
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -54,7 +59,7 @@ legality-checked primitives, and a primitive's refusal drops the candidate.
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from .nest import Nest
 
@@ -103,6 +108,7 @@ class Candidate:
     swap: bool = False
     panel: int = 0
     split_reduction: int = 0
+    epilogue_at: bool = False
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -141,6 +147,8 @@ class Candidate:
             parts.append(f"rf{self.rfactor}")
         if self.split_reduction:
             parts.append(f"sr{self.split_reduction}")
+        if self.epilogue_at:
+            parts.append("ep")
         if self.at:
             parts.append("at" + ",".join(map(str, self.at)))
             parts.append("p" + self.producer_reduction[0])
@@ -240,8 +248,12 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
                 for pk in (PANELS if sw and cw and place == "outer" and panel_ok else (0,)):
                     if pk == WHOLE and any(a >= 0 for a in at):
                         continue  # its panel loop is one more outside the tile
-                    out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
-                                         pplace, sw, pk))
+                    cand = Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
+                                     pplace, sw, pk)
+                    out.append(cand)
+                    if nest.consumers and cw:
+                        # the epilogue per register tile, after its copy-out
+                        out.append(replace(cand, epilogue_at=True))
     return out + _split_reductions(nest, inner)
 
 
