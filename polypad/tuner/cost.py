@@ -39,7 +39,7 @@ the nest (:mod:`.nest`), in arbitrary units per statement instance:
 from __future__ import annotations
 
 from .nest import Nest, StageInfo, demand
-from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses
+from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses, view
 
 GATHER = 2.0
 STRIDE_PENALTY = 4.0
@@ -76,6 +76,7 @@ SPLIT_ROWS_GAIN = 0.4
 
 def estimate(nest: Nest, cand: Candidate, cores: int) -> float:
     """The model's run time of ``cand`` (units of one scalar statement instance)."""
+    nest = view(nest, cand) if cand.epilogue and nest.epilogue is not None else nest
     root = nest.root
     epilogue = sum(_epilogue_cost(stage, cand, cores) for stage in nest.consumers)
     if cand.split_reduction:
@@ -134,7 +135,7 @@ def _epilogue_cost(stage: StageInfo, cand: Candidate, cores: int) -> float:
     and in lanes as the candidate says; per tile, from L1 (``EPILOGUE_AT_GAIN``)."""
     own = Candidate(vectorize=cand.vectorize, parallel=cand.parallel)
     cost = _stage_cost(stage, own, cores, tiled=False)
-    return cost * EPILOGUE_AT_GAIN if cand.epilogue_at else cost
+    return cost * EPILOGUE_AT_GAIN if cand.epilogue == 2 else cost
 
 
 def _split_cost(root: StageInfo, cand: Candidate, cores: int) -> float:

@@ -22,7 +22,7 @@ from polypad.ir.locate import find_buffer
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses
+from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses, view
 
 #: The side of the square blocks a transposing panel copy moves (8 x 8 floats: one
 #: AVX-512 half-vector per row; 0.6-0.8 ms of the 0.8 ms the copy cost at 1024^3,
@@ -78,6 +78,10 @@ class _Builder:
 def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
     """Build ``cand`` on ``func`` (whose analysis is ``nest``); raises :class:`Refused`."""
     b = _Builder(func)
+    try:
+        nest = view(nest, cand)
+    except ValueError as error:
+        raise Refused("realize", str(error)) from None
     root = nest.root
     handles = b.sch.get_loops(root.block)
     info = dict(zip(handles, root.loops))
@@ -122,7 +126,7 @@ def _epilogue(b: _Builder, nest: Nest, outer_part: list, cand: Candidate) -> Non
     after the root, its outermost loop on the cores; its innermost loop in vector
     lanes either way."""
     for consumer in nest.consumers:
-        if cand.epilogue_at:
+        if cand.epilogue == 2:
             if not outer_part:
                 raise Refused("reverse_compute_at", "no loop outside the tile")
             b.need("reverse_compute_at", consumer.block, outer_part[-1])

@@ -41,11 +41,12 @@ The choices, for the root stage (:mod:`.nest`):
   row), then summed; ``tile_outer`` steps of the reduction unrolled over
   ``tile_inner`` columns in vector lanes: 4 or 8 rows added into each vector of
   partial results before it is stored.
-- ``epilogue_at``: where the root has an epilogue (:attr:`.nest.Nest.consumers`:
-  a linear layer's bias and ReLU), whether it runs per tile of a register tile
-  (``reverse_compute_at`` at the tile's outer loop, reading the tile from L1 just
-  after it is stored), or after the root, on the cores and in vector lanes as
-  the candidate says (False).
+- ``epilogue``: where the last blocks are an epilogue (:attr:`.nest.Nest.epilogue`:
+  a linear layer's bias and ReLU), 0 tiles the last block as the root (the
+  reduction before it a producer); 1 and 2 tile the reduction as the root, its
+  epilogue after it, on the cores and in vector lanes as the candidate says (1),
+  or per register tile (2: ``reverse_compute_at`` at the tile's outer loop,
+  reading the tile from L1 just after it is stored).
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -61,7 +62,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import asdict, dataclass, replace
 
-from .nest import Nest
+from .nest import PANEL_BLOCK, Nest, packs_panel
 
 VECTOR_FACTORS = (8, 16, 32, 64)
 OUTER_FACTORS = (2, 4, 5, 8, 16)
@@ -80,7 +81,7 @@ UNIFORM_ABOVE = 2
 WHOLE = -1
 #: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1;
 #: or the whole reduction, the panel in L2.
-PANELS = (0, 128, WHOLE)
+PANELS = (0, PANEL_BLOCK, WHOLE)
 #: The parts of a reduction split across the cores (``split_reduction``): a multiple
 #: of the cores of most machines; ``A.T @ x`` at 4096^2 ran as fast in 2, 4 or 16.
 SPLIT_PARTS = 16
@@ -108,7 +109,7 @@ class Candidate:
     swap: bool = False
     panel: int = 0
     split_reduction: int = 0
-    epilogue_at: bool = False
+    epilogue: int = 0
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -147,8 +148,8 @@ class Candidate:
             parts.append(f"rf{self.rfactor}")
         if self.split_reduction:
             parts.append(f"sr{self.split_reduction}")
-        if self.epilogue_at:
-            parts.append("ep")
+        if self.epilogue:
+            parts.append(f"ep{self.epilogue}")
         if self.at:
             parts.append("at" + ",".join(map(str, self.at)))
             parts.append("p" + self.producer_reduction[0])
@@ -203,6 +204,25 @@ def plain(nest: Nest) -> Candidate:
 
 def enumerate_space(nest: Nest) -> list[Candidate]:
     """Every candidate of ``nest``'s space, in a fixed order."""
+    out = _space(nest)
+    if nest.epilogue is not None:
+        for cand in _space(nest.epilogue):
+            out.append(replace(cand, epilogue=1))
+            if cand.cache_write:  # the epilogue per register tile, after its copy-out
+                out.append(replace(cand, epilogue=2))
+    return out
+
+
+def view(nest: Nest, cand: Candidate) -> Nest:
+    """The nest ``cand`` schedules: ``nest``, or its epilogue view."""
+    if cand.epilogue:
+        if nest.epilogue is None:
+            raise ValueError(f"candidate {cand.key} needs an epilogue, which the nest has not")
+        return nest.epilogue
+    return nest
+
+
+def _space(nest: Nest) -> list[Candidate]:
     root = nest.root
     spatial, reduction = root.spatial, root.reduction
     inner = factors(spatial[-1].extent, VECTOR_FACTORS) if spatial else [0]
@@ -222,8 +242,7 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
         producer_places += ("rfactor",)
     # a panel: one reduction loop, longer than a block, and a read still along the rows
-    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > max(PANELS)
-                and len(spatial) >= 2 and "zero" in spatial[-2].strides[1:])
+    panel_ok = packs_panel(root)
     out: list[Candidate] = []
     for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
@@ -248,12 +267,8 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
                 for pk in (PANELS if sw and cw and place == "outer" and panel_ok else (0,)):
                     if pk == WHOLE and any(a >= 0 for a in at):
                         continue  # its panel loop is one more outside the tile
-                    cand = Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
-                                     pplace, sw, pk)
-                    out.append(cand)
-                    if nest.consumers and cw:
-                        # the epilogue per register tile, after its copy-out
-                        out.append(replace(cand, epilogue_at=True))
+                    out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
+                                         pplace, sw, pk))
     return out + _split_reductions(nest, inner)
 
 
