@@ -82,7 +82,11 @@ _THREAD_STATEMENTS = {
     "T.launch_thread": "it runs the rest of its statement list, T.launch_thread(tx, n)",
 }
 _BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
-             "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne}
+             "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne,
+             # TVM prints an operation on two constants that it did not fold by its
+             # node's name (dlight's GEMV: T.where(T.Mul(0, 16) + ...)).
+             "Add": ops.add, "Sub": ops.sub, "Mul": ops.mul, "FloorDiv": ops.floordiv,
+             "FloorMod": ops.floormod, "Min": ops.min_, "Max": ops.max_}
 
 
 def resolve(a, b):
