@@ -57,6 +57,8 @@ def check_rebinding(func: n.PrimFunc, outer: n.For, copies: list[n.For]) -> None
     model = extract(func)
     ids = {id(c) for c in copies}
     inside = [s for s in model.statements if any(loop is outer for loop in s.loops)]
+    if not inside:
+        return  # nothing runs in it
     is_copy = {s.name: any(id(loop) in ids for loop in s.loops) for s in inside}
     copy_reads = {a.buffer for s in inside if is_copy[s.name] for a in s.accesses
                   if a.kind == "read"}

@@ -223,3 +223,17 @@ def f(A: T.Buffer((4,), "float32"), B: T.Buffer((8,), "float32")):
     assert place_gpu_allocations(func) is func  # block 1 reads what block 0 wrote
     with pytest.raises(RaceError, match="private to each block"):
         codegen.build(func, target="cuda")
+
+
+def test_polypad_binds_a_loop_of_tvm_text_with_cooperative_copies():
+    # TVM's tutorial matmul with the block loop over columns left serial: sch.bind checks
+    # the kernel as the cuda target reads it, cooperative copies included.
+    text = corpus.tiled_matmul().replace(
+        'for j_0 in T.thread_binding(2, thread="blockIdx.x"):', "for j_0 in range(2):")
+    (func,) = pp.parse(text).funcs
+    sch = pp.Schedule(func)
+    sch.bind("j_0", "blockIdx.x")
+    _, built, kernel, args, _, ref = _built("tiled_matmul")
+    assert_structural_equal(sch.func, built)
+    gpu, _ = K.run_both(sch.func, args)
+    np.testing.assert_array_equal(gpu[2], ref[2])
