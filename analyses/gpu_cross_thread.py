@@ -77,4 +77,24 @@ def _reduction_over(block: n.Block, threads: tuple[n.For, ...]) -> CrossThreadRe
     return None
 
 
-__all__ = ["CrossThreadReduction", "cross_thread_reductions"]
+def init_at_first_thread(func: n.PrimFunc, loop: n.For, init: n.BufferStore) -> bool:
+    """Whether every instance of the store ``init`` runs at the first iteration of
+    ``loop`` (decided with isl on the model's domain of ``init``)."""
+    import islpy as isl
+
+    from polypad.model import extract
+
+    if not isinstance(loop.min, n.IntImm):
+        return False
+    found = [s for s in extract(func).statements if s.stmt is init]
+    for s in found:
+        k = next((j for j, x in enumerate(s.loops) if x is loop), None)
+        if s.may or k is None:
+            return False
+        later = s.domain.lower_bound_val(isl.dim_type.set, k, isl.Val(loop.min.value + 1))
+        if not later.is_empty():
+            return False
+    return bool(found)
+
+
+__all__ = ["CrossThreadReduction", "cross_thread_reductions", "init_at_first_thread"]

@@ -27,6 +27,7 @@ from analyses.gpu_sync import plan_barriers
 from polypad.arguments import wrong_type
 from polypad.errors import BuildArgumentError, RaceError
 from polypad.ir.nodes import PrimFunc
+from polypad.transform.cross_thread_atomics import cross_thread_atomics
 from polypad.transform.place_gpu_allocations import place_gpu_allocations
 from polypad.transform.shared_zero_fill import with_zero_fill
 from polypad.transform.unify_thread_bindings import unify_thread_bindings
@@ -53,8 +54,9 @@ class CudaTarget(Target):
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
         # TVM's root-level tiles allocated in the kernel, and its cooperative copies (a
         # thread loop inside one bound to its axis) in the form the launch model reads,
-        # each where that is proved to compute the same.
-        func = unify_thread_bindings(place_gpu_allocations(func))
+        # each where that is proved to compute the same; TVM's cross-thread reductions
+        # as atomic updates after their init.
+        func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
         plan = plan_barriers(func)
         if not isinstance(plan, Refuted):
             # Shared memory as the reference sees it: zeros where a read may find nothing

@@ -150,20 +150,52 @@ def test_dlight_matmul_with_padded_tiles_vthreads_and_register_tiles():
     assert "def launch_0():\n    return (1, 1, 1), (8, 16, 1)\n" in kernel.source
 
 
-@pytest.mark.parametrize("name, block, buffer", [
-    ("row_sum_bound_to_threads", "B", "B"),
-    ("dlight_reduction", "B", "B"),
-    ("dlight_gemv", "G", "G"),
-])
-def test_a_cross_thread_reduction_is_refused_by_name(name, block, buffer):
-    (func,) = pp.parse(getattr(corpus, name)()).funcs  # GEMV's T.Mul(0, 16) reads
+def test_a_row_sum_bound_to_threads_runs_as_atomic_updates_after_its_init():
+    text, _, kernel, (a, _), gpu, ref = _built("row_sum_bound_to_threads")
+    assert 'for k in T.thread_binding(32, thread="threadIdx.x"):' in text
+    _same(gpu, ref, a.sum(axis=1))
+    lines = _lines(kernel)
+    # Thread 0 writes the init; a barrier; then every thread adds its value atomically.
+    init = lines.index("B[v_i] = np.float32(0.0)")
+    assert lines[init - 1] == "if v_k == 0:" and lines[init + 1] == "cuda.syncthreads()"
+    assert lines.count("cuda.syncthreads()") == 1
+    assert lines.index("cuda.atomic.add(B, v_i, A[v_i, v_k])") > init + 1
+
+
+def test_dlight_reduction_runs_its_partial_sums_and_their_atomic_total():
+    _, _, kernel, (a, _), gpu, ref = _built("dlight_reduction")
+    _same(gpu, ref, a.sum(axis=1))
+    lines = _lines(kernel)
+    assert lines.count("cuda.syncthreads()") == 1
+    assert lines.index("cuda.syncthreads()") < next(
+        k for k, line in enumerate(lines) if line.startswith("cuda.atomic.add(B, "))
+
+
+def test_dlight_gemv_with_a_shared_tile_and_a_cross_thread_total():
+    text, _, kernel, (w, v, _), gpu, ref = _built("dlight_gemv")
+    assert "T.Mul(0, 16)" in text
+    _same(gpu, ref, w @ v)
+    lines = _lines(kernel)
+    # Two barriers: between the copy of W's tile and its reads, and between the init of
+    # G (thread 0 of each row) and the atomic updates.
+    assert lines.count("cuda.syncthreads()") == 2
+    first, second = (k for k, line in enumerate(lines) if line == "cuda.syncthreads()")
+    assert lines.index("W_shared[v0, v1] = W[v0, v1]") < first < lines.index("# block G_rf_update")
+    assert lines.index("G[v0_6] = np.float32(0.0)") < second < lines.index("# block G_atomic")
+
+
+def test_a_cross_thread_product_has_no_atomic_and_is_refused_by_name():
+    text = corpus.row_sum_bound_to_threads()
+    text = text.replace("B[v_i] + A[v_i, v_k]", "B[v_i] * A[v_i, v_k]").replace(
+        "B[v_i] = T.float32(0.0)", "B[v_i] = T.float32(1.0)")
+    (func,) = pp.parse(text).funcs
     with pytest.raises(RaceError) as info:
         codegen.build(func, target="cuda")
-    message = str(info.value)
-    assert message.startswith(f"cannot build 'main' for cuda: block {block!r} is a "
-                              "cross-thread reduction: its reduction axis ")
-    assert "which TVM lowers to tvm_thread_allreduce; the cuda target does not build" in message
-    assert info.value.evidence.element.buffer == buffer
+    assert str(info.value).startswith(
+        "cannot build 'main' for cuda: block 'B' is a cross-thread reduction: its reduction "
+        "axis 'v_k' is bound to loop 'k' on threadIdx.x, which TVM lowers to "
+        "tvm_thread_allreduce; the cuda target does not build tvm_thread_allreduce")
+    assert info.value.evidence.element.buffer == "B"
 
 
 COPY = '''

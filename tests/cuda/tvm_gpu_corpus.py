@@ -78,7 +78,8 @@ def tiled_matmul() -> str:
 @functools.cache
 def row_sum_bound_to_threads() -> str:
     """A 4 x 32 row sum, a block per row and the reduction axis bound to threadIdx.x
-    (a cross-thread reduction: TVM lowers it to tvm_thread_allreduce)."""
+    (a cross-thread reduction: TVM lowers it to tvm_thread_allreduce, polypad to
+    atomic updates)."""
     from tvm import s_tir
 
     s = s_tir.Schedule(_te_row_sum(4, 32))
@@ -128,13 +129,14 @@ def dlight_reduction() -> str:
 
 @functools.cache
 def dlight_gemv() -> str:
-    """dlight's GEMV rule on 8 x 64 times 64 (a shared tile of W, then two cross-thread
-    stages; TVM prints ``T.Mul(0, 16)`` in its ``T.where``)."""
+    """dlight's GEMV rule on 2 x 16 times 16 (a shared tile of W copied by 16 x 32
+    threads, partial sums in registers, then a cross-thread reduction; TVM prints
+    ``T.Mul(0, 16)`` in its ``T.where``)."""
     from tvm import te
     from tvm.s_tir import dlight
 
-    w = te.placeholder((8, 64), name="W")
-    v = te.placeholder((64,), name="V")
-    r = te.reduce_axis((0, 64), name="k")
-    g = te.compute((8,), lambda i: te.sum(w[i, r] * v[r], axis=r), name="G")
+    w = te.placeholder((2, 16), name="W")
+    v = te.placeholder((16,), name="V")
+    r = te.reduce_axis((0, 16), name="k")
+    g = te.compute((2,), lambda i: te.sum(w[i, r] * v[r], axis=r), name="G")
     return _dlight(te.create_prim_func([w, v, g]), dlight.gpu.GEMV())
