@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.locate import find_buffer
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
 from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses
+
+#: The side of the square blocks a transposing panel copy moves (8 x 8 floats: one
+#: AVX-512 half-vector per row; 0.6-0.8 ms of the 0.8 ms the copy cost at 1024^3,
+#: benchmarks/unseen_kernels.py's A @ B.T)
+TRANSPOSE_BLOCK = 8
 
 
 class Refused(Exception):
@@ -218,7 +224,22 @@ def _lanes_last(b: _Builder, root: StageInfo, packed: str, panel: str) -> None:
     index_map = f"lambda {', '.join(names)}: [{', '.join(names[d] for d in order)}]"
     skipped = len(b.skipped)
     b.may("transform_layout", None, panel, index_map)
-    if len(b.skipped) == skipped:  # laid out anew: the copy writes it in order
+    if len(b.skipped) != skipped:
+        return
+    # laid out anew: the copy transposes, in TRANSPOSE_BLOCK-square blocks where the
+    # two dimensions it swaps allow (rows of the source read a cache line at a
+    # time, the block's writes land in as many lines), else row by row of the panel
+    shape = find_buffer(b.sch.func, panel).shape
+    extent = {d: shape[order.index(d)] for d in range(rank)}
+    source = rank - 1  # the operand's contiguous dimension
+    if all(isinstance(extent[d], int) and extent[d] % TRANSPOSE_BLOCK == 0
+           for d in (source, dim)):
+        others = [copy[d] for d in range(rank) if d not in (source, dim)]
+        s_outer, s_inner = b.need("split", copy[source], [None, TRANSPOSE_BLOCK])
+        d_outer, d_inner = b.need("split", copy[dim], [None, TRANSPOSE_BLOCK])
+        b.may("reorder", *others, s_outer, d_outer, s_inner, d_inner)
+        b.may("unroll", s_inner)
+    else:
         b.may("reorder", *[copy[d] for d in order])
 
 
