@@ -85,9 +85,10 @@ _THREAD_STATEMENTS = {
 _BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
              "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne,
              # TVM's node names, which it prints for an operator on two literals
-             # (`T.Sub(0, 5)`): written as `0 - 5`, Python would fold it
+             # (`T.Sub(0, 5)`; dlight's GEMV: T.where(T.Mul(0, 16) + ...)): written as
+             # `0 - 5`, Python would fold it
              "Add": ops.add, "Sub": ops.sub, "Mul": ops.mul, "FloorDiv": ops.floordiv,
-             "FloorMod": ops.floormod}
+             "FloorMod": ops.floormod, "Min": ops.min_, "Max": ops.max_}
 
 
 def resolve(a, b):
