@@ -70,7 +70,8 @@ def func(A: T.Buffer((4, 4), "float32"), C: T.Buffer((4, 4), "float32")):
                     C[i1 // 4 + 1, -(i1 % 4) + 2 + 1] = (
                         Y[-(i1 % 4) + 2 + 1 + 4 * ((i1 // 4 + 1) % 2)] + 2.0)
                     if i1 < 3:
-                        C[2 + 1, -i1 + 2 + 1] = Y[-i1 + 2 + 1 + 4 * ((2 + 1) % 2)] + 2.0
+                        C[T.Add(2, 1), -i1 + 2 + 1] = (
+                            Y[-i1 + 2 + 1 + 4 * (T.Add(2, 1) % 2)] + 2.0)
 '''))
     rng = np.random.default_rng(0)
     a = rng.integers(-3, 4, (4, 4)).astype("float32")
