@@ -74,6 +74,12 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     return out if _may_wrap(wide, space, runs) else wide
 
 
+def fits(e: n.Expr, space: AffineSpace, where: isl.Set, known: isl.Set | None = None) -> bool:
+    """Whether no operation of ``e`` leaves its dtype at a point of ``where`` where
+    ``known`` holds: ``False`` also where ISL cannot tell."""
+    return not _may_wrap(e, space, _within(where, known))
+
+
 def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:
     """What holds just before ``stmt`` of ``func`` runs -- its enclosing loops and
     branches, and the ``T.assume``\\ s before it (:func:`.facts_at`) -- as a parameter
