@@ -7,12 +7,16 @@ large shapes, ``int32`` by default).  Where the original ran with its own
 counters inside their dtypes, the new counters may leave that dtype (``-i`` at
 ``i = -2**31`` for int32 counters): the rebuilt function would then fail, or
 wrap, where the original ran.  ISL decides it: the band's image of the domain,
-with every parameter and original counter inside its dtype, must lie in the
-new counters' range; otherwise the primitive is refused with the instance,
-the parameters and the value.
+with every parameter and original counter inside its dtype and the
+``T.assume`` facts before the statement's item holding
+(:func:`.exact_bounds.assumed`: a program that breaks one has no meaning),
+must lie in the new counters' range; otherwise the primitive is refused with
+the instance, the parameters and the value.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import islpy as isl
 
@@ -39,14 +43,18 @@ def counter_dtype(placements) -> str:
 
 
 def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str,
-                       dtype: str = COUNTER_DTYPE) -> None:
+                       dtype: str = COUNTER_DTYPE,
+                       known: Mapping[str, isl.Set] | None = None) -> None:
     """Refuse when a new loop counter of ``placements`` (band placements of statements
     of ``model``) leaves ``dtype`` (:func:`counter_dtype`) at an instance the original
-    runs; ``names`` are the new loops' names."""
+    runs; ``names`` are the new loops' names.  ``known`` maps a statement's name to
+    what holds of the parameters where it runs (:func:`.exact_bounds.assumed`)."""
     lo, hi = dtype_range(dtype)
     for p in placements:
         s = p.statement
         ran = within_dtypes(s.domain, s.space)
+        if known is not None and s.name in known:
+            ran = _assuming(ran, known[s.name])
         for k, pa in enumerate(p.band):
             value = pa.intersect_domain(ran)
             ctx = value.get_ctx()
@@ -65,6 +73,20 @@ def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str
                        "where the original runs")
             raise IllegalTransformError(message, evidence=Counterexample(
                 message, instances=(where,), params=params))
+
+
+def _assuming(ran: isl.Set, facts: isl.Set) -> isl.Set:
+    """``ran`` where the parameter facts ``facts`` hold, those of them over parameters
+    ``ran`` does not have projected out (knowing less is safe: it refuses more)."""
+    param = isl.dim_type.param
+    have = {ran.get_dim_name(param, k) for k in range(ran.dim(param))}
+    for k in reversed(range(facts.dim(param))):
+        if facts.get_dim_name(param, k) not in have:
+            facts = facts.project_out(param, k, 1)
+    try:
+        return ran.intersect_params(facts)
+    except isl.Error:  # pragma: no cover - the names come from one model
+        return ran
 
 
 def _show(params: dict[str, int]) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 from scalar_runs_support import assert_runs_the_same
 
+from polypad.errors import IllegalTransformError
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.schedule import Schedule
@@ -193,3 +194,29 @@ def f(n: T.int32, m: T.int32, A: T.Buffer((1024,), "float32"),
             {copy}
                 C[i] = B[i] + T.float32(1)
 '''))
+
+
+# ---------------------------------------------------------------- reorder_by_map
+
+SHIFTED = '''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8,), "int32")):
+    {head}for i in T.serial(n, n + 2):
+        A[(i - n) % 8] = A[(i - n) % 8] + 1
+'''
+
+
+def test_reorder_by_map_counts_the_assumption_when_the_new_counters_leave_int32():
+    # -i leaves int32 at i = -2**31, which T.assume(0 <= n) rules out.
+    with pytest.raises(IllegalTransformError, match="would count to 2147483648"):
+        Schedule(parse(SHIFTED.format(head=""))).reorder_by_map(None, "{ S0[i] -> [-i] }")
+    func, out = _applied(SHIFTED.format(head="T.assume(0 <= n and n <= 100)\n    "),
+                         lambda s: s.reorder_by_map(None, "{ S1[i] -> [-i] }"))
+    assert_structural_equal(out, parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8,), "int32")):
+    T.assume(0 <= n and n <= 100)
+    for b0 in T.serial(-1 * n - 1, -1 * n - 1 + 2):
+        A[-1 * b0 - n] = A[-1 * b0 - n] + 1
+'''))
+    assert_runs_the_same(func, out, [(0,), (5,), (100,)])
