@@ -11,7 +11,8 @@ with every parameter and original counter inside its dtype and the
 ``T.assume`` facts before the statement's item holding
 (:func:`.exact_bounds.assumed`: a program that breaks one has no meaning),
 must lie in the new counters' range; otherwise the primitive is refused with
-the instance, the parameters and the value.
+the instance, the parameters and the value.  Counters narrower than int32 are
+widened first (:func:`widened`), as ``fuse`` widens past its dtype.
 """
 
 from __future__ import annotations
@@ -42,6 +43,26 @@ def counter_dtype(placements) -> str:
     return out or COUNTER_DTYPE
 
 
+def widened(model, placements, dtype: str,
+            known: Mapping[str, isl.Set] | None = None) -> str:
+    """``dtype`` (:func:`counter_dtype`), or, for counters narrower than
+    :data:`COUNTER_DTYPE` whose new values would leave it where the original runs
+    (``-i`` at ``i = -128`` for int8), the narrowest wider one up to
+    :data:`COUNTER_DTYPE` that holds them (the old counters are cast back);
+    :data:`COUNTER_DTYPE` where none does (:func:`check_counters_fit` then refuses,
+    naming its range)."""
+    if not dtypes.is_int(dtype) or dtypes.bits(dtype) >= dtypes.bits(COUNTER_DTYPE):
+        return dtype
+    for candidate in dict.fromkeys((dtype, "int16", COUNTER_DTYPE)):
+        if dtypes.bits(candidate) < dtypes.bits(dtype) or (
+                candidate.startswith("int") != dtype.startswith("int")
+                and dtypes.bits(candidate) == dtypes.bits(dtype)):
+            continue  # never narrower, and no same-width change of signedness
+        if _first_outside(placements, candidate, known) is None:
+            return candidate
+    return COUNTER_DTYPE
+
+
 def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str,
                        dtype: str = COUNTER_DTYPE,
                        known: Mapping[str, isl.Set] | None = None) -> None:
@@ -49,6 +70,25 @@ def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str
     of ``model``) leaves ``dtype`` (:func:`counter_dtype`) at an instance the original
     runs; ``names`` are the new loops' names.  ``known`` maps a statement's name to
     what holds of the parameters where it runs (:func:`.exact_bounds.assumed`)."""
+    found = _first_outside(placements, dtype, known)
+    if found is None:
+        return
+    s, k, pa, point = found
+    lo, hi = dtype_range(dtype)
+    indices, params = point_coordinates(point)
+    where = instance(model, s, indices)
+    at = pa.eval(point)
+    message = (f"{primitive}: the new loop {names[k]!r} would count to {at.to_python()} "
+               f"at {where}" + (f" with {_show(params)}" if params else "")
+               + f", outside the range [{lo}, {hi}] of its {dtype} counter, "
+               "where the original runs")
+    raise IllegalTransformError(message, evidence=Counterexample(
+        message, instances=(where,), params=params))
+
+
+def _first_outside(placements, dtype: str, known: Mapping[str, isl.Set] | None):
+    """``(statement, band member, its function, a point)`` where a new counter leaves
+    ``dtype`` at an instance the original runs, or ``None``."""
     lo, hi = dtype_range(dtype)
     for p in placements:
         s = p.statement
@@ -61,18 +101,9 @@ def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str
             low = isl.PwAff.val_on_domain(ran, isl.Val(str(lo), context=ctx))
             high = isl.PwAff.val_on_domain(ran, isl.Val(str(hi), context=ctx))
             outside = value.lt_set(low).union(value.gt_set(high))
-            if outside.is_empty():
-                continue
-            point = outside.sample_point()
-            indices, params = point_coordinates(point)
-            where = instance(model, s, indices)
-            at = pa.eval(point)
-            message = (f"{primitive}: the new loop {names[k]!r} would count to {at.to_python()} "
-                       f"at {where}" + (f" with {_show(params)}" if params else "")
-                       + f", outside the range [{lo}, {hi}] of its {dtype} counter, "
-                       "where the original runs")
-            raise IllegalTransformError(message, evidence=Counterexample(
-                message, instances=(where,), params=params))
+            if not outside.is_empty():
+                return s, k, pa, outside.sample_point()
+    return None
 
 
 def _assuming(ran: isl.Set, facts: isl.Set) -> isl.Set:

@@ -29,7 +29,7 @@ from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.nest import is_leaf
 
-from .counter_ranges import check_counters_fit, counter_dtype
+from .counter_ranges import check_counters_fit, counter_dtype, widened
 from .exact_bounds import assumed
 from .legality import check_order
 from .reschedule_ast import regenerate
@@ -101,6 +101,8 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     facts = {index: assumed(scope.func, scope.items[index], scope.model.names)
              for index in {scope.item_of[name] for name in placements}}
     known = {name: facts[scope.item_of[name]] for name in placements}
+    # Narrow counters whose new values leave their dtype count wider, cast back.
+    dtype = widened(scope.model, placements.values(), dtype, known)
     check_counters_fit(scope.model, placements.values(), names, primitive, dtype, known)
     check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)

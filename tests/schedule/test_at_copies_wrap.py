@@ -8,7 +8,8 @@ most of the cache unfilled.  Its bounds and guards now go through
 :mod:`polypad.schedule.exact_bounds`, as the producers of ``compute_at`` did: the
 plain form where isl shows that it cannot wrap where the loops run -- with the
 assumptions before the loop -- else the form computed in int64.  ``reorder_by_map``
-refused a band whose counters left int32 only where a ``T.assume`` fails.
+refused a band whose counters left int32 only where a ``T.assume`` fails, and a
+narrow (int8) band whose counters left int8 (now counted in int16, cast back).
 
 Each rewrite is run against the original for every int8 extent on the reference
 executor and Numba; the int32 forms are compared by script, with and without the
@@ -24,7 +25,7 @@ from polypad.errors import IllegalTransformError
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.schedule import Schedule
-from polypad.script import parse
+from polypad.script import parse, script
 
 INT8 = [(v,) for v in range(-128, 128)]
 
@@ -220,3 +221,33 @@ def f(n: T.int32, A: T.Buffer((8,), "int32")):
         A[-1 * b0 - n] = A[-1 * b0 - n] + 1
 '''))
     assert_runs_the_same(func, out, [(0,), (5,), (100,)])
+
+
+# A narrow band whose new counters leave their dtype counts wider (at most int32, the
+# default counter dtype), the old counters cast back: -i reaches 128 at i = -128.
+SHIFTED8 = '''
+@T.prim_func
+def f(n: T.int8, A: T.Buffer((8,), "int32")):
+    for i in T.serial(n, n + T.int8(2)):
+        A[(i - n) % T.int8(8)] = A[(i - n) % T.int8(8)] + T.Cast("int32", i)
+'''
+
+
+def test_a_narrow_band_that_leaves_its_dtype_counts_in_a_wider_one():
+    func, out = _applied(SHIFTED8, lambda s: s.reorder_by_map(None, "{ S0[i] -> [-i] }"))
+    assert_structural_equal(parse(script(out)), out)
+    start = 'T.Cast("int16", -1 * T.Cast("int64", n) - 1)'
+    assert_structural_equal(out, parse(f'''
+@T.prim_func
+def f(n: T.int8, A: T.Buffer((8,), "int32")):
+    for b0 in T.serial({start}, {start} + T.int16(2)):
+        A[-1 * b0 - T.Cast("int16", n)] = (A[-1 * b0 - T.Cast("int16", n)]
+                                           + T.Cast("int32", T.Cast("int8", -b0)))
+'''))
+    # Every n where the original's counter stays in int8 (n + 1 <= 127).
+    assert_runs_the_same(func, out, [(v,) for v in range(-128, 127)])
+
+
+def test_a_narrow_band_past_int32_is_still_refused():
+    with pytest.raises(IllegalTransformError, match="of its int32 counter"):
+        Schedule(parse(SHIFTED8)).reorder_by_map(None, "{ S0[i] -> [1073741824 * i] }")
