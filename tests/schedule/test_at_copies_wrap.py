@@ -22,8 +22,10 @@ import pytest
 from scalar_runs_support import assert_runs_the_same
 
 from polypad.errors import IllegalTransformError
+from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
+from polypad.ir.visitor import walk
 from polypad.schedule import Schedule
 from polypad.script import parse, script
 
@@ -74,6 +76,33 @@ def test_every_int8_extent_runs_as_the_original(primitive, factor):
 
     func, out = _applied(HALF8, apply)
     assert_runs_the_same(func, out, INT8)
+
+
+# The cache's corner T.max(4 * io - 2, 0) wrapped to 254 at io = 0 in uint8: the copy
+# loaded B[254].
+STENCIL_U8 = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32")):
+    B = T.alloc_buffer((16,), "int32")
+    for i in T.serial(T.uint8(16)):
+        with T.block("B"):
+            B[i] = A[i] * 3 + 1
+    for io in T.serial(T.uint8(4)):
+        for ii in T.serial(T.uint8(4)):
+            with T.block("C"):
+                C[io * T.uint8(4) + ii] = (
+                    B[io * T.uint8(4) + ii]
+                    + B[T.max(io * T.uint8(4) + ii, T.uint8(2)) - T.uint8(2)])
+'''
+
+
+def test_a_cache_corner_that_wraps_in_uint8_is_computed_wider():
+    func, out = _applied(STENCIL_U8, lambda s: s.cache_read("C", "B", "local", at="io"))
+    corner = 'T.Cast("uint8", T.max(4 * T.Cast("int64", io) - 2, 0))'
+    copies = [x for x in walk(out.body) if isinstance(x, n.BufferStore)
+              and x.buffer.name == "B_local"]
+    assert {script(x.value.indices[0]) for x in copies} == {f"{corner} + ax0"}
+    assert_runs_the_same(func, out)
 
 
 # ---------------------------------------------------------------- int32, by script
