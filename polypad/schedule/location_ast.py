@@ -36,6 +36,7 @@ from polypad.model.isl_helpers import empty_union_map
 
 from .ast_to_ir import AstToIR, user_call
 from .exact_bounds import bound as exact_bound
+from .exact_bounds import fits
 from .exact_bounds import guard as exact_guard
 
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
@@ -76,29 +77,22 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
     return _Emitter(model, context, dtype or "int32", known).stmt(node)
 
 
-class _Emitter(AstToIR):
-    def __init__(self, model: Model, context: isl.Set, dtype: str,
-                 known: isl.Set | None) -> None:
+class ExactLoops(AstToIR):
+    """:class:`.ast_to_ir.AstToIR` for loops put at a place of ``model``'s function:
+    each bound and guard is ISL's reader form where it cannot wrap on the enclosing
+    loops' box under ``context`` and ``known`` (:func:`.exact_bounds.assumed`), else
+    the exact one (:mod:`.exact_bounds`).  ``user`` builds the statements.  With
+    ``as_built``, a bound or guard that cannot wrap keeps isl's AST form as it is
+    (``j_1 <= 1``), not the reader's (``j_1 < 2``)."""
+
+    def __init__(self, model: Model, context: isl.Set, dtype: str, known: isl.Set | None,
+                 user=None, *, as_built: bool = False) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env, dtype=dtype)
+        super().__init__(env, user, dtype=dtype)
         self.model = model
         self.context = context
         self.known = known
-
-    def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
-        k = int(iterator[len(_ITER):])
-        s = _first_statement(self.model, node)
-        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loop_vars):
-            var = s.loop_vars[(k - 1) // 2]
-            return n.Var(var.name, var.dtype)
-        return n.Var(f"c{k}", self.dtype)
-
-    def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
-        k = int(iterator[len(_ITER):])
-        s = _first_statement(self.model, node)
-        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loops):
-            return s.loops[(k - 1) // 2].kind
-        return n.ForKind.SERIAL
+        self.as_built = as_built
 
     def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
         vars = [var for _, var, _, _ in self.loops]
@@ -121,11 +115,32 @@ class _Emitter(AstToIR):
             return lo, extent
 
     def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
+        if self.as_built and fits(e, space, where, self.known):
+            return e
         return exact_bound(e, vars, self.model.names, space, where, self.known)
 
     def condition(self, cond: n.Expr) -> n.Expr:
         vars, space, where = self._space()
+        if self.as_built and fits(cond, space, where, self.known):
+            return cond
         return exact_guard(cond, vars, self.model.names, space, where, self.known)
+
+
+class _Emitter(ExactLoops):
+    def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
+        k = int(iterator[len(_ITER):])
+        s = _first_statement(self.model, node)
+        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loop_vars):
+            var = s.loop_vars[(k - 1) // 2]
+            return n.Var(var.name, var.dtype)
+        return n.Var(f"c{k}", self.dtype)
+
+    def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
+        k = int(iterator[len(_ITER):])
+        s = _first_statement(self.model, node)
+        if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loops):
+            return s.loops[(k - 1) // 2].kind
+        return n.ForKind.SERIAL
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
