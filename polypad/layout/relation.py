@@ -15,10 +15,11 @@ from functools import cached_property
 
 import islpy as isl
 
-from polypad.errors import NonInjectiveError, PolypadError
+from polypad.errors import NonInjectiveError, NotAffineError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
+from polypad.model.exact_forms import exact_form, may_wrap
 from polypad.model.isl_helpers import coordinate
 from polypad.model.to_ir import pw_aff_to_expr, set_to_condition
 
@@ -132,12 +133,28 @@ class LayoutRelation:
         if padding.is_empty():
             return BoolImm(False)
         box, out = self.transformed_box, self.output_vars(indices)
-        direct = set_to_condition(padding.gist(box).coalesce(), out, self.space.names)
+        direct = self._condition(padding.gist(box).coalesce(), out)
         # gist of a union keeps every piece; the image is often one convex
         # piece whose negation is far simpler (``4*i0 + i1 >= n``).
-        negated = negate(set_to_condition(self.image.gist(box).coalesce(), out,
-                                          self.space.names))
+        negated = negate(self._condition(self.image.gist(box).coalesce(), out))
         return min((direct, negated), key=_size)
+
+    def _condition(self, s: isl.Set, out) -> Expr:
+        """``s`` as a condition on ``out``: the reader's form where it cannot wrap
+        within the transformed box, else written over int64 (``4 * i0 + i1 >= n``
+        wraps at the last ``i0`` for ``n = 2**31 - 1``)."""
+        plain = set_to_condition(s, out, self.space.names)
+        space = AffineSpace(out, names=self.space.names)
+        try:
+            where = space.universe.intersect(self.transformed_box.reset_tuple_id())
+        except isl.Error:  # pragma: no cover - one box, one count of axes
+            where = space.universe
+        if not may_wrap(plain, space, where):
+            return plain
+        try:
+            return set_to_condition(s, out, self.space.names, exact=True)
+        except NotAffineError:
+            return plain  # int64 has no wider form: as isl writes it (docs/schedules.md)
 
     def inverse(self, indices=None) -> Inverse:
         """The inverse map on the image, and the padding predicate.
@@ -238,12 +255,17 @@ def _simplest_upper_bound(image: isl.Set, k: int) -> isl.PwAff:
 
 
 def _as_extent(pa: isl.PwAff, space: AffineSpace):
-    """An extent as an int when constant, else an IR expression in shape params."""
+    """An extent as an int when constant, else an IR expression in shape params, in a
+    form that does not wrap for any value of their dtypes (:func:`.exact_form`):
+    ``(n + 3) // 4`` would be negative at ``n = 2**31 - 1``."""
     pieces = []
     pa.foreach_piece(lambda s, aff: pieces.append(aff))
     if len(pieces) == 1 and pieces[0].is_cst():
         return pieces[0].get_constant_val().to_python()
-    return pw_aff_to_expr(pa, (), space.names)
+    params = AffineSpace((), names=space.names)
+    # Where the extent is defined: the sizes that leave the logical box not empty.
+    runs = params.universe.intersect_params(pa.domain())
+    return exact_form(pa, [], space.names, params, params.universe, runs)
 
 
 def _shape_names(shape):

@@ -227,6 +227,10 @@ class AstToIR:
             lo, extent = self.bounds(n.IntImm(0, var.dtype),
                                      op.floordiv(op.sub(hi, start), step))
             value = op.add(start, op.mul(n.IntImm(step, var.dtype), var))
+        # A bound narrower than its counter (a band widened past its statements'
+        # dtype: counter_ranges.widened) is cast up, exactly, so that the loop reads
+        # back with its counter's dtype.
+        lo, extent = _widened(lo, var.dtype), _widened(extent, var.dtype)
         self.loops.append((iterator, var, lo, extent))
         try:
             body = self._scoped(iterator, value, lambda: self.stmt(node.for_get_body()))
@@ -285,6 +289,22 @@ class AstToIR:
                 del self.env[name]
             else:
                 self.env[name] = saved
+
+
+def _widened(e: n.Expr, dtype: str) -> n.Expr:
+    """``e`` in ``dtype`` where that is a wider integer dtype that holds all its values."""
+    if not (dtypes.is_int(e.dtype) and dtypes.is_int(dtype) and e.dtype != dtype
+            and dtypes.bits(e.dtype) < dtypes.bits(dtype)
+            and (dtype.startswith("int") or e.dtype.startswith("uint"))):
+        return e
+    if isinstance(e, n.IntImm):
+        return _constant(e.value, dtype)
+    if (isinstance(e, n.Cast) and dtypes.is_int(e.value.dtype)
+            and dtypes.bits(e.value.dtype) >= dtypes.bits(dtype)):
+        # An exact cast down from a wider form (exact_bounds): its value fits the
+        # narrow dtype, so the wider one too.
+        return n.Cast(dtype, e.value)
+    return n.Cast(dtype, e)
 
 
 def ast_to_ir(node: isl.AstNode, user: Callable[[str, list[n.Expr]], n.Stmt | None],

@@ -53,11 +53,14 @@ from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
 from polypad.ir.naming import fresh_block_name
 from polypad.ir.stages import seq
-from polypad.model import extract, pw_aff_to_expr
+from polypad.model import AffineSpace, extract, pw_aff_to_expr
 from polypad.model.isl_helpers import empty_union_map, union_sets
 
 from .cache_common import cache_buffer, describe, require_access
-from .checked_ast import RunsChecked, checked_loops
+from .checked_ast import checked_loops
+from .exact_bounds import assumed
+from .exact_bounds import bound as exact_bound
+from .location_ast import ExactLoops
 from .location_box import ShiftToBox, box_around, one_map, relation_of
 from .location_legality import refuse_access
 from .location_placement import Placement, at_iteration, context
@@ -105,25 +108,36 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
     lo, shape = box_around(p, touched)
     cache = cache_buffer(func, old, scope, name)
     cache = n.Buffer(cache.name, tuple(shape), old.dtype, (), scope)
-    corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
-    body = ShiftToBox(model, old, cache, corner, found).visit(loop.body)
     ctx = context(p)
+    # The T.assume facts before the loop let a bound keep its counter's dtype.
+    known = assumed(func, loop, model.names)
+    corner = [_corner(p, pa, ctx, known) for pa in lo]
+    body = ShiftToBox(model, old, cache, corner, found).visit(loop.body)
     stages = []
     if kind == "read":
-        stages.append(_copy(p, touched, lo, old, cache, corner, ctx,
+        stages.append(_copy(p, touched, lo, old, cache, corner, ctx, known,
                             fresh_block_name(func, cache.name), into_cache=True))
         stages.append(body)
     else:
         filled = _exposed(p, old, touched)
         if filled is not None:
-            stages.append(_copy(p, filled, lo, old, cache, corner, ctx,
+            stages.append(_copy(p, filled, lo, old, cache, corner, ctx, known,
                                 fresh_block_name(func, f"{cache.name}_in"), into_cache=True))
         stages.append(body)
         written = one_map(at_iteration(p, [relation_of(s, old, "write") for s in inside]))
-        stages.append(_copy(p, written, lo, old, cache, corner, ctx,
+        stages.append(_copy(p, written, lo, old, cache, corner, ctx, known,
                             fresh_block_name(func, cache.name), into_cache=False))
     new_loop = dataclasses.replace(loop, body=n.Allocate(cache, seq(*stages)))
     return replace(func, loop, new_loop), cache.name
+
+
+def _corner(p: Placement, pa: isl.PwAff, ctx: isl.Set, known: isl.Set) -> n.Expr:
+    """The box's corner ``pa`` over the loop variables around the cache, in a form
+    that does not wrap where the loops run (:mod:`.exact_bounds`)."""
+    vars = list(p.outer_vars)
+    e = pw_aff_to_expr(pa, vars, p.model.names)
+    space = AffineSpace([], names=p.model.names)
+    return exact_bound(e, [], p.model.names, space, space.universe.intersect_params(ctx), known)
 
 
 def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None:
@@ -155,9 +169,11 @@ def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None
 
 
 def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cache: n.Buffer,
-          corner: list[n.Expr], ctx: isl.Set, name: str, *, into_cache: bool) -> n.Stmt:
+          corner: list[n.Expr], ctx: isl.Set, known: isl.Set, name: str, *,
+          into_cache: bool) -> n.Stmt:
     """``with T.block(name): for ax...: cache[ax] = old[corner + ax]`` (or back) over the
-    elements of ``region`` at the current iteration."""
+    elements of ``region`` at the current iteration, bounds and guards in forms that do
+    not wrap there (``known``: :func:`.exact_bounds.assumed`)."""
     tuple_name = region.get_tuple_name(isl.dim_type.out)
     corner_map = isl.PwMultiAff.from_pw_aff(lo[0])
     for pa in lo[1:]:
@@ -182,14 +198,13 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
             return n.BufferStore(cache, n.BufferLoad(old, outer), inner)
         return n.BufferStore(old, n.BufferLoad(cache, inner), outer)
 
-    env = {p.model.names.name(v): v for v in p.model.names.objects()}
     # The copy's counters add to the corner: they count in its dtype (and the loop's).
     dtype = p.loop.var.dtype
     for c in corner:
         if not isinstance(c, n.IntImm):
             dtype = dtypes.wider(dtype, c.dtype)
+    # Checked to copy exactly the region's elements (ISL can lose strided ones).
     loops = checked_loops(build, isl.UnionMap.from_map(schedule), size,
-                          lambda: RunsChecked(env, user, dtype, names=p.model.names,
-                                              context=ctx),
+                          lambda: ExactLoops(p.model, ctx, dtype, known, user, as_built=True),
                           {"copy": local}, f"{p.where}: the copy {name!r}")
     return n.Block(name, loops)

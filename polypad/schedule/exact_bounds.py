@@ -19,16 +19,12 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.errors import NotAffineError
-from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.substitute import substitute
-from polypad.model import AffineSpace, pw_aff_to_expr, set_to_condition, to_set
+from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
-from polypad.model.overflow import wraps_somewhere
+from polypad.model.exact_forms import exact_form
+from polypad.model.exact_forms import may_wrap as _may_wrap
 from polypad.transform.facts_at import facts_at
-
-WIDE = "int64"
 
 
 def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
@@ -53,25 +49,14 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     the form it had (ISL cannot write one that holds).  ``known`` is :func:`guard`'s."""
     if isinstance(e, n.IntImm):
         return e
-    pa = to_pw_aff(e, space)
-    out = pw_aff_to_expr(pa, vars, names, context=where, dtype=e.dtype)
-    runs = _within(where, known)
-    if not _may_wrap(out, space, runs) or out.dtype == WIDE:
-        return out
-    try:
-        wide = _wide(pa, vars, names, where)
-    except NotAffineError:
-        return out
-    if wide is None:
-        return out
-    narrow = n.Cast(out.dtype, wide)
-    if not _may_wrap(narrow, space, runs):
-        return narrow
-    # Where the exact value may not fit the dtype on the loops' box (an int8 counter's
-    # box is short, and T.assume or an empty loop may keep it in), the int64 form is
-    # the bound: exact, and a loop whose range leaves its counter is refused when it
-    # is entered (LoopRangeError), never run wrapped.
-    return out if _may_wrap(wide, space, runs) else wide
+    return exact_form(to_pw_aff(e, space), vars, names, space, where, _within(where, known),
+                      dtype=e.dtype)
+
+
+def fits(e: n.Expr, space: AffineSpace, where: isl.Set, known: isl.Set | None = None) -> bool:
+    """Whether no operation of ``e`` leaves its dtype at a point of ``where`` where
+    ``known`` holds: ``False`` also where ISL cannot tell."""
+    return not _may_wrap(e, space, _within(where, known))
 
 
 def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:
@@ -106,30 +91,3 @@ def _within(where: isl.Set, known: isl.Set | None) -> isl.Set:
         return where.intersect_params(known)
     except isl.Error:
         return where  # knowing less is safe: a form that may wrap is widened
-
-
-def _wide(pa: isl.PwAff, vars: list[n.Var], names, where: isl.Set) -> n.Expr | None:
-    """``pa`` written over int64 copies of its variables, each the cast of the original
-    (``None`` where a variable is not an integer one)."""
-    copies: dict[n.Var, n.Var] = {}
-    for var in vars:
-        copies[var] = n.Var(var.name, WIDE)
-    params: dict[str, n.Var] = {}
-    for k in range(pa.dim(isl.dim_type.param)):
-        name = pa.get_dim_name(isl.dim_type.param, k)
-        var = names.lookup(name)
-        if not isinstance(var, n.Var) or not dtypes.is_int(var.dtype):
-            return None
-        params[name] = copies.setdefault(var, n.Var(var.name, WIDE))
-    expr = pw_aff_to_expr(pa, [copies[v] for v in vars], params, context=where)
-    if expr.dtype != WIDE:
-        return None  # a constant: no variable to widen
-    return substitute(expr, {copy: (var if var.dtype == WIDE else n.Cast(WIDE, var))
-                             for var, copy in copies.items()})
-
-
-def _may_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> bool:
-    try:
-        return wraps_somewhere(e, space, where)
-    except isl.Error:
-        return True

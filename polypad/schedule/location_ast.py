@@ -35,6 +35,7 @@ from polypad.model.isl_helpers import empty_union_map
 from .ast_to_ir import user_call
 from .checked_ast import RunsChecked, checked_loops
 from .exact_bounds import bound as exact_bound
+from .exact_bounds import fits
 from .exact_bounds import guard as exact_guard
 
 _ITER = "_t"  # prefix of the AST iterators, one per time dimension
@@ -77,14 +78,44 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
                          "the loops of the moved block")
 
 
-class _Emitter(RunsChecked):
-    def __init__(self, model: Model, context: isl.Set, dtype: str,
-                 known: isl.Set | None) -> None:
+class ExactLoops(RunsChecked):
+    """:class:`.ast_to_ir.AstToIR` for loops put at a place of ``model``'s function:
+    each bound and guard is ISL's reader form where it cannot wrap on the enclosing
+    loops' box under ``context`` and ``known`` (:func:`.exact_bounds.assumed`), else
+    the exact one (:mod:`.exact_bounds`).  ``user`` builds the statements.  With
+    ``as_built``, a bound or guard that cannot wrap keeps isl's AST form as it is
+    (``j_1 <= 1``), not the reader's (``j_1 < 2``).  The instances each call runs are
+    recorded (:class:`.checked_ast.RunsChecked`)."""
+
+    def __init__(self, model: Model, context: isl.Set, dtype: str, known: isl.Set | None,
+                 user=None, *, as_built: bool = False) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env, dtype=dtype, names=model.names, context=context)
+        super().__init__(env, user, dtype=dtype, names=model.names, context=context)
         self.model = model
         self.known = known
+        self.as_built = as_built
 
+    def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
+        lo, extent = super().bounds(lo, hi)
+        vars, space, where = self._space()
+        try:
+            return self._tidy(lo, vars, space, where), self._tidy(extent, vars, space, where)
+        except NotAffineError:  # pragma: no cover - AST bounds are affine
+            return lo, extent
+
+    def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
+        if self.as_built and fits(e, space, where, self.known):
+            return e
+        return exact_bound(e, vars, self.model.names, space, where, self.known)
+
+    def condition(self, cond: n.Expr) -> n.Expr:
+        vars, space, where = self._space()
+        if self.as_built and fits(cond, space, where, self.known):
+            return cond
+        return exact_guard(cond, vars, self.model.names, space, where, self.known)
+
+
+class _Emitter(ExactLoops):
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
         s = _first_statement(self.model, node)
@@ -99,21 +130,6 @@ class _Emitter(RunsChecked):
         if s is not None and k % 2 == 1 and (k - 1) // 2 < len(s.loops):
             return s.loops[(k - 1) // 2].kind
         return n.ForKind.SERIAL
-
-    def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
-        lo, extent = super().bounds(lo, hi)
-        vars, space, where = self._space()
-        try:
-            return self._tidy(lo, vars, space, where), self._tidy(extent, vars, space, where)
-        except NotAffineError:  # pragma: no cover - AST bounds are affine
-            return lo, extent
-
-    def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
-        return exact_bound(e, vars, self.model.names, space, where, self.known)
-
-    def condition(self, cond: n.Expr) -> n.Expr:
-        vars, space, where = self._space()
-        return exact_guard(cond, vars, self.model.names, space, where, self.known)
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)

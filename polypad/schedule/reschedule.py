@@ -29,7 +29,8 @@ from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.nest import is_leaf
 
-from .counter_ranges import check_counters_fit, counter_dtype
+from .counter_ranges import check_counters_fit, counter_dtype, widened
+from .exact_bounds import assumed
 from .legality import check_order
 from .reschedule_ast import regenerate
 from .reschedule_plan import (
@@ -95,7 +96,14 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
             placements[p.statement.name] = p
         todo[id(scope.items[index])] = item
     dtype = counter_dtype(placements.values())
-    check_counters_fit(scope.model, placements.values(), names, primitive, dtype)
+    # A T.assume before an item bounds its parameters: a counter that leaves its dtype
+    # only where an assumption fails runs nowhere that counts.
+    facts = {index: assumed(scope.func, scope.items[index], scope.model.names)
+             for index in {scope.item_of[name] for name in placements}}
+    known = {name: facts[scope.item_of[name]] for name in placements}
+    # Narrow counters whose new values leave their dtype count wider, cast back.
+    dtype = widened(scope.model, placements.values(), dtype, known)
+    check_counters_fit(scope.model, placements.values(), names, primitive, dtype, known)
     check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
                 reassociate=reassociate)
 

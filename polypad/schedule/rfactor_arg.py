@@ -43,11 +43,14 @@ from __future__ import annotations
 import islpy as isl
 
 from polypad.errors import IllegalTransformError, NotAffineError, PolypadError
+from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.loop_names import loop_ref
+from polypad.ir.ranges import dtype_range
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter, walk
+from polypad.transform.facts_at import Facts, facts_at
 
 from .legality import check_rfactor
 from .reduction_nest import (
@@ -116,7 +119,8 @@ def rfactor_arg(func: n.PrimFunc, loop: n.For, arg, factor_axis: int, where: str
                           n.BufferStore(value_rf, value, v0.indices)))
 
     folded, fold_loops = copy_nest(nest, dropped, "_wb", taken, fold)
-    folded, fold_loops = _from_second(folded, fold_loops, loops.index(loop), dropped, loops)
+    folded, fold_loops = _from_second(folded, fold_loops, loops.index(loop), dropped, loops,
+                                      facts_at(func, nest[0], assumptions=True))
 
     def final(m):
         v0, i0 = loads(m, lane0=True)
@@ -151,17 +155,39 @@ class _Loads(Rewriter):
         return self.generic_visit(node)
 
 
-def _from_second(folded, fold_loops, position: int, dropped: set, loops):
+def _from_second(folded, fold_loops, position: int, dropped: set, loops, facts: Facts):
     """The fold's copy of the factored loop started one later (lane 0 is the fold's
-    accumulator); the copies of the other loops as they were."""
+    accumulator); the copies of the other loops as they were.
+
+    Only where ``min + 1`` and ``extent - 1`` cannot wrap (``facts``: what holds where
+    the nest stood, the assumptions before it included); elsewhere the copy keeps the loop's
+    range: folding lane 0 into itself changes nothing (it beats nothing, and the
+    value of the lane whose index won is its own)."""
     kept = [x for x in loops if x.var not in dropped]
     k = next(i for i, x in enumerate(kept) if x is loops[position])
     old = fold_loops[k]
+    if not _shift_fits(old, facts):
+        return folded, fold_loops
     new = n.For(old.var, _plus(old.min, 1), _plus(old.extent, -1), old.kind, old.body)
     folded = replace(folded, old, new) if folded is not old else new
     fold_loops = [new if x is old else x for x in fold_loops]
     # The copies outside the factored loop hold the old one: find them again.
     return folded, [_find(folded, x.var) for x in fold_loops]
+
+
+def _shift_fits(loop: n.For, facts: Facts) -> bool:
+    """Whether ``loop.min + 1`` and ``loop.extent - 1`` stay in the counter's dtype
+    wherever the loop may be entered (``False`` where that is not known)."""
+    lo, hi = dtype_range(loop.var.dtype)
+    for e, limit, holds in ((loop.min, hi, n.Lt), (loop.extent, lo, n.Gt)):
+        if not dtypes.is_int(e.dtype) or e.dtype != loop.var.dtype:
+            return False
+        if isinstance(e, n.IntImm):
+            if not (e.value < limit if holds is n.Lt else e.value > limit):
+                return False
+        elif facts.decide(holds(e, n.IntImm(limit, e.dtype))) is not True:
+            return False
+    return True
 
 
 def _plus(e: n.Expr, k: int) -> n.Expr:

@@ -11,7 +11,7 @@ import polypad as pp
 from polypad.errors import IllegalTransformError
 from polypad.tuner.nest import analyze
 from polypad.tuner.realize import Refused, realize
-from polypad.tuner.search import CONFIRM, PLAIN_KEY, ranked
+from polypad.tuner.search import CONFIRM, PLAIN_KEY, TIE, ranked
 from polypad.tuner.space import Candidate
 
 pytestmark = pytest.mark.numba
@@ -34,8 +34,13 @@ def test_the_result_replays_and_matches_the_reference(tuned_matmul):
     # the fastest three are timed again, and the fastest median of all their calls wins
     timed = sorted((t.seconds, t.key) for t in tuning.tried if t.status == "ok")
     assert sorted(tuning.confirmed) == sorted(key for _, key in timed[:CONFIRM])
-    assert tuning.best_key in tuning.confirmed
-    assert tuning.best_seconds == min(tuning.confirmed.values())
+    if tuning.best_key in tuning.confirmed:
+        assert tuning.best_seconds == min(tuning.confirmed.values())
+    else:
+        # a best the confirmation did not time again (the plain nest, timed once) is
+        # kept only where no confirmed median beats it by more than TIE: on a 16 x 16
+        # matmul, microseconds apart, either can happen
+        assert min(tuning.confirmed.values()) >= tuning.best_seconds * (1 - TIE)
     assert tuning.checked_against == "reference executor"
 
 
