@@ -15,8 +15,12 @@ parameter buffer's symbolic sizes never negative, as the parser has them).
   (loop counters outer first, then the smallest parameters, by isl's
   ``lexmin``).
 * ``Unknown`` when the rest cannot be decided: a binding, bound or guard
-  that is not quasi-affine, arithmetic that may wrap around its dtype, a
-  block under a statement the model does not follow.
+  that is not quasi-affine, arithmetic that may wrap around its dtype.
+
+Blocks under a buffer view (``T.decl_buffer``), an annotation (``T.attr``)
+or in a packed function are checked as any other: none of these changes a
+binding or where a block runs, except that an ``assert c`` (as a
+``T.assume(c)``) holds after it and nothing after a ``return`` runs.
 
 >>> check_block_bindings(f)
 Refuted(Counterexample("block 'c' binds vi = i * 2 to 16, outside its domain [0, 16)", ...))

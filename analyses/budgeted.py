@@ -125,11 +125,16 @@ _VALUE_ANALYSES = frozenset({"context_at", "is_no_op", "can_remove_conditional"}
 # a packed function's computation, views and vectors written out) and say themselves
 # what keeps a function from having one.
 _ON_CANONICAL_FORM = frozenset({"is_no_op", "can_remove_conditional"})
+# The analyses that read only loop bounds, conditions and block bindings, never a
+# buffer's values: an annotation, a view, an assert or an opaque call elsewhere in the
+# function changes nothing they decide (one inside a binding or a guard they answer
+# Unknown about themselves).
+_ON_BINDINGS = frozenset({"check_block_bindings"})
 
 
 def _unmodelled(fn, f):
     """What in ``f`` the analysis ``fn`` cannot model (None if nothing, or no ``f``)."""
-    if f is None or fn.__name__ in _ON_CANONICAL_FORM:
+    if f is None or fn.__name__ in _ON_CANONICAL_FORM or fn.__name__ in _ON_BINDINGS:
         return None
     found = first_opaque(f)
     if found is None and fn.__name__ in _VALUE_ANALYSES:

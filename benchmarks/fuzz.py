@@ -9,7 +9,15 @@ buffer elements, prover probes), one in four are the structural deciders'
 programs (adjacent loops, a local buffer).  ``--shapes issue21`` generates
 the shapes of ``tests/fuzz_shapes.py`` instead (facts inside loops beside
 loops that update what they read, ``n`` near the ends of int32, deep
-``if``/``else`` with lets and local buffers, data-dependent indices).  The
+``if``/``else`` with lets and local buffers, data-dependent indices).
+``--shapes blocks`` generates TVM-style block nests (``tests/fuzz_blocks.py``:
+stages of blocks with spatial and reduce axes bound to loop expressions,
+``T.reads``/``T.writes``, ``T.init()``, nested blocks), on which the passes,
+the loop primitives and the block primitives of
+``tests/fuzz_block_primitives.py`` (``compute_at``, caches, ``rfactor``,
+``decompose_reduction``, chains of them) run, each result checked in both the
+reference executor and Numba, and ``check_block_bindings`` of the program
+must not refute what the parser accepted.  The
 default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
 shapes and the others to the classic generator, which makes them exactly as
 before (an older finding at such a ``K`` is reproduced with ``--shapes
@@ -37,7 +45,7 @@ table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
 cancel the query running, which then answers Unknown.)
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21] [--shuffle] [--threads N] [--seconds S]``
+[--shapes mixed|classic|issue21|blocks] [--shuffle] [--threads N] [--seconds S]``
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from fuzz_block_primitives import check_bindings, check_block_primitives  # noqa: E402
+from fuzz_blocks import block_program  # noqa: E402
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
 from fuzz_shapes import shape_program  # noqa: E402
@@ -80,7 +90,7 @@ class Outcome:
     stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
-SHAPES = ("mixed", "classic", "issue21")
+SHAPES = ("mixed", "classic", "issue21", "blocks")
 
 
 def generate(seed: int, index: int, shapes: str = "mixed"):
@@ -88,6 +98,8 @@ def generate(seed: int, index: int, shapes: str = "mixed"):
     values of ``n`` brute force should try, and those the inputs draw ``n`` from
     (``None``: ``make_inputs``' own)."""
     choose = Seeded(seed * 1_000_003 + index)
+    if shapes == "blocks":
+        return block_program(choose).text, choose, range(0, 17), None
     if shapes == "issue21" or (shapes == "mixed" and index % 3 == 2):
         shape = shape_program(choose)
         return shape.text, choose, shape.n_values, shape.n_values
@@ -113,6 +125,10 @@ def run_case(seed: int, index: int, shapes: str = "mixed", *, shuffle: bool = Fa
     report = Report()
     check_passes(case, report)
     check_primitives(case, report, choose)
+    if shapes == "blocks":
+        check_block_primitives(case, report, choose)
+        check_bindings(case, report)
+        return Outcome(index, text, report, time.perf_counter() - start)
     no_op_picks = [choose.integer(0, 99) for _ in range(3)]
     check_no_ops(case, report, no_op_picks)
     if_picks = [choose.integer(0, 99) for _ in range(2)]

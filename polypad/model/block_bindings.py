@@ -27,6 +27,7 @@ for the blocks it does not touch.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from polypad.concurrency import Recent
 from polypad.errors import BindingError
 from polypad.ir import operators as ops
 from polypad.ir.block_header import layout
+from polypad.ir.locate import ancestors, replace
 from polypad.ir.nodes import (
     Block,
     BlockAxis,
@@ -52,6 +54,7 @@ from polypad.ir.nodes import (
 from polypad.ir.ranges import Ranges
 from polypad.ir.show import show
 from polypad.ir.visitor import children
+from polypad.script.derive_header import widened_axis
 
 from .block_axes import Undecided, Violation, decide
 from .block_regions import stmt_contexts
@@ -124,8 +127,10 @@ def binding_problems(func: PrimFunc) -> Iterator[BindingProblem]:
     for block in _statements(func.body):
         if (isinstance(block, Block) and block.header is not None and block.header.axes
                 and id(block) not in reached):
+            # stmt_contexts follows every statement that holds others; kept so that a
+            # new kind of one is an honest Unknown, never a block left unchecked.
             reason = Undecided("the block stands under a statement the model does not "
-                               "follow (T.attr, a buffer view, ...)")
+                               "follow")
             yield BindingProblem(block, block.header.axes[0], None, reason)
 
 
@@ -218,3 +223,32 @@ def checked_bindings(out: PrimFunc, before: PrimFunc, where: str) -> PrimFunc:
                            f"{before.name}: {problem}", where, problem.block.name,
                            problem.axis.var.name, problem.found)
     return out
+
+
+def widened_to_bindings(out: PrimFunc, before: PrimFunc) -> PrimFunc:
+    """``out`` with each block axis that it binds outside its domain, where ``before``
+    did not, given a domain holding every value of its binding over the loops around
+    the block (:func:`~polypad.script.derive_header.widened_axis`): what a rewrite that
+    runs a block at more instances (a ``T.where`` or a guard overcomputed away) owes
+    the block's header.  An axis whose binding's range is not derived stays as it is,
+    for :func:`checked_bindings` to refuse."""
+    old = None
+    tried: set[int] = set()
+    while True:
+        problem = next((p for p in binding_problems(out) if isinstance(p.found, Violation)
+                        and id(p.axis.var) not in tried), None)
+        if problem is None:
+            return out
+        tried.add(id(problem.axis.var))
+        if old is None:
+            old = {id(p.axis.var) for p in binding_problems(before)
+                   if isinstance(p.found, Violation)}
+        if id(problem.axis.var) in old:
+            continue
+        block = problem.block
+        loops = {x.var: (x.min, x.extent) for x in ancestors(out, block) if isinstance(x, For)}
+        lets = layout(block.body, block.header).lets
+        axes = tuple(widened_axis(axis, let.value, loops) if axis is problem.axis else axis
+                     for axis, let in zip(block.header.axes, lets, strict=True))
+        header = dataclasses.replace(block.header, axes=axes)
+        out = replace(out, block, dataclasses.replace(block, header=header))

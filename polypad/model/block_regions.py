@@ -34,18 +34,22 @@ from polypad.errors import NotAffineError
 from polypad.ir import operators as ops
 from polypad.ir.nodes import (
     Allocate,
+    Assert,
+    AttrStmt,
     Block,
     BoolImm,
     Buffer,
     BufferLoad,
     BufferStore,
     Call,
+    DeclBuffer,
     Evaluate,
     For,
     ForKind,
     IfThenElse,
     LetStmt,
     PrimFunc,
+    Return,
     SeqStmt,
     Stmt,
     Var,
@@ -82,7 +86,9 @@ def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool 
     than free parameters.  With ``assumed``, a ``T.assume(c)`` before the
     statement in a sequence around it is a fact there too (``if c:`` in
     its context), where ``c`` reads no buffer: a buffer's values may change
-    between the two, the variables of ``c`` may not.
+    between the two, the variables of ``c`` may not; so is ``assert c``, and
+    what follows a ``return`` never runs.  A buffer view (``DeclBuffer``)
+    stays in the context; an annotation (``T.attr``) is passed through.
     """
     out: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = []
     stack: list[tuple[Stmt, Wrap, tuple[Var, ...]]] = [(body, lambda s: s, ())]
@@ -110,6 +116,13 @@ def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool 
                           loops))
         elif isinstance(s, Allocate):
             stack.append((s.body, _under(wrap, lambda x, s=s: Allocate(s.buffer, x)), loops))
+        elif isinstance(s, DeclBuffer):
+            # A view: the model reads its accesses as its memory owner's.
+            stack.append((s.body, _under(wrap, lambda x, s=s: DeclBuffer(s.buffer, x)), loops))
+        elif isinstance(s, AttrStmt):
+            # An annotation: it changes no value and no instance, and the model has no
+            # statement for it.
+            stack.append((s.body, wrap, loops))
         elif isinstance(s, SeqStmt) and assumed:
             items = []
             for t in s.stmts:
@@ -124,11 +137,18 @@ def stmt_contexts(body: Stmt, pick: Callable[[Stmt], bool], *, free_loops: bool 
 
 
 def _assumed(s: Stmt):
-    """The condition of ``T.assume(c)`` when ``s`` is one and ``c`` reads no buffer."""
-    if (isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == "assume"
-            and not any(isinstance(x, BufferLoad) for x in walk(s.value.args[0]))):
-        return s.value.args[0]
-    return None
+    """What holds after ``s`` in a sequence, where it reads no buffer: ``c`` of
+    ``T.assume(c)`` or of ``assert c`` (the function stops where it fails), false
+    after ``return`` (nothing after it runs); None when ``s`` says nothing."""
+    if isinstance(s, Return):
+        return BoolImm(False)
+    if isinstance(s, Evaluate) and isinstance(s.value, Call) and s.value.op == "assume":
+        fact = s.value.args[0]
+    elif isinstance(s, Assert):
+        fact = s.condition
+    else:
+        return None
+    return None if any(isinstance(x, BufferLoad) for x in walk(fact)) else fact
 
 
 def _under(outer: Wrap, inner: Wrap) -> Wrap:

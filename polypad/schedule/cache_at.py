@@ -57,6 +57,7 @@ from polypad.model import AffineSpace, extract, pw_aff_to_expr
 from polypad.model.isl_helpers import empty_union_map, union_sets
 
 from .cache_common import cache_buffer, describe, require_access
+from .checked_ast import checked_loops
 from .exact_bounds import assumed
 from .exact_bounds import bound as exact_bound
 from .location_ast import ExactLoops
@@ -188,7 +189,6 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
     for k in range(size):
         ids = ids.add(isl.Id(f"ax{k}"))
     build = isl.AstBuild.from_context(ctx).set_iterators(ids)
-    node = build.node_from_schedule_map(isl.UnionMap.from_map(schedule))
 
     def user(_, args):
         outer = tuple(a if isinstance(c, n.IntImm) and c.value == 0 else op.add(c, a)
@@ -203,5 +203,8 @@ def _copy(p: Placement, region: isl.Map, lo: list[isl.PwAff], old: n.Buffer, cac
     for c in corner:
         if not isinstance(c, n.IntImm):
             dtype = dtypes.wider(dtype, c.dtype)
-    loops = ExactLoops(p.model, ctx, dtype, known, user, as_built=True).stmt(node)
+    # Checked to copy exactly the region's elements (ISL can lose strided ones).
+    loops = checked_loops(build, isl.UnionMap.from_map(schedule), size,
+                          lambda: ExactLoops(p.model, ctx, dtype, known, user, as_built=True),
+                          {"copy": local}, f"{p.where}: the copy {name!r}")
     return n.Block(name, loops)

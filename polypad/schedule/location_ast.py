@@ -24,17 +24,16 @@ from analyses.flow_inputs import constant_dims
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
-from polypad.ir.operators import cast, logical_and
+from polypad.ir.operators import cast
 from polypad.ir.substitute import substitute
 from polypad.model import (
-    AffineSpace,
     Model,
     StatementModel,
-    to_set,
 )
 from polypad.model.isl_helpers import empty_union_map
 
-from .ast_to_ir import AstToIR, user_call
+from .ast_to_ir import user_call
+from .checked_ast import RunsChecked, checked_loops
 from .exact_bounds import bound as exact_bound
 from .exact_bounds import fits
 from .exact_bounds import guard as exact_guard
@@ -68,43 +67,33 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
     for k in range(size):
         if k not in constant:
             ids = ids.add(isl.Id(f"{_ITER}{k}"))
-    node = build.set_iterators(ids).node_from_schedule_map(schedule)
+    build = build.set_iterators(ids)
     # A loop that is no statement's own counts in the widest of their counters' dtypes.
     dtype = None
     for name in instances:
         for var in model.statement(name).loop_vars:
             dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
-    return _Emitter(model, context, dtype or "int32", known).stmt(node)
+    return checked_loops(build, schedule, size - len(constant),
+                         lambda: _Emitter(model, context, dtype or "int32", known), instances,
+                         "the loops of the moved block")
 
 
-class ExactLoops(AstToIR):
+class ExactLoops(RunsChecked):
     """:class:`.ast_to_ir.AstToIR` for loops put at a place of ``model``'s function:
     each bound and guard is ISL's reader form where it cannot wrap on the enclosing
     loops' box under ``context`` and ``known`` (:func:`.exact_bounds.assumed`), else
     the exact one (:mod:`.exact_bounds`).  ``user`` builds the statements.  With
     ``as_built``, a bound or guard that cannot wrap keeps isl's AST form as it is
-    (``j_1 <= 1``), not the reader's (``j_1 < 2``)."""
+    (``j_1 <= 1``), not the reader's (``j_1 < 2``).  The instances each call runs are
+    recorded (:class:`.checked_ast.RunsChecked`)."""
 
     def __init__(self, model: Model, context: isl.Set, dtype: str, known: isl.Set | None,
                  user=None, *, as_built: bool = False) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env, user, dtype=dtype)
+        super().__init__(env, user, dtype=dtype, names=model.names, context=context)
         self.model = model
-        self.context = context
         self.known = known
         self.as_built = as_built
-
-    def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
-        vars = [var for _, var, _, _ in self.loops]
-        space = AffineSpace(vars, names=self.model.names)
-        where = space.universe
-        # The enclosing loops' own bounds, and what the new place's loops guarantee.
-        for _, var, lo, extent in self.loops:
-            where = where.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
-        for guard in self.guards:
-            where = where.intersect(to_set(guard, space))
-        params = isl.Set.universe(where.get_space()).intersect_params(self.context)
-        return vars, space, where.intersect(params)
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
@@ -144,6 +133,7 @@ class _Emitter(ExactLoops):
 
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         s = self.model.statement(name)
+        self.record(name, args)
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
         mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}

@@ -46,13 +46,27 @@ def box_around(p: Placement, touched: isl.Map) -> tuple[list[isl.PwAff], list[in
     for d in range(touched.dim(isl.dim_type.out)):
         low = touched.dim_min(d)
         extent = touched.dim_max(d).sub(low).add_constant_val(isl.Val(1))
-        size = extent.max_val()
+        size = _max_val(extent)
         if not size.is_int():
             raise PolypadError(f"{p.where}: the region's extent in dimension {d} has no "
                                f"constant bound ({extent})")
         lo.append(low)
         shape.append(int(size.to_python()))
     return lo, shape
+
+
+def _max_val(e: isl.PwAff) -> isl.Val:
+    """The largest value of ``e`` over its domain and parameters (infinity when there is
+    none).  ``PwAff.max_val`` takes only integer affine pieces; an extent built from
+    ``vi // 2`` and ``vi % 4`` can have a piece with a rational coefficient over
+    existentials, for which the graph of ``e`` is asked instead."""
+    try:
+        return e.max_val()
+    except isl.Error:
+        values = isl.Map.from_pw_aff(e).range()
+        values = values.move_dims(isl.dim_type.set, 1, isl.dim_type.param, 0,
+                                  values.dim(isl.dim_type.param))
+        return values.dim_max_val(0)
 
 
 class ShiftToBox(Rewriter):

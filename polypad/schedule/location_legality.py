@@ -45,6 +45,7 @@ def check_compute_at(p: Placement, required: dict[str, isl.Map], need: isl.Union
         raise IllegalTransformError(f"{p.where} would break a dependence: {found}", found)
     if any(not m.reverse().is_single_valued() for m in required.values()):
         _check_recompute(p, required, need)
+        _check_recomputed_sources(p, required, deps)
 
 
 def check_reverse_compute_at(p: Placement, places: dict[str, isl.Map]) -> None:
@@ -149,6 +150,51 @@ def _check_recompute(p: Placement, required: dict[str, isl.Map], need: isl.Union
                 f"again, but {reader} (needed at {iteration}) reads {element}, which that "
                 "iteration does not compute: recomputing it could read another value",
                 Counterexample(f"{reader} is recomputed from {element} outside its region",
+                               instances=(reader,), element=element, params=params))
+
+
+def _check_recomputed_sources(p: Placement, required: dict[str, isl.Map], deps) -> None:
+    """Refuse recomputing an instance that reads an element the producer writes but
+    that, in the function, read a value no instance of the producer wrote (an
+    input's, the buffer's first, or a separate init stage's): computed again, it
+    reads what its earlier computation left there instead.  ``C[vi, vj] = C[vi, vj] +
+    B[vk]`` with no ``T.init()`` (or with an init block of its own before it),
+    computed at two iterations, would add ``B`` twice."""
+    from analyses.evidence import Counterexample, Element
+    from analyses.instances import first_point, instance, point_coordinates
+
+    own = union_all([m.writes for m in p.moved]).range()
+    # Sources the recomputation computes again: instances of the moved statements (an
+    # init outside them, a separate stage, runs once and is not there the second time).
+    moved_writes = empty_union_map()
+    for m in p.moved:
+        moved_writes = moved_writes.union(isl.UnionMap.from_domain_and_range(
+            isl.UnionSet.from_set(m.domain), m.writes.range()))
+    sourced = deps.tagged("flow_must").intersect_domain(moved_writes.wrap()).range()
+    for s in p.moved:
+        req = required[s.name]
+        again = req.reverse().subtract(req.reverse().lexmin()).domain()
+        for a in s.accesses:
+            if a.kind != "read":
+                continue
+            reads = isl.UnionMap.from_map(a.relation.intersect_domain(again)).intersect_range(
+                own)
+            unsourced = reads.wrap().subtract(sourced)
+            if unsourced.is_empty():
+                continue
+            point = first_point(unsourced.unwrap())
+            coords, params = point_coordinates(point)
+            count = len(s.loop_vars)
+            reader = instance(p.model, s, coords[:count])
+            buf = point.get_space().unwrap().get_tuple_name(isl.dim_type.out)
+            element = Element(p.model.buffer(buf).name, tuple(coords[count:]))
+            raise IllegalTransformError(
+                f"{p.where}: iterations overlap, so block {p.block.name!r} is computed "
+                f"again, but {reader} reads {element}, which the block does not write "
+                "before it: computed again it would read what its earlier computation "
+                "wrote",
+                Counterexample(f"{reader} reads the value {element} held before the block "
+                               "ran, which its earlier computation overwrote",
                                instances=(reader,), element=element, params=params))
 
 

@@ -51,7 +51,7 @@ from polypad.ir.ranges import dtype_range
 from polypad.ir.removal import NO_OP
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
-from polypad.script.derive_header import binding_domain
+from polypad.script.derive_header import widened_axis
 from polypad.transform.facts_at import facts_at
 
 TAILS = ("predicate", "partition", "pad")
@@ -377,31 +377,10 @@ def without_guard(guarded: n.PrimFunc, guard: n.IfThenElse, nest: list[n.For]) -
         loops = {x.var: (x.min, x.extent) for x in ancestors(padded, block)
                  if isinstance(x, n.For)}
         lets = layout(block.body, block.header).lets
-        axes = tuple(_widened(axis, let.value, loops) if any(
+        axes = tuple(widened_axis(axis, let.value, loops) if any(
                          id(v) in counters for v in walk(let.value)) else axis
                      for axis, let in zip(block.header.axes, lets, strict=True))
         if any(a is not b for a, b in zip(axes, block.header.axes, strict=True)):
             header = dataclasses.replace(block.header, axes=axes)
             padded = replace(padded, block, dataclasses.replace(block, header=header))
     return padded
-
-
-def _widened(axis: n.BlockAxis, value: n.Expr, loops: dict) -> n.BlockAxis:
-    """``axis`` with a domain that also holds every value of ``value`` over ``loops``:
-    the union where both are constants; the derived one where it starts where the
-    axis does (a symbolic split loop's padded range); else ``axis`` as it is."""
-    derived = binding_domain(value, loops)
-    if derived is None:
-        return axis
-    lo, extent = derived
-    if all(isinstance(e, n.IntImm) for e in (axis.min, axis.extent, lo, extent)):
-        start = min(axis.min.value, lo.value)
-        stop = max(axis.min.value + axis.extent.value, lo.value + extent.value)
-        if (start, stop) == (axis.min.value, axis.min.value + axis.extent.value):
-            return axis
-        dtype = axis.min.dtype
-        return n.BlockAxis(axis.var, axis.kind, n.IntImm(start, dtype),
-                           n.IntImm(stop - start, dtype))
-    if lo == axis.min and extent != axis.extent:
-        return n.BlockAxis(axis.var, axis.kind, axis.min, extent)
-    return axis

@@ -137,6 +137,32 @@ def binding_domain(value: n.Expr, loops: Mapping[n.Var, tuple[n.Expr, n.Expr]]
     return _domain(value, loops)
 
 
+def widened_axis(axis: n.BlockAxis, value: n.Expr, loops: Mapping) -> n.BlockAxis:
+    """``axis`` with a domain that also holds every value of ``value`` over ``loops``:
+    the union where both are constants; the derived one where it starts where the
+    axis does (a symbolic split loop's padded range); else ``axis`` as it is.
+
+    A block that runs at more instances than before (a split padded, a
+    ``T.where`` overcomputed away) needs such a domain, as padding a block
+    widens its iteration domain in TVM.
+    """
+    derived = _domain(value, loops)
+    if derived is None:
+        return axis
+    lo, extent = derived
+    if all(isinstance(e, n.IntImm) for e in (axis.min, axis.extent, lo, extent)):
+        start = min(axis.min.value, lo.value)
+        stop = max(axis.min.value + axis.extent.value, lo.value + extent.value)
+        if (start, stop) == (axis.min.value, axis.min.value + axis.extent.value):
+            return axis
+        dtype = axis.min.dtype
+        return n.BlockAxis(axis.var, axis.kind, n.IntImm(start, dtype),
+                           n.IntImm(stop - start, dtype))
+    if lo == axis.min and extent != axis.extent:
+        return n.BlockAxis(axis.var, axis.kind, axis.min, extent)
+    return axis
+
+
 def _domain(value: n.Expr, loops: Mapping) -> tuple[n.Expr, n.Expr] | None:
     """``(min, extent)`` of ``value`` over the loops: a counter's is its loop's range."""
     if isinstance(value, n.Var) and value in loops:

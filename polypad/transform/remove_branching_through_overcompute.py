@@ -49,6 +49,7 @@ from polypad.ir.removal import StatementRemover
 from polypad.ir.show import show
 from polypad.ir.stages import flatten
 from polypad.ir.visitor import walk
+from polypad.model.block_bindings import widened_to_bindings
 from polypad.model.float_semantics import FloatSemantics, float_semantics
 
 from ._budget import budgeted_pass
@@ -202,7 +203,9 @@ def _sweep(func: n.PrimFunc, block: str | None, floats: FloatSemantics, names: _
             if decision.replacement is not None:  # the branch with its indices wrapped
                 for old, new in decision.rebuilt:
                     names.rebuilt(old, new)
-            func = _Replace(stmt, kept, names.rebuilt).visit(func)
+            # A block now runs where its T.where (or a guard around it) was false: its
+            # axes' domains hold the values their bindings take there.
+            func = widened_to_bindings(_Replace(stmt, kept, names.rebuilt).visit(func), func)
         entries.append(((number, seen[number]),
                         ConditionalEntry(show(stmt.condition), line, removed, decision)))
     return func, entries
