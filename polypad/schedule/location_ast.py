@@ -42,11 +42,14 @@ _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
 
 def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
-         known: isl.Set | None = None) -> n.Stmt | None:
+         known: isl.Set | None = None, leaves: dict[str, n.Stmt] | None = None
+         ) -> n.Stmt | None:
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
     parameters); ``None`` when no instance runs.  ``known`` is what else holds of the
-    parameters (:func:`.exact_bounds.assumed`), for the bounds' dtypes only."""
+    parameters (:func:`.exact_bounds.assumed`), for the bounds' dtypes only.
+    ``leaves`` gives, for some statements, what an instance runs instead of the
+    statement itself (a whole block, its counters substituted like the statement's)."""
     times = [model.statement(name).time.intersect_domain(domain)
              for name, domain in instances.items()]
     size = max((time.dim(isl.dim_type.out) for time in times), default=0)
@@ -73,17 +76,18 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
     for name in instances:
         for var in model.statement(name).loop_vars:
             dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
-    return _Emitter(model, context, dtype or "int32", known).stmt(node)
+    return _Emitter(model, context, dtype or "int32", known, leaves or {}).stmt(node)
 
 
 class _Emitter(AstToIR):
     def __init__(self, model: Model, context: isl.Set, dtype: str,
-                 known: isl.Set | None) -> None:
+                 known: isl.Set | None, leaves: dict[str, n.Stmt]) -> None:
         env = {model.names.name(v): v for v in model.names.objects()}
         super().__init__(env, dtype=dtype)
         self.model = model
         self.context = context
         self.known = known
+        self.leaves = leaves
 
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
@@ -132,6 +136,8 @@ class _Emitter(AstToIR):
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
         mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
+        if name in self.leaves:  # the block keeps its axes, bound to the new counters
+            return substitute(self.leaves[name], mapping)
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)
