@@ -105,7 +105,7 @@ def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
     reported = must.domain().union(may.domain())
     may_dep = found.union(later).intersect_range(reported).reverse()
     must_dep = certain.intersect_range(must.domain()).reverse()
-    no_must = sink.subtract_domain(pairs.domain())
+    no_must = sink.subtract_domain(pairs.domain().coalesce())  # coalesced: as above
     return Flow(may_dep, must_dep, no_must, no_must.subtract_domain(later.domain()))
 
 
