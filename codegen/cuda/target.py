@@ -22,11 +22,15 @@ the device.
 from __future__ import annotations
 
 from analyses.evidence import Refuted
+from analyses.gpu_cross_thread import cross_thread_reductions
 from analyses.gpu_sync import plan_barriers
 from polypad.arguments import wrong_type
 from polypad.errors import BuildArgumentError, RaceError
 from polypad.ir.nodes import PrimFunc
+from polypad.transform.cross_thread_atomics import cross_thread_atomics
+from polypad.transform.place_gpu_allocations import place_gpu_allocations
 from polypad.transform.shared_zero_fill import with_zero_fill
+from polypad.transform.unify_thread_bindings import unify_thread_bindings
 
 from ..calling import written_buffers
 from ..precondition import CallCheck
@@ -48,6 +52,11 @@ class CudaTarget(Target):
         self.fastmath = fastmath
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
+        # TVM's root-level tiles allocated in the kernel, and its cooperative copies (a
+        # thread loop inside one bound to its axis) in the form the launch model reads,
+        # each where that is proved to compute the same; TVM's cross-thread reductions
+        # as atomic updates after their init.
+        func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
         plan = plan_barriers(func)
         if not isinstance(plan, Refuted):
             # Shared memory as the reference sees it: zeros where a read may find nothing
@@ -57,8 +66,19 @@ class CudaTarget(Target):
                 plan = plan_barriers(func)
         if isinstance(plan, Refuted):
             cex = plan.counterexample
-            raise RaceError(f"cannot build {func.name!r} for cuda: {cex}", evidence=cex)
+            raise RaceError(f"cannot build {func.name!r} for cuda: {_construct(func, cex)}"
+                            f"{cex}", evidence=cex)
         source = emit(func, plan, fastmath=self.fastmath)
         host, written = host_buffers(plan), written_buffers(func)
         return Executable(load=lambda: load(func, source, host, written), source=source,
                           device_arrays=True)
+
+
+def _construct(func: PrimFunc, cex) -> str:
+    """What TVM construct a race comes from, where it is one polypad names: a
+    cross-thread reduction (TVM's tvm_thread_allreduce)."""
+    element = cex.element.buffer if cex.element is not None else None
+    for found in cross_thread_reductions(func):
+        if element in {b.name for b in found.written}:
+            return f"{found}. The race: "
+    return ""

@@ -12,6 +12,7 @@ import dataclasses
 
 from ..ir import dtypes
 from ..ir.nodes import Buffer, Var
+from .literal_arith import constant_int
 from .source import Source, bind_args, dtype_arg, string_arg, t_attr
 
 # The arguments after the shape, shared by every spelling.
@@ -142,8 +143,9 @@ def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
             node.value.isidentifier():
         # TVM 0.27 quotes a size at its first use: ("n", 64) (see parse_symbolic).
         node = ast.copy_location(ast.Name(node.value, ast.Load()), node)
-    if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0:
-        return node.value
+    value = constant_int(node)  # 16, or 1 << 24 and 4 * 1024, as TVMScript folds them
+    if value is not None and value >= 0:
+        return value
     if isinstance(node, ast.Name):
         bound = env.get(node.id)
         if bound is None:

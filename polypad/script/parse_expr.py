@@ -19,6 +19,7 @@ from ..ir import operators as ops
 from ..ir.deep import guarded
 from ..ir.nodes import And, Buffer, BufferLoad, Cast, Expr, FloatImm, Let, Or, Select, Var
 from ..ir.ranges import dtype_limits
+from .literal_arith import LiteralTooLarge, fold, is_int_literal
 from .parse_alloc import Pointer
 from .parse_lowered import OPAQUE_NAMES, LoweredExprs
 from .parse_region import View
@@ -82,7 +83,12 @@ _THREAD_STATEMENTS = {
     "T.launch_thread": "it runs the rest of its statement list, T.launch_thread(tx, n)",
 }
 _BINARY_T = {"min": ops.min_, "max": ops.max_, "floordiv": ops.floordiv,
-             "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne}
+             "floormod": ops.floormod, "eq": ops.eq, "ne": ops.ne,
+             # TVM's node names, which it prints for an operator on two literals
+             # (`T.Sub(0, 5)`; dlight's GEMV: T.where(T.Mul(0, 16) + ...)): written as
+             # `0 - 5`, Python would fold it
+             "Add": ops.add, "Sub": ops.sub, "Mul": ops.mul, "FloorDiv": ops.floordiv,
+             "FloorMod": ops.floormod, "Min": ops.min_, "Max": ops.max_}
 
 
 def resolve(a, b):
@@ -251,15 +257,23 @@ class ExprParser(LoweredExprs):
     # ------------------------------------------------------------ operators
 
     def _BinOp(self, node: ast.BinOp, env: Env):
+        left, right = self.value(node.left, env), self.value(node.right, env)
+        if is_int_literal(left) and is_int_literal(right):
+            try:
+                folded = fold(node.op, left, right)  # as TVMScript does, in Python
+            except LiteralTooLarge as error:
+                raise self.src.error(node, str(error)) from None
+            if folded is not None:
+                return folded
         fn = BINOPS.get(type(node.op))
         if type(node.op) in BITWISE_OPS:
-            a, b = resolve(self.value(node.left, env), self.value(node.right, env))
+            a, b = resolve(left, right)
             return self.bitwise(node, BITWISE_OPS[type(node.op)], a, b)
         if fn is None:
             hint = "; use T.pow" if isinstance(node.op, ast.Pow) else ""
             raise self.src.error(node, f"the operator '{_SYMBOLS[type(node.op)]}' "
                                        f"is not supported{hint}")
-        a, b = resolve(self.value(node.left, env), self.value(node.right, env))
+        a, b = resolve(left, right)
         return self.build(node, fn, a, b)
 
     def _UnaryOp(self, node: ast.UnaryOp, env: Env):

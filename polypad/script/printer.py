@@ -72,6 +72,7 @@ OR, AND, NOT, CMP, ADD, MUL, UNARY, ATOM = range(1, 9)
 
 _ARITH = {Add: ("+", ADD), Sub: ("-", ADD), Mul: ("*", MUL), Div: ("/", MUL),
           FloorDiv: ("//", MUL), FloorMod: ("%", MUL)}
+_NODE_NAMES = {Add: "Add", Sub: "Sub", Mul: "Mul", FloorDiv: "FloorDiv", FloorMod: "FloorMod"}
 _CMP = {Eq: "==", Ne: "!=", Lt: "<", Le: "<=", Gt: ">", Ge: ">="}
 _INDENT = "    "
 
@@ -109,6 +110,11 @@ def script(node, *, spelling: str = "tirx") -> str:
 def _weak(e: Expr) -> bool:
     """Printed bare, ``e`` would take its dtype from the operand beside it."""
     return isinstance(e, (IntImm, FloatImm, BoolImm)) or intrinsics.is_call(e, "undef")
+
+
+def _bare_int(e: Expr) -> bool:
+    """An int32 constant, which prints as a bare Python int."""
+    return isinstance(e, IntImm) and e.dtype == "int32"
 
 
 def _is_zero(e: Expr) -> bool:
@@ -361,6 +367,10 @@ class _Printer(BlockPrinting, LoweredPrinter):
             return f"T.{name}({self._operand(e.a, e.b, 0)}, {self._operand(e.b, e.a, 0)})", ATOM
         if isinstance(e, Sub) and _is_zero(e.a) and not _weak(e.b) and e.a.dtype == e.b.dtype:
             return "-" + self._operand(e.b, e.a, UNARY), UNARY  # how `-x` parses
+        if type(e) in _NODE_NAMES and all(_bare_int(x) for x in (e.a, e.b)):
+            # `0 - 5` would read back as the literal -5 (TVMScript folds literals in
+            # Python): TVM's spelling of the node keeps it one
+            return f"T.{_NODE_NAMES[type(e)]}({e.a.value}, {e.b.value})", ATOM
         symbol, prec = _ARITH[type(e)]
         # Left-associative: only the right operand needs parens at equal precedence.
         a, b = self._operand(e.a, e.b, prec), self._operand(e.b, e.a, prec + 1)

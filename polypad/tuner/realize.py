@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.locate import find_buffer
 from polypad.schedule import Schedule
 
 from .nest import Nest, StageInfo
-from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses
+from .space import PANEL_TILES, RFACTOR_LANES, WHOLE, Candidate, fuses, view
+
+#: The side of the square blocks a transposing panel copy moves (8 x 8 floats: one
+#: AVX-512 half-vector per row; 0.6-0.8 ms of the 0.8 ms the copy cost at 1024^3,
+#: benchmarks/unseen_kernels.py's A @ B.T)
+TRANSPOSE_BLOCK = 8
 
 
 class Refused(Exception):
@@ -72,6 +78,10 @@ class _Builder:
 def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
     """Build ``cand`` on ``func`` (whose analysis is ``nest``); raises :class:`Refused`."""
     b = _Builder(func)
+    try:
+        nest = view(nest, cand)
+    except ValueError as error:
+        raise Refused("realize", str(error)) from None
     root = nest.root
     handles = b.sch.get_loops(root.block)
     info = dict(zip(handles, root.loops))
@@ -79,6 +89,12 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
         b.extent[str(handle)] = loop.extent
     spatial = [h for h in handles if info[h].kind == "spatial"]
     reduction = [h for h in handles if info[h].kind == "reduction"]
+    if cand.split_reduction:
+        _split_reduction(b, reduction, cand)
+        for producer in nest.producers:
+            _place(b, producer, -1, [], cand)
+        _epilogue(b, nest, [], cand)
+        return Realized(b.sch, b.skipped)
     if cand.rfactor:
         outer_part, order = _rfactor(b, root, spatial, reduction, cand)
     else:
@@ -101,7 +117,29 @@ def realize(func: n.PrimFunc, nest: Nest, cand: Candidate) -> Realized:
             b.need("vectorize", inner_part[-1])
         if cand.unroll:
             b.need("unroll", inner_part[0])
+    _epilogue(b, nest, outer_part, cand)
     return Realized(b.sch, b.skipped)
+
+
+def _epilogue(b: _Builder, nest: Nest, outer_part: list, cand: Candidate) -> None:
+    """The root's epilogue (its consumers): per tile at the tile's outer loop, or
+    after the root, its outermost loop on the cores; its innermost loop in vector
+    lanes either way."""
+    for consumer in nest.consumers:
+        if cand.epilogue == 2:
+            if not outer_part:
+                raise Refused("reverse_compute_at", "no loop outside the tile")
+            b.need("reverse_compute_at", consumer.block, outer_part[-1])
+            loops = b.sch.get_loops(consumer.block)
+            at = [str(h) for h in loops].index(str(outer_part[-1]))
+            loops = loops[at + 1:]  # its own, inside the tile's loop
+        else:
+            loops = b.sch.get_loops(consumer.block)
+            if cand.parallel and loops:
+                b.may("parallel", loops[0])
+                loops = loops[1:]
+        if cand.vectorize and loops:
+            b.may("vectorize", loops[-1])
 
 
 def _tile(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand: Candidate):
@@ -218,7 +256,22 @@ def _lanes_last(b: _Builder, root: StageInfo, packed: str, panel: str) -> None:
     index_map = f"lambda {', '.join(names)}: [{', '.join(names[d] for d in order)}]"
     skipped = len(b.skipped)
     b.may("transform_layout", None, panel, index_map)
-    if len(b.skipped) == skipped:  # laid out anew: the copy writes it in order
+    if len(b.skipped) != skipped:
+        return
+    # laid out anew: the copy transposes, in TRANSPOSE_BLOCK-square blocks where the
+    # two dimensions it swaps allow (rows of the source read a cache line at a
+    # time, the block's writes land in as many lines), else row by row of the panel
+    shape = find_buffer(b.sch.func, panel).shape
+    extent = {d: shape[order.index(d)] for d in range(rank)}
+    source = rank - 1  # the operand's contiguous dimension
+    if all(isinstance(extent[d], int) and extent[d] % TRANSPOSE_BLOCK == 0
+           for d in (source, dim)):
+        others = [copy[d] for d in range(rank) if d not in (source, dim)]
+        s_outer, s_inner = b.need("split", copy[source], [None, TRANSPOSE_BLOCK])
+        d_outer, d_inner = b.need("split", copy[dim], [None, TRANSPOSE_BLOCK])
+        b.may("reorder", *others, s_outer, d_outer, s_inner, d_inner)
+        b.may("unroll", s_inner)
+    else:
         b.may("reorder", *[copy[d] for d in order])
 
 
@@ -244,6 +297,31 @@ def _rfactor(b: _Builder, root: StageInfo, spatial: list, reduction: list, cand:
     if cand.vectorize:
         b.need("vectorize", lanes)
     return list(spatial), list(spatial)
+
+
+def _split_reduction(b: _Builder, reduction: list, cand: Candidate) -> None:
+    """The outermost (reduction) loop in ``cand.split_reduction`` parts on the cores,
+    each into a row of partial results; inside a part, ``cand.tile_outer`` of its
+    steps unrolled over a tile of ``cand.tile_inner`` columns in vector lanes."""
+    parts, steps = b.need("split", reduction[0], [cand.split_reduction, None])
+    factored = b.need("rfactor", parts, 0)
+    on_cores, steps, *spatial = factored.update
+    b.need("parallel", on_cores)
+    order = [steps, *spatial]
+    rows = columns = None
+    if cand.tile_outer:
+        steps, rows = b.need("split", steps, [None, cand.tile_outer])
+    if cand.tile_inner and spatial:
+        spatial[-1], columns = b.need("split", spatial[-1], [None, cand.tile_inner])
+    order = [steps, *spatial, *([rows] if rows else []), *([columns] if columns else [])]
+    b.need("reorder", *order)
+    if cand.unroll and rows:
+        b.need("unroll", rows)
+    if cand.vectorize and spatial:
+        b.need("vectorize", order[-1])
+        for loops in (factored.init, factored.write_back, factored.decomposed):
+            if loops:
+                b.may("vectorize", loops[-1])
 
 
 def _place(b: _Builder, producer: StageInfo, at: int, outer_part: list, cand: Candidate):

@@ -33,6 +33,20 @@ The choices, for the root stage (:mod:`.nest`):
   loop), and the tile cached before its init is decomposed, so that its zeros
   start in registers and the output is only written: docs/schedules.md's
   matmul.
+- ``split_reduction``: for a stage whose outermost loop is a reduction (a column
+  sum, ``A.T @ x``), that loop split into this many parts whose partial results
+  are rows of a buffer of their own (``rfactor`` of the outer part), the parts
+  on the cores (the cores' rows of the matrix, read in order, where the
+  parallel loop over the columns had each core read short pieces of every
+  row), then summed; ``tile_outer`` steps of the reduction unrolled over
+  ``tile_inner`` columns in vector lanes: 4 or 8 rows added into each vector of
+  partial results before it is stored.
+- ``epilogue``: where the last blocks are an epilogue (:attr:`.nest.Nest.epilogue`:
+  a linear layer's bias and ReLU), 0 tiles the last block as the root (the
+  reduction before it a producer); 1 and 2 tile the reduction as the root, its
+  epilogue after it, on the cores and in vector lanes as the candidate says (1),
+  or per register tile (2: ``reverse_compute_at`` at the tile's outer loop,
+  reading the tile from L1 just after it is stored).
 - ``swap``: the tile's two outer loops swapped, so that the outer part of the
   innermost spatial loop runs outside that of the second (TVM's and
   docs/schedules.md's matmul: column panels outside, each panel of the operand
@@ -46,9 +60,9 @@ legality-checked primitives, and a primitive's refusal drops the candidate.
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-from .nest import Nest
+from .nest import PANEL_BLOCK, Nest, packs_panel
 
 VECTOR_FACTORS = (8, 16, 32, 64)
 OUTER_FACTORS = (2, 4, 5, 8, 16)
@@ -67,7 +81,12 @@ UNIFORM_ABOVE = 2
 WHOLE = -1
 #: Reduction blocks of a packed panel (0: none): 128 x 32 floats of B is 16 KB, in L1;
 #: or the whole reduction, the panel in L2.
-PANELS = (0, 128, WHOLE)
+PANELS = (0, PANEL_BLOCK, WHOLE)
+#: The parts of a reduction split across the cores (``split_reduction``): a multiple
+#: of the cores of most machines; ``A.T @ x`` at 4096^2 ran as fast in 2, 4 or 16.
+SPLIT_PARTS = 16
+#: The reduction steps a split reduction adds into each vector of partial results.
+SPLIT_ROWS = (0, 4, 8)
 #: Tiles side by side in a panel of the whole reduction: 4 x 32 columns of 1024 floats
 #: is 512 KB, half of L2.
 PANEL_TILES = 4
@@ -89,6 +108,8 @@ class Candidate:
     producer_reduction: str = "inner"
     swap: bool = False
     panel: int = 0
+    split_reduction: int = 0
+    epilogue: int = 0
 
     def to_json(self) -> dict:
         """The candidate as JSON values (tuples as lists)."""
@@ -125,6 +146,10 @@ class Candidate:
                                         ("unr", self.unroll), ("cw", self.cache_write)) if on]
         if self.rfactor:
             parts.append(f"rf{self.rfactor}")
+        if self.split_reduction:
+            parts.append(f"sr{self.split_reduction}")
+        if self.epilogue:
+            parts.append(f"ep{self.epilogue}")
         if self.at:
             parts.append("at" + ",".join(map(str, self.at)))
             parts.append("p" + self.producer_reduction[0])
@@ -179,6 +204,25 @@ def plain(nest: Nest) -> Candidate:
 
 def enumerate_space(nest: Nest) -> list[Candidate]:
     """Every candidate of ``nest``'s space, in a fixed order."""
+    out = _space(nest)
+    if nest.epilogue is not None:
+        for cand in _space(nest.epilogue):
+            out.append(replace(cand, epilogue=1))
+            if cand.cache_write:  # the epilogue per register tile, after its copy-out
+                out.append(replace(cand, epilogue=2))
+    return out
+
+
+def view(nest: Nest, cand: Candidate) -> Nest:
+    """The nest ``cand`` schedules: ``nest``, or its epilogue view."""
+    if cand.epilogue:
+        if nest.epilogue is None:
+            raise ValueError(f"candidate {cand.key} needs an epilogue, which the nest has not")
+        return nest.epilogue
+    return nest
+
+
+def _space(nest: Nest) -> list[Candidate]:
     root = nest.root
     spatial, reduction = root.spatial, root.reduction
     inner = factors(spatial[-1].extent, VECTOR_FACTORS) if spatial else [0]
@@ -198,8 +242,7 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
     if any(p.loops and p.loops[-1].kind == "reduction" for p in nest.producers):
         producer_places += ("rfactor",)
     # a panel: one reduction loop, longer than a block, and a read still along the rows
-    panel_ok = (len(reduction) == 1 and (reduction[0].extent or 0) > max(PANELS)
-                and len(spatial) >= 2 and "zero" in spatial[-2].strides[1:])
+    panel_ok = packs_panel(root)
     out: list[Candidate] = []
     for ti, to, place, par, vec, unr, rf, cw, sw in itertools.product(
             inner, outer, places, (True, False), (True, False), (False, True), rfactors,
@@ -226,4 +269,23 @@ def enumerate_space(nest: Nest) -> list[Candidate]:
                         continue  # its panel loop is one more outside the tile
                     out.append(Candidate(ti, to, place, par, vec, unr, rf, cw, tuple(at),
                                          pplace, sw, pk))
+    return out + _split_reductions(nest, inner)
+
+
+def _split_reductions(nest: Nest, inner: list[int]) -> list[Candidate]:
+    """The ``split_reduction`` candidates: for a stage whose outermost loop is a
+    reduction long enough to give each part at least 16 steps."""
+    root = nest.root
+    first = root.loops[0] if root.loops else None
+    if (not root.spatial or first.kind != "reduction"
+            or (first.extent or 0) < SPLIT_PARTS * 16):
+        return []
+    left = tuple(-1 for _ in nest.producers)
+    out = []
+    for ti, rows, vec in itertools.product(inner, SPLIT_ROWS, (True, False)):
+        vectors = -(-(ti or root.spatial[-1].extent or 1) // root.lanes)
+        if rows and rows * vectors > UNROLL_MAX:
+            continue  # an unrolled tile this large takes LLVM seconds to compile
+        out.append(Candidate(tile_inner=ti, tile_outer=rows, parallel=True, vectorize=vec,
+                             unroll=bool(rows), at=left, split_reduction=SPLIT_PARTS))
     return out
