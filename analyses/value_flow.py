@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polypad import budget
+from polypad.budget import check as check_deadline
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,12 @@ def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
     # with many integer divisions; isl's operation limit bounds each only roughly
     # (its operations differ in cost), so the deadline is checked between them.
     pairs = _earlier(sink.apply_range(killers.reverse()), time, space)
-    budget.check()
+    check_deadline()
     last = _last(pairs.apply_range(time), space)
-    budget.check()
+    check_deadline()
     found = _pairs_at(pairs, time, last, killers)
     later = _earlier(sink.apply_range(may_only.reverse()), time, space)
-    budget.check()
+    check_deadline()
     # A may-source counts where no must-source (or kill) came before, or after the last.
     both = later.range_map().apply_range(time).range_product(
         later.domain_map().apply_range(last))  # [sink -> source] -> [t(source) -> last]
@@ -98,7 +98,7 @@ def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
     # (many pieces with their own divisions) took 6 s where this takes 0.2 s.
     later = later.subtract_domain(last.domain().coalesce()).union(
         both.intersect_range(after_last).domain().unwrap())
-    budget.check()
+    check_deadline()
     # Two must-sources at the last time: ISL cannot tell which wrote last, nor can we.
     tied = _tied(found)
     certain = found.subtract_domain(later.domain()).subtract_domain(tied)
@@ -141,11 +141,11 @@ def _last(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
     """
     try:
         best = times.lexmax()
-        budget.check()
+        check_deadline()
         later_than = isl.UnionMap.from_map(isl.Map.lex_lt(space))
         if (best.is_single_valued() and best.is_subset(times)
                 and _covers(best.domain(), times.domain())):
-            budget.check()
+            check_deadline()
             if times.intersect(best.apply_range(later_than)).is_empty():
                 return best
     except isl.Error as err:
