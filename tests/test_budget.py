@@ -11,7 +11,7 @@ import codegen
 import polypad as pp
 from analyses import Proved, Unknown
 from polypad import budget
-from polypad.errors import ArgumentValueError, BudgetExceeded
+from polypad.errors import ArgumentValueError, BudgetExceeded, IllegalTransformError
 from polypad.transform import (
     explain_branching_through_overcompute,
     hoist_expression,
@@ -188,3 +188,42 @@ def test_a_branching_report_out_of_budget_has_one_entry_per_conditional():
         assert not entry.removed and isinstance(entry.decision, Unknown)
         assert "time budget of 1e-06 s ran out" in entry.decision.reason
         assert entry.decision.timed_out
+
+
+# The fuzz's case 1787 of seed 6007: the last-write search of these ``%`` indices left
+# domains whose subset test and subtraction took isl 18 s and 6 s, past any isl
+# operation limit, so ``reorder`` ran for 30 s against a 10 s budget.
+LAST_WRITE_HEAVY = '''
+@T.prim_func
+def func(A: T.Buffer((8,), "int32"), B: T.Buffer((4, 4), "int32"), n: T.int32):
+    T.assume(1 <= n and n < 4)
+    for l in T.serial(6):
+        for m in T.serial(3):
+            A[(3 * m + 2 * l + 5) % 8] = T.int32(l) - (1 + A[(2 * l + -2 * m + -1) % 8])
+            if l % 3 < 2:
+                A[(3 * l + -2 * m + 2) % 8] = A[((m + 1) % 6) // 2]
+        A[(-2 * l + 2) % 8] = 0
+        A[(-2 * l + 1) % 8] = A[1]
+'''
+
+
+def test_a_reorder_over_heavy_last_writes_settles_within_its_budget():
+    # About 4 s of CPU now; 20 s leaves room for a busy machine, and the 30 s of CPU
+    # the search took before cannot fit in it, budget or not.
+    f = pp.parse(LAST_WRITE_HEAVY)
+    sch = pp.Schedule(f, budget=20)
+    with pytest.raises(IllegalTransformError) as err:
+        sch.reorder("m", "l")
+    assert str(err.value).startswith(
+        "reorder would break a dependence: flow dependence: S2(l=4, m=1) reads A[1], "
+        "which S1(l=3, m=2) writes before it")
+    assert sch.func is f and len(sch.trace) == 0
+
+
+def test_a_reorder_over_heavy_last_writes_refuses_within_a_small_budget():
+    f = pp.parse(LAST_WRITE_HEAVY)
+    sch = pp.Schedule(f, budget=0.5)
+    with pytest.raises(BudgetExceeded) as err:  # never applied unsettled
+        sch.reorder("m", "l")
+    assert err.value.seconds == 0.5
+    assert sch.func is f and len(sch.trace) == 0

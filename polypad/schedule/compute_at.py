@@ -114,15 +114,21 @@ def _single(p: Placement, umap: isl.UnionMap, s: StatementModel) -> isl.Map:
 # ---------------------------------------------------------------- the rewrite
 
 
-def rewrite(p: Placement, required: dict[str, isl.Map], *, before: bool) -> n.PrimFunc:
+def rewrite(p: Placement, required: dict[str, isl.Map], *, before: bool,
+            block_inside: bool = False) -> n.PrimFunc:
     """Remove the block's nest and put it at the start (or end) of the loop's body,
-    running the ``required`` instances of each iteration."""
+    running the ``required`` instances of each iteration.  ``block_inside``: the one
+    statement in ``required`` stands for the whole block, which the new loops run
+    (with its axes and ``T.init()``) instead of the loops running inside it."""
     instances = {name: parameterised(p, m) for name, m in required.items()}
+    leaves = dict.fromkeys(required, p.block) if block_inside else None
     # The T.assume facts before the loop let a bound keep its counter's dtype.
-    loops = emit(p.model, instances, context(p), assumed(p.func, p.loop, p.model.names))
+    loops = emit(p.model, instances, context(p), assumed(p.func, p.loop, p.model.names),
+                 leaves)
     if loops is None:  # pragma: no cover - the checks above found something to run
         raise PolypadError(f"{p.where}: nothing to compute")
-    moved = dataclasses.replace(p.block, body=loops)  # keeps what of its header fits
+    # keeps what of its header fits
+    moved = loops if block_inside else dataclasses.replace(p.block, body=loops)
     func = _remove(p.func, p.nest)
     body = seq(moved, p.loop.body) if before else seq(p.loop.body, moved)
     return replace(func, p.loop, dataclasses.replace(p.loop, body=body))

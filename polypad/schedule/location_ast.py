@@ -42,11 +42,14 @@ _ITER = "_t"  # prefix of the AST iterators, one per time dimension
 
 
 def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
-         known: isl.Set | None = None) -> n.Stmt | None:
+         known: isl.Set | None = None, leaves: dict[str, n.Stmt] | None = None
+         ) -> n.Stmt | None:
     """The loops running ``instances`` (statement name -> set, parameters the enclosing
     loop variables) in program order, under ``context`` (what holds of those
     parameters); ``None`` when no instance runs.  ``known`` is what else holds of the
-    parameters (:func:`.exact_bounds.assumed`), for the bounds' dtypes only."""
+    parameters (:func:`.exact_bounds.assumed`), for the bounds' dtypes only.
+    ``leaves`` gives, for some statements, what an instance runs instead of the
+    statement itself (a whole block, its counters substituted like the statement's)."""
     times = [model.statement(name).time.intersect_domain(domain)
              for name, domain in instances.items()]
     size = max((time.dim(isl.dim_type.out) for time in times), default=0)
@@ -74,7 +77,8 @@ def emit(model: Model, instances: dict[str, isl.Set], context: isl.Set,
         for var in model.statement(name).loop_vars:
             dtype = var.dtype if dtype is None else dtypes.wider(dtype, var.dtype)
     return checked_loops(build, schedule, size - len(constant),
-                         lambda: _Emitter(model, context, dtype or "int32", known), instances,
+                         lambda: _Emitter(model, context, dtype or "int32", known, leaves or {}),
+                         instances,
                          "the loops of the moved block")
 
 
@@ -116,6 +120,11 @@ class ExactLoops(RunsChecked):
 
 
 class _Emitter(ExactLoops):
+    def __init__(self, model: Model, context: isl.Set, dtype: str, known: isl.Set | None,
+                 leaves: dict[str, n.Stmt]) -> None:
+        super().__init__(model, context, dtype, known)
+        self.leaves = leaves
+
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         k = int(iterator[len(_ITER):])
         s = _first_statement(self.model, node)
@@ -137,6 +146,8 @@ class _Emitter(ExactLoops):
         # A block's axes (lets of loop counters, no loads: location_placement) are
         # inlined: the regenerated loops bind the counters only.
         mapping = {var: cast(var.dtype, arg) for var, arg in zip(s.loop_vars, args, strict=True)}
+        if name in self.leaves:  # the block keeps its axes, bound to the new counters
+            return substitute(self.leaves[name], mapping)
         for var, value in s.lets.items():
             mapping[var] = substitute(value, mapping)
         return substitute(s.stmt, mapping)

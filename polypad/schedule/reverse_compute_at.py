@@ -32,7 +32,11 @@ order must keep every dependence of the function
 consumer instance that reads nothing the loop writes goes with its block
 instance (a ``T.init()``'s store goes where the update at the same loop
 values goes, just before it, as TVM moves a block with its init); one with
-no such instance has no iteration to go to and is refused.  Shapes as for
+no such instance has no iteration to go to and is refused.  Such a
+reduction block (one update, its loops outside it) then stays whole under
+the regenerated loops, its axes bound to them and its ``T.init()`` kept,
+as TVM 0.27 prints the same schedule: each instance runs its init at the
+reduce axes' start and then its update, the order of the placement.  Shapes as for
 :mod:`.compute_at`: the consumer's block holds a loop nest of its own at the
 function's top level, after the loop.
 """
@@ -43,6 +47,8 @@ import islpy as isl
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.block_header import layout
+from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import maps_of, union_all
 
 from .compute_at import rewrite
@@ -74,7 +80,32 @@ def reverse_compute_at(func: n.PrimFunc, block: str, loop) -> n.PrimFunc:
         places[s.name] = place
         required[s.name] = name_at(p, place.reverse())
     check_reverse_compute_at(p, places)
+    update = _update_with_its_init(p, required)
+    if update is not None:
+        return rewrite(p, {update: required[update]}, before=False, block_inside=True)
     return rewrite(p, required, before=False)
+
+
+def _update_with_its_init(p, required: dict[str, isl.Map]) -> str | None:
+    """The name of the update of a reduction block ``with T.init()`` whose init runs,
+    in every iteration, exactly at the instances of its update where the reduce axes
+    start: then the block stays whole under the new loops, as TVM 0.27 prints it,
+    each instance running ``if vk == 0: init`` and its update just as the placement
+    orders them (the init just before its update).  ``None`` for any other block."""
+    header = p.block.header
+    if header is None or not header.init or len(p.moved) != 2:
+        return None
+    parts = layout(p.block.body, header)
+    if (len(parts.after) != 1 or not isinstance(parts.after[0], n.BufferStore)
+            or any(isinstance(x, n.For) for x in walk(p.block.body))):
+        return None  # loops inside the block, or more than one update
+    init, update = p.moved
+    if init.stmt is not parts.init.then_case or update.stmt is not parts.after[0]:
+        return None
+    same_place = required[update.name].set_tuple_name(isl.dim_type.out, init.name)
+    if not same_place.intersect_range(init.domain).is_equal(required[init.name]):
+        return None
+    return update.name
 
 
 def _with_its_block_instance(p, s, places: dict) -> isl.Map | None:
