@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from analyses.gpu_threads import children
 from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops, replace
@@ -81,7 +82,7 @@ def rebound_loops(loop: n.For) -> list[n.For]:
     out: list[n.For] = []
 
     def visit(stmt):
-        for child in _children(stmt):
+        for child in children(stmt):
             if isinstance(child, n.For) and child.kind == loop.kind:
                 out.append(child)
             else:
@@ -105,17 +106,6 @@ def _innermost_rebound(func: n.PrimFunc) -> tuple[n.For, list[n.For]] | None:
         if not deeper:
             return node, inner
     return None
-
-
-def _children(stmt: n.Stmt) -> list[n.Stmt]:
-    match stmt:
-        case n.SeqStmt():
-            return list(stmt.stmts)
-        case n.For() | n.Block() | n.Allocate() | n.LetStmt() | n.DeclBuffer():
-            return [stmt.body]
-        case n.IfThenElse():
-            return [stmt.then_case] + ([stmt.else_case] if stmt.else_case is not None else [])
-    return []
 
 
 def _holds(stmt: n.Stmt, inner: list[n.For]) -> bool:
