@@ -10,15 +10,13 @@ computed per tile."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import pytest
-from tuner_support import SOFTMAX, assert_matches_reference
+from tuner_support import SOFTMAX, assert_log_replays, assert_matches_reference
 
 import polypad as pp
 from polypad.examples import conv_layer
-from polypad.tuner.measure import trace_from_json, trace_json
 from polypad.tuner.nest import analyze
 from polypad.tuner.realize import Refused, realize
 from polypad.tuner.search import ranked
@@ -116,8 +114,7 @@ def test_the_epilogue_after_the_root_runs_on_the_cores_in_lanes():
                                                 "sch.vectorize(loop='j')"]
     pp.assert_structural_equal(sch.func, pp.parse(EPILOGUE_AFTER))
     assert_matches_reference(f, sch.func)
-    replayed = trace_from_json(json.loads(json.dumps(trace_json(sch.trace)))).apply_to(f)
-    pp.assert_structural_equal(replayed.func, sch.func)
+    assert_log_replays(f, sch)
 
 
 @pytest.mark.numba

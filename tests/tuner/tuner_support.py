@@ -3,11 +3,14 @@ reference executor."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 import codegen
 import polypad as pp
 from analyses.witness_inputs import make_inputs
+from polypad.tuner.measure import trace_from_json, trace_json
 
 
 def matmul_text(m: int = 16, n: int = 16, k: int = 16, name: str = "matmul",
@@ -77,6 +80,13 @@ def blur():
 
 def prefix():
     return pp.parse(PREFIX)
+
+
+def assert_log_replays(original, sch) -> None:
+    """``sch``'s trace, written to a tuning log's JSON and read back, replays on
+    ``original`` to the same function."""
+    replayed = trace_from_json(json.loads(json.dumps(trace_json(sch.trace)))).apply_to(original)
+    pp.assert_structural_equal(replayed.func, sch.func)
 
 
 def assert_matches_reference(original, scheduled, seed: int = 1) -> None:
