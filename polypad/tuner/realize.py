@@ -303,17 +303,16 @@ def _split_reduction(b: _Builder, reduction: list, cand: Candidate) -> None:
     """The outermost (reduction) loop in ``cand.split_reduction`` parts on the cores,
     each into a row of partial results; inside a part, ``cand.tile_outer`` of its
     steps unrolled over a tile of ``cand.tile_inner`` columns in vector lanes."""
-    parts, steps = b.need("split", reduction[0], [cand.split_reduction, None])
+    parts, _ = b.need("split", reduction[0], [cand.split_reduction, None])
     factored = b.need("rfactor", parts, 0)
     on_cores, steps, *spatial = factored.update
     b.need("parallel", on_cores)
-    order = [steps, *spatial]
     rows = columns = None
     if cand.tile_outer:
         steps, rows = b.need("split", steps, [None, cand.tile_outer])
     if cand.tile_inner and spatial:
         spatial[-1], columns = b.need("split", spatial[-1], [None, cand.tile_inner])
-    order = [steps, *spatial, *([rows] if rows else []), *([columns] if columns else [])]
+    order = [steps, *spatial, *(loop for loop in (rows, columns) if loop)]
     b.need("reorder", *order)
     if cand.unroll and rows:
         b.need("unroll", rows)
