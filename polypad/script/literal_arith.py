@@ -20,9 +20,6 @@ _OPERATORS = {
     ast.LShift: operator.lshift, ast.RShift: operator.rshift,
     ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
-_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
-            ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",
-            ast.BitOr: "|", ast.BitXor: "^"}
 #: Past this many bits a folded literal fits no dtype (uint64's 64); Python would
 #: still compute it, slowly for ``2 ** 10**9``.
 _MAX_BITS = 64
@@ -49,8 +46,9 @@ def fold(op: ast.operator, a: int, b: int) -> int | None:
         return None
     if isinstance(op, (ast.LShift, ast.RShift, ast.Pow)) and b < 0:
         return None
-    too_large = LiteralTooLarge(f"{a} {_SYMBOLS[type(op)]} {b} is wider than any integer "
-                                f"dtype (more than {_MAX_BITS} bits)")
+    text = ast.unparse(ast.BinOp(ast.Constant(a), op, ast.Constant(b)))  # `1 << 70`
+    too_large = LiteralTooLarge(f"{text} is wider than any integer dtype "
+                                f"(more than {_MAX_BITS} bits)")
     if isinstance(op, ast.LShift) and a and b > _MAX_BITS:
         raise too_large
     if isinstance(op, ast.Pow) and abs(a) > 1 and b * (abs(a).bit_length() - 1) > _MAX_BITS:
