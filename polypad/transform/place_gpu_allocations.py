@@ -20,11 +20,10 @@ reports what then cannot run.
 
 from __future__ import annotations
 
+from analyses.gpu_threads import THREAD_AXES
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.visitor import walk
-
-_THREAD_KINDS = (n.ForKind.THREAD_IDX_X, n.ForKind.THREAD_IDX_Y, n.ForKind.THREAD_IDX_Z)
 
 
 def place_gpu_allocations(func: n.PrimFunc) -> n.PrimFunc:
@@ -74,7 +73,7 @@ def _meeting_point(body: n.Stmt, buffer: n.Buffer) -> tuple[n.Stmt, list[n.For]]
     entered: list[n.For] = []
     stmt = body
     while True:
-        if isinstance(stmt, n.For) and stmt.kind in _THREAD_KINDS and buffer.scope == "shared":
+        if isinstance(stmt, n.For) and stmt.kind in THREAD_AXES and buffer.scope == "shared":
             return stmt, entered
         match stmt:
             case n.SeqStmt():

@@ -46,14 +46,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from analyses.gpu_threads import children
+from analyses.gpu_threads import THREAD_AXES, children
 from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops, replace
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import Rewriter, walk
 
-_THREAD_KINDS = (n.ForKind.THREAD_IDX_X, n.ForKind.THREAD_IDX_Y, n.ForKind.THREAD_IDX_Z)
 _VIRTUAL = (n.ForKind.VTHREAD, n.ForKind.VTHREAD_X, n.ForKind.VTHREAD_Y, n.ForKind.VTHREAD_Z)
 
 
@@ -96,12 +95,12 @@ def _innermost_rebound(func: n.PrimFunc) -> tuple[n.For, list[n.For]] | None:
     """A thread loop with loops bound to its axis inside, none of which holds another
     such loop, and those loops; ``None`` where there is none."""
     for node in walk(func.body):
-        if not (isinstance(node, n.For) and node.kind in _THREAD_KINDS):
+        if not (isinstance(node, n.For) and node.kind in THREAD_AXES):
             continue
         inner = rebound_loops(node)
         if not inner:
             continue
-        deeper = [m for m in walk(node.body) if isinstance(m, n.For) and m.kind in _THREAD_KINDS
+        deeper = [m for m in walk(node.body) if isinstance(m, n.For) and m.kind in THREAD_AXES
                   and rebound_loops(m)]
         if not deeper:
             return node, inner
