@@ -175,25 +175,33 @@ class Rows:
         self.rows: list = []
 
     def add(self, name, seconds, rate, unit, peer=None, check="", first=None):
-        self.rows.append((name, seconds, rate, unit, peer, check, first))
+        row = (name, seconds, rate, unit, peer, check, first)
+        self.rows.append(row)
+        # Each row as it is measured too: a run stopped at its time limit keeps them.
+        print(self.line(row), flush=True)
+
+    @staticmethod
+    def line(row) -> str:
+        name, seconds, rate, unit, peer, check, first = row
+        ratio = f"{peer / seconds:.2f}x" if peer else "the peer"
+        compile_s = f"{first:.2f} s" if first is not None else ""
+        return (f"| {name} | {seconds * 1e3:.3f} ms | {rate:.2f} {unit} | {ratio} | "
+                f"{check} | {compile_s} |")
 
     def table(self) -> str:
         out = ["| kernel | time | rate | vs peer | check | first call (compile) |",
                "|---|---|---|---|---|---|"]
-        for name, seconds, rate, unit, peer, check, first in self.rows:
-            ratio = f"{peer / seconds:.2f}x" if peer else "the peer"
-            compile_s = f"{first:.2f} s" if first is not None else ""
-            out.append(f"| {name} | {seconds * 1e3:.3f} ms | {rate:.2f} {unit} | {ratio} | "
-                       f"{check} | {compile_s} |")
+        out += [self.line(row) for row in self.rows]
         return "\n".join(out)
 
 
-def _timed(cuda, sch, args):
-    """Build ``sch.func``, call it once (compiling), and time it through the Kernel call
-    and launched directly: (first call s, Kernel call s, direct s)."""
+def _timed(cuda, sch, args, kernel=None):
+    """Build ``sch.func`` (unless ``kernel`` is its build), call it once (compiling), and
+    time it through the Kernel call and launched directly: (first call s, Kernel call s,
+    direct s)."""
     import codegen
 
-    kernel = codegen.build(sch.func, target="cuda")
+    kernel = kernel if kernel is not None else codegen.build(sch.func, target="cuda")
     start = time.perf_counter()
     kernel(*args)
     cuda.synchronize()

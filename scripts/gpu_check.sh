@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# There, on the GPU machine, in one call (about 6 minutes; the wheels from
-# scripts/gpu_wheels.sh travel in .whl):
-#     run(command="bash scripts/gpu_check.sh", carry=[".whl"], timeout_s=540)
-# Installs the carried wheels beside the image's numba, cupy and torch, runs the CUDA
-# tests on the GPU itself (CI runs them on the simulator), then bench_cuda.py --variants.
+# There, on the GPU machine, in one call (the wheels from scripts/gpu_wheels.sh travel
+# in .whl):
+#     run(command="bash scripts/gpu_check.sh sweep tests", carry=[".whl"], timeout_s=540)
+# Installs the carried wheels beside the image's numba, cupy and torch, then runs the
+# steps named, in their order, each under its own time limit:
+#   sweep  benchmarks/bench_cuda_sweep.py, the schedules' parameter grid (about 4 min);
+#   bench  benchmarks/bench_cuda.py, the examples' chosen schedules (about 2 min);
+#   tests  the CUDA tests on the GPU itself (CI runs them on the simulator; 2 min cap).
 # Everything it prints is also written to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,14 @@ unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 print('numpy', numpy.__version__, 'numba', numba.__version__, 'cupy', cupy.__version__, \
 'torch', torch.__version__, 'gpu', numba.cuda.is_available())"
 } 2>&1 | tee "$out/versions.txt"
-NUMBA_ENABLE_CUDASIM=0 timeout 200 python3 -m pytest -q tests/cuda -p no:cacheprovider \
-    2>&1 | tail -15 | tee "$out/tests_gpu.txt"
-timeout 330 python3 benchmarks/bench_cuda.py --variants 2>&1 | tee "$out/bench_cuda.txt"
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(bench tests)
+for step in "${steps[@]}"; do
+    case "$step" in
+        sweep) timeout 300 python3 benchmarks/bench_cuda_sweep.py 2>&1 | tee "$out/sweep.txt" ;;
+        bench) timeout 240 python3 benchmarks/bench_cuda.py 2>&1 | tee "$out/bench_cuda.txt" ;;
+        tests) NUMBA_ENABLE_CUDASIM=0 timeout 120 python3 -m pytest -q tests/cuda \
+                   -p no:cacheprovider 2>&1 | tail -40 | tee "$out/tests_gpu.txt" ;;
+        *) echo "gpu_check.sh: unknown step $step (sweep, bench, tests)"; exit 2 ;;
+    esac
+done
