@@ -19,12 +19,14 @@ build or to run is a row saying why; the others still run.  Without a GPU it
 says so and exits with status 0.
 
 Run: ``python benchmarks/bench_cuda_sweep.py [--only sgemm,conv,rowsum,elementwise]``
-(about 3 minutes on an H200, mostly compiling).
+[--match REGEX]
+(about 5 minutes on an H200, mostly compiling).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import traceback
@@ -42,8 +44,12 @@ SGEMM = [  # (label, keyword arguments of matmul.schedule_cuda)
      dict(k_unroll=8, double_buffer=True)),
     ("16x16 threads, 8x8 each, k 8 by 2, double-buffered through registers",
      dict(double_buffer=True, through_registers=True)),
+    ("16x16 threads, 8x8 each, k 8 by 1, double-buffered", dict(k_unroll=1, double_buffer=True)),
+    ("16x16 threads, 8x8 each, k 8 by 4, double-buffered", dict(k_unroll=4, double_buffer=True)),
     ("16x16 threads, 4x4 each, k 16", dict(per_thread=4, k_tile=16, k_unroll=1)),
     ("16x16 threads, 4x4 each, k 8 by 8", dict(per_thread=4, k_unroll=8)),
+    ("16x16 threads, 4x4 each, k 8 by 8, double-buffered",
+     dict(per_thread=4, k_unroll=8, double_buffer=True)),
     ("8x8 threads, 8x8 each, k 8 by 2", dict(threads=8)),
     ("32x32 threads, 4x4 each, k 8 by 2", dict(threads=32, per_thread=4)),
 ]
@@ -54,11 +60,15 @@ CONV = [  # (label, keyword arguments of conv_layer.schedule_cuda)
     ("20x16 threads, 5x8 each, double-buffered", dict(c_per_thread=8, double_buffer=True)),
     ("20x16 threads, 5x4 each, double-buffered", dict(double_buffer=True)),
     ("20x16 threads, 5x4 each, k 8 by 8", dict(k_unroll=8)),
+    ("20x16 threads, 5x4 each, k 8 by 4", dict(k_unroll=4)),
+    ("25x8 threads, 4x8 each, k 8 by 8", dict(x_threads=25, x_per_thread=4, c_threads=8,
+                                              c_per_thread=8, k_unroll=8)),
     ("10x16 threads, 10x8 each", dict(x_threads=10, x_per_thread=10, c_per_thread=8)),
     ("25x8 threads, 4x8 each", dict(x_threads=25, x_per_thread=4, c_threads=8,
                                      c_per_thread=8)),
     ("20x32 threads, 5x4 each", dict(c_threads=32, c_per_thread=4)),
 ]
+MATCH = re.compile("")  # --match
 ROW_SUM = [(f"{t} threads, {u} loads in flight", dict(threads=t, unroll=u))
            for t, u in ((256, 4), (256, 8), (512, 4), (512, 8), (1024, 4), (128, 8))]
 ELEMENTWISE = [(f"{t} threads, {p} per thread", dict(threads=t, per_thread=p))
@@ -82,8 +92,12 @@ def _resources(kernel) -> str:
 
 
 def _row(rows, cuda, name, build, args, amount, unit, peer, check):
-    """Build, time and check one schedule, or a row saying why it could not."""
+    """Build, time and check one schedule, or a row saying why it could not (nothing
+    where ``--match`` leaves it out)."""
     import codegen
+
+    if not MATCH.search(name):
+        return
 
     start = time.perf_counter()
     try:
@@ -180,7 +194,12 @@ def sweep_elementwise(cuda, cp, rows, size=8192):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="sgemm,conv,rowsum,elementwise")
-    only = set(parser.parse_args().only.split(","))
+    parser.add_argument("--match", default="", help="a regular expression: time only the "
+                        "schedules whose row names it matches (the peers always)")
+    options = parser.parse_args()
+    only = set(options.only.split(","))
+    global MATCH
+    MATCH = re.compile(options.match)
     cuda = bench._gpu()
     if cuda is None:
         return 0

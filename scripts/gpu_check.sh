@@ -4,9 +4,11 @@
 #     run(command="bash scripts/gpu_check.sh sweep tests", carry=[".whl"], timeout_s=540)
 # Installs the carried wheels beside the image's numba, cupy and torch, then runs the
 # steps named, in their order, each under its own time limit:
-#   sweep  benchmarks/bench_cuda_sweep.py, the schedules' parameter grid (about 4 min);
+#   sweep  benchmarks/bench_cuda_sweep.py, the schedules' parameter grid (about 5 min;
+#          SWEEP_ONLY and SWEEP_MATCH narrow it, as its --only and --match);
 #   bench  benchmarks/bench_cuda.py, the examples' chosen schedules (about 2 min);
-#   tests  the CUDA tests on the GPU itself (CI runs them on the simulator; 2 min cap).
+#   tests  the CUDA tests on the GPU itself (CI runs them on the simulator; 2 min cap;
+#          TESTS names other test files).
 # Everything it prints is also written to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +28,10 @@ steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(bench tests)
 for step in "${steps[@]}"; do
     case "$step" in
-        sweep) timeout 300 python3 benchmarks/bench_cuda_sweep.py 2>&1 | tee "$out/sweep.txt" ;;
+        sweep) timeout 300 python3 benchmarks/bench_cuda_sweep.py --only "${SWEEP_ONLY:-sgemm,conv,rowsum,elementwise}" \
+                  --match "${SWEEP_MATCH:-}" 2>&1 | tee "$out/sweep.txt" ;;
         bench) timeout 240 python3 benchmarks/bench_cuda.py 2>&1 | tee "$out/bench_cuda.txt" ;;
-        tests) NUMBA_ENABLE_CUDASIM=0 timeout 120 python3 -m pytest -q tests/cuda \
+        tests) NUMBA_ENABLE_CUDASIM=0 timeout 120 python3 -m pytest -q ${TESTS:-tests/cuda} \
                    -p no:cacheprovider 2>&1 | tail -40 | tee "$out/tests_gpu.txt" ;;
         *) echo "gpu_check.sh: unknown step $step (sweep, bench, tests)"; exit 2 ;;
     esac

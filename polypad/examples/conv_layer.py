@@ -102,7 +102,7 @@ def _extent(func: PrimFunc, buffer: str, dim: int) -> int:
 
 def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_thread: int = 5,
                   c_threads: int = 16, c_per_thread: int = 4, k_tile: int = 8,
-                  k_unroll: int = 2, double_buffer: bool = False,
+                  k_unroll: int = 8, double_buffer: bool = False,
                   through_registers: bool = False) -> Schedule:
     """The conv layer on a GPU, as an implicit GEMM; returns the ``Schedule``.
 

@@ -59,7 +59,7 @@ def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
 
 def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 8,
                   k_tile: int = 8, k_unroll: int = 2,
-                  double_buffer: bool = False, through_registers: bool = False) -> Schedule:
+                  double_buffer: bool = True, through_registers: bool = False) -> Schedule:
     """The register-tiled shared-memory schedule of the module docstring on ``func``
     (:func:`matmul` by default); ``sch.func`` is the result,
     ``codegen.build(sch.func, target="cuda")`` its kernel.  The default is the

@@ -259,8 +259,11 @@ def test_the_scheduled_plans_order_every_conflicting_pair_by_enumeration():
     assert _check_by_enumeration(K.tiled_matmul().func).count == 2
     assert _check_by_enumeration(K.block_row_sum().func).count == 1
     registers = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2,
-                                     k_tile=4)
+                                     k_tile=4, double_buffer=False)
     assert _check_by_enumeration(registers.func).count == 2
+    # Double-buffered (the default): one barrier per step orders every pair too.
+    staged = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2, k_tile=4)
+    assert _check_by_enumeration(staged.func).count == 1
     # The conv layer's tiles are reloaded at each step of rz, ry and the input channels:
     # the barrier at the start of the innermost step's body serves the outer two too.
     conv = conv_layer.schedule_cuda(conv_layer.conv_layer(n=1, ci=16, co=8, w=4, h=1),
