@@ -12,7 +12,7 @@ One run prints a table, each row with its correctness check:
 - a row sum 16384 x 16384 through ``polypad.examples.row_summation.schedule_cuda``
   (a block per row, register partial sums, a tree in shared memory) against
   ``cupy.sum(axis=1)``, in GB/s;
-- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192, 8 elements per thread,
+- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192, 16 elements per thread,
   loads first) against the device-to-device copy bandwidth.
 
 Each polypad row is timed twice: through the ``Kernel`` call (argument checks,
@@ -31,12 +31,13 @@ part, is not in it) and ptxas's registers and spills per kernel, the first
 thing to look at when a kernel is slow.
 
 Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,elementwise]
-[--variants] [--ptx]``.  The default run takes about 2 minutes on an H200
+[--variants] [--ptx]``.  The default run takes about a minute on an H200
 (schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
-SGEMM variants (the step loop unrolled fully, 4 x 4 per thread, the shared
-tiles double-buffered, also through registers) and the conv layer's (its
-tiles double-buffered, also through registers) for about a minute and a half
-more.
+SGEMM variants (single-buffered, 4 x 4 per thread with the step unrolled
+fully, the tiles staged through registers) and the conv layer's (the step
+unrolled by 2, double-buffered, also through registers), with compiles of up
+to 20 s each.  ``bench_cuda_sweep.py`` times the whole grid the defaults were
+chosen from.
 """
 
 from __future__ import annotations

@@ -142,3 +142,33 @@ def scratch(A: T.Buffer((4,), "float32")):
 ''')
     with pytest.raises(BuildError, match="'X' is allocated in global memory inside a kernel"):
         codegen.build(global_inside, target="cuda")
+
+
+HALF_WRITTEN = '''
+@T.prim_func
+def half_written(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    scratch = T.alloc_buffer((8,), "float32")
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        scratch[tx] = A[tx]
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        B[tx] = scratch[tx] + T.float32(1)
+'''
+
+
+def test_a_buffer_the_host_allocates_is_zeros_at_every_call():
+    from numba import cuda
+
+    func = pp.parse(HALF_WRITTEN)
+    kernel = codegen.build(func, target="cuda")
+    # Two launches, the scratch buffer between them allocated by the host for each call
+    # (filled with zeros on the device), as the reference executor fills it.
+    assert kernel.source.count("@cuda.jit") == 2
+    assert [b.name for b in kernel.compile()._impl.host] == ["scratch"]
+    for seed in (1, 2):
+        a = np.random.default_rng(seed).integers(-4, 5, 8).astype("float32")
+        want = [a.copy(), np.zeros(8, "float32")]
+        codegen.build(func, target="python")(*want)
+        np.testing.assert_array_equal(want[1][4:], 1)
+        db = cuda.to_device(np.full(8, 7, "float32"))
+        kernel(cuda.to_device(a), db)
+        np.testing.assert_array_equal(db.copy_to_host(), want[1])
