@@ -64,7 +64,8 @@ import dataclasses
 from collections.abc import Callable
 
 from polypad.arguments import expect
-from polypad.errors import PolypadError
+from polypad.budget import check as check_deadline
+from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
@@ -196,8 +197,11 @@ def remove_padding_no_ops(func: n.PrimFunc, *, block: str | None = None) -> n.Pr
         for stmt in list(_no_op_candidates(func, _target(func, block))):
             if removed and not any(x is stmt for x in _statements(func.body)):
                 continue  # inside a removed statement, or an ancestor of one (rebuilt)
+            check_deadline()  # past it, no question is asked (as remove_no_op)
             try:
                 decision = is_no_op(func, stmt)
+            except BudgetExceeded:
+                raise  # the pass returns its input: never half a rewrite
             except PolypadError:
                 decision = None  # e.g. a statement object that occurs twice
             if isinstance(decision, Proved):

@@ -55,7 +55,7 @@ import dataclasses
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
@@ -114,6 +114,8 @@ class _Simplifier:
 
                 try:
                     cache.append(context_at(self.func, stmt))
+                except BudgetExceeded:
+                    raise  # the pass returns its input: never half a rewrite
                 except PolypadError:
                     cache.append(None)  # e.g. a statement object used twice
             return cache[0]

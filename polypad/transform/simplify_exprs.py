@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
@@ -138,6 +138,8 @@ class ExprSimplifier:
                 base = vctx()
                 try:
                     cache.append(None if base is None else base.with_condition(cond))
+                except BudgetExceeded:
+                    raise  # the pass returns its input: never half a rewrite
                 except PolypadError:
                     cache.append(base)  # a condition the context cannot state: know less
             return cache[0]
