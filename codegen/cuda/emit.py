@@ -81,6 +81,7 @@ class _Kernel:
         self.expr = ExprPrinter(names)
         self.boxes = boxes
         self.expr.offsets = {b: offsets for b, (_, offsets) in boxes.items()}
+        self.expr.scalarizable = self.scalarizable
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their
@@ -114,7 +115,15 @@ class _Kernel:
         self.stmt(self.launch.root, 1, frozenset())
         if len(self.lines) == body_start:
             self.line(1, "pass")
+        self.lines, variables = self.expr.elements.resolve(self.lines, self.shape, self.names)
+        self.declared -= variables  # each element a variable of its own (.scalars)
         return "\n".join(head + self.declarations() + self.lines)
+
+    def scalarizable(self, buffer: Buffer) -> bool:
+        """Whether ``buffer`` may become a variable per element (:mod:`.scalars`), if
+        every access of it has constant indices."""
+        return (buffer.scope == "local" and buffer.dtype.startswith("float")
+                and buffer not in self.unwritten)
 
     def declarations(self) -> list[str]:
         out = []
