@@ -25,9 +25,10 @@ no GPU.  Without NVRTC it says how to get it: ``pip install
 ``nvidia-cuda-nvrtc``), or ``pip download nvidia-cuda-nvrtc==13.*``, unpack
 the wheel and ``export LD_LIBRARY_PATH=<unpacked>/nvidia/cu13/lib``.
 
-Times are of one compile in a process that has already compiled a small
-kernel (Numba's own start is not in them), on whatever machine runs it:
-compare rows from the same run.
+Times are CPU seconds (``time.process_time``; ptxas's from ``getrusage``),
+which a machine shared with other work disturbs less than the wall clock,
+of one compile in a process that has already compiled a small kernel
+(Numba's own start is not in them); compare rows from the same run.
 
 Run: ``LD_LIBRARY_PATH=... python benchmarks/bench_cuda_compile.py
 [--variants] [--save DIR] [--compare DIR]``.
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -101,15 +103,15 @@ def kernels_of(source: str, label: str) -> list:
 def stages(py_func, sig, cc: tuple[int, int]) -> dict:
     """Compile ``py_func`` for ``cc`` as ``numba.cuda.compile_ptx`` does, timing each
     stage; the PTX and ptxas's report too."""
-    from numba.cuda import compiler, nvvmutils
+    from numba.cuda import compiler
     from numba.cuda.cudadrv import nvvm
 
     seconds: dict[str, float] = {}
-    start = time.perf_counter()
+    start = time.process_time()
     cres = compiler.compile_cuda(py_func, None, sig, debug=False, lineinfo=False,
                                  fastmath=False, nvvm_options={"fastmath": False, "opt": 3},
                                  cc=cc, abi="numba", abi_info={})
-    seconds["front end"] = time.perf_counter() - start
+    seconds["front end"] = time.process_time() - start
     passes = {}
     for times in cres.metadata["pipeline_times"].values():  # one pipeline: "cuda"
         passes.update(times)
@@ -120,26 +122,27 @@ def stages(py_func, sig, cc: tuple[int, int]) -> dict:
         key = "typing" if name in TYPING else "lowering" if name in LOWERING \
             else "bytecode, untyped"
         split[key] += total
-    seconds.update(split)
+    # Numba times its passes by the wall clock: their shares of the front end's CPU time.
+    scale = seconds["front end"] / max(sum(split.values()), 1e-9)
+    seconds.update({key: value * scale for key, value in split.items()})
     lib = cres.library
     kernel = lib.get_function(cres.fndesc.llvm_func_name)
     lib._entry_name = cres.fndesc.llvm_func_name
     compiler.kernel_fixup(kernel, False)
     nvvm.set_launch_bounds(kernel, None)
-    del nvvmutils
-    start = time.perf_counter()
+    start = time.process_time()
     ir_text = lib.llvm_strs
-    seconds["IR text"] = time.perf_counter() - start
-    start = time.perf_counter()
+    seconds["IR text"] = time.process_time() - start
+    start = time.process_time()
     ptx = lib.get_asm_str(cc=cc)
-    seconds["NVVM"] = time.perf_counter() - start
+    seconds["NVVM"] = time.process_time() - start
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
         f.write(ptx)
     try:
-        start = time.perf_counter()
+        start = _children()
         found = subprocess.run(["ptxas", "-v", "--gpu-name", f"sm_{cc[0]}{cc[1]}", f.name,
                                 "-o", os.devnull], capture_output=True, text=True)
-        seconds["ptxas"] = time.perf_counter() - start
+        seconds["ptxas"] = _children() - start
     except FileNotFoundError:
         found, seconds["ptxas"] = None, float("nan")
     finally:
@@ -149,6 +152,12 @@ def stages(py_func, sig, cc: tuple[int, int]) -> dict:
     spills = _number(report, "bytes stack frame, ", " bytes spill stores")
     return {"seconds": seconds, "registers": registers, "spills": spills,
             "fma": ptx.count("fma.rn.f32"), "ir lines": sum(t.count("\n") for t in ir_text)}
+
+
+def _children() -> float:
+    """CPU seconds of the finished child processes (ptxas)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _number(text: str, before: str, after: str) -> str:
@@ -199,9 +208,9 @@ def main() -> int:
     print(f"| kernel | {' | '.join(COLUMNS)} | total (s) | registers | spill bytes | fma |")
     print("|---" * (len(COLUMNS) + 5) + "|")
     for label, func in schedules(options.variants):
-        start = time.perf_counter()
+        start = time.process_time()
         source = codegen.build(func, target="cuda").source
-        emitted = time.perf_counter() - start
+        emitted = time.process_time() - start
         slug = "".join(c if c.isascii() and c.isalnum() else "_" for c in label.lower()).strip("_")
         if options.save:
             options.save.mkdir(parents=True, exist_ok=True)

@@ -6,15 +6,19 @@ indexed by constants once its loops are unrolled) was written as a
 array in registers, so the kernel is the same either way, but Numba's front
 end pays for each access: a tuple of constants, a typed ``getitem`` or
 ``setitem`` with its index checks, lowered to tens of LLVM instructions that
-NVVM then folds away.  The SGEMM's 8 x 8 tile has 64 elements, each updated
-twice per step, read and written 2 x 128 + 64 + 64 times in its kernel; as
-variables (``C_local_3_5 = C_local_3_5 + a * b``) an update is two typed
-operations instead of four, and Numba's lowering and NVVM's input shrink by
-about a third (``benchmarks/bench_cuda_compile.py``).
+NVVM then folds away.  The SGEMM's 8 x 8 tile is accessed 384 times in its
+kernel (a read and a write in each of the 128 updates of a step, the 64 zeros,
+the 64 stores to ``C``); as variables (``C_local_3_5 = C_local_3_5 + a * b``)
+an update is two typed operations instead of four, and on sm_90 the kernel
+compiles in about a fifth less time (the conv layer's in half, the SGEMM with
+its step unrolled fully in 40% less), with the same registers and the same
+PTX fma count (``benchmarks/bench_cuda_compile.py``, docs/cuda.md).
 
 A buffer qualifies when it is local (one per thread: no other thread sees it),
 of a float dtype (a variable takes the type of what is stored; a float32
-expression is float32, where an int32 sum would be computed in 64 bits),
+expression is float32, where an int32 sum would be computed in 64 bits) and
+stored no value with ``T.floor``/``T.ceil`` in it (``math.floor`` is an
+int64 in Numba: an array converts it back, a variable would become float64),
 not zero-filled (:func:`analyses.gpu_shared_reads.unwritten_shared_reads`
 proves every read finds an element written before it in the same allocation,
 so no read sees the variable before its first assignment), and every access
