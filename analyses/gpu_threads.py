@@ -39,7 +39,8 @@ AXES = (ForKind.BLOCK_IDX_X, ForKind.BLOCK_IDX_Y, ForKind.BLOCK_IDX_Z,
         ForKind.THREAD_IDX_X, ForKind.THREAD_IDX_Y, ForKind.THREAD_IDX_Z)
 BLOCK_AXES = AXES[:3]
 THREAD_AXES = AXES[3:]
-#: TVM's virtual threads: kept by the parser, not run on a GPU.
+#: TVM's virtual threads: loops each thread runs in turn on a GPU
+#: (:mod:`polypad.transform.unify_thread_bindings`).
 VIRTUAL = (ForKind.VTHREAD, ForKind.VTHREAD_X, ForKind.VTHREAD_Y, ForKind.VTHREAD_Z)
 
 
@@ -136,8 +137,11 @@ def _bound_loops(stmt: n.Stmt, launch: Launch, active: tuple, params: set) -> No
                          "memory inside a kernel; give it scope 'shared' or 'local' "
                          "(sch.set_scope), or allocate it outside the thread-bound loops")
     if isinstance(stmt, n.For) and stmt.kind in VIRTUAL:
-        raise BuildError(f"loop {stmt.var.name!r} is bound to {stmt.kind.value}; "
-                         "virtual threads do not run on a GPU")
+        # The cuda target and the GPU checks run unify_thread_bindings first, which
+        # makes every virtual thread a loop each thread runs in turn.
+        raise BuildError(f"loop {stmt.var.name!r} is bound to {stmt.kind.value}: run "
+                         "polypad.transform.unify_thread_bindings first, which makes a "
+                         "virtual thread a loop each thread runs in turn")
     if isinstance(stmt, n.For) and stmt.kind in AXES:
         if stmt.kind in active:
             raise BuildError(f"loop {stmt.var.name!r} is bound to {stmt.kind.value} "

@@ -12,14 +12,15 @@ One run prints a table, each row with its correctness check:
 - a row sum 16384 x 16384 through ``polypad.examples.row_summation.schedule_cuda``
   (a block per row, register partial sums, a tree in shared memory) against
   ``cupy.sum(axis=1)``, in GB/s;
-- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192, 8 elements per thread,
+- an elementwise kernel ``B = A * 2 + 1`` (8192 x 8192, 16 elements per thread,
   loads first) against the device-to-device copy bandwidth.
 
 Each polypad row is timed twice: through the ``Kernel`` call (argument checks,
 launch configuration; tens of microseconds) and by launching the compiled
 kernels directly, which is what the vendor rows time; "vs peer" uses the
-direct launch.  Times are medians of ``REPEAT`` calls after a warm-up, each
-synchronised; the first call's time is the compile.  Without a GPU (or
+direct launch.  Times are medians over ``REPEAT`` batches of ``BATCH``
+back-to-back calls after a warm-up, one synchronisation per batch (until
+2026-11-28: single synchronised calls); the first call's time is the compile.  Without a GPU (or
 without numba's CUDA support) it says so and exits with status 0.  cupy and
 torch are optional: a missing peer leaves its column empty, and the check is
 then against numpy on the CPU.
@@ -31,12 +32,13 @@ part, is not in it) and ptxas's registers and spills per kernel, the first
 thing to look at when a kernel is slow.
 
 Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,elementwise]
-[--variants] [--ptx]``.  The default run takes about 2 minutes on an H200
+[--variants] [--ptx]``.  The default run takes about a minute on an H200
 (schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
-SGEMM variants (the step loop unrolled fully, 4 x 4 per thread, the shared
-tiles double-buffered, also through registers) and the conv layer's (its
-tiles double-buffered, also through registers) for about a minute and a half
-more.
+SGEMM variants (single-buffered, 4 x 4 per thread with the step unrolled
+fully, the tiles staged through registers) and the conv layer's (the step
+unrolled by 2, double-buffered, also through registers), with compiles of up
+to 20 s each.  ``bench_cuda_sweep.py`` times the whole grid the defaults were
+chosen from.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 REPEAT = 10
+BATCH = 10
 
 
 def _gpu():
@@ -84,14 +87,21 @@ def _optional(name):
 
 
 def _median(fn, sync) -> float:
+    """Seconds per call of ``fn``: the median over ``REPEAT`` batches of ``BATCH``
+    back-to-back calls, one ``sync`` per batch.  A call queues its kernels and
+    returns, so within a batch the next launch's Python work overlaps the kernel
+    running; a synchronised single call would add a launch's tens of microseconds
+    to kernels of 0.15 ms (two H200 runs of 2026-11-28, timed that way, disagreed
+    by 20% on those)."""
     fn()
     sync()
     times = []
     for _ in range(REPEAT):
         start = time.perf_counter()
-        fn()
+        for _ in range(BATCH):
+            fn()
         sync()
-        times.append(time.perf_counter() - start)
+        times.append((time.perf_counter() - start) / BATCH)
     return statistics.median(times)
 
 
@@ -434,6 +444,13 @@ def main() -> int:
                                           options.variants)),
                 ("rowsum", lambda: run_row_sum(cuda, cp, rows, row_size)),
                 ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size))]
+    run_sections(sections, only, rows)
+    return 0
+
+
+def run_sections(sections, only: set, rows: Rows) -> None:
+    """Run each ``(key, section)`` whose key is in ``only``, saying how long it took,
+    then print the table of ``rows``."""
     for key, section in sections:
         if key in only:
             start = time.perf_counter()
@@ -441,7 +458,6 @@ def main() -> int:
             print(f"  ({key}: {time.perf_counter() - start:.1f} s)", flush=True)
     print()
     print(rows.table())
-    return 0
 
 
 if __name__ == "__main__":

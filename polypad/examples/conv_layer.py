@@ -116,13 +116,14 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     filter (``k_tile`` x 64) loaded into shared memory by all the threads
     (``cache_read(..., "shared")``, spread as for the matmul), the target
     placing the two barriers each step needs.  Then the ReLU, a thread per
-    element.  The loop over a step's channels is unrolled by ``k_unroll`` (as the
-    matmul's).  The extents of ``x`` and ``c`` should be multiples of the tiles (a
-    partial tile is guarded), the input channels of ``k_tile``.  ``double_buffer`` and
+    element.  The loop over a step's channels is unrolled by ``k_unroll`` (8, the
+    whole step: 0.64x cuDNN on an H200 against 0.53x by 2).  The extents of ``x``
+    and ``c`` should be multiples of the tiles (a partial tile is guarded), the
+    input channels of ``k_tile``.  ``double_buffer`` and
     ``through_registers`` give the two shared tiles two stages as for the matmul
     (:func:`polypad.examples.matmul.schedule_cuda`): one barrier per step of the
     input channels (and one before each tap's first loads where the channel steps
-    are odd in number); options until a GPU has timed them."""
+    are odd in number); options, slower on an H200 (10.2 TFLOP/s against 12.0)."""
     from .matmul import cooperative
 
     sch = Schedule(func if func is not None else conv_layer())

@@ -23,15 +23,17 @@ proves that no other is (:mod:`analyses.gpu_sync`); it loads each thread's
 for its 64 multiply-adds (:mod:`codegen.cuda.batch`).
 The sizes must be multiples of the tiles.
 
-``schedule_cuda(func, double_buffer=True)`` gives both tiles two stages
-(``sch.double_buffer``): the first step's tiles are loaded before the loop,
-and each step loads the next step's into the other half of each tile while
-it computes from the current one, so the target places one barrier per step
-instead of two; ``through_registers=True`` also issues the next tiles' loads
-from global memory into registers before the step's multiply-adds and
-stores them into shared memory after them, so that they are in flight while
-the thread computes.  Both are options, not the default, until a GPU has
-timed them (``benchmarks/bench_cuda.py --variants``).
+``schedule_cuda(func)`` gives both tiles two stages (``sch.double_buffer``;
+``double_buffer=False`` keeps one): the first step's tiles are loaded before
+the loop, and each step loads the next step's into the other half of each
+tile while it computes from the current one, so the target places one
+barrier per step instead of two.  On an H200 this ran 25 TFLOP/s at 4096³
+against 22.6 with one half (0.50x cuBLAS against 0.45x;
+``benchmarks/bench_cuda_sweep.py``).  ``through_registers=True`` also issues
+the next tiles' loads from global memory into registers before the step's
+multiply-adds and stores them into shared memory after them, so that they
+are in flight while the thread computes; its 168 registers halve the blocks
+per SM, and it ran slower (21.5 TFLOP/s).
 """
 
 from __future__ import annotations
@@ -69,8 +71,8 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     rolled loop, 128 registers and no spills on sm_90 by ptxas, and a compile as
     quick; 8, the whole step, gives the fewest instructions per multiply-add but 168
     registers and four times the compile).  ``per_thread=1`` is the plain tiling, one
-    output per thread.  ``double_buffer=True`` gives the shared tiles two stages
-    (the module docstring); with ``through_registers=True`` too, each step's loads of
+    output per thread.  ``double_buffer`` (the default) gives the shared tiles two
+    stages (the module docstring); with ``through_registers=True`` too, each step's loads of
     the next tiles go into registers first in the step and into shared memory last
     (:mod:`polypad.schedule.register_staging`)."""
     sch = Schedule(func if func is not None else matmul())

@@ -120,12 +120,14 @@ def check_gpu(func: n.PrimFunc, what: str) -> None:
     """Refuse ``func`` (the result of ``what``) where its kernels cannot run or race."""
     from analyses.evidence import Refuted
     from analyses.gpu_sync import plan_barriers
+    from polypad.transform.cross_thread_atomics import cross_thread_atomics
     from polypad.transform.place_gpu_allocations import place_gpu_allocations
     from polypad.transform.unify_thread_bindings import unify_thread_bindings
 
     try:
-        # As the cuda target reads it: TVM's root tiles and cooperative copies.
-        func = unify_thread_bindings(place_gpu_allocations(func))
+        # As the cuda target reads it: TVM's root tiles and cooperative copies, and a
+        # block's reduction axis bound to a thread axis as atomic updates after its init.
+        func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
         found = plan_barriers(func)
         if not isinstance(found, Refuted):
             # What the cuda target builds: shared memory zero-filled where a read may

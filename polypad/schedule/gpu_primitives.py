@@ -67,7 +67,11 @@ class GpuPrimitives:
         instances, their threads and the element as evidence) where two
         blocks, or two threads of a block in an order no barrier can keep,
         would touch one element and one of them write it: binding ``k`` of
-        ``C[i] = C[i] + A[i, k]`` to ``threadIdx.x`` races on ``C[i]``.
+        ``C[i] = C[i] + A[i, k]`` to ``threadIdx.x`` races on ``C[i]``.  The
+        same sum as a block with ``T.init()`` and ``k`` its reduction axis is
+        TVM's cross-thread reduction: accepted where the ``cuda`` target builds
+        it as atomic updates after the init (a float sum then reassociates), as
+        the target decides (docs/cuda.md).
         """
         func = self.func
         node = find_loop(func, loop)

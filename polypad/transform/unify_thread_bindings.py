@@ -37,9 +37,13 @@ those iterations); where one fails the build is refused with the instance and
 the element.  The barrier plan then places the ``cuda.syncthreads()`` that the
 copy and its readers need, as for any other kernel.
 
-A virtual thread of extent 1 (dlight's ``vthread.x`` loops) is one iteration
-and becomes a serial loop; wider ones are still refused by
-:func:`analyses.gpu_threads.structure`.
+A loop bound to a virtual thread (``vthread``, ``vthread.x/y/z``: dlight's
+are of extent 1, TVM's older GPU schedules interleave 2 to 8 register tiles
+that way) becomes a loop each thread runs in turn, unrolled where its extent
+is a constant, which is what the serial program means. TVM's lowering
+interleaves the virtual threads' statements instead; both orders compute the
+same wherever the barrier plan then finds no race, which it checks as for any
+other serial loop.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ def unify_thread_bindings(func: n.PrimFunc) -> n.PrimFunc:
     move is not proved to compute what ``func`` computes, or cannot be written."""
     from analyses.gpu_rebinding import check_rebinding
 
-    func = _VirtualThreadsOfOne().visit(func)
+    func = _VirtualThreadsInTurn().visit(func)
     while True:
         found = _innermost_rebound(func)
         if found is None:
@@ -167,11 +171,13 @@ def _cannot(name: str, axis: str, why: str) -> str:
             f"on the thread of that index, only with the outer loop moved down to them: {why}")
 
 
-class _VirtualThreadsOfOne(Rewriter):
+class _VirtualThreadsInTurn(Rewriter):
     def visit_For(self, node: n.For):
         body = self.visit(node.body)
-        if node.kind in _VIRTUAL and isinstance(node.extent, n.IntImm) and node.extent.value == 1:
-            return dataclasses.replace(node, kind=n.ForKind.SERIAL, body=body)
+        if node.kind in _VIRTUAL:
+            constant = isinstance(node.extent, n.IntImm)
+            kind = n.ForKind.UNROLL if constant and node.extent.value > 1 else n.ForKind.SERIAL
+            return dataclasses.replace(node, kind=kind, body=body)
         return node if body is node.body else dataclasses.replace(node, body=body)
 
 

@@ -170,3 +170,73 @@ def test_atomic_refuses_what_numba_cuda_has_no_atomic_for():
         pp.Schedule(wide).atomic("k")
     with pytest.raises(PolypadError, match=r"is no update X\[idx\] = combine"):
         pp.Schedule(K.ELEMENTWISE).atomic("tx")
+
+
+BLOCK_REDUCTION = '''
+@T.prim_func
+def row_reduce(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 32):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[vi] = T.float32(INIT)
+            B[vi] = COMBINE
+'''
+
+
+def _block_reduction(init: str, combine: str) -> pp.PrimFunc:
+    return pp.parse(BLOCK_REDUCTION.replace("INIT", init).replace("COMBINE", combine))
+
+
+def test_binding_a_blocks_reduction_axis_to_threads_is_a_cross_thread_reduction():
+    # TVM's sch.bind of a block's reduction loop: accepted, as TVM accepts it (its
+    # allreduce), and built as atomic updates after the init (the cuda target's
+    # cross_thread_atomics); before, bind refused what the target then built.
+    func = _block_reduction("0", "B[vi] + A[vi, vk]")
+    sch = pp.Schedule(func)
+    sch.bind("i", "blockIdx.x")
+    sch.bind("k", "threadIdx.x")
+    expected = pp.parse('''
+@T.prim_func
+def row_reduce(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+    for i in T.thread_binding(4, thread="blockIdx.x"):
+        for k in T.thread_binding(32, thread="threadIdx.x"):
+            with T.block("B"):
+                vi, vk = T.axis.remap("SR", [i, k])
+                with T.init():
+                    B[vi] = T.float32(0)
+                B[vi] = B[vi] + A[vi, vk]
+''')
+    assert pp.structural_equal(sch.func, expected)
+    source = codegen.build(sch.func, target="cuda").source
+    assert "cuda.atomic.add(B, vi, A[vi, vk])" in source
+    assert source.count("cuda.syncthreads()") == 1  # the init before the updates
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[1], ref[1])
+    cpu = K.inputs(func)
+    codegen.build(sch.func, target="numba")(*cpu)
+    np.testing.assert_array_equal(cpu[1], ref[1])
+
+
+def test_binding_a_reduction_without_an_atomic_for_its_combiner_is_refused():
+    # A product has no atomic in numba.cuda: the bind races, with both threads.
+    func = _block_reduction("1", "B[vi] * A[vi, vk]")
+    sch = pp.Schedule(func)
+    sch.bind("i", "blockIdx.x")
+    with pytest.raises(IllegalTransformError, match="bind of loop 'k' to threadIdx.x would "
+                       "race") as caught:
+        sch.bind("k", "threadIdx.x")
+    evidence = caught.value.evidence
+    assert evidence.element == Element("B", (0,))
+    assert evidence.values == {"first thread": "block (0, 0, 0) thread (0, 0, 0)",
+                               "second thread": "block (0, 0, 0) thread (1, 0, 0)"}
+    # The reduction written without a block is a plain race too (the bind's docstring).
+    plain = pp.parse('''
+@T.prim_func
+def row_reduce(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 32):
+        B[i] = B[i] + A[i, k]
+''')
+    sch = pp.Schedule(plain)
+    with pytest.raises(IllegalTransformError, match="would race"):
+        sch.bind("k", "threadIdx.x")

@@ -12,7 +12,7 @@ import pytest
 
 import codegen
 import polypad as pp
-from polypad.errors import ArgumentError, BuildArgumentError, BuildError
+from polypad.errors import ArgumentError, BuildArgumentError, BuildError, RaceError
 
 
 def _equal(gpu, ref):
@@ -142,3 +142,80 @@ def scratch(A: T.Buffer((4,), "float32")):
 ''')
     with pytest.raises(BuildError, match="'X' is allocated in global memory inside a kernel"):
         codegen.build(global_inside, target="cuda")
+
+
+HALF_WRITTEN = '''
+@T.prim_func
+def half_written(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    scratch = T.alloc_buffer((8,), "float32")
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        scratch[tx] = A[tx]
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        B[tx] = scratch[tx] + T.float32(1)
+'''
+
+
+def test_a_buffer_the_host_allocates_is_zeros_at_every_call():
+    from numba import cuda
+
+    func = pp.parse(HALF_WRITTEN)
+    kernel = codegen.build(func, target="cuda")
+    # Two launches, the scratch buffer between them allocated by the host for each call
+    # (filled with zeros on the device), as the reference executor fills it.
+    assert kernel.source.count("@cuda.jit") == 2
+    assert [b.name for b in kernel.compile()._impl.host] == ["scratch"]
+    for seed in (1, 2):
+        a = np.random.default_rng(seed).integers(-4, 5, 8).astype("float32")
+        want = [a.copy(), np.zeros(8, "float32")]
+        codegen.build(func, target="python")(*want)
+        np.testing.assert_array_equal(want[1][4:], 1)
+        db = cuda.to_device(np.full(8, 7, "float32"))
+        kernel(cuda.to_device(a), db)
+        np.testing.assert_array_equal(db.copy_to_host(), want[1])
+
+
+VIRTUAL_THREADS = '''
+@T.prim_func
+def reverse_pairs(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        S = T.alloc_buffer((32,), "float32", scope="shared")
+        for vx in T.thread_binding(2, thread="vthread.x"):
+            for tx in T.thread_binding(16, thread="threadIdx.x"):
+                S[vx * 16 + tx] = A[bx * 32 + vx * 16 + tx]
+        for vx in T.thread_binding(2, thread="vthread.x"):
+            for tx in T.thread_binding(16, thread="threadIdx.x"):
+                B[bx * 32 + vx * 16 + tx] = S[READ] * T.float32(2)
+'''
+
+
+def test_virtual_threads_run_in_turn_on_each_thread():
+    # TVM's vthread: each of the 16 threads runs both virtual threads' iterations
+    # (unrolled), one barrier between the copy into shared memory and the reads.
+    func = pp.parse(VIRTUAL_THREADS.replace("READ", "31 - vx * 16 - tx"))
+    kernel = codegen.build(func, target="cuda")
+    assert "def launch_0():\n    return (2, 1, 1), (16, 1, 1)" in kernel.source
+    lines = [line.strip() for line in kernel.source.splitlines()]
+    assert lines.count("cuda.syncthreads()") == 1
+    assert "S[16 + tx] = A_v_1" in lines and "S_v_1 = S[15 - tx_1]" in lines
+    args = [np.arange(64, dtype="float32"), np.zeros(64, "float32")]
+    _equal(*K.run_both(func, args))
+
+
+def test_virtual_threads_that_race_are_refused_with_both_threads():
+    # Reading the next thread's element after every copy is fine (one barrier); in the
+    # same loop as the copies, thread 0 reads S[1] before thread 1 writes it in the
+    # serial order, which no barrier can keep on a GPU.
+    func = pp.parse(VIRTUAL_THREADS.replace("READ", "(vx * 16 + tx + 1) % 32"))
+    _equal(*K.run_both(func, [np.arange(64, dtype="float32"), np.zeros(64, "float32")]))
+    racing = pp.parse('''
+@T.prim_func
+def racing(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+    S = T.alloc_buffer((32,), "float32", scope="shared")
+    for vx in T.thread_binding(2, thread="vthread.x"):
+        for tx in T.thread_binding(16, thread="threadIdx.x"):
+            S[vx * 16 + tx] = A[vx * 16 + tx]
+            B[vx * 16 + tx] = S[(vx * 16 + tx + 1) % 32]
+''')
+    with pytest.raises(RaceError) as caught:
+        codegen.build(racing, target="cuda")
+    assert caught.value.evidence.element.buffer == "S"
