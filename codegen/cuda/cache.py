@@ -22,11 +22,20 @@ from __future__ import annotations
 import hashlib
 import threading
 
+from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 
 PREFIX = "polypad_cuda_"
 _loaded: dict[str, dict] = {}
-_loading = threading.Lock()
+_loading = threading.Lock()  # one thread executes a module; the others then find it
+
+
+def _renew_lock() -> None:
+    global _loading
+    _loading = threading.Lock()
+
+
+at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
 
 
 def module_name(source: str) -> str:
