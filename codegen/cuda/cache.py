@@ -4,7 +4,7 @@ A ``@cuda.jit`` kernel compiled from text that exists only in memory cannot
 be cached: numba-cuda finds the cache by the function's source file
 (``inspect.getfile``) and keys its entries by that file's modification time.
 So the module is written to ``<cache_dir>/polypad_cuda_<hash>.py`` (the
-Numba CPU target's directory, :func:`codegen.numba.cache_dir`, and the same
+Numba CPU target's directory, :func:`codegen.cache_dir`, :mod:`codegen.module_files`, and the same
 write-once rule: the name is a hash of the text, a file is written only where
 it is missing, atomically), compiled from there, and each kernel's caching is
 turned on (``enable_caching()``, what ``cuda.jit(cache=True)`` does): the
@@ -24,6 +24,8 @@ import threading
 
 from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
+
+from ..module_files import CACHE_ENV, cache_dir, write_once
 
 PREFIX = "polypad_cuda_"
 _loaded: dict[str, dict] = {}
@@ -57,13 +59,8 @@ def load_module(source: str) -> dict:
 
 
 def _execute(name: str, source: str) -> dict:
-    # The CPU target's directory and atomic write-once (rewriting the file would change
-    # its mtime and void the entries compiled from it).
-    from ..numba.compiler import CACHE_ENV, cache_dir
-    from ..numba.compiler import _write as write_once
-
     path = cache_dir() / f"{name}.py"
-    try:
+    try:  # never rewritten: a new mtime would void the entries compiled from it
         write_once(path, source)
     except OSError as error:
         raise BuildError(f"cannot write the kernel module {path}: {error}; set "
