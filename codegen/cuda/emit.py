@@ -81,6 +81,12 @@ class _Kernel:
         self.expr = ExprPrinter(names)
         self.boxes = boxes
         self.expr.offsets = {b: offsets for b, (_, offsets) in boxes.items()}
+        self.expr.scalarizable = self.scalarizable
+        # Buffers stored a value Numba computes in integers (math.floor is an int64 there):
+        # an array converts it to the buffer's dtype, a variable would widen to float64.
+        self.integral = {x.buffer for x in walk(launch.root) if isinstance(x, ir.BufferStore)
+                         and any(isinstance(c, ir.Call) and c.op in ("floor", "ceil")
+                                 for c in walk(x.value))}
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their
@@ -114,7 +120,15 @@ class _Kernel:
         self.stmt(self.launch.root, 1, frozenset())
         if len(self.lines) == body_start:
             self.line(1, "pass")
+        self.lines, variables = self.expr.elements.resolve(self.lines, self.shape, self.names)
+        self.declared -= variables  # each element a variable of its own (.scalars)
         return "\n".join(head + self.declarations() + self.lines)
+
+    def scalarizable(self, buffer: Buffer) -> bool:
+        """Whether ``buffer`` may become a variable per element (:mod:`.scalars`), if
+        every access of it has constant indices."""
+        return (buffer.scope == "local" and buffer.dtype.startswith("float")
+                and buffer not in self.unwritten and buffer not in self.integral)
 
     def declarations(self) -> list[str]:
         out = []

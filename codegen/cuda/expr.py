@@ -28,6 +28,7 @@ from polypad.model.ranges import Ranges
 from ..source_text import ADD, ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
+from .scalars import ElementAccesses
 
 _BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
@@ -79,6 +80,12 @@ class ExprPrinter(CommonExprs):
         self.moved: dict[str, str] = {}
         #: The counters of the unrolled loop being written out, at their values.
         self.constants: dict[ir.Var, int] = {}
+        #: Whether a local buffer may become one variable per element (:mod:`.scalars`);
+        #: set by :mod:`.emit`.
+        self.scalarizable = lambda buffer: False
+        #: The accesses of such buffers, each printed as a placeholder that the kernel
+        #: resolves once every access is known (:mod:`.scalars`).
+        self.elements = ElementAccesses()
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -130,7 +137,9 @@ class ExprPrinter(CommonExprs):
             return register
         direct = self.direct.get(id(node)) if node is not None else None
         if direct is not None:
-            return f"{self.names(buffer)}[{', '.join(self(self.fold(i)) for i in direct)}]"
+            folded = [self.fold(i) for i in direct]
+            text = f"{self.names(buffer)}[{', '.join(self(i) for i in folded)}]"
+            return self.element(buffer, folded, text)
         offsets = self.offsets.get(buffer)
         indices = [self.fold(i) for i in indices]
         texts = [self(i) for i in indices]
@@ -142,7 +151,19 @@ class ExprPrinter(CommonExprs):
                     texts[k] = f"({texts[k]}) // {stride}"
         inner = ", ".join(texts) if texts else "0"
         text = f"{self.names(buffer)}[{inner}]"
+        if self.scalarizable(buffer):
+            within = [ir.FloorDiv(ir.Sub(i, first), ir.IntImm(stride, i.dtype))
+                      for i, (first, stride) in zip(indices, offsets)] if offsets else indices
+            return self.element(buffer, within, text)
         return self.moved.get(text, text)
+
+    def element(self, buffer: ir.Buffer, indices: list, text: str) -> str:
+        """``text``, the access of ``buffer`` at the folded ``indices``, or a placeholder
+        for it where ``buffer`` may become one variable per element."""
+        if not self.scalarizable(buffer):
+            return text
+        folded = [_fold(i, self.constants) if dtypes.is_int(i.dtype) else i for i in indices]
+        return self.elements.access(buffer, folded, text)
 
     def load_of(self, expr: ir.BufferLoad) -> str:
         return self.load(expr.buffer, expr.indices, expr)

@@ -12,15 +12,13 @@ numba device arrays, cupy, torch), which are used in place without a copy.
 
 from __future__ import annotations
 
-import linecache
-
 import numpy as np
 
 from polypad.errors import ArgumentError, BuildError, MissingDependencyError
 from polypad.ir.nodes import Buffer, PrimFunc, Var
 from polypad.semantics.values import numpy_dtype
 
-_counter = [0]
+from .cache import load_module
 
 
 def import_cuda():
@@ -47,13 +45,8 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
     """Compile ``source`` (from :mod:`.emit`) and return the host function that runs
     its kernels on a call's checked arguments."""
     cuda = import_cuda()
-    _counter[0] += 1
-    filename = f"<polypad-cuda-{func.name}-{_counter[0]}>"
-    # Registered so that Numba's messages and tracebacks can show the lines.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict = {"__name__": f"polypad_cuda_{func.name}"}
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own text
-    kernels = namespace["KERNELS"]
+    # From a file, so that numba-cuda's on-disk cache keeps the compiled kernels.
+    kernels = load_module(source)["KERNELS"]
     scalars = [k for k, p in enumerate(func.params) if isinstance(p, Var)]
 
     def run(*args):

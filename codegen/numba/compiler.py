@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
 import threading
-from pathlib import Path
 
 import numba
 from numba.core import types
@@ -40,14 +37,14 @@ from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.semantics.values import numpy_dtype
 
+from ..module_files import CACHE_ENV, cache_dir
+from ..module_files import write_once as _write
 from .emit import KERNEL_NAME
 from .parfor_bodies import optimized_as_cached
 from .slp import vectorizing, wanted
 from .vector_width import resolve as resolve_width
 from .vector_width import retarget
 
-#: Environment variable that overrides :func:`cache_dir`.
-CACHE_ENV = "POLYPAD_CACHE_DIR"
 _PREFIX = "polypad_kernel_"
 _loaded: dict[str, object] = {}
 _loading = threading.Lock()  # one thread imports a module; the others then find it
@@ -59,13 +56,6 @@ def _renew_lock() -> None:
 
 
 at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
-
-
-def cache_dir() -> Path:
-    """Where generated kernel modules live: ``$POLYPAD_CACHE_DIR`` or
-    ``~/.cache/polypad/kernels``."""
-    override = os.environ.get(CACHE_ENV)
-    return Path(override) if override else Path.home() / ".cache" / "polypad" / "kernels"
 
 
 def clear_cache() -> None:
@@ -87,38 +77,6 @@ def module_name(source: str, vector_width: int | None = None) -> str:
     width = resolve_width(vector_width)
     key = source if width is None else f"{source}\0prefer-vector-width={width}"
     return _PREFIX + hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-def _write(path: Path, source: str) -> None:
-    """Make ``path`` hold ``source``, whole, unless it does already."""
-    if path.exists() and _holds(path, source):
-        return  # rewriting would change the mtime and void Numba's cache
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(source)
-        try:
-            # Atomic, and it fails where another writer (a thread, a process)
-            # linked the same text first: their file, and its mtime, stay.
-            os.link(tmp, path)
-        except FileExistsError:
-            if not _holds(path, source):
-                os.replace(tmp, path)  # a stale or damaged file: replace it whole
-                tmp = None
-        except OSError:  # a file system without hard links: rename, also atomic
-            os.replace(tmp, path)
-            tmp = None
-    finally:
-        if tmp is not None:
-            os.unlink(tmp)
-
-
-def _holds(path: Path, source: str) -> bool:
-    try:
-        return path.read_text() == source
-    except (OSError, UnicodeDecodeError):
-        return False
 
 
 def load(source: str, vector_width: int | None = None):

@@ -17,8 +17,11 @@ def test_matmul_schedule_cuda():
     kernel = codegen.build(sch.func, target="cuda")
     assert kernel.source.count("cuda.syncthreads()") == 2
     assert "def launch_0():\n    return (4, 2, 1), (4, 4, 1)" in kernel.source
-    # Each thread's 2 x 2 outputs, 4 apart, in a local array of 2 x 2 (codegen.cuda.compact).
-    assert "C_local = cuda.local.array((2, 2), np.float32)" in kernel.source
+    # Each thread's 2 x 2 outputs, 4 apart, in a local buffer cut to 2 x 2
+    # (codegen.cuda.compact), every index a constant: a variable per element
+    # (codegen.cuda.scalars), no local array.
+    assert "cuda.local.array" not in kernel.source
+    assert "C_local_1_1 = np.float32(0.0)" in kernel.source
     # Indexed by the unrolled counters alone (isl: thread_y is i_2), written out as
     # constants, the reads of the shared tiles folded likewise.
     # The fragments: each value of the shared tiles the thread needs, once per step of k
@@ -28,10 +31,10 @@ def test_matmul_schedule_cuda():
     assert lines[step + 2:step + 10] == [
         "A_shared_v = A_shared[i_2, k_1]", "B_shared_v = B_shared[k_1, j_2]",
         "B_shared_v_1 = B_shared[k_1, j_2 + 4]", "A_shared_v_1 = A_shared[i_2 + 4, k_1]",
-        "C_local[0, 0] = C_local[0, 0] + A_shared_v * B_shared_v",
-        "C_local[0, 1] = C_local[0, 1] + A_shared_v * B_shared_v_1",
-        "C_local[1, 0] = C_local[1, 0] + A_shared_v_1 * B_shared_v",
-        "C_local[1, 1] = C_local[1, 1] + A_shared_v_1 * B_shared_v_1"]
+        "C_local_0_0 = C_local_0_0 + A_shared_v * B_shared_v",
+        "C_local_0_1 = C_local_0_1 + A_shared_v * B_shared_v_1",
+        "C_local_1_0 = C_local_1_0 + A_shared_v_1 * B_shared_v",
+        "C_local_1_1 = C_local_1_1 + A_shared_v_1 * B_shared_v_1"]
     assert "thread_y" not in kernel.source
     # Every accumulator is written (zeroed) before it is read: no second zero fill.
     assert "for _z" not in kernel.source
@@ -46,7 +49,7 @@ def test_matmul_schedule_cuda():
     gpu, ref = K.run_both(unrolled.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     plain = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=4, per_thread=1, k_tile=4)
-    assert "cuda.local.array((1, 1)" in codegen.build(plain.func, target="cuda").source
+    assert "C_local_0_0 = C_local_0_0 + " in codegen.build(plain.func, target="cuda").source
 
 
 def test_conv_layer_schedule_cuda():
@@ -58,7 +61,7 @@ def test_conv_layer_schedule_cuda():
     # Each thread's 2 x 2 outputs in registers, the tiles of the input and the filter
     # in shared memory, one pair of barriers per step of the reduction (8 channels of
     # one filter tap): before the tiles are overwritten, after they are loaded.
-    assert "conv_local = cuda.local.array((1, 1, 2, 2), np.float32)" in source
+    assert "cuda.local.array" not in source  # conv_local, 1 x 1 x 2 x 2: 4 variables
     assert "filter_shared = cuda.shared.array((8, 1, 1, 8), np.float32)" in source
     assert "input_shared = cuda.shared.array((1, 1, 8, 8), np.float32)" in source
     lines = [line.strip() for line in source.splitlines()]
@@ -66,7 +69,7 @@ def test_conv_layer_schedule_cuda():
     assert lines[step + 1] == "cuda.syncthreads()" and lines.count("cuda.syncthreads()") == 2
     inner = lines.index("for rx_1 in range(8):")
     assert lines[inner - 4] == "cuda.syncthreads()"
-    assert lines[inner + 5] == ("conv_local[0, 0, 0, 0] = conv_local[0, 0, 0, 0] + "
+    assert lines[inner + 5] == ("conv_local_0_0_0_0 = conv_local_0_0_0_0 + "
                                 "filter_shared_v * input_shared_v")
     assert "def launch_0():\n    return (2, 2, 1), (4, 4, 1)" in source
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
@@ -103,9 +106,9 @@ def test_the_default_sgemm_schedule_is_the_classic_one_double_buffered():
     source = codegen.build(sch.func, target="cuda").source
     assert "def launch_0():\n    return (1, 1, 1), (16, 16, 1)" in source
     for declared in ("A_shared = cuda.shared.array((2, 128, 8), np.float32)",
-                     "B_shared = cuda.shared.array((2, 8, 128), np.float32)",
-                     "C_local = cuda.local.array((8, 8), np.float32)"):
+                     "B_shared = cuda.shared.array((2, 8, 128), np.float32)"):
         assert declared in source
+    assert "cuda.local.array" not in source  # C_local's 8 x 8: 64 variables
     lines = [line.strip() for line in source.splitlines()]
     # One barrier per step, at the start of its body.
     assert lines.count("cuda.syncthreads()") == 1
@@ -120,7 +123,7 @@ def test_the_default_sgemm_schedule_is_the_classic_one_double_buffered():
     assert sum(line.startswith("A_shared_v") for line in lines) == 16
     assert sum(line.startswith("B_shared_v") for line in lines) == 16
     assert any(line.startswith("A_shared_v = A_shared[k_0 % 2, i_2") for line in lines)
-    assert sum(line.startswith("C_local[") and "A_shared_v" in line for line in lines) == 128
+    assert sum(line.startswith("C_local_") and "A_shared_v" in line for line in lines) == 128
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     single = matmul.schedule_cuda(func, double_buffer=False)
