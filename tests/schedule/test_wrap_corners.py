@@ -1,0 +1,128 @@
+"""Corners of the wrap-around checks: ``store_at`` (and the caches placed at a loop)
+shift a buffer's indices to the corner of a box in isl's reader form of the
+difference; that form is now checked, over the instances that run, not to wrap
+in an operand whose value it takes (:mod:`polypad.schedule.box_indices`).
+
+Where isl's form may wrap (a ``uint8`` stencil clamped at 0: ``4 * io - 2``
+leaves uint8 at ``io = 0``), the index is written over int64 and cast back, and
+runs as the original for every input; a plain int8/int32/int64 shift stays as
+isl writes it; an int64 index that may wrap has no wider form and is refused
+with the instance and the parameters.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import pytest
+from scalar_runs_support import assert_runs_the_same
+
+from analyses.evidence import Instance
+from polypad.errors import IllegalTransformError
+from polypad.ir import nodes as n
+from polypad.ir import operators as op
+from polypad.ir.verify import verify
+from polypad.ir.visitor import walk
+from polypad.model import extract
+from polypad.schedule import Schedule
+from polypad.schedule.box_indices import exact_index, runs_of
+from polypad.script import parse, script
+
+# C reads B[max(i, 2) - 2]: the box of B at io is clipped at 0, its corner a max.
+CLAMPED_U8 = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32")):
+    B = T.alloc_buffer((16,), "int32")
+    for i in T.serial(T.uint8(16)):
+        with T.block("B"):
+            B[i] = A[i] * 3 + 1
+    for io in T.serial(T.uint8(4)):
+        for ii in T.serial(T.uint8(4)):
+            with T.block("C"):
+                C[io * T.uint8(4) + ii] = (
+                    B[io * T.uint8(4) + ii]
+                    + B[T.max(io * T.uint8(4) + ii, T.uint8(2)) - T.uint8(2)])
+'''
+
+
+def _stored(text: str, split: bool = False):
+    func = parse(text)
+    sch = Schedule(func)
+    loop = "io"
+    if split:
+        loop, _ = sch.split(sch.get_loops("C")[0], [None, 4])
+    sch.compute_at("B", loop)
+    sch.store_at("B", loop)
+    verify(sch.func)
+    return func, sch.func
+
+
+def _indices_of(func: n.PrimFunc, name: str) -> set[str]:
+    out = set()
+    for x in walk(func.body):
+        if isinstance(x, n.BufferLoad | n.BufferStore) and x.buffer.name == name:
+            out.add(script(x.indices[0]))
+    return out
+
+
+def test_store_at_writes_a_uint8_shift_that_may_wrap_over_int64():
+    func, out = _stored(CLAMPED_U8)
+    wide = 'T.Cast("int64", {})'.format
+    assert _indices_of(out, "B") == {
+        f'T.Cast("uint8", T.min({wide("i")}, {wide("i")} - 4 * {wide("io")} + 2))',
+        "T.if_then_else(io >= 4 or io < 1, ii, ii + 2)",
+        f'T.Cast("uint8", T.if_then_else({wide("io")} == 0 and {wide("ii")} < 2, T.int64(0), '
+        f'T.if_then_else({wide("io")} == 0 and {wide("ii")} >= 2, {wide("ii")} - 2, '
+        f'{wide("ii")})))',
+    }
+    assert_runs_the_same(func, out)
+
+
+SYMBOLIC = '''
+@T.prim_func
+def f(n: T.{dt}, A: T.Buffer((64,), "int32"), C: T.Buffer((64,), "int32")):
+    {head}B = T.alloc_buffer((64,), "int32")
+    for i in T.serial(n):
+        with T.block("B"):
+            B[i] = A[i] * 3 + 1
+    for i in T.serial(n):
+        with T.block("C"):
+            C[i] = B[i] + B[T.min(i, n - T.{dt}(3)) + T.{dt}(2)]
+'''
+
+
+@pytest.mark.parametrize("dt", ["int8", "int32", "int64"])
+@pytest.mark.parametrize("head", ["", "T.assume(3 <= n and n <= 60)\n    "],
+                         ids=["unbounded", "assumed"])
+def test_store_at_keeps_a_shift_that_cannot_wrap_as_isl_writes_it(dt, head):
+    func, out = _stored(SYMBOLIC.format(dt=dt, head=head), split=True)
+    assert _indices_of(out, "B") == {"i - 4 * i_0", "i_1", "T.min(n - 4 * i_0 - 1, i_1 + 2)"}
+    if dt == "int8":
+        assert_runs_the_same(func, out, [(v,) for v in range(3, 61)])
+
+
+# An int64 index whose operand of max leaves int64 where the statement runs.
+INT64 = '''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((4,), "int32")):
+    for i in T.serial(n):
+        A[i % T.int64(4)] = 1
+'''
+
+
+def test_an_int64_index_that_may_wrap_has_no_wider_form_and_is_refused():
+    func = parse(INT64)
+    model = extract(func)
+    (s,) = model.statements
+    (i,) = s.loop_vars
+    (nvar,) = [p for p in func.params if isinstance(p, n.Var)]
+    index = op.floormod(op.max_(op.add(i, nvar), op.const(0, "int64")), op.const(4, "int64"))
+    with pytest.raises(IllegalTransformError, match="no wider form") as err:
+        exact_index(index, s, model, runs_of(s, None), "store_at('B', 'io')")
+    cex = err.value.evidence
+    (found,) = cex.instances
+    assert isinstance(found, Instance)
+    assert found.indices["i"] + cex.params["n"] > 2**63 - 1
+    assert 0 <= found.indices["i"] < cex.params["n"]
+    # The same index where facts about n (T.assume) keep i + n in int64 stays as it is.
+    small = isl.Set(f"[{model.names.name(nvar)}] -> {{ : 0 <= {model.names.name(nvar)} <= 100 }}")
+    assert exact_index(index, s, model, runs_of(s, small), "store_at") is index
