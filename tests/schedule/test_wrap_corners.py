@@ -20,8 +20,10 @@ from analyses.evidence import Instance
 from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
+from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
+from polypad.layout import IndexMap
 from polypad.model import extract
 from polypad.schedule import Schedule
 from polypad.schedule.box_indices import exact_index, runs_of
@@ -126,3 +128,105 @@ def test_an_int64_index_that_may_wrap_has_no_wider_form_and_is_refused():
     # The same index where facts about n (T.assume) keep i + n in int64 stays as it is.
     small = isl.Set(f"[{model.names.name(nvar)}] -> {{ : 0 <= {model.names.name(nvar)} <= 100 }}")
     assert exact_index(index, s, model, runs_of(s, small), "store_at") is index
+
+
+# ---------------------------------------------------------------- int64 has no wider form
+
+# reorder_by_map over an int64 loop that T.assume bounds only above: isl's extent
+# (n - 1) // 4 + 1 wraps at n = -2**63, where the loop then ran 2**61 empty
+# iterations (the original none).  The quotient's constant is split off instead.
+REORDER64 = '''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    T.assume(n <= T.int64(14))
+    with T.block("b"):
+        for i in T.serial(n):
+            B[i // T.int64(4), i % T.int64(4)] = A[i] * 2
+'''
+
+
+def test_an_int64_extent_that_may_wrap_has_its_quotient_split():
+    func = parse(REORDER64)
+    sch = Schedule(func)
+    sch.reorder_by_map("b", "{ b[i] -> [floor(i/4), i mod 4] }", ("io", "ii"))
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((14,), "int32"), B: T.Buffer((4, 4), "int32")):
+    T.assume(n <= T.int64(14))
+    with T.block("b"):
+        for io in T.serial(n // T.int64(4) + (n % T.int64(4) - T.int64(1)) // T.int64(4)
+                           + T.int64(1)):
+            for ii in T.serial(T.min(n, T.int64(4))):
+                if T.int64(4) * io + ii < n:
+                    B[io, ii] = A[T.int64(4) * io + ii] * 2
+'''))
+    assert_runs_the_same(func, sch.func, [(-2**63,), (-5,), (0,), (1,), (6,), (14,)])
+
+
+def test_an_int64_extent_with_no_exact_form_is_refused_with_the_parameters():
+    from polypad.model import AffineSpace
+    from polypad.model.exact_forms import exact_form
+    from polypad.model.to_ir import pw_aff_to_expr
+
+    model = extract(parse(INT64))
+    (size,) = model.params
+    space = AffineSpace([], names=model.names)
+    name = model.names.name(size)
+    # 2 * n // 3 + 1: no constant inside the quotient, and 2 * n leaves int64 past 2**62.
+    pa = isl.PwAff(f"[{name}] -> {{ [(floor((2 * {name}) / 3) + 1)] }}")
+    with pytest.raises(IllegalTransformError, match="no wider form") as err:
+        exact_form(pa, [], space.names, space, space.universe)
+    assert not -2**63 <= 2 * err.value.evidence.params[name] < 2**63
+    bounded = space.universe.intersect_params(
+        isl.Set(f"[{name}] -> {{ : 0 <= {name} <= 1000 }}"))
+    kept = exact_form(pa, [], space.names, space, space.universe, bounded)
+    assert script(kept) == script(pw_aff_to_expr(pa, [], space.names))  # as isl writes it
+
+
+def test_an_int64_padding_predicate_that_may_wrap_is_refused_and_one_that_cannot_is_kept():
+    size, io, ii = (n.Var(name, "int64") for name in ("n", "io", "ii"))
+    four = IndexMap(lambda i: [i // 4, i % 4]).padding_predicate((size,), [io, ii])
+    assert script(four) == "4 * io + ii >= n"  # 4 * io + 3 <= n + 3 - 4 + 3 fits int64
+    with pytest.raises(IllegalTransformError, match="3 \\* io \\+ ii outside") as err:
+        IndexMap(lambda i: [i // 3, i % 3]).padding_predicate((size,), [io, ii])
+    assert err.value.evidence.params == {"n": 2**63 - 1}
+
+
+# ---------------------------------------------------------------- physical shapes
+
+def test_a_physical_extent_that_may_leave_int32_is_computed_in_int64():
+    size, m = n.Var("n", "int32"), n.Var("m", "int32")
+    flat = IndexMap(lambda i, j: [i, j])
+    (extent,) = flat.physical_shape((size, m))
+    assert script(extent) == 'T.Cast("int64", n) * T.Cast("int64", m)'
+    # 65536 * 65536 wrapped to 0 in int32; 4 * ceil(n / 4) to -2**31 at n = 2**31 - 1.
+    assert _value(extent, {"n": 65536, "m": 65536}) == 2**32
+    (padded,) = IndexMap(lambda i: [i // 4, i % 4]).physical_shape((size,))
+    assert script(padded) == '(T.Cast("int64", n) + 3) // 4 * 4'
+    assert _value(padded, {"n": 2**31 - 1}) == 2**31
+
+
+def test_a_physical_extent_that_fits_keeps_its_dtype_and_int64_has_no_wider_one():
+    small = n.Var("n", "int16")
+    (extent,) = IndexMap(lambda i, j: [i, j]).physical_shape((small, 4))
+    assert (script(extent), extent.dtype) == ('T.Cast("int32", n) * 4', "int32")
+    (fits,) = IndexMap(lambda i, j: [i, j]).physical_shape((small // 8, 4))
+    assert (script(fits), fits.dtype) == ("n // 8 * 4", "int16")
+    wide, m = n.Var("n", "int64"), n.Var("m", "int64")
+    (product,) = IndexMap(lambda i, j: [i, j]).physical_shape((wide, m))
+    assert (script(product), product.dtype) == ("n * m", "int64")
+    assert IndexMap(lambda i: [i // 4, i % 4]).physical_shape((10,)) == (12,)
+
+
+def _value(expr: n.Expr, values: dict[str, int]) -> int:
+    names = sorted(values)
+    params = ", ".join(f"{k}: T.int32" for k in names)
+    g = parse(f'@T.prim_func\ndef g({params}, out: T.Buffer((1,), "{expr.dtype}")):\n'
+              f"    out[0] = {script(expr)}\n")
+    import numpy as np
+
+    import codegen
+
+    out = np.zeros(1, expr.dtype)
+    codegen.build(g, target="python")(*(values[k] for k in names), out)
+    return int(out[0])
