@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
-from polypad.model.exact_forms import exact_form
+from polypad.model.exact_forms import exact_form, no_exact_form
 from polypad.model.exact_forms import may_wrap as _may_wrap
 from polypad.transform.facts_at import facts_at
 
@@ -32,11 +33,17 @@ def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
     """``cond`` (an AST condition over ``vars``) as ISL's reader form under ``where``,
     or, where that form may wrap at a point of ``where`` (and of the parameter set
     ``known``: :func:`assumed`), with its constraints written over int64
-    (``set_to_condition(..., exact=True)``)."""
+    (``set_to_condition(..., exact=True)``); refused (:class:`IllegalTransformError`,
+    with the parameters) where even that may wrap, over int64 variables."""
     s = to_set(cond, space)
     out = set_to_condition(s, vars, names, context=where)
-    if _may_wrap(out, space, _within(where, known)):
-        out = set_to_condition(s, vars, names, context=where, exact=True)
+    runs = _within(where, known)
+    if _may_wrap(out, space, runs):
+        try:
+            out = set_to_condition(s, vars, names, context=where, exact=True)
+        except NotAffineError:
+            # int64 has no wider form: a guard that may wrap where it runs is refused.
+            raise no_exact_form(out, space, runs) from None
     return out
 
 

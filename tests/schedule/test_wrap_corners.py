@@ -230,3 +230,34 @@ def _value(expr: n.Expr, values: dict[str, int]) -> int:
     out = np.zeros(1, expr.dtype)
     codegen.build(g, target="python")(*(values[k] for k in names), out)
     return int(out[0])
+
+
+# Over an unbounded int64 n, the guard 3 * io + ii < n of the last io leaves int64 at
+# n = 2**63 - 1 (and would let an instance through that the original never ran).
+MOD64 = '''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((4,), "int32")):
+    {head}for i in T.serial(n):
+        A[i % T.int64(4)] = A[i % T.int64(4)] + 1
+'''
+
+
+def test_an_int64_guard_that_may_wrap_is_refused_unless_an_assumption_rules_it_out():
+    sch = Schedule(parse(MOD64.format(head="")))
+    with pytest.raises(IllegalTransformError, match="3 \\* io \\+ ii < n computes") as err:
+        sch.reorder_by_map(None, "{ S0[i] -> [floor(i/3), i mod 3] }", ("io", "ii"))
+    assert err.value.evidence.params == {"n": 2**63 - 1}
+    func = parse(MOD64.format(head="T.assume(n <= T.int64(1000))\n    "))
+    sch = Schedule(func)
+    sch.reorder_by_map(None, "{ S1[i] -> [floor(i/3), i mod 3] }", ("io", "ii"))
+    assert_structural_equal(sch.func, parse('''
+@T.prim_func
+def f(n: T.int64, A: T.Buffer((4,), "int32")):
+    T.assume(n <= T.int64(1000))
+    for io in T.serial(n // T.int64(3) + (n % T.int64(3) - T.int64(1)) // T.int64(3)
+                       + T.int64(1)):
+        for ii in T.serial(T.min(n, T.int64(3))):
+            if T.int64(3) * io + ii < n:
+                A[(ii - io) % T.int64(4)] = A[(ii - io) % T.int64(4)] + 1
+'''))
+    assert_runs_the_same(func, sch.func, [(-2**63,), (-1,), (0,), (7,), (1000,)])
