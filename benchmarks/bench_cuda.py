@@ -444,6 +444,13 @@ def main() -> int:
                                           options.variants)),
                 ("rowsum", lambda: run_row_sum(cuda, cp, rows, row_size)),
                 ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size))]
+    run_sections(sections, only, rows)
+    return 0
+
+
+def run_sections(sections, only: set, rows: Rows) -> None:
+    """Run each ``(key, section)`` whose key is in ``only``, saying how long it took,
+    then print the table of ``rows``."""
     for key, section in sections:
         if key in only:
             start = time.perf_counter()
@@ -451,7 +458,6 @@ def main() -> int:
             print(f"  ({key}: {time.perf_counter() - start:.1f} s)", flush=True)
     print()
     print(rows.table())
-    return 0
 
 
 if __name__ == "__main__":

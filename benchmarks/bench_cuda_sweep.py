@@ -208,16 +208,11 @@ def main() -> int:
         print("bench_cuda_sweep: needs cupy and torch for the peers")
         return 0
     rows = bench.Rows()
-    for key, run in (("sgemm", lambda: sweep_sgemm(cuda, cp, rows)),
-                     ("conv", lambda: sweep_conv(cuda, torch, rows)),
-                     ("rowsum", lambda: sweep_row_sum(cuda, cp, rows)),
-                     ("elementwise", lambda: sweep_elementwise(cuda, cp, rows))):
-        if key in only:
-            start = time.perf_counter()
-            run()
-            print(f"  ({key}: {time.perf_counter() - start:.1f} s)", flush=True)
-    print()
-    print(rows.table())
+    bench.run_sections([("sgemm", lambda: sweep_sgemm(cuda, cp, rows)),
+                        ("conv", lambda: sweep_conv(cuda, torch, rows)),
+                        ("rowsum", lambda: sweep_row_sum(cuda, cp, rows)),
+                        ("elementwise", lambda: sweep_elementwise(cuda, cp, rows))],
+                       only, rows)
     return 0
 
 
