@@ -84,9 +84,8 @@ def split_quotients(e: n.Expr) -> n.Expr:
 
 def no_exact_form(e: n.Expr, space: AffineSpace, runs: isl.Set) -> IllegalTransformError:
     """The refusal of ``e``, which may wrap at a point of ``runs`` and has no exact form:
-    the operation, and a point (its parameters, and its loop counters) where it wraps."""
-    from analyses.evidence import Counterexample  # the model layer sits below analyses
-
+    the operation, and a point (its loop counters, and its parameters, also held in the
+    error's ``params``) where it wraps."""
     culprit = wrapping_operation(e, space, runs) or e
     params, counters = _wrap_point(culprit, space, runs)
     lo, hi = dtype_range(culprit.dtype)
@@ -95,7 +94,11 @@ def no_exact_form(e: n.Expr, space: AffineSpace, runs: isl.Set) -> IllegalTransf
                f"of its {culprit.dtype}" + (f" at {at}" if at else "")
                + ", a point where it is evaluated, and no form of it computes the exact "
                "value there (int64 has no wider form); bound the parameters with T.assume")
-    return IllegalTransformError(message, evidence=Counterexample(message, params=params))
+    # The model layer sits below analyses: a schedule primitive attaches the
+    # Counterexample (:func:`polypad.schedule.exact_bounds.with_evidence`).
+    error = IllegalTransformError(message)
+    error.params = params
+    return error
 
 
 def _wrap_point(e: n.Expr, space: AffineSpace, runs: isl.Set) -> tuple[dict, dict]:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.errors import NotAffineError
+from analyses.evidence import Counterexample
+from polypad.errors import IllegalTransformError, NotAffineError
 from polypad.ir import nodes as n
 from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
@@ -43,7 +44,7 @@ def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
             out = set_to_condition(s, vars, names, context=where, exact=True)
         except NotAffineError:
             # int64 has no wider form: a guard that may wrap where it runs is refused.
-            raise no_exact_form(out, space, runs) from None
+            raise with_evidence(no_exact_form(out, space, runs)) from None
     return out
 
 
@@ -56,8 +57,19 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     the form it had (ISL cannot write one that holds).  ``known`` is :func:`guard`'s."""
     if isinstance(e, n.IntImm):
         return e
-    return exact_form(to_pw_aff(e, space), vars, names, space, where, _within(where, known),
-                      dtype=e.dtype)
+    try:
+        return exact_form(to_pw_aff(e, space), vars, names, space, where,
+                          _within(where, known), dtype=e.dtype)
+    except IllegalTransformError as err:
+        raise with_evidence(err) from None
+
+
+def with_evidence(err: IllegalTransformError) -> IllegalTransformError:
+    """``err`` (:func:`~polypad.model.exact_forms.no_exact_form`) with its parameters as
+    a :class:`~analyses.evidence.Counterexample`."""
+    if err.evidence is None:
+        err.evidence = Counterexample(str(err), params=getattr(err, "params", {}))
+    return err
 
 
 def fits(e: n.Expr, space: AffineSpace, where: isl.Set, known: isl.Set | None = None) -> bool:

@@ -176,7 +176,7 @@ def test_an_int64_extent_with_no_exact_form_is_refused_with_the_parameters():
     pa = isl.PwAff(f"[{name}] -> {{ [(floor((2 * {name}) / 3) + 1)] }}")
     with pytest.raises(IllegalTransformError, match="no wider form") as err:
         exact_form(pa, [], space.names, space, space.universe)
-    assert not -2**63 <= 2 * err.value.evidence.params[name] < 2**63
+    assert not -2**63 <= 2 * err.value.params[name] < 2**63
     bounded = space.universe.intersect_params(
         isl.Set(f"[{name}] -> {{ : 0 <= {name} <= 1000 }}"))
     kept = exact_form(pa, [], space.names, space, space.universe, bounded)
@@ -189,7 +189,7 @@ def test_an_int64_padding_predicate_that_may_wrap_is_refused_and_one_that_cannot
     assert script(four) == "4 * io + ii >= n"  # 4 * io + 3 <= n + 3 - 4 + 3 fits int64
     with pytest.raises(IllegalTransformError, match="3 \\* io \\+ ii outside") as err:
         IndexMap(lambda i: [i // 3, i % 3]).padding_predicate((size,), [io, ii])
-    assert err.value.evidence.params == {"n": 2**63 - 1}
+    assert err.value.params == {"n": 2**63 - 1}
 
 
 # ---------------------------------------------------------------- physical shapes
