@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import islpy as isl
 
+from polypad.budget import check as check_deadline
 from polypad.errors import NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block
@@ -220,9 +221,14 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
     earlier_writes = empty_union_set()
     reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
     seen: set[int] = set()  # a long sum reads one element many times, with one relation
+    # Each statement costs a few ISL calls over the whole time space (seconds on a
+    # 64-deep nest, and a function has as many statements as it likes): the deadline
+    # is checked between statements, as value_flow checks it between its steps.
     for s in model.statements:
+        check_deadline()
         times = inst.statement_time(s, depth)
         up_to = times.intersect_range(times.range().lex_le_set(when).domain()).domain()
+        before = None  # the instances strictly before X, for our writes (once per statement)
         for a in s.accesses:
             if a.kind == "read" and id(a.relation) in seen:
                 continue
@@ -230,9 +236,12 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
             if a.kind == "read":
                 reads = reads.union(isl.UnionSet(a.relation.intersect_domain(up_to).range()))
             elif s.name in ours:
-                before = times.intersect_range(times.range().lex_lt_set(when).domain()).domain()
+                if before is None:
+                    before = times.intersect_range(
+                        times.range().lex_lt_set(when).domain()).domain()
                 earlier_writes = earlier_writes.union(
                     isl.UnionSet(a.relation.intersect_domain(before).range()))
+    check_deadline()
     if not earlier_writes.intersect(reads).is_empty():
         return _EARLIER_WRITE
     return ""

@@ -153,12 +153,23 @@ def _distribute(sch, choose, func):
     return f"distribute(None, [{label!r}], position={position!r})", None
 
 
+def _units(func: n.PrimFunc):
+    """(label, statement) as reorder_by_map names them: a block of TVM's kind (or of
+    several statements) is one unit, named after the block (reschedule_blocks)."""
+    from polypad.schedule.reschedule_blocks import block_units
+    from polypad.schedule.reschedule_scope import scope_of
+
+    scope, _ = block_units(scope_of(func, None))
+    return [(scope.label(s), s) for s in scope.statements if not s.is_assume]
+
+
 def _reorder(sch, choose, func):
-    loops = {id(s.loops[0]): s.loops[0] for _, s in _leaves(func) if s.loops}
+    units = _units(func)
+    loops = {id(s.loops[0]): s.loops[0] for _, s in units if s.loops}
     if not loops:
         return None, None
     outer = choose.choice(list(loops.values()))
-    members = [(label, s) for label, s in _leaves(func) if s.loops and s.loops[0] is outer]
+    members = [(label, s) for label, s in units if s.loops and s.loops[0] is outer]
     kinds = ["split", "reverse"] + ["interchange"] * all(len(s.loops) > 1 for _, s in members)
     kind = choose.choice(kinds)
     band = {"split": "floor(d0/2), d0 mod 2", "reverse": "-d0", "interchange": "d1, d0"}[kind]

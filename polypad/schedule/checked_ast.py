@@ -7,9 +7,10 @@ dimension, taking it for one value: ``{ S[i, a, j] : (i + 4a + j - 2) mod 8
 ``c0 < 3``; its *atomic* form builds them right.  :class:`RunsChecked`
 converts an AST as :class:`.ast_to_ir.AstToIR` does and records, for each
 call, the instances it runs (its arguments over the enclosing loops and
-guards, in ISL); :func:`checked_loops` builds the AST, compares, builds the
-atomic form where they differ, and refuses where that differs too, so that
-such an AST is refused rather than miscompiled.
+guards, in ISL), and whether one instance runs twice; :func:`checked_loops`
+builds the AST, compares, builds the atomic form where they differ, and
+refuses where that differs too, so that such an AST is refused rather than
+miscompiled.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class RunsChecked(AstToIR):
         self.context = context
         # The instances each statement's calls run; None once not affine.
         self.executed: dict[str, isl.Set] | None = {}
+        # Whether some instance runs twice (two calls, or two iterations of one call).
+        self.repeated = False
 
     def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
         """The enclosing loops' variables, their space, and where the current node runs:
@@ -67,21 +70,30 @@ class RunsChecked(AstToIR):
                 image = pieces[0]
                 for piece in pieces[1:]:
                     image = image.flat_range_product(piece)
-                ran = image.intersect_domain(where).range()
+                image = image.intersect_domain(where)
+                # Two iterations of the loops around the call at one instance.
+                once = image.is_injective()
+                ran = image.range()
             else:
+                once = where.is_equal(where.lexmin())  # one iteration per parameter value
                 ran = isl.Set.from_params(where.params())
         except NotAffineError:
             self.executed = None
             return
         ran = ran.set_tuple_name(name)
         found = self.executed.get(name)
+        if not once or (found is not None and not _intersection(found, ran).is_empty()):
+            self.repeated = True
         self.executed[name] = ran if found is None else _union(found, ran)
 
     def runs(self, instances: dict[str, isl.Set]) -> bool:
         """Whether the calls converted run exactly ``instances`` (where the context
-        holds); True when that cannot be said (a bound or guard that is not affine)."""
+        holds), each once; True when that cannot be said (a bound or guard that is not
+        affine)."""
         if self.executed is None:
             return True
+        if self.repeated:
+            return False
         for name, wanted in instances.items():
             wanted = wanted.intersect_params(self.context)
             got = self.executed.get(name)
@@ -111,7 +123,7 @@ def checked_loops(build: isl.AstBuild, schedule: isl.UnionMap, dims: int,
     if convert.runs(instances):
         return out
     raise PolypadError(f"{where}: ISL built loops that do not run exactly the instances "
-                       f"asked for ({', '.join(sorted(instances))})")
+                       f"asked for, each once ({', '.join(sorted(instances))})")
 
 
 def _plain(s: isl.Set) -> isl.Set:
@@ -125,6 +137,11 @@ def _plain(s: isl.Set) -> isl.Set:
 def _union(a: isl.Set, b: isl.Set) -> isl.Set:
     a, b = _plain(a), _plain(b)
     return a.align_params(b.get_space()).union(b.align_params(a.get_space()))
+
+
+def _intersection(a: isl.Set, b: isl.Set) -> isl.Set:
+    a, b = _plain(a), _plain(b)
+    return a.align_params(b.get_space()).intersect(b.align_params(a.get_space()))
 
 
 def _same_set(got: isl.Set, wanted: isl.Set) -> bool:

@@ -33,6 +33,13 @@ from .counter_ranges import check_counters_fit, counter_dtype, widened
 from .exact_bounds import assumed
 from .legality import check_order
 from .reschedule_ast import regenerate
+from .reschedule_blocks import (
+    block_units,
+    check_whole,
+    is_block_program,
+    member_placements,
+    whole_blocks,
+)
 from .reschedule_plan import (
     entries,
     function_schedule,
@@ -65,6 +72,8 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     """
     primitive = "reorder_by_map"
     scope = scope_of(func, block)
+    # A block of TVM's kind moves whole, as one unit of the new nest (reschedule_blocks).
+    scope, in_units = block_units(scope)
     bands = parse_band(scope, band, primitive)
     r = max(len(b) for b in bands.values())
     names = _check_names(tuple(names) if names else tuple(f"b{k}" for k in range(r)), r)
@@ -104,8 +113,10 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     # Narrow counters whose new values leave their dtype count wider, cast back.
     dtype = widened(scope.model, placements.values(), dtype, known)
     check_counters_fit(scope.model, placements.values(), names, primitive, dtype, known)
-    check_order(func, function_schedule(scope.model, placements, r, scope.fixed), primitive,
-                reassociate=reassociate)
+    # The statements of a unit are checked where each runs inside its block.
+    by_statement = member_placements(placements, in_units)
+    check_order(func, function_schedule(scope.model, by_statement, r, scope.fixed),
+                primitive, reassociate=reassociate)
 
     def rebuild(item: n.Stmt) -> n.Stmt:
         found = todo.get(id(item))
@@ -130,19 +141,35 @@ def _check_names(names: tuple[str, ...], r: int) -> tuple[str, ...]:
 
 
 def _check_regenerable(scope: Scope, item: n.Stmt, primitive: str) -> dict[int, n.Block]:
-    """Only loops, ifs, lets and leaf statements can be rebuilt from the model, and a
-    block around a single statement (``cache_read`` wraps each copy in one): the
-    rebuilt statement gets a copy of it.  Returns those blocks by statement id."""
+    """Only loops, ifs, lets and leaf statements can be rebuilt from the model, blocks
+    moved whole (:mod:`.reschedule_blocks`), and a block around a single statement
+    (``cache_read`` wraps each copy in one): the rebuilt statement gets a copy of it.
+    Returns those blocks by statement id."""
     rebuilt = (n.For, n.IfThenElse, n.LetStmt, n.SeqStmt)
     wrappers: dict[int, n.Block] = {}
+    whole = {id(b): b for b in whole_blocks(scope)}
+    inside_whole = {id(x) for b in whole.values() for x in walk(b.body)}
     for node in walk(item):
+        if id(node) in inside_whole:
+            continue
+        if id(node) in whole:
+            check_whole(node, primitive)
+            continue
         if isinstance(node, n.Block):
             inside = list(walk(node.body))
             leaves = [x for x in inside if isinstance(x, n.Stmt) and is_leaf(x)]
-            # A block around loops or several statements would be cut apart.
-            if len(leaves) == 1 and not any(isinstance(x, (n.For, n.Block)) for x in inside):
+            nested = next((x for x in inside if isinstance(x, (n.For, n.Block))), None)
+            if len(leaves) == 1 and nested is None:
                 wrappers[id(leaves[0])] = node
                 continue
+            if nested is not None:
+                # A block is a unit of work: the rebuild would cut it apart.
+                what = (f"loop {nested.var.name!r}" if isinstance(nested, n.For)
+                        else f"block {nested.name!r}")
+                hint = ("a block with axes is moved whole, and reorder_by_map does not move "
+                        "loops inside one" if is_block_program(node) else
+                        f"a block moves whole: reorder them with block={node.name!r}")
+                raise PolypadError(f"{primitive}: block {node.name!r} holds {what}; {hint}")
         if isinstance(node, n.Stmt) and not (isinstance(node, rebuilt) or is_leaf(node)):
             raise PolypadError(f"{primitive}: cannot rebuild a {type(node).__name__} inside "
                                f"{scope.title}; only loops, ifs, lets, stores and blocks of "
@@ -156,6 +183,8 @@ def _with_body(scope: Scope, body: n.Stmt | None) -> n.PrimFunc:
         raise PolypadError(f"nothing is left of {scope.title}")  # pragma: no cover
     if scope.block is None:
         return n.PrimFunc(func.name, func.params, body, func.attrs)
+    for let in reversed(scope.axes):  # the block's axes stay bound at its head
+        body = dataclasses.replace(let, body=body)
     new = dataclasses.replace(scope.block, body=body)  # keeps what of its header fits
     return replace(func, scope.block, new)
 

@@ -38,12 +38,13 @@ from polypad.ir.operators import cast, logical_and
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import Rewriter
-from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr, to_set
+from polypad.model import AffineSpace, StatementModel, pw_aff_to_expr
 from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.overflow import wraps_somewhere
 
-from .ast_to_ir import AstToIR, user_call
+from .ast_to_ir import user_call
+from .checked_ast import RunsChecked, checked_loops
 from .exact_bounds import assumed
 from .exact_bounds import bound as exact_bound
 from .exact_bounds import guard as exact_guard
@@ -89,10 +90,15 @@ def regenerate(scope: Scope, placements: list[Placement], names: tuple[str, ...]
     ids = isl.IdList.alloc(isl.DEFAULT_CONTEXT, size)
     for k in range(size):
         ids = ids.add(isl.Id(f"{_ITER}{k}"))
-    node = build.set_iterators(ids).node_from_schedule_map(schedule)
-    emitter = _Emitter(scope, {p.statement.name: p for p in placements}, names, times,
-                       (context, around), wrappers or {}, dtype)
-    return emitter.stmt(node)
+    # ISL's AST can lose (or repeat) instances of a strided dimension (checked_ast):
+    # the loops must run exactly the statements' instances, or the rebuild is refused.
+    instances = {p.statement.name: lift(p.statement.domain, scope.outer_vars, scope.model)
+                 for p in placements}
+    return checked_loops(
+        build.set_iterators(ids), schedule, size,
+        lambda: _Emitter(scope, {p.statement.name: p for p in placements}, names, times,
+                         (context, around), wrappers or {}, dtype),
+        instances, f"reorder_by_map of {scope.title}")
 
 
 def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> list[isl.Set]:
@@ -119,8 +125,9 @@ def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> 
     return out
 
 
-class _Emitter(AstToIR):
-    """AST to IR for :func:`regenerate`: loop names, tidy bounds, rebuilt statements."""
+class _Emitter(RunsChecked):
+    """AST to IR for :func:`regenerate`: loop names, tidy bounds, rebuilt statements,
+    and the instances each statement's calls run (:class:`.checked_ast.RunsChecked`)."""
 
     def __init__(self, scope: Scope, placements: dict[str, Placement], names, times,
                  outside: tuple[isl.Set, tuple[n.Expr, ...]],
@@ -128,12 +135,14 @@ class _Emitter(AstToIR):
         model = scope.model
         # After lift: the enclosing loop counters are among the model's names.
         env = {model.names.name(v): v for v in model.names.objects()}
-        super().__init__(env, dtype=dtype)  # the band's counters count in dtype
+        # The band's counters count in dtype; the instances are recorded under what the
+        # loops around the block guarantee.
+        super().__init__(env, dtype=dtype, names=model.names, context=outside[0])
         self.model = model
         self.scope = scope
         self.fixed = scope.fixed
         self.placements = placements
-        self.names = names
+        self.band_names = names  # self.names: the model's (RunsChecked)
         self.times = times
         # What holds of the loops around the block, and the conditions around it
         # that the model leaves out: they stay where they are.
@@ -149,7 +158,7 @@ class _Emitter(AstToIR):
     def _dimension(self, iterator: str, node: isl.AstNode):
         """(band member index, None) or (None, (statement, loop level)) of a loop."""
         k = int(iterator[len(_ITER):])
-        r = len(self.names)
+        r = len(self.band_names)
         if 1 <= k < 1 + 2 * r and (k - 1) % 2 == 0:
             return (k - 1) // 2, None
         j = (k - 1 - 2 * r) // 2
@@ -161,7 +170,7 @@ class _Emitter(AstToIR):
     def loop_var(self, iterator: str, node: isl.AstNode) -> n.Var:
         band, loop = self._dimension(iterator, node)
         if band is not None:
-            return n.Var(self.names[band], self.dtype)
+            return n.Var(self.band_names[band], self.dtype)
         if loop is not None:
             s, j = loop
             return n.Var(s.loop_vars[j].name, s.loop_vars[j].dtype)
@@ -170,19 +179,6 @@ class _Emitter(AstToIR):
     def loop_kind(self, iterator: str, node: isl.AstNode) -> n.ForKind:
         _, loop = self._dimension(iterator, node)
         return loop[0].loops[loop[1]].kind if loop is not None else n.ForKind.SERIAL
-
-    def _space(self) -> tuple[list[n.Var], AffineSpace, isl.Set]:
-        """The enclosing loop variables, their affine space and what holds there."""
-        vars = [var for _, var, _, _ in self.loops]
-        space = AffineSpace(vars, names=self.model.names)
-        context = space.universe
-        for _, var, lo, extent in self.loops:
-            context = context.intersect(to_set(logical_and(var >= lo, var < lo + extent), space))
-        for guard in self.guards:
-            context = context.intersect(to_set(guard, space))
-        # What the loops around the block guarantee of their counters.
-        return vars, space, context.intersect(
-            isl.Set.universe(context.get_space()).intersect_params(self.context))
 
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
@@ -208,6 +204,7 @@ class _Emitter(AstToIR):
     def user(self, name: str, args: list[n.Expr], node: isl.AstNode) -> n.Stmt | None:
         if name.startswith(_MARK):
             return None
+        self.record(name, args)
         s = self.placements[name].statement
         # The loops around the block stay, and with them their counters.  A counter's
         # value is one of its dtype: computed over wider band counters, it is cast back.
@@ -227,6 +224,9 @@ class _Emitter(AstToIR):
             sub[var] = fresh
         rebuild = _Rebuild(sub, indices, resolved)
         body = rebuild.visit(s.stmt)
+        if isinstance(body, n.Block):
+            # A block moved whole binds its axes to the new loops: ISL's form of each.
+            body = dataclasses.replace(body, body=self._tidy_axes(body.body, where))
         bound = {id(v) for v, _ in lets}
         outer_guards, inner_guards = [], []
         around = list(self.around)
@@ -247,8 +247,17 @@ class _Emitter(AstToIR):
                 body = n.LetStmt(var, value, body)
         if outer_guards:
             body = n.IfThenElse(logical_and(*outer_guards), body)
+        if isinstance(s.stmt, n.Block):
+            return body  # a block moved whole (reschedule_blocks): its axes bound above
         block = self.wrappers.get(id(s.stmt))
         return body if block is None else dataclasses.replace(block, body=body)
+
+    def _tidy_axes(self, body: n.Stmt, where: isl.Set) -> n.Stmt:
+        """``body`` with the values of its leading lets (a block's axes) simplified."""
+        if not isinstance(body, n.LetStmt):
+            return body
+        return dataclasses.replace(body, value=self._tidy_value(body.value, where),
+                                   body=self._tidy_axes(body.body, where))
 
     def _tidy_value(self, value: n.Expr, where: isl.Set) -> n.Expr:
         """An affine let value simplified by ISL (``8 * io + ii - 2 - f + 2`` -> ``8 * io +

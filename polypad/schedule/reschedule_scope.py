@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from polypad.errors import NotFoundError
+from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block
 from polypad.ir.visitor import walk
@@ -47,6 +47,12 @@ class Scope:
     outer: tuple[n.For, ...] = ()  # the loops around the block, outermost first
     outer_guards: tuple[Guard, ...] = ()
     outer_lets: dict = field(default_factory=dict)
+    # label of a statement -> the label of the block that moves it whole
+    # (:mod:`.reschedule_blocks`): the statement cannot be named alone.
+    moved_whole: dict[str, str] = field(default_factory=dict)
+    # The block's axes (``vi = T.axis.spatial(8, i)``): lets of the enclosing counters
+    # that stay at the head of the block, around whatever is rebuilt under them.
+    axes: tuple[n.LetStmt, ...] = ()
 
     @property
     def fixed(self) -> int:
@@ -59,6 +65,8 @@ class Scope:
 
     @property
     def body(self) -> n.Stmt:
+        if self.axes:
+            return self.axes[-1].body
         return self.func.body if self.block is None else self.block.body
 
     @property
@@ -76,6 +84,10 @@ class Scope:
                 return self.statements[ref]
         elif ref in self.labels:
             return self.labels[ref]
+        elif ref in self.moved_whole:
+            block = self.moved_whole[ref]
+            raise PolypadError(f"{ref} is a statement of block {block!r}, which moves whole "
+                               f"with its other statements: name the block ({block}[...])")
         known = ", ".join(self.labels) or "none"
         raise NotFoundError(f"no statement {ref!r} in {self.title}; statements: {known}")
 
@@ -107,11 +119,12 @@ def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
         node = find_block(func, block if isinstance(block, str) else block.name)
     model = extract(func)
     body = func.body if node is None else node.body
+    axes = _axes(node) if node is not None else ()
     inside = {id(x) for x in walk(body)}
     statements = [s for s in model.statements if id(s.stmt) in inside]
     named = labels(model)
     scope_labels = {named[s.name]: s for s in statements}
-    items = flatten_items(body)
+    items = flatten_items(axes[-1].body if axes else body)
     item_of = {}
     for index, item in enumerate(items):
         under = {id(x) for x in walk(item)}
@@ -119,8 +132,19 @@ def scope_of(func: n.PrimFunc, block: str | n.Block | None) -> Scope:
             if id(s.stmt) in under:
                 item_of[s.name] = index
     loops, guards, lets = _around(func, node) if node is not None else ((), (), {})
+    lets.update((let.var, let.value) for let in axes)
     return Scope(func, model, node, statements, scope_labels, items, item_of,
-                 loops, guards, lets)
+                 loops, guards, lets, axes=axes)
+
+
+def _axes(block: n.Block) -> tuple[n.LetStmt, ...]:
+    """The leading lets of ``block`` that bind its axes (none without a header)."""
+    count = len(block.header.axes) if block.header is not None else 0
+    out, node = [], block.body
+    while len(out) < count and isinstance(node, n.LetStmt):
+        out.append(node)
+        node = node.body
+    return tuple(out)
 
 
 def _around(func: n.PrimFunc, node: n.Stmt) -> tuple[tuple, tuple, dict]:

@@ -33,7 +33,8 @@ removed.
 
 from __future__ import annotations
 
-from polypad.errors import PolypadError
+from polypad.budget import check as check_deadline
+from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.removal import StatementRemover
@@ -61,16 +62,33 @@ def remove_no_op(func: n.PrimFunc) -> n.PrimFunc:
     # earlier statement dead, or keep a later one alive).
     while True:
         removed = False
+        # The leaves of the statements asked about since the function last changed
+        # and not proved: a loop around them all, or the one statement inside it,
+        # is the same question (is_no_op reads a statement's leaves only), so a
+        # 64-deep nest around one store is asked about once, not 65 times.
+        undecided: set[tuple[int, ...]] = set()
         for stmt in list(_candidates(func.body)):
             if removed and not _contains(func.body, stmt):
                 continue  # inside a removed statement, or an ancestor of one (rebuilt)
+            leaves = _leaves(stmt)
+            if leaves in undecided:
+                continue
+            # Past the deadline no question is asked: is_no_op would spend a
+            # little more each time before it noticed (a Z3 timeout is only
+            # an Unknown), and the pass would overrun its budget by their sum.
+            check_deadline()
             try:
                 decision = is_no_op(func, stmt)
+            except BudgetExceeded:
+                raise  # the pass as a whole ran out: it returns func unchanged
             except PolypadError:
                 decision = None  # e.g. a statement object that occurs twice
             if isinstance(decision, Proved):
                 func = _Remove(stmt).visit(func)
                 removed = True
+                undecided.clear()
+            else:
+                undecided.add(leaves)
         if not removed:
             return func
 
@@ -115,6 +133,11 @@ class _DropUnusedAllocations(StatementRemover):
         if body is None or not _uses(body, node.buffer):
             return body
         return node if body is node.body else n.Allocate(node.buffer, body, span=node.span)
+
+
+def _leaves(stmt: n.Stmt) -> tuple[int, ...]:
+    """The stores and evaluations under ``stmt``, by identity: all is_no_op asks about."""
+    return tuple(id(x) for x in walk(stmt) if isinstance(x, (n.BufferStore, n.Evaluate)))
 
 
 def _contains(body: n.Stmt, stmt: n.Stmt) -> bool:

@@ -29,8 +29,14 @@ def func(body: str):
     return parse(HEADER + body)
 
 
+# These tests check answers, not speed: the pass honours its budget (it returns f
+# unchanged when the budget runs out), and the default 10 s can run out on a busy
+# machine for the issue-21 programs.
+ANSWER_BUDGET = 120.0
+
+
 def remove(f):
-    return checked(remove_no_op(f))
+    return checked(remove_no_op(f, budget=ANSWER_BUDGET))
 
 
 def sum_args(f, seed):
