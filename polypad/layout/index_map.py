@@ -193,11 +193,13 @@ class IndexMap:
         self._relation(shape, "check_injective").check_injective()
 
     def physical_shape(self, shape) -> tuple:
-        """The flattened N-d physical shape: row-major within each separator group."""
+        """The flattened N-d physical shape: row-major within each separator group, each
+        group's extent in a dtype that holds it for every value of the shape's parameters
+        (int64 where the extents' own may not: :mod:`.physical`)."""
         from .physical import group_shape
 
         shape = _shape(shape, "IndexMap.physical_shape")
-        return group_shape(self.transformed_shape(shape), self.trace(len(shape))[2])
+        return group_shape(self.transformed_shape(shape), self.trace(len(shape))[2], shape)
 
     def pack(self, array, pad_value=None):
         """``array`` in the transformed layout, padding filled with ``pad_value``."""

@@ -19,7 +19,7 @@ from polypad.errors import NonInjectiveError, NotAffineError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
-from polypad.model.exact_forms import exact_form, may_wrap
+from polypad.model.exact_forms import exact_form, may_wrap, no_exact_form
 from polypad.model.isl_helpers import coordinate
 from polypad.model.to_ir import pw_aff_to_expr, set_to_condition
 
@@ -154,7 +154,8 @@ class LayoutRelation:
         try:
             return set_to_condition(s, out, self.space.names, exact=True)
         except NotAffineError:
-            return plain  # int64 has no wider form: as isl writes it (docs/schedules.md)
+            # int64 has no wider form: a condition that may wrap is refused, with where.
+            raise no_exact_form(plain, space, where) from None
 
     def inverse(self, indices=None) -> Inverse:
         """The inverse map on the image, and the padding predicate.

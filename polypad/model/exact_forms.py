@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.errors import NotAffineError
+from polypad.errors import IllegalTransformError, NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.ranges import dtype_range
+from polypad.ir.show import show
 from polypad.ir.substitute import substitute
+from polypad.ir.visitor import Rewriter
 
-from .affine import AffineSpace
-from .overflow import wraps_somewhere
+from .affine import AffineSpace, to_pw_aff
+from .overflow import within_dtypes, wrapping_operation, wraps_somewhere
 from .to_ir import pw_aff_to_expr
 
 WIDE = "int64"
@@ -31,25 +34,103 @@ def exact_form(pa: isl.PwAff, vars: list[n.Var], names, space: AffineSpace, wher
     """``pa`` over ``vars`` (parameters named by ``names``) as the reader's form under
     ``where``, in ``dtype`` where it is a constant; where that form may wrap at a point
     of ``runs`` (default ``where``), computed in int64 and cast back to its dtype when
-    the exact value fits it there, or left in int64 where it may not.  Otherwise (no
-    wider form can be written) the reader's form."""
+    the exact value fits it there, or left in int64 where it may not; or with the
+    constants of its quotients split off (``n // 4 + (n % 4 + 3) // 4`` for
+    ``(n + 3) // 4``), which int64 needs, having no wider form.  Where no form is exact
+    at every point of ``runs``, an :class:`IllegalTransformError` names one where the
+    reader's form wraps: a form that wraps there would compute another value."""
     runs = where if runs is None else runs
     out = pw_aff_to_expr(pa, vars, names, context=where, dtype=dtype)
-    if not may_wrap(out, space, runs) or out.dtype == WIDE:
+    if not may_wrap(out, space, runs):
         return out
+    candidates = []
+    if out.dtype != WIDE:
+        try:
+            wide = wide_form(pa, vars, names, where)
+        except NotAffineError:
+            wide = None
+        if wide is not None:
+            candidates += [n.Cast(out.dtype, wide), wide]
+    candidates += [split_quotients(c) for c in (out, *candidates)]
+    for form in candidates:
+        # Where the exact value may not fit the dtype (an int8 counter's box is short,
+        # and T.assume or an empty loop may keep it in), the int64 form is the value:
+        # exact, and a loop or shape whose value leaves its dtype is refused where it is
+        # used.
+        if not may_wrap(form, space, runs):
+            return form
+    raise no_exact_form(out, space, runs)
+
+
+def split_quotients(e: n.Expr) -> n.Expr:
+    """``e`` with every ``(x + c) // d`` (constants ``c``, ``d > 0``) written as
+    ``x // d + (x % d + c) // d``, equal for every ``x`` (``x = d * q + r``), which
+    leaves the dtype only where ``x`` does: ``(n - 1) // 4 + 1`` wraps at the least
+    ``n``, ``n // 4 + (n % 4 - 1) // 4 + 1`` nowhere."""
+
+    class _Split(Rewriter):
+        def visit_FloorDiv(self, node: n.FloorDiv):
+            node = self.generic_visit(node)
+            a, d = node.a, node.b
+            if not (isinstance(a, n.Add | n.Sub) and isinstance(a.b, n.IntImm)
+                    and isinstance(d, n.IntImm) and d.value > 0 and a.b.value != 0):
+                return node
+            x = a.a
+            rest = type(a)(n.FloorMod(x, d), a.b)
+            return n.Add(n.FloorDiv(x, d), n.FloorDiv(rest, d))
+
+    return _Split().visit(e)
+
+
+def no_exact_form(e: n.Expr, space: AffineSpace, runs: isl.Set) -> IllegalTransformError:
+    """The refusal of ``e``, which may wrap at a point of ``runs`` and has no exact form:
+    the operation, and a point (its loop counters, and its parameters, also held in the
+    error's ``params``) where it wraps."""
+    culprit = wrapping_operation(e, space, runs) or e
+    params, counters = _wrap_point(culprit, space, runs)
+    lo, hi = dtype_range(culprit.dtype)
+    at = ", ".join(f"{k}={v}" for k, v in {**counters, **params}.items())
+    message = (f"{show(e)} computes {show(culprit)} outside the range [{lo}, {hi}] "
+               f"of its {culprit.dtype}" + (f" at {at}" if at else "")
+               + ", a point where it is evaluated, and no form of it computes the exact "
+               "value there (int64 has no wider form); bound the parameters with T.assume")
+    # The model layer sits below analyses: a schedule primitive attaches the
+    # Counterexample (:func:`polypad.schedule.exact_bounds.with_evidence`).
+    error = IllegalTransformError(message)
+    error.params = params
+    return error
+
+
+def _wrap_point(e: n.Expr, space: AffineSpace, runs: isl.Set) -> tuple[dict, dict]:
+    """The parameters and the counters of a point of ``runs`` where ``e`` leaves its dtype
+    (empty where isl cannot say)."""
     try:
-        wide = wide_form(pa, vars, names, where)
+        pa = to_pw_aff(e, space)
     except NotAffineError:
-        return out
-    if wide is None:
-        return out
-    narrow = n.Cast(out.dtype, wide)
-    if not may_wrap(narrow, space, runs):
-        return narrow
-    # Where the exact value may not fit the dtype (an int8 counter's box is short, and
-    # T.assume or an empty loop may keep it in), the int64 form is the value: exact,
-    # and a loop or shape whose value leaves its dtype is refused where it is used.
-    return out if may_wrap(wide, space, runs) else wide
+        return {}, {}
+    lo, hi = dtype_range(e.dtype)
+    ctx = pa.get_ctx()
+    dom = pa.domain()
+    low = isl.PwAff.val_on_domain(dom, isl.Val(str(lo), context=ctx))
+    high = isl.PwAff.val_on_domain(dom, isl.Val(str(hi), context=ctx))
+    outside = pa.lt_set(low).union(pa.gt_set(high))
+    try:
+        hit = (runs.intersect_params(outside.params()) if runs.is_params()
+               else runs.intersect(outside))
+    except isl.Error:
+        return {}, {}
+    hit = within_dtypes(hit, space)
+    if hit.is_empty():
+        return {}, {}
+    point = hit.sample_point()
+    psp = point.get_space()
+    params = {psp.get_dim_name(isl.dim_type.param, k):
+              point.get_coordinate_val(isl.dim_type.param, k).to_python()
+              for k in range(psp.dim(isl.dim_type.param))}
+    counters = {} if runs.is_params() else {
+        v.name: point.get_coordinate_val(isl.dim_type.set, k).to_python()
+        for k, v in enumerate(space.dims)}
+    return params, counters
 
 
 def wide_form(pa: isl.PwAff, vars: list[n.Var], names, where: isl.Set) -> n.Expr | None:

@@ -112,7 +112,7 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
     # The T.assume facts before the loop let a bound keep its counter's dtype.
     known = assumed(func, loop, model.names)
     corner = [_corner(p, pa, ctx, known) for pa in lo]
-    body = ShiftToBox(model, old, cache, corner, found).visit(loop.body)
+    body = ShiftToBox(model, old, cache, corner, found, where).visit(loop.body)
     stages = []
     if kind == "read":
         stages.append(_copy(p, touched, lo, old, cache, corner, ctx, known,

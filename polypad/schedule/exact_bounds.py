@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import islpy as isl
 
+from analyses.evidence import Counterexample
+from polypad.errors import IllegalTransformError, NotAffineError
 from polypad.ir import nodes as n
 from polypad.model import AffineSpace, set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
-from polypad.model.exact_forms import exact_form
+from polypad.model.exact_forms import exact_form, no_exact_form
 from polypad.model.exact_forms import may_wrap as _may_wrap
 from polypad.transform.facts_at import facts_at
 
@@ -32,11 +34,17 @@ def guard(cond: n.Expr, vars: list[n.Var], names, space: AffineSpace,
     """``cond`` (an AST condition over ``vars``) as ISL's reader form under ``where``,
     or, where that form may wrap at a point of ``where`` (and of the parameter set
     ``known``: :func:`assumed`), with its constraints written over int64
-    (``set_to_condition(..., exact=True)``)."""
+    (``set_to_condition(..., exact=True)``); refused (:class:`IllegalTransformError`,
+    with the parameters) where even that may wrap, over int64 variables."""
     s = to_set(cond, space)
     out = set_to_condition(s, vars, names, context=where)
-    if _may_wrap(out, space, _within(where, known)):
-        out = set_to_condition(s, vars, names, context=where, exact=True)
+    runs = _within(where, known)
+    if _may_wrap(out, space, runs):
+        try:
+            out = set_to_condition(s, vars, names, context=where, exact=True)
+        except NotAffineError:
+            # int64 has no wider form: a guard that may wrap where it runs is refused.
+            raise with_evidence(no_exact_form(out, space, runs)) from None
     return out
 
 
@@ -49,8 +57,19 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     the form it had (ISL cannot write one that holds).  ``known`` is :func:`guard`'s."""
     if isinstance(e, n.IntImm):
         return e
-    return exact_form(to_pw_aff(e, space), vars, names, space, where, _within(where, known),
-                      dtype=e.dtype)
+    try:
+        return exact_form(to_pw_aff(e, space), vars, names, space, where,
+                          _within(where, known), dtype=e.dtype)
+    except IllegalTransformError as err:
+        raise with_evidence(err) from None
+
+
+def with_evidence(err: IllegalTransformError) -> IllegalTransformError:
+    """``err`` (:func:`~polypad.model.exact_forms.no_exact_form`) with its parameters as
+    a :class:`~analyses.evidence.Counterexample`."""
+    if err.evidence is None:
+        err.evidence = Counterexample(str(err), params=getattr(err, "params", {}))
+    return err
 
 
 def fits(e: n.Expr, space: AffineSpace, where: isl.Set, known: isl.Set | None = None) -> bool:

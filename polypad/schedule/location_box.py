@@ -22,6 +22,8 @@ from polypad.model import AffineSpace, pw_aff_to_expr
 from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import maps_of, union_all
 
+from .box_indices import exact_index, runs_of
+from .exact_bounds import assumed
 from .location_placement import Placement
 
 
@@ -72,11 +74,17 @@ def _max_val(e: isl.PwAff) -> isl.Val:
 class ShiftToBox(Rewriter):
     """The block's accesses of ``old`` as accesses of ``cache`` at ``index - corner``."""
 
-    def __init__(self, model, old: n.Buffer, cache: n.Buffer, corner, block: n.Block):
+    def __init__(self, model, old: n.Buffer, cache: n.Buffer, corner, block: n.Block,
+                 where: str = "the rewrite"):
         self.model, self.old, self.cache, self.corner = model, old, cache, corner
-        self.block = block
+        self.block, self.where = block, where
         self.loops: list[n.Var] = []
         self.active = False
+        # The statement whose accesses are being shifted, and where it runs: a shifted
+        # index is checked not to wrap there (:mod:`.box_indices`).
+        self._statements = {id(s.stmt): s for s in model.statements}
+        self._runs: dict[int, object] = {}
+        self.statement = None
 
     def visit_Block(self, node: n.Block):
         if node is not self.block:
@@ -104,8 +112,27 @@ class ShiftToBox(Rewriter):
                                          self.model.names)
             except NotAffineError:
                 pass
+            if self.statement is not None:
+                shifted = exact_index(shifted, self.statement, self.model,
+                                      self._runs_of(self.statement), self.where)
             out.append(shifted)
         return tuple(out)
+
+    def _runs_of(self, s):
+        if id(s) not in self._runs:
+            self._runs[id(s)] = runs_of(s, assumed(self.model.func, s.stmt, self.model.names))
+        return self._runs[id(s)]
+
+    def visit_Evaluate(self, node: n.Evaluate):
+        return self._in_statement(node, self.generic_visit)
+
+    def _in_statement(self, node, visit):
+        outer = self.statement
+        self.statement = self._statements.get(id(node), outer)
+        try:
+            return visit(node)
+        finally:
+            self.statement = outer
 
     def visit_BufferLoad(self, node: n.BufferLoad):
         if not self.active or node.buffer is not self.old:
@@ -113,6 +140,9 @@ class ShiftToBox(Rewriter):
         return dataclasses.replace(node, buffer=self.cache, indices=self._indices(node.indices))
 
     def visit_BufferStore(self, node: n.BufferStore):
+        return self._in_statement(node, self._store)
+
+    def _store(self, node: n.BufferStore):
         if not self.active or node.buffer is not self.old:
             return self.generic_visit(node)
         return dataclasses.replace(node, buffer=self.cache, value=self.visit(node.value),

@@ -89,7 +89,7 @@ def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...
     lo, shape = box_around(p, touched)
     local = n.Buffer(old.name, tuple(shape), old.dtype, (), old.scope)
     corner = [pw_aff_to_expr(pa, list(p.outer_vars), model.names) for pa in lo]
-    shift = _Everywhere(model, old, local, corner)
+    shift = _Everywhere(model, old, local, corner, where)
     body = n.Allocate(local, shift.visit(target.body))
     new = replace(func, target, dataclasses.replace(target, body=body))
     outer = _find_same(new, allocation)
@@ -122,8 +122,8 @@ def _find_same(func: n.PrimFunc, allocation: n.Allocate) -> n.Allocate:
 class _Everywhere(ShiftToBox):
     """Every access of ``old`` under the loop, shifted to the local buffer."""
 
-    def __init__(self, model, old: n.Buffer, local: n.Buffer, corner):
-        super().__init__(model, old, local, corner, block=None)
+    def __init__(self, model, old: n.Buffer, local: n.Buffer, corner, where: str):
+        super().__init__(model, old, local, corner, block=None, where=where)
         self.active = True
 
     def visit_Block(self, node: n.Block):

@@ -73,8 +73,8 @@ def test_the_argmax_fold_starts_at_the_second_lane_only_where_that_fits(extra, f
 # IndexMap.transformed_shape of a symbolic size: (n + 3) // 4 wraps to a negative for
 # n > 2**31 - 4 (int32), and the padding predicate 3 * i0 + i1 >= n at the last i0
 # for n = 2**31 - 1.  The extent is computed in int64 and cast back (its value fits);
-# the predicate is written over int64 where the plain one may wrap.  An int64 size
-# keeps the plain forms (no wider dtype: docs/schedules.md).
+# the predicate is written over int64 where the plain one may wrap.  An int64 size,
+# with no wider dtype, has its quotient's constant split off: n // 4 + (n % 4 + 3) // 4.
 
 LIMIT = 2**31 - 1
 INT32_ENDS = [0, 1, 2, 3, 4, 5, LIMIT - 8, LIMIT - 4, LIMIT - 3, LIMIT - 2, LIMIT - 1, LIMIT]
@@ -109,10 +109,14 @@ def test_a_padded_int32_extent_is_exact_at_the_ends_of_the_range(factor):
     assert _values(extent, ("n",), "int32", [(v,) for v in INT32_ENDS]) == [want, want]
 
 
-def test_a_padded_int64_extent_keeps_the_plain_form():
+def test_a_padded_int64_extent_splits_its_quotient_and_is_exact_at_the_ends():
+    # (n + 3) // 4 was kept: negative for n > 2**63 - 4.
     size = n.Var("n", "int64")
     extent, _ = IndexMap(lambda i: [i // 4, i % 4]).transformed_shape((size,))
-    assert (script(extent), extent.dtype) == ("(n + 3) // 4", "int64")
+    assert (script(extent), extent.dtype) == ("n // 4 + (n % 4 + 3) // 4", "int64")
+    ends = [0, 1, 5, 2**63 - 4, 2**63 - 3, 2**63 - 1]
+    want = [-(-v // 4) for v in ends]
+    assert _values(extent, ("n",), "int64", [(v,) for v in ends]) == [want, want]
 
 
 def test_every_padded_int8_extent_and_padding_predicate_is_exact():
