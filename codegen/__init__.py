@@ -29,7 +29,8 @@ from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, requir
 from . import timing
 from .cuda import CudaTarget
 from .kernel import Kernel
-from .numba import NumbaTarget, cache_dir, clear_cache
+from .numba import NumbaTarget, cache_dir
+from .numba import clear_cache as _clear_numba_cache
 from .precondition import CallCheck
 from .python import PythonTarget
 from .target import Executable, Target, configure, register, targets
@@ -37,6 +38,16 @@ from .target import Executable, Target, configure, register, targets
 register(NumbaTarget)
 register(PythonTarget)
 register(CudaTarget)
+
+
+def clear_cache() -> None:
+    """Delete every generated module in the cache directory (:func:`cache_dir`) and
+    the compiled code kept for them, the Numba target's and the cuda target's, on
+    disk and in this process."""
+    from .cuda.cache import clear_files
+
+    _clear_numba_cache()
+    clear_files()
 
 
 def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = False,

@@ -78,3 +78,12 @@ def clear() -> None:
     """Forget the modules loaded in this process (their files stay)."""
     with _loading:
         _loaded.clear()
+
+
+def clear_files() -> None:
+    """Delete the module files and numba-cuda's compiled kernels for them, and forget
+    the modules loaded in this process (part of :func:`codegen.clear_cache`)."""
+    directory = cache_dir()
+    for path in [*directory.glob(PREFIX + "*"), *directory.glob(f"__pycache__/{PREFIX}*")]:
+        path.unlink(missing_ok=True)
+    clear()

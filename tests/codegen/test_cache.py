@@ -65,7 +65,10 @@ def test_clear_cache_removes_only_kernel_files(tmp_path, monkeypatch):
     monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))
     (tmp_path / "__pycache__").mkdir()
     ours = [tmp_path / "polypad_kernel_abc.py",
-            tmp_path / "__pycache__" / "polypad_kernel_abc.kernel-7.py311.nbi"]
+            tmp_path / "__pycache__" / "polypad_kernel_abc.kernel-7.py311.nbi",
+            # The cuda target's modules and numba-cuda's kernels compiled from them.
+            tmp_path / "polypad_cuda_abc.py",
+            tmp_path / "__pycache__" / "polypad_cuda_abc.kernel_0-9.py311.nbi"]
     theirs = tmp_path / "notes.txt"
     for path in [*ours, theirs]:
         path.write_text("x")
