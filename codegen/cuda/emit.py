@@ -72,6 +72,32 @@ def host_buffers(plan: BarrierPlan) -> list[Buffer]:
     return out
 
 
+#: Calls whose Numba type may differ from the IR's: ``math.floor``/``ceil`` are int64,
+#: ``**`` may be float64.
+_WIDENING = ("floor", "ceil", "pow")
+
+
+def _widening_stores(func: PrimFunc, root: ir.Stmt) -> set[Buffer]:
+    """The buffers ``root`` stores a value into that holds a :data:`_WIDENING` call,
+    directly or through let-bound variables (of the whole function: a let may be
+    printed above the launch)."""
+    lets = [x for x in walk(func.body) if isinstance(x, (ir.LetStmt, ir.Let))]
+    widening: set[ir.Var] = set()
+
+    def widens(expr: ir.Expr) -> bool:
+        return any((isinstance(c, ir.Call) and c.op in _WIDENING)
+                   or (isinstance(c, ir.Var) and c in widening) for c in walk(expr))
+
+    changed = True
+    while changed:  # a let of a let of a floor
+        changed = False
+        for let in lets:
+            if let.var not in widening and widens(let.value):
+                widening.add(let.var)
+                changed = True
+    return {x.buffer for x in walk(root) if isinstance(x, ir.BufferStore) and widens(x.value)}
+
+
 class _Kernel:
     """The text of one kernel."""
 
@@ -82,11 +108,10 @@ class _Kernel:
         self.boxes = boxes
         self.expr.offsets = {b: offsets for b, (_, offsets) in boxes.items()}
         self.expr.scalarizable = self.scalarizable
-        # Buffers stored a value Numba computes in integers (math.floor is an int64 there):
-        # an array converts it to the buffer's dtype, a variable would widen to float64.
-        self.integral = {x.buffer for x in walk(launch.root) if isinstance(x, ir.BufferStore)
-                         and any(isinstance(c, ir.Call) and c.op in ("floor", "ceil")
-                                 for c in walk(x.value))}
+        # Buffers stored a value Numba may type other than as the buffer's dtype
+        # (math.floor is an int64 there), also through a let: an array converts it to
+        # the buffer's dtype, a variable would widen to float64.
+        self.integral = _widening_stores(func, launch.root)
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their

@@ -17,8 +17,9 @@ PTX fma count (``benchmarks/bench_cuda_compile.py``, docs/cuda.md).
 A buffer qualifies when it is local (one per thread: no other thread sees it),
 of a float dtype (a variable takes the type of what is stored; a float32
 expression is float32, where an int32 sum would be computed in 64 bits) and
-stored no value with ``T.floor``/``T.ceil`` in it (``math.floor`` is an
-int64 in Numba: an array converts it back, a variable would become float64),
+stored no value with ``T.floor``/``T.ceil`` or ``**`` in it, directly or
+through a let (``math.floor`` is an int64 in Numba: an array converts it
+back, a variable would become float64),
 not zero-filled (:func:`analyses.gpu_shared_reads.unwritten_shared_reads`
 proves every read finds an element written before it in the same allocation,
 so no read sees the variable before its first assignment), and every access

@@ -49,3 +49,23 @@ def test_a_value_numba_computes_in_integers_keeps_the_array():
     # would hold an int64 or widen to float64.
     source = _kernel("T.unroll", "T.floor(A[tx * 4 + i])")
     assert "L = cuda.local.array((4,), np.float32)" in source
+
+
+def test_a_value_numba_computes_in_integers_through_a_let_keeps_the_array():
+    # The floor reaches the store through a let: still an int64 in Numba, so still an
+    # array, which converts the product back to float32 at each store.
+    func = pp.parse('''
+@T.prim_func
+def staged(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for tx in T.thread_binding(2, thread="threadIdx.x"):
+        L = T.alloc_buffer((4,), "float32", scope="local")
+        for i in T.unroll(4):
+            v: T.float32 = T.floor(A[tx * 4 + i])
+            L[i] = v * T.float32(0.5)
+        for i in T.unroll(4):
+            B[tx * 4 + i] = L[3 - i]
+''')
+    source = codegen.build(func, target="cuda").source
+    assert "L = cuda.local.array((4,), np.float32)" in source
+    gpu, ref = K.run_both(func, K.inputs(func))
+    np.testing.assert_array_equal(gpu[1], ref[1])
