@@ -51,11 +51,12 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
 
     def run(*args):
         _check_device_overlap(func, args, written)
-        device, copies = [], []
+        device, copies, temporary = [], [], bool(host)
         for param, value in zip(func.params, args, strict=True):
             if isinstance(param, Buffer) and isinstance(value, np.ndarray):
                 moved = cuda.to_device(value)
                 device.append(moved)
+                temporary = True
                 if param in written:
                     copies.append((moved, value))
             else:
@@ -78,10 +79,15 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
                 raise MissingDependencyError(
                     f"numba-cuda cannot compile with numpy {np.__version__} ({error}); "
                     "install numpy<2.5, as the polypad[cuda] extra does") from error
-        # Each copy back waits for the kernels; with device arrays alone the call returns
-        # once they are queued on the default stream, as cupy's and torch's calls do.
         for moved, value in copies:
             moved.copy_to_host(value)
+        # With the caller's device arrays alone the call returns once the kernels are
+        # queued on the legacy default stream. Where it made device arrays of its own
+        # (copies of numpy arguments, the buffers the host allocates) it waits for the
+        # kernels first: a memory manager whose frees are stream-ordered (RMM, cupy's
+        # pool) could otherwise hand their memory out while a kernel still uses it.
+        if temporary:
+            cuda.synchronize()
 
     run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
     run.host = host  # the buffers the host allocates, passed after the parameters
