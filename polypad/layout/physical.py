@@ -91,7 +91,15 @@ def flatten_indices(indices: Sequence[Expr], shape: Sequence, separators: Sequen
     out = []
     physical = group_shape(shape, separators)
     for axes, extent in zip(groups(len(shape), separators), physical, strict=True):
-        dtype = "int32" if isinstance(extent, int) else extent.dtype
+        if isinstance(extent, int):  # a constant group over int32's range counts in int64
+            dtype = "int32" if extent - 1 <= dtype_range("int32")[1] else "int64"
+        else:
+            dtype = extent.dtype
+        # No narrower than the widest index (an int64 index of a group of constant size).
+        for k in axes:
+            index = as_expr(indices[k], "int32")
+            if dtypes.bits(index.dtype) > dtypes.bits(dtype):
+                dtype = index.dtype
         flat = None
         for k in axes:
             term = _in(as_expr(indices[k], "int32"), dtype)

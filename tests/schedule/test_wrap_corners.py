@@ -261,3 +261,16 @@ def f(n: T.int64, A: T.Buffer((4,), "int32")):
                 A[(ii - io) % T.int64(4)] = A[(ii - io) % T.int64(4)] + 1
 '''))
     assert_runs_the_same(func, sch.func, [(-2**63,), (-1,), (0,), (7,), (1000,)])
+
+
+def test_a_constant_group_over_int32s_range_flattens_in_int64():
+    from polypad.ir import Var
+    from polypad.layout.physical import flatten_indices
+
+    i, j = Var("i", "int32"), Var("j", "int32")
+    (flat,) = flatten_indices((i, j), (65536, 65536), ())
+    assert flat.dtype == "int64"  # i * 65536 + j reaches 2**32 - 1
+    (small,) = flatten_indices((i, j), (4096, 4096), ())
+    assert small.dtype == "int32"
+    wide = Var("w", "int64")
+    assert flatten_indices((wide, j), (4, 4), ())[0].dtype == "int64"
