@@ -106,6 +106,13 @@ class ShiftToBox(Rewriter):
         out = []
         for index, corner in zip(indices, self.corner, strict=True):
             shifted = op.sub(self.visit(index), corner)
+            if self.statement is None:
+                # Outside a statement (a condition, a let's value, a loop bound) there
+                # are no runs to check isl's form against (exact_index): keep the plain
+                # difference, which lies in the box wherever the access runs, so its
+                # arithmetic wraps (if at all) only as the dtype's modular arithmetic.
+                out.append(shifted)
+                continue
             try:
                 space = AffineSpace(list(self.loops), names=self.model.names)
                 shifted = pw_aff_to_expr(to_pw_aff(shifted, space), list(self.loops),

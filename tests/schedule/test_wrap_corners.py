@@ -274,3 +274,21 @@ def test_a_constant_group_over_int32s_range_flattens_in_int64():
     assert small.dtype == "int32"
     wide = Var("w", "int64")
     assert flatten_indices((wide, j), (4, 4), ())[0].dtype == "int64"
+
+
+def test_store_at_keeps_a_shift_in_a_condition_as_the_plain_difference():
+    # A read of B in an if's condition has no statement whose runs would check isl's
+    # form: the plain difference (in the box wherever it runs) is kept, and the result
+    # runs as the original at every value.
+    text = CLAMPED_U8.replace(
+        """                C[io * T.uint8(4) + ii] = (
+                    B[io * T.uint8(4) + ii]
+                    + B[T.max(io * T.uint8(4) + ii, T.uint8(2)) - T.uint8(2)])""",
+        """                if B[T.max(io * T.uint8(4) + ii, T.uint8(2)) - T.uint8(2)] % 2 == 0:
+                    C[io * T.uint8(4) + ii] = B[io * T.uint8(4) + ii]""")
+    func, out = _stored(text)
+    conditions = [x.condition for x in walk(out.body) if isinstance(x, n.IfThenElse)]
+    assert [script(c) for c in conditions] == [
+        "B[T.max(io * 4 + ii, 2) - 2 - T.if_then_else(io >= 1 and io < 4, 4 * io - 2, 4 * io)]"
+        " % 2 == 0"]
+    assert_runs_the_same(func, out)
