@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
+
+from polypad.concurrency import at_fork_in_child
 
 #: Environment variable that overrides :func:`cache_dir`.
 CACHE_ENV = "POLYPAD_CACHE_DIR"
@@ -60,3 +64,34 @@ def _holds(path: Path, source: str) -> bool:
         return path.read_text() == source
     except (OSError, UnicodeDecodeError):
         return False
+
+
+class LoadedModules:
+    """The modules a target loaded in this process, by name: each loaded once, by one
+    thread, while the others asking for it wait and then share it."""
+
+    def __init__(self):
+        self._loaded: dict[str, object] = {}
+        self._lock = threading.Lock()
+        # A thread of the parent may have held the lock at a fork.
+        at_fork_in_child(self._renew_lock)
+
+    def _renew_lock(self) -> None:
+        self._lock = threading.Lock()
+
+    def get(self, name: str, load: Callable[[], object]):
+        """The module ``name``, made by ``load()`` the first time it is asked for."""
+        found = self._loaded.get(name)
+        if found is not None:
+            return found
+        with self._lock:
+            if name not in self._loaded:
+                self._loaded[name] = load()
+            return self._loaded[name]
+
+    def clear(self, also: Callable[[], None] | None = None) -> None:
+        """Forget every module (running ``also()`` under the same lock first)."""
+        with self._lock:
+            if also is not None:
+                also()
+            self._loaded.clear()

@@ -20,24 +20,13 @@ its kernels shared, as the CPU target shares its dispatchers.
 from __future__ import annotations
 
 import hashlib
-import threading
 
-from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 
-from ..module_files import CACHE_ENV, cache_dir, write_once
+from ..module_files import CACHE_ENV, LoadedModules, cache_dir, write_once
 
 PREFIX = "polypad_cuda_"
-_loaded: dict[str, dict] = {}
-_loading = threading.Lock()  # one thread executes a module; the others then find it
-
-
-def _renew_lock() -> None:
-    global _loading
-    _loading = threading.Lock()
-
-
-at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
+_modules = LoadedModules()
 
 
 def module_name(source: str) -> str:
@@ -49,13 +38,7 @@ def load_module(source: str) -> dict:
     """The namespace of ``source`` (:mod:`.emit`'s text) executed from its file in the
     cache directory, its kernels' on-disk caching on (where numba-cuda has it)."""
     name = module_name(source)
-    found = _loaded.get(name)
-    if found is not None:
-        return found
-    with _loading:
-        if name not in _loaded:
-            _loaded[name] = _execute(name, source)
-        return _loaded[name]
+    return _modules.get(name, lambda: _execute(name, source))
 
 
 def _execute(name: str, source: str) -> dict:
@@ -76,8 +59,7 @@ def _execute(name: str, source: str) -> dict:
 
 def clear() -> None:
     """Forget the modules loaded in this process (their files stay)."""
-    with _loading:
-        _loaded.clear()
+    _modules.clear()
 
 
 def clear_files() -> None:

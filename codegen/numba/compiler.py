@@ -26,18 +26,16 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
-import threading
 
 import numba
 from numba.core import types
 
-from polypad.concurrency import at_fork_in_child
 from polypad.errors import BuildError
 from polypad.ir import dtypes
 from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.semantics.values import numpy_dtype
 
-from ..module_files import CACHE_ENV, cache_dir
+from ..module_files import CACHE_ENV, LoadedModules, cache_dir
 from ..module_files import write_once as _write
 from .emit import KERNEL_NAME
 from .parfor_bodies import optimized_as_cached
@@ -46,16 +44,7 @@ from .vector_width import resolve as resolve_width
 from .vector_width import retarget
 
 _PREFIX = "polypad_kernel_"
-_loaded: dict[str, object] = {}
-_loading = threading.Lock()  # one thread imports a module; the others then find it
-
-
-def _renew_lock() -> None:
-    global _loading
-    _loading = threading.Lock()
-
-
-at_fork_in_child(_renew_lock)  # a thread of the parent may have held it at the fork
+_modules = LoadedModules()
 
 
 def clear_cache() -> None:
@@ -64,10 +53,11 @@ def clear_cache() -> None:
     directory = cache_dir()
     for path in [*directory.glob(_PREFIX + "*"), *directory.glob(f"__pycache__/{_PREFIX}*")]:
         path.unlink(missing_ok=True)
-    with _loading:
+    def forget_imports() -> None:
         for name in [n for n in sys.modules if n.startswith(_PREFIX)]:
             del sys.modules[name]
-        _loaded.clear()
+
+    _modules.clear(also=forget_imports)
 
 
 def module_name(source: str, vector_width: int | None = None) -> str:
@@ -84,13 +74,7 @@ def load(source: str, vector_width: int | None = None):
     ``vector_width`` option of ``codegen.build``."""
     width = resolve_width(vector_width)
     name = module_name(source, width)
-    found = _loaded.get(name)
-    if found is not None:
-        return found
-    with _loading:
-        if name not in _loaded:
-            _loaded[name] = _import(name, source, width)
-        return _loaded[name]
+    return _modules.get(name, lambda: _import(name, source, width))
 
 
 def _import(name: str, source: str, width: int | None):
