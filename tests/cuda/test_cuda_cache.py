@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cuda_kernels as K
 import numpy as np
 import pytest
 
 import codegen
 from codegen.cuda import cache
-from tests.cuda import cuda_kernels as K
 
 ROOT = Path(__file__).resolve().parents[2]
 

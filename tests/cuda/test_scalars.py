@@ -4,11 +4,11 @@ reference executor."""
 
 from __future__ import annotations
 
+import cuda_kernels as K
 import numpy as np
 
 import codegen
 import polypad as pp
-from tests.cuda import cuda_kernels as K
 
 TEXT = '''
 @T.prim_func

@@ -15,6 +15,7 @@ from __future__ import annotations
 import islpy as isl
 import pytest
 from scalar_runs_support import assert_runs_the_same
+from test_at_copies_wrap import STENCIL_U8
 
 from analyses.evidence import Instance
 from polypad.errors import IllegalTransformError
@@ -29,21 +30,9 @@ from polypad.schedule import Schedule
 from polypad.schedule.box_indices import exact_index, runs_of
 from polypad.script import parse, script
 
-# C reads B[max(i, 2) - 2]: the box of B at io is clipped at 0, its corner a max.
-CLAMPED_U8 = '''
-@T.prim_func
-def f(A: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32")):
-    B = T.alloc_buffer((16,), "int32")
-    for i in T.serial(T.uint8(16)):
-        with T.block("B"):
-            B[i] = A[i] * 3 + 1
-    for io in T.serial(T.uint8(4)):
-        for ii in T.serial(T.uint8(4)):
-            with T.block("C"):
-                C[io * T.uint8(4) + ii] = (
-                    B[io * T.uint8(4) + ii]
-                    + B[T.max(io * T.uint8(4) + ii, T.uint8(2)) - T.uint8(2)])
-'''
+# C reads B[max(i, 2) - 2]: the box of B at io is clipped at 0, its corner a max (the
+# program whose cache corner wrapped in uint8).
+CLAMPED_U8 = STENCIL_U8
 
 
 def _stored(text: str, split: bool = False):
