@@ -95,14 +95,14 @@ def flatten_indices(indices: Sequence[Expr], shape: Sequence, separators: Sequen
             dtype = "int32" if extent - 1 <= dtype_range("int32")[1] else "int64"
         else:
             dtype = extent.dtype
+        group = [as_expr(indices[k], "int32") for k in axes]
         # No narrower than the widest index (an int64 index of a group of constant size).
-        for k in axes:
-            index = as_expr(indices[k], "int32")
+        for index in group:
             if dtypes.bits(index.dtype) > dtypes.bits(dtype):
                 dtype = index.dtype
         flat = None
-        for k in axes:
-            term = _in(as_expr(indices[k], "int32"), dtype)
+        for k, index in zip(axes, group, strict=True):
+            term = _in(index, dtype)
             flat = term if flat is None else flat * _in(as_expr(shape[k], dtype), dtype) + term
         out.append(flat if flat is not None else as_expr(0, dtype))
     return tuple(out)
