@@ -221,11 +221,17 @@ class Not(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Select(Expr):
-    """``T.if_then_else(condition, true_value, false_value)``."""
+    """``T.if_then_else(condition, true_value, false_value)``.
+
+    ``eager`` marks TVM's ``T.Select``, which evaluates both branches: TVM
+    requires both to be defined, so it has the value ``T.if_then_else`` has,
+    and polypad evaluates it the same way.  It is kept so that the text prints
+    back as TVM wrote it (TVM's structural equality tells the two apart)."""
 
     condition: Expr
     true_value: Expr
     false_value: Expr
+    eager: bool = False
     dtype: str = _derived()
 
     def __post_init__(self) -> None:

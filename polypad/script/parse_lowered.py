@@ -7,12 +7,14 @@ Mixed into :class:`~.parse_expr.ExprParser`, whose ``_Call`` dispatches
   older ``T.broadcast``): vector values; :meth:`ramp_slice` reads the slice
   of a vector store, ``C[b:b + 4] = ...`` or ``C[b:b + 16:4] = ...``;
 - ``T.Select(c, a, b)``: TVM's select, which evaluates both branches; read
-  as ``T.if_then_else``, which evaluates the one it takes -- the same value
+  as ``T.if_then_else`` (marked ``eager``, so it prints back as ``T.Select``),
+  which evaluates the one it takes -- the same value
   wherever both branches are defined, which TVM requires of ``T.Select``;
 - ``T.Div(a, b)``: C's division, truncating toward zero on integers,
   spelled with floor division (``a // b``, plus one where the exact
   quotient is negative and not whole) so the analyses read it; on floats,
-  ``a / b``;
+  ``a / b``; ``T.truncdiv(a, b)`` the same on integers, ``T.truncmod(a, b)``
+  C's remainder (of the sign of ``a``), spelled with ``a % b`` alike;
 - the opaque intrinsics of :mod:`polypad.ir.opaque` (``T.tvm_struct_get``,
   ``T.call_extern``, ``T.tvm_fill_fragment`` ...), whose arguments may be
   strings, ``A.data`` and types (``T.handle("float32").ty``);
@@ -32,6 +34,8 @@ from ..ir.nodes import (
     Call,
     Eq,
     Expr,
+    FloorDiv,
+    FloorMod,
     IntImm,
     Or,
     Ramp,
@@ -89,7 +93,7 @@ class LoweredExprs:
         c, a, b = bind_args(self.src, node, name, ("condition", "true_value", "false_value"), 3)
         cond = self.cond_any(c, env)
         a, b = self.build(node, ops.promote, *self._resolved(a, b, env))
-        return Select(cond, a, b)
+        return Select(cond, a, b, eager=True)
 
     def _t_Div(self, node, name, env):
         a, b = bind_args(self.src, node, name, ("a", "b"), 2)
@@ -99,6 +103,19 @@ class LoweredExprs:
         if not dtypes.is_int(x.dtype):
             raise self.src.error(node, f"T.Div takes numbers, not {x.dtype}")
         return truncated_div(x, y)
+
+    def _t_truncdiv(self, node, name, env):
+        return truncated_div(*self._integer_pair(node, name, env))
+
+    def _t_truncmod(self, node, name, env):
+        return truncated_mod(*self._integer_pair(node, name, env))
+
+    def _integer_pair(self, node, name, env) -> tuple[Expr, Expr]:
+        a, b = bind_args(self.src, node, name, ("a", "b"), 2)
+        x, y = self.build(node, ops.promote, *self._resolved(a, b, env))
+        if not dtypes.is_int(x.dtype):
+            raise self.src.error(node, f"{name} takes integers, not {x.dtype}")
+        return x, y
 
     # ------------------------------------------------------------ pointers
 
@@ -163,4 +180,28 @@ def truncated_div(x: Expr, y: Expr) -> Expr:
     exact = Eq(ops.floormod(x, y), zero)
     same_sign = Eq(ops.ge(x, zero), ops.gt(y, zero))
     return Select(Or(exact, same_sign), floor, ops.add(floor, IntImm(1, x.dtype)))
+
+
+def truncated_mod(x: Expr, y: Expr) -> Expr:
+    """C's remainder, of the sign of ``x`` (TVM's ``T.truncmod``): ``x % y`` (floored,
+    of the sign of ``y``) where that is 0 or the operands' signs agree, else ``x % y - y``
+    (the quotient rounded up instead of down, as in :func:`truncated_div`)."""
+    mod = ops.floormod(x, y)
+    zero = IntImm(0, x.dtype)
+    exact = Eq(mod, zero)
+    same_sign = Eq(ops.ge(x, zero), ops.gt(y, zero))
+    return Select(Or(exact, same_sign), mod, ops.sub(mod, y))
+
+
+def truncation(e: Select) -> tuple[str, Expr, Expr] | None:
+    """``("Div", x, y)`` where ``e`` is :func:`truncated_div` of ``x`` and ``y``,
+    ``("truncmod", x, y)`` where it is :func:`truncated_mod`, else None: how the
+    printer writes it back as TVM's own node (``T.Div(x, y)``, ``T.truncmod(x, y)``)."""
+    first = e.true_value
+    if e.eager or not isinstance(first, (FloorDiv, FloorMod)):
+        return None
+    x, y = first.a, first.b
+    if isinstance(first, FloorDiv):
+        return ("Div", x, y) if e == truncated_div(x, y) else None
+    return ("truncmod", x, y) if e == truncated_mod(x, y) else None
 

@@ -196,23 +196,25 @@ ROWS = [
         """,
         {"both": ('A_1 = T.decl_buffer((3072,), "float32", data=A.data)',)},
         hides=(".view(",)),
-    Row("`T.Select(c, a, b)`", ("`T.if_then_else(c, a, b)`",),
+    Row("`T.Select(c, a, b)`", ("as read, `T.Select(c, a, b)`",),
         """
         @T.prim_func
         def f(A: T.Buffer((16,), "float32")):
             for i in T.serial(16):
                 A[i] = T.Select(i < 8, A[i], 1.0)
         """,
-        {"both": ("T.if_then_else(i < 8, A[i], 1.0)",)}, hides=("T.Select",)),
-    Row("`T.Div(a, b)`",
-        ("`T.if_then_else(a % b == 0 or (a >= 0) == (b > 0), a // b, a // b + 1)`",),
+        {"both": ("T.Select(i < 8, A[i], 1.0)",)}, hides=("T.if_then_else",)),
+    Row("`T.Div(a, b)`, `T.truncdiv(a, b)`, `T.truncmod(a, b)`",
+        ("`T.Div(a, b)` (for `T.truncdiv` too) and `T.truncmod(a, b)`",),
         """
         @T.prim_func
-        def f(A: T.Buffer((1,), "int32"), a: T.int32, b: T.int32):
+        def f(A: T.Buffer((3,), "int32"), a: T.int32, b: T.int32):
             A[0] = T.Div(a, b)
+            A[1] = T.truncdiv(a, b)
+            A[2] = T.truncmod(a, b)
         """,
-        {"both": ("T.if_then_else(a % b == 0 or (a >= 0) == (b > 0), a // b, a // b + 1)",)},
-        hides=("T.Div",)),
+        {"both": ("A[0] = T.Div(a, b)", "A[1] = T.Div(a, b)", "A[2] = T.truncmod(a, b)")},
+        hides=("T.if_then_else", "truncdiv")),
     Row("`&`, `\\|`, `^`", ("`T.bitwise_and(a, b)`", "on bools as `and`"),
         """
         @T.prim_func

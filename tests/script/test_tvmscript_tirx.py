@@ -16,7 +16,7 @@ from tvmscript_support import arguments, parse_error, roundtrip, run_both
 import codegen
 from polypad.ir import nodes as n
 from polypad.ir.attr_values import AttrCall, AttrMap
-from polypad.ir.structural import assert_structural_equal
+from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.visitor import walk
 from polypad.script import parse as parse_text
 from polypad.script import script
@@ -207,6 +207,54 @@ def test_select_and_truncating_division():
     trunc = np.where(a > 0, np.trunc(a / 3), np.trunc(a / -3)).astype("int32")
     np.testing.assert_array_equal(b, trunc)
     np.testing.assert_allclose(c, a / 4.0 + 0.5, rtol=1e-6)
+
+
+def test_truncating_remainder_has_the_sign_of_the_dividend():
+    """TVM's ``T.take(..., mode="wrap")`` prints ``T.truncmod``: C's ``%`` (numpy's fmod),
+    unlike ``%`` in the script (floored, of the sign of the divisor)."""
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32"),
+          C: T.Buffer((16,), "int32")):
+        for i in range(16):
+            B[i] = T.truncmod(A[i], 3) + T.truncmod(A[i], -5) * 10
+            C[i] = T.truncdiv(A[i], -3)
+    ''')
+    a = np.arange(-8, 8, dtype="int32")
+    b, c = run_both(f, [a, np.zeros(16, "int32"), np.zeros(16, "int32")])[1:]
+    np.testing.assert_array_equal(b, np.fmod(a, 3) + np.fmod(a, -5) * 10)
+    np.testing.assert_array_equal(c, np.trunc(a / -3).astype("int32"))
+    text = script(f)
+    assert "B[i] = T.truncmod(A[i], 3) + T.truncmod(A[i], -5) * 10" in text
+    assert "C[i] = T.Div(A[i], -3)" in text
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        A[0] = T.truncmod(A[1], 2.0)
+    ''')
+    assert (err.lineno, err.col, err.message) == (
+        4, 12, "T.truncmod takes integers, not float32")
+
+
+def test_tvm_select_prints_back_as_select_and_differs_from_if_then_else():
+    """TVM's structural equality tells ``T.Select`` from ``T.if_then_else``: polypad
+    keeps which one the text wrote, and runs both alike."""
+    text = '''
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(16):
+            B[i] = T.{}(A[i] < 0.0, A[i] * 2.0, A[i])
+    '''
+    eager = roundtrip(text.format("Select"))
+    lazy = roundtrip(text.format("if_then_else"))
+    assert "B[i] = T.Select(A[i] < 0.0, A[i] * 2.0, A[i])" in script(eager)
+    assert "B[i] = T.Select(" in script(eager, spelling="tir")
+    assert "T.Select" not in script(lazy)
+    assert not structural_equal(eager, lazy)
+    a = np.linspace(-1.0, 1.0, 16, dtype="float32")
+    got = run_both(eager, [a, np.zeros(16, "float32")])[1]
+    np.testing.assert_array_equal(got, run_both(lazy, [a, np.zeros(16, "float32")])[1])
+    np.testing.assert_array_equal(got, np.where(a < 0, a * 2, a))
 
 
 @pytest.mark.parametrize("call", ['T.sqrt(A[i], dtype="float32")',
