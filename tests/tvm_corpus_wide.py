@@ -176,6 +176,29 @@ def _schedules(te_funcs):
     _, c, _, _ = s.get_loops(s.get_sblock("adaptive_pool_avg"))
     s.bind(c, "threadIdx.x")
     out["global_pool_bind"] = s.mod
+
+    s = sch("min_rows")  # a cross-thread reduction: the reduce loop bound to threads
+    i, k = s.get_loops(s.get_sblock("x_red"))
+    s.bind(i, "blockIdx.x")
+    s.bind(k, "threadIdx.x")
+    out["min_cross_thread"] = s.mod
+
+    s = sch("conv2d_stride_dilation")
+    pad = s.get_sblock("pad_temp")
+    loops = s.get_loops(s.get_sblock("conv2d_nchw"))
+    s.compute_at(pad, loops[1])
+    s.decompose_padding(pad, loops[1])
+    out["conv_decompose_padding"] = s.mod
+
+    s = sch("clip_exp")
+    i, j = s.get_loops(s.get_output_blocks(s.get_sblock("root"))[0])
+    s.annotate(i, "pragma_auto_unroll_max_step", 16)
+    s.unroll(j)
+    out["clip_exp_annotate_unroll"] = s.mod
+
+    s = sch("max_pool2d_pad_stride")
+    s.compute_inline(s.get_sblock("pad_temp"))
+    out["pool_inline_padding"] = s.mod
     return out
 
 
@@ -197,9 +220,31 @@ def _lowered(te_funcs, scheduled):
                  "where_select", "strided_slice"):
         out[f"{name}_lowered"] = _lower(te_funcs[name])
     for name in ("conv_cache_read_compute_at", "min_rfactor", "group_conv_storage_align",
-                 "clip_exp_transform_layout_pad"):
+                 "clip_exp_transform_layout_pad", "conv_decompose_padding"):
         out[f"{name}_lowered"] = _lower(scheduled[name])
+    for name in ("broadcast_bind_threads", "min_cross_thread"):
+        out[f"{name}_lowered"] = _lower_for_gpu(scheduled[name])
     return out
+
+
+def _lower_for_gpu(mod):
+    """TVM's lowering for a GPU (``target="cuda"``; no GPU needed) up to the flattened
+    buffers, before the host and device functions are split: ``T.launch_thread``, and
+    for a cross-thread reduction ``T.tvm_thread_allreduce`` under ``T.comm_reducer``."""
+    import tvm
+    from tvm import s_tir, tirx
+
+    mod = tirx.transform.BindTarget(tvm.target.Target({"kind": "cuda", "arch": "sm_80"}))(mod)
+    passes = [
+        s_tir.transform.CanonicalizeLoop(), s_tir.transform.LowerCrossThreadReduction(),
+        s_tir.transform.LowerInitBlock(), s_tir.transform.PlanAndUpdateBufferAllocationLocation(),
+        s_tir.transform.ConvertBlocksToOpaque(), s_tir.transform.CompactBufferAllocation(),
+        s_tir.transform.LowerMatchBuffer(), s_tir.transform.StmtSimplify(),
+        s_tir.transform.LowerOpaqueBlock(), tirx.transform.FlattenBuffer(),
+        tirx.transform.NarrowDataType(32), tirx.transform.StmtSimplify(),
+        tirx.transform.RemoveNoOp(),
+    ]
+    return tvm.ir.transform.Sequential(passes)(mod)
 
 
 #: Scheduled functions -> the TE function computing the same values.
@@ -210,11 +255,18 @@ ORIGIN = {
     "group_conv_storage_align": "group_conv2d", "pool_set_scope": "max_pool2d_pad_stride",
     "clip_exp_transform_layout_pad": "clip_exp", "prod_reindex": "prod_cols",
     "broadcast_bind_threads": "broadcast_sub_div", "argmin_bind_block": "argmin",
-    "global_pool_bind": "global_avg_pool",
+    "global_pool_bind": "global_avg_pool", "min_cross_thread": "min_rows",
+    "conv_decompose_padding": "conv2d_stride_dilation", "clip_exp_annotate_unroll": "clip_exp",
+    "pool_inline_padding": "max_pool2d_pad_stride",
 }
 
 #: The thread-bound functions: they also build for polypad's cuda target.
-GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind")
+GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_cross_thread",
+       "broadcast_bind_threads_lowered")
+
+#: Functions polypad refuses by name, with the construct its ParseError names: TVM's
+#: cross-thread reduction intrinsic has no polypad equivalent (docs/tvmscript.md).
+REFUSED = {"min_cross_thread_lowered": "T.comm_reducer"}
 
 
 def wide_origin(name: str) -> str:
@@ -247,7 +299,8 @@ def wide_peer(name: str):
     thread-bound function), of the TE function it computes the same values as."""
     import tvm
 
-    for candidate in (name, wide_origin(name)):
+    # A thread-bound function TVM builds for its GPU (its lowered form says cuda).
+    for candidate in ((wide_origin(name),) if name in GPU else (name, wide_origin(name))):
         func = wide_functions()[candidate][1]
         mod = func if isinstance(func, tvm.IRModule) else tvm.IRModule({"main": func})
         try:
