@@ -74,13 +74,18 @@ class Stmt:
 
 @dataclass(frozen=True, slots=True)
 class For(Stmt):
-    """``for var in range(min, min + extent)``, run as ``kind`` says."""
+    """``for var in range(min, min + extent)``, run as ``kind`` says.
+
+    ``launched`` marks a thread loop written ``T.launch_thread`` (TVM's lowered GPU
+    text, an attribute over a thread axis rather than a loop): it means the same
+    loop, and only the printer reads it, to write it back as TVM did."""
 
     var: Var
     min: Expr
     extent: Expr
     kind: ForKind
     body: Stmt
+    launched: bool = field(default=False, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,11 @@ class _Printer(BlockPrinting, LoweredPrinter):
         bounds = self._loop_range(s)
         name = self.namer.bind(s.var)
         self.loops[s.var] = (s.min, s.extent)
-        if s.kind.value in THREAD_KINDS:
+        if s.kind.value in THREAD_KINDS and s.launched and self.spelling == "tirx" \
+                and isinstance(s.min, IntImm) and s.min.value == 0:
+            # TVM 0.27's lowered GPU text: a thread axis launched over the body.
+            self.emit(indent, f'with T.launch_thread("{s.kind.value}", {bounds}) as {name}:')
+        elif s.kind.value in THREAD_KINDS:
             self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
                               f'thread="{s.kind.value}"):')
         else:

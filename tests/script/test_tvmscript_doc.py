@@ -156,7 +156,8 @@ ROWS = [
         """,
         {"both": ('A = T.alloc_buffer((4, 4), "float32")',)}, hides=("T.allocate", "data=")),
     Row('`tx = T.env_thread("threadIdx.x")`',
-        ('`for tx in T.thread_binding(n, thread="threadIdx.x"):`',),
+        ('`with T.launch_thread("threadIdx.x", n) as tx:`',
+         '`for tx in T.thread_binding(n, thread="threadIdx.x"):`'),
         """
         @T.prim_func
         def f(A: T.Buffer((32,), "float32")):
@@ -164,8 +165,9 @@ ROWS = [
             T.launch_thread(tx, 32)
             A[tx] = 1.0
         """,
-        {"both": ('for tx in T.thread_binding(32, thread="threadIdx.x"):',)},
-        hides=("T.env_thread", "T.launch_thread")),
+        {"tirx": ('with T.launch_thread("threadIdx.x", 32) as tx:',),
+         "tir": ('for tx in T.thread_binding(32, thread="threadIdx.x"):',)},
+        hides=("T.env_thread",)),
     Row("`for i in T.serial / T.parallel",
         ("`T.grid` as the nested loops",),
         """
