@@ -78,7 +78,10 @@ class For(Stmt):
 
     ``launched`` marks a thread loop written ``T.launch_thread`` (TVM's lowered GPU
     text, an attribute over a thread axis rather than a loop): it means the same
-    loop, and only the printer reads it, to write it back as TVM did."""
+    loop.  ``annotations`` are TVM's hints on the loop (``T.serial(n,
+    annotations={"pragma_auto_unroll_max_step": 16})``), an ``AttrMap``, which
+    steer TVM's passes only.  Neither is compared; only the printer reads them, to
+    write the loop back as TVM did."""
 
     var: Var
     min: Expr
@@ -86,6 +89,7 @@ class For(Stmt):
     kind: ForKind
     body: Stmt
     launched: bool = field(default=False, compare=False, kw_only=True)
+    annotations: object = field(default=None, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -247,11 +247,15 @@ class _Printer(BlockPrinting, LoweredPrinter):
                 and isinstance(s.min, IntImm) and s.min.value == 0:
             # TVM 0.27's lowered GPU text: a thread axis launched over the body.
             self.emit(indent, f'with T.launch_thread("{s.kind.value}", {bounds}) as {name}:')
-        elif s.kind.value in THREAD_KINDS:
-            self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
-                              f'thread="{s.kind.value}"):')
         else:
-            self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}):")
+            # TVM's hints on the loop, as read (For.annotations).
+            hints = "" if s.annotations is None else \
+                f", annotations={attr_text(s.annotations)}"
+            if s.kind.value in THREAD_KINDS:
+                self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
+                                  f'thread="{s.kind.value}"{hints}):')
+            else:
+                self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}{hints}):")
         self.stmt(s.body, indent + 1)
         self.namer.unbind(s.var)
 

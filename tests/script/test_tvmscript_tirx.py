@@ -170,7 +170,9 @@ def test_function_attributes_keep_lists_dicts_and_targets():
     assert 'T.target({"kind": "llvm", "keys": ["cpu"]})' in script(f)
 
 
-def test_loop_and_allocation_annotations_are_dropped():
+def test_loop_annotations_print_back_and_allocation_annotations_are_dropped():
+    """Both steer TVM's passes only, so neither changes the function; a loop's are kept
+    for the printer (TVM compares them), an allocation's are not."""
     plain = parse('''
     @T.prim_func
     def f(A: T.Buffer((4,), "float32")):
@@ -178,6 +180,8 @@ def test_loop_and_allocation_annotations_are_dropped():
         for i in range(4):
             t[i] = A[i]
         for i in T.serial(4):
+            A[i] = t[i]
+        for i in T.thread_binding(4, thread="threadIdx.x"):
             A[i] = t[i]
     ''')
     annotated = parse('''
@@ -188,8 +192,26 @@ def test_loop_and_allocation_annotations_are_dropped():
             t[i] = A[i]
         for i in T.serial(0, 4, annotations={"test": [0, 0]}):
             A[i] = t[i]
+        for i in T.thread_binding(4, thread="threadIdx.x", annotations={"a": "b"}):
+            A[i] = t[i]
     ''')
     assert_structural_equal(annotated, plain)
+    for spelling in ("tirx", "tir"):
+        text = script(annotated, spelling=spelling)
+        assert 'for i in T.serial(4, annotations={"pragma_loop_partition_hint": 1}):' in text
+        assert 'for i in T.serial(4, annotations={"test": [0, 0]}):' in text
+        assert ('for i in T.thread_binding(4, thread="threadIdx.x", annotations={"a": "b"}):'
+                in text)
+        assert "disable_lower_builtin" not in text
+        assert_structural_equal(parse_text(text), annotated)
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        for i in range(4, annotations=[1]):
+            A[i] = 0.0
+    ''')
+    assert (err.lineno, err.col, err.message) == (
+        4, 35, 'a loop\'s annotations are a dict: annotations={"pragma_unroll_explicit": 1}')
 
 
 def test_select_and_truncating_division():
