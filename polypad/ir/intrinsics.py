@@ -2,7 +2,9 @@
 
 ``assume(c)`` states a fact; ``undef(dtype)`` is a valid but arbitrary value;
 ``likely(c)`` marks the probable branch.  The math functions take and return
-floats (``abs`` keeps any numeric dtype).  The bitwise functions
+floats (``abs`` keeps any numeric dtype); ``nearbyint`` rounds to the nearest
+integer, halves to even (TVM's ``T.round`` and TOPI's ``round``), ``erf`` is the
+error function (TOPI's GELU).  The bitwise functions
 (:data:`BITWISE`) take and return integers of one dtype, with numpy's
 meaning: two's complement, a left shift wraps at the width, and a shift by
 an amount outside ``[0, bits)`` gives 0 (or, shifting right, the sign).
@@ -15,7 +17,7 @@ from .nodes import Call, Expr
 from .operators import as_expr, cast
 
 MATH_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sigmoid",
-              "rsqrt")
+              "rsqrt", "erf", "nearbyint")
 MATH_BINARY = ("pow",)
 NUMERIC_UNARY = ("abs",)
 SPECIAL = ("assume", "undef", "likely")
