@@ -162,8 +162,9 @@ def measure(names=None) -> list[Outcome]:
 
 
 def table(outcomes: list[Outcome]) -> str:
-    """Per family: functions, parsed, ran and agreed, round-tripped; then each failure."""
-    rows: dict = collections.defaultdict(lambda: [0, 0, 0, 0])
+    """Per family: functions, parsed, ran and agreed, round-tripped, refused by name (a
+    ParseError or BuildError naming the construct, not a crash); then each failure."""
+    rows: dict = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
     for o in outcomes:
         for key in (o.family, "all"):
             row = rows[key]
@@ -171,13 +172,17 @@ def table(outcomes: list[Outcome]) -> str:
             row[1] += o.parsed is None
             row[2] += o.ran is None
             row[3] += o.round_trip is None
-    lines = [f"{'family':<10} {'functions':>9} {'parsed':>7} {'ran=TVM':>8} {'round trip':>11}",
-             "-" * 49]
-    for family, (total, parsed, ran, back) in rows.items():
+            row[4] += any(why is not None and why != "not tried" and not why.startswith(
+                "CRASH") for why in (o.parsed, o.ran))
+    head = (f"{'family':<10} {'functions':>9} {'parsed':>7} {'ran=TVM':>8} {'round trip':>11}"
+            f" {'refused by name':>16}")
+    lines = [head, "-" * len(head)]
+    for family, (total, parsed, ran, back, refused) in rows.items():
         if family != "all":
-            lines.append(f"{family:<10} {total:>9} {parsed:>7} {ran:>8} {back:>11}")
-    total, parsed, ran, back = rows["all"]
-    lines += ["-" * 49, f"{'all':<10} {total:>9} {parsed:>7} {ran:>8} {back:>11}"]
+            lines.append(f"{family:<10} {total:>9} {parsed:>7} {ran:>8} {back:>11} {refused:>16}")
+    total, parsed, ran, back, refused = rows["all"]
+    lines += ["-" * len(head),
+              f"{'all':<10} {total:>9} {parsed:>7} {ran:>8} {back:>11} {refused:>16}"]
     gpu = [o for o in outcomes if o.cuda != "not tried"]
     if gpu:
         ok = sum(o.cuda is None for o in gpu)

@@ -94,7 +94,36 @@ def _te():
         "asymmetric", rounding_method="floor"))
     out["resize_linear"] = mk(img, topi.image.resize2d(
         img, (0.0, 0.0, 0.0, 0.0), (6, 6), "NCHW", "linear", "align_corners"))
+    out["matmul"] = _matmul(8, 16, 12)
+    out["gelu_erf"] = mk(a, topi.multiply(a, topi.add(topi.erf(topi.multiply(a, 0.7071)), 1.0)))
+    out["round_abs_power"] = mk(a, topi.round(topi.power(topi.abs(a), 1.5)))
+    out["rsqrt_sigmoid_tanh"] = mk(a, topi.tanh(topi.sigmoid(topi.rsqrt(topi.abs(a) + 1.0))))
+    out["uint8_quantize"] = mk(a, topi.cast(topi.clip(a, 0.0, 1.0) * 255.0, "uint8"))
+    qd = te.placeholder((1, 4, 6, 6), name="data", dtype="int8")
+    qk = te.placeholder((4, 4, 3, 3), name="kernel", dtype="int8")
+    out["conv2d_int8"] = mk(qd, qk, topi.nn.conv2d_nchw(qd, qk, 1, 1, 1, out_dtype="int32"))
+    out["upsampling"] = mk(small, topi.nn.upsampling(small, 2, 2))
+    out["depth_to_space"] = mk(data, topi.nn.depth_to_space(topi.nn.pad(
+        data, (0, 0, 0, 0), (0, 0, 1, 1)), 2))
+    out["lrn"] = mk(data, topi.nn.lrn(data, 3, 1, 1e-4, 0.75, 2.0))
+    out["adaptive_max_pool"] = mk(data, topi.nn.adaptive_pool(data, (3, 3), "max"))
+    out["isnan_where"] = mk(a, topi.where(topi.isnan(a), a, topi.exp(a)))
+    # Polypad's limits, measured: an int64 extent in a shape (typed extents), the bit
+    # casts of fast_exp (T.reinterpret) and an extern sort (T.call_packed).
+    out["tile_repeat"] = mk(a, topi.repeat(topi.tile(a, (1, 2)), 2, 0))
+    out["fast_exp"] = mk(a, topi.fast_exp(a))
+    out["sort"] = mk(x, topi.sort(x, axis=1))
     return out
+
+
+def _matmul(m: int, n: int, k: int):
+    from tvm import te
+
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    r = te.reduce_axis((0, k), name="k")
+    return te.create_prim_func([A, B, te.compute((m, n), lambda i, j: te.sum(
+        A[i, r] * B[r, j], axis=r), name="C")])
 
 
 def _schedules(te_funcs):
@@ -199,6 +228,36 @@ def _schedules(te_funcs):
     s = sch("max_pool2d_pad_stride")
     s.compute_inline(s.get_sblock("pad_temp"))
     out["pool_inline_padding"] = s.mod
+
+    s = sch("matmul")  # a split that does not divide: the block under T.where
+    i, _, _ = s.get_loops(s.get_sblock("C"))
+    s.split(i, [None, 3])
+    out["matmul_split_uneven"] = s.mod
+
+    s = sch("matmul")
+    s.pad_einsum(s.get_sblock("C"), [16, 16, 16])
+    out["matmul_pad_einsum"] = s.mod
+
+    s = sch("matmul")
+    s.reindex_cache_read(s.get_sblock("C"), 0, "shared", lambda i, j, k: (i, k))
+    out["matmul_reindex_cache_read"] = s.mod
+
+    s = sch("matmul")
+    s.transform_block_layout(s.get_sblock("C"), lambda i, j, k: (j, i, k))
+    out["matmul_transform_block_layout"] = s.mod
+
+    s = sch("matmul")
+    _, j, _ = s.get_loops(s.get_sblock("C"))
+    s.loop_partition(j, [None, 5])
+    out["matmul_loop_partition"] = s.mod
+
+    s = sch("matmul")
+    c = s.get_sblock("C")
+    i, _, k = s.get_loops(c)
+    s.parallel(i)
+    s.unroll(s.split(k, [None, 4])[1])
+    s.annotate(c, "meta_schedule.parallel", 16)
+    out["matmul_block_annotate"] = s.mod
     return out
 
 
@@ -257,7 +316,10 @@ ORIGIN = {
     "broadcast_bind_threads": "broadcast_sub_div", "argmin_bind_block": "argmin",
     "global_pool_bind": "global_avg_pool", "min_cross_thread": "min_rows",
     "conv_decompose_padding": "conv2d_stride_dilation", "clip_exp_annotate_unroll": "clip_exp",
-    "pool_inline_padding": "max_pool2d_pad_stride",
+    "pool_inline_padding": "max_pool2d_pad_stride", "matmul_split_uneven": "matmul",
+    "matmul_pad_einsum": "matmul", "matmul_reindex_cache_read": "matmul",
+    "matmul_transform_block_layout": "matmul", "matmul_loop_partition": "matmul",
+    "matmul_block_annotate": "matmul",
 }
 
 #: The thread-bound functions: they also build for polypad's cuda target.
@@ -267,6 +329,14 @@ GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_c
 #: Functions polypad refuses by name, with the construct its ParseError names: TVM's
 #: cross-thread reduction intrinsic has no polypad equivalent (docs/tvmscript.md).
 REFUSED = {"min_cross_thread_lowered": "T.comm_reducer"}
+
+#: Functions polypad reads and prints back but refuses to build, by the construct its
+#: BuildError names: opaque TVM intrinsics (docs/tvmscript.md, packed functions).
+NOT_BUILT = {"fast_exp": "T.reinterpret", "sort": "T.call_packed"}
+
+#: Round trips TVM's structural equality does not give, with the path TVM names first:
+#: polypad's extents carry no dtype, so an int64 extent TVM made prints as 12.
+NOT_EQUAL = {"tile_repeat": ".params[1].ty.shape[0].ty.dtype"}
 
 
 def wide_origin(name: str) -> str:

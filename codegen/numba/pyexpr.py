@@ -324,6 +324,8 @@ class ExprPrinter(CommonExprs):
             return f"np.power({args[0]}, {args[1]})", ATOM
         if expr.op == "nearbyint":
             return f"np.rint({args[0]})", ATOM
+        if expr.op == "isnan":
+            return f"np.isnan({args[0]})", ATOM
         if expr.op == "erf":  # math.erf, of a double: back to the dtype, as the reference
             return f"{numpy_type(expr.dtype)}(_pp_erf({args[0]}))", ATOM
         if expr.op == "sigmoid":

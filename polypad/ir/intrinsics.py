@@ -20,8 +20,10 @@ MATH_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sigm
               "rsqrt", "erf", "nearbyint")
 MATH_BINARY = ("pow",)
 NUMERIC_UNARY = ("abs",)
+#: Tests of a float that give a bool: ``isnan`` (TOPI's ``isnan``).
+FLOAT_PREDICATES = ("isnan",)
 SPECIAL = ("assume", "undef", "likely")
-ALL = SPECIAL + MATH_UNARY + MATH_BINARY + NUMERIC_UNARY
+ALL = SPECIAL + MATH_UNARY + MATH_BINARY + NUMERIC_UNARY + FLOAT_PREDICATES
 BITWISE_BINARY = ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right")
 BITWISE = BITWISE_BINARY + ("bitwise_not",)
 
@@ -47,6 +49,12 @@ def math(op: str, *args) -> Call:
         (x,) = args
         x = as_expr(x, "float32")
         return Call(op, (x,), x.dtype)
+    if op in FLOAT_PREDICATES:
+        (x,) = args
+        x = as_expr(x, "float32")
+        if not dtypes.is_float(dtypes.element(x.dtype)):
+            raise TypeError(f"T.{op} takes a float, not {x.dtype}")
+        return Call(op, (x,), "bool")
     exprs = [as_expr(a, "float32") for a in args]
     expected = 2 if op in MATH_BINARY else 1
     if op not in MATH_UNARY + MATH_BINARY or len(exprs) != expected:

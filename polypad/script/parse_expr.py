@@ -354,7 +354,8 @@ class ExprParser(LoweredExprs):
             return self._typed_const(node, fname, env)
         if fname in OPAQUE_NAMES:
             return self.opaque(node, fname, env)
-        if fname in intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY:
+        if fname in (intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY
+                     + intrinsics.FLOAT_PREDICATES):
             names = ("a", "b") if fname in intrinsics.MATH_BINARY else ("x",)
             *args, d = bind_args(self.src, node, name, names + ("dtype",), len(names))
             # dtype= (older TVM): literal arguments take it, the result must have it.

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import polypad as pp
-from polypad.errors import ParseError
+from polypad.errors import BuildError, ParseError
 from polypad.ir.nodes import IRModule
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 tvm = pytest.importorskip("tvm")
 
 from bench_tvm_wide import _compare, _tvm_run, inputs  # noqa: E402
-from tvm_corpus_wide import GPU, REFUSED, wide_corpus  # noqa: E402
+from tvm_corpus_wide import GPU, NOT_BUILT, NOT_EQUAL, REFUSED, wide_corpus  # noqa: E402
 
 import codegen  # noqa: E402
 
@@ -43,12 +43,13 @@ READ = [name for name in NAMES if name not in REFUSED]
 def test_the_wide_corpus_covers_each_family_and_the_new_constructs():
     families = {family for _, family, _ in wide_corpus()}
     assert families == {"te", "schedule", "lowered"}
-    assert len(NAMES) >= 60
+    assert len(NAMES) >= 80
     texts = "\n".join(text for _, _, text in wide_corpus())
     for spelling in ('T.thread_binding(', 'thread="threadIdx.x"', "T.launch_thread(",
                      "T.Select(", "T.truncmod(", "T.Div(", "T.sblock_alloc_buffer(",
                      '"local"', "T.comm_reducer(", "T.unroll(", "T.if_then_else(",
-                     'annotations={"pragma_auto_unroll_max_step": 16}'):
+                     'annotations={"pragma_auto_unroll_max_step": 16}', "T.erf(",
+                     "T.nearbyint(", "T.fabs(", "T.where(", '"uint8"', '"int8"'):
         assert spelling in texts, spelling
 
 
@@ -61,17 +62,26 @@ def test_polypad_reads_runs_and_prints_back_what_tvm_reads(name):
     made = pp.parse(text, filename=name)
     f = made.funcs[0] if isinstance(made, IRModule) else made
     verify(f)
-    # The reference executor against TVM's own build, on the same random inputs.
-    args = inputs(f, name)
-    want = _tvm_run(name, args)
-    codegen.build(f, target="python")(*args)
-    assert _compare(args, want) is None, name
+    # The reference executor against TVM's own build, on the same random inputs; an
+    # opaque intrinsic is refused by name and line.
+    if name in NOT_BUILT:
+        with pytest.raises(BuildError, match=f"cannot build 'main': {NOT_BUILT[name]} at line"):
+            codegen.build(f, target="python")
+    else:
+        args = inputs(f, name)
+        want = _tvm_run(name, args)
+        codegen.build(f, target="python")(*args)
+        assert _compare(args, want) is None, name
     # Round trips: polypad's exact; TVM's structurally equal to its parse of TVM's text.
     printed = pp.script(made)
     assert_structural_equal(pp.parse(printed), made)
     theirs, back = from_source(text), from_source(printed)
-    assert tvm_ffi.structural_equal(theirs, back), \
-        tvm_ffi.get_first_structural_mismatch(theirs, back)
+    if name in NOT_EQUAL:  # a limit of polypad's IR, measured
+        where = tvm_ffi.get_first_structural_mismatch(theirs, back)
+        assert where is not None and str(where[0]).endswith(NOT_EQUAL[name]), where
+    else:
+        assert tvm_ffi.structural_equal(theirs, back), \
+            tvm_ffi.get_first_structural_mismatch(theirs, back)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

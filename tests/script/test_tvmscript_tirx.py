@@ -365,3 +365,59 @@ def test_a_pointer_parameter_declared_at_the_top_is_its_buffer():
     a = np.arange(5, dtype="float32")
     codegen.build(f, target="python")(a, 5)
     np.testing.assert_array_equal(a, np.arange(5) * 2.0)
+
+
+def test_topi_math_intrinsics_erf_nearbyint_fabs_isnan():
+    """What TOPI's GELU, ``round``, ``abs`` of a float and ``isnan`` print: run on both
+    executors against numpy (NaNs included), and printed back (``T.fabs`` as ``T.abs``,
+    which TVM reads as the same ``fabs``)."""
+    import math
+
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+          C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "bool")):
+        for i in range(8):
+            B[i] = T.erf(A[i] * T.float32(0.5))
+            C[i] = T.nearbyint(T.fabs(A[i]) * T.float32(2.0))
+            D[i] = T.isnan(A[i])
+    ''')
+    text = script(f)
+    for call in ("T.erf(A[i] * 0.5)", "T.nearbyint(T.abs(A[i]) * 2.0)", "T.isnan(A[i])"):
+        assert call in text
+    a = np.array([-1.75, -1.25, -0.5, 0.25, 0.75, 1.25, np.nan, 3.0], "float32")
+    out = run_both(f, [a, np.zeros(8, "float32"), np.zeros(8, "float32"),
+                       np.zeros(8, bool)], rtol=1e-6)
+    erf = np.array([math.erf(x) for x in (a * np.float32(0.5)).astype("float64")], "float32")
+    np.testing.assert_allclose(out[1], erf, rtol=1e-6)
+    np.testing.assert_array_equal(out[2], np.rint(np.abs(a) * 2))  # 2.5 -> 2, halves even
+    np.testing.assert_array_equal(out[3], np.isnan(a))
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32"), D: T.Buffer((4,), "bool")):
+        D[0] = T.isnan(A[0])
+    ''')
+    assert (err.lineno, err.message) == (4, "T.isnan takes a float, not int32")
+
+
+def test_isnan_is_false_on_reals_and_refuted_by_a_nan_in_ieee():
+    import analyses
+    from analyses.evidence import Proved, Refuted
+
+    x = n.Var("x", "float32")
+    never = n.Eq(n.Call("isnan", (x,), "bool"), n.BoolImm(False))
+    assert isinstance(analyses.prove(never), Proved)
+    refuted = analyses.prove(never, strict_ieee=True)
+    assert isinstance(refuted, Refuted)
+    assert str(refuted) == "refuted: T.isnan(x) == False does not hold; values: x=nan"
+
+
+def test_call_packed_is_typed_int32_as_tvm_types_it():
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        T.call_packed("tvm.contrib.sort.sort", A.data, 1)
+    ''')
+    (call,) = [x for x in walk(f.body) if isinstance(x, n.Call)]
+    assert call.dtype == "int32"
+    assert 'T.call_packed("tvm.contrib.sort.sort", A.data, 1)' in script(f)
