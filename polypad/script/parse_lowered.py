@@ -32,17 +32,14 @@ from ..ir.nodes import (
     Buffer,
     BufferData,
     Call,
-    Eq,
     Expr,
-    FloorDiv,
-    FloorMod,
     IntImm,
-    Or,
     Ramp,
     Select,
     StringImm,
 )
 from ..ir.opaque import OPAQUE, implied_dtype
+from ..ir.truncation import truncated_div, truncated_mod
 from ..ir.views import flat_offset
 from .parse_region import View, span_extent
 from .source import bind_args, dtype_arg, t_attr
@@ -169,39 +166,3 @@ class LoweredExprs:
 
 
 OPAQUE_NAMES = frozenset(OPAQUE)
-
-
-def truncated_div(x: Expr, y: Expr) -> Expr:
-    """``x / y`` rounded toward zero, as C divides integers: ``x // y``, plus one where
-    the quotient is negative and not whole (the remainder is nonzero and the operands'
-    signs differ)."""
-    floor = ops.floordiv(x, y)
-    zero = IntImm(0, x.dtype)
-    exact = Eq(ops.floormod(x, y), zero)
-    same_sign = Eq(ops.ge(x, zero), ops.gt(y, zero))
-    return Select(Or(exact, same_sign), floor, ops.add(floor, IntImm(1, x.dtype)))
-
-
-def truncated_mod(x: Expr, y: Expr) -> Expr:
-    """C's remainder, of the sign of ``x`` (TVM's ``T.truncmod``): ``x % y`` (floored,
-    of the sign of ``y``) where that is 0 or the operands' signs agree, else ``x % y - y``
-    (the quotient rounded up instead of down, as in :func:`truncated_div`)."""
-    mod = ops.floormod(x, y)
-    zero = IntImm(0, x.dtype)
-    exact = Eq(mod, zero)
-    same_sign = Eq(ops.ge(x, zero), ops.gt(y, zero))
-    return Select(Or(exact, same_sign), mod, ops.sub(mod, y))
-
-
-def truncation(e: Select) -> tuple[str, Expr, Expr] | None:
-    """``("Div", x, y)`` where ``e`` is :func:`truncated_div` of ``x`` and ``y``,
-    ``("truncmod", x, y)`` where it is :func:`truncated_mod`, else None: how the
-    printer writes it back as TVM's own node (``T.Div(x, y)``, ``T.truncmod(x, y)``)."""
-    first = e.true_value
-    if e.eager or not isinstance(first, (FloorDiv, FloorMod)):
-        return None
-    x, y = first.a, first.b
-    if isinstance(first, FloorDiv):
-        return ("Div", x, y) if e == truncated_div(x, y) else None
-    return ("truncmod", x, y) if e == truncated_mod(x, y) else None
-

@@ -61,8 +61,8 @@ from ..ir.nodes import (
 )
 from ..ir.ranges import FLOAT_MAX
 from ..ir.substitute import free_symbols
+from ..ir.truncation import truncation
 from .names import Namer, sanitize
-from .parse_lowered import truncation
 from .parse_thread import THREAD_KINDS
 from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
 from .print_lowered import LoweredPrinter, attr_text
