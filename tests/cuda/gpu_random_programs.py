@@ -50,74 +50,127 @@ class Verdict:
 
 def program_text(seed: int) -> str:
     """A random kernel in polypad's script syntax (deterministic in ``seed``)."""
-    rng = random.Random(seed)
-    blocks = rng.choice([1, 2])
-    lines = [
-        "@T.prim_func",
-        f'def rand(A: T.Buffer(({blocks * SHARED},), "float32"), '
-        f'B: T.Buffer(({blocks * THREADS},), "float32")):',
-        f'    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):',
-        f'        S = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
-        f'        R = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
-        f'        for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-        f"            for k in range({SHARED // THREADS}):",
-        f"                S[k * {THREADS} + tx] = A[bx * {SHARED} + k * {THREADS} + tx]",
-    ]
-    for _ in range(rng.randint(1, 3)):
-        lines += _phase(rng, blocks, depth=2, counters=[])
-    out = _index(rng, ["tx"])
-    lines += [f'        for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-              f"            B[bx * {THREADS} + tx] = S[{out}] + R[{_index(rng, ['tx'])}]"]
-    return "\n".join(lines) + "\n"
+    return _Maker(random.Random(seed)).text()
 
 
-def _index(rng: random.Random, names: list[str]) -> str:
-    """An index of S: affine in ``names`` (taken modulo its size where it may leave it)."""
-    terms = [f"{rng.choice([1, 1, 2, 3])} * {name}" for name in names
-             if name == "tx" or rng.random() < 0.7]
-    constant = rng.randint(0, SHARED - 1)
-    text = " + ".join([*terms, str(constant)]) if terms else str(constant)
-    if rng.random() < 0.25 and "tx" in names:
-        half = f"T.floordiv(tx, 2) + {constant // 2}"
-        text = f"{SHARED - 1} - tx" if rng.random() < 0.5 else half
-    return text if text.endswith("- tx") or "floordiv" in text else f"T.floormod({text}, {SHARED})"
+class _Maker:
+    """One random kernel: one or two blocks of 8 threads, as 8 on ``threadIdx.x`` or
+    4 x 2 on ``threadIdx.x`` and ``threadIdx.y``; at times a global scratch buffer
+    ``G`` beside the shared ones; a local buffer ``L`` (each thread its own), which
+    the serial program shares, so that a value through it from one thread to
+    another must be refused."""
 
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.blocks = rng.choice([1, 2])
+        self.two_d = rng.random() < 0.3
+        self.scratch = rng.random() < 0.3
+        # The thread's index within the block, and the loops that bind it.
+        self.thread = "ty * 4 + tx" if self.two_d else "tx"
 
-def _phase(rng: random.Random, blocks: int, depth: int, counters: list[str]) -> list[str]:
-    pad = "    " * depth
-    kind = rng.choices(["threads", "serial", "block if", "inner serial", "global"],
-                       [5, 2, 1, 2, 1 if blocks > 1 else 0])[0]
-    if kind == "serial" and len(counters) < 1:
-        name = f"k{depth}"
-        body = []
-        for _ in range(rng.randint(1, 2)):
-            body += _phase(rng, blocks, depth + 1, [*counters, name])
-        return [f"{pad}for {name} in range(2):", *body]
-    if kind == "block if" and blocks > 1:
-        return [f"{pad}if bx == {rng.randint(0, blocks - 1)}:",
-                *_phase(rng, blocks, depth + 1, counters)]
-    if kind == "global":
-        return [f'{pad}for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-                f"{pad}    B[tx] = A[tx]"]
-    extent = rng.choice([THREADS, THREADS, THREADS // 2])
-    head = [f'{pad}for tx in T.thread_binding({extent}, thread="threadIdx.x"):']
-    inner = pad + "    "
-    names = ["tx", *counters]
-    if kind == "inner serial":
-        head.append(f"{inner}for j in range(2):")
-        inner += "    "
-        names.append("j")
-    if rng.random() < 0.3:
-        head.append(f"{inner}if tx < {rng.randint(1, extent)}:")
-        inner += "    "
-    # Mostly from one shared buffer into the other (a value between phases); at times
-    # into the buffer read (a value between threads of one phase).
-    target, origin = rng.sample(["S", "R"], 2)
-    if rng.random() < 0.2:
-        origin = target
-    write, read = _index(rng, names), _index(rng, names)
-    source = f"{origin}[{read}] + " if rng.random() < 0.8 else ""
-    return [*head, f"{inner}{target}[{write}] = {source}A[bx * {SHARED} + tx]"]
+    def threads(self, pad: str, narrow: bool = False) -> tuple[list[str], str]:
+        """The thread loops (all the block's threads, or half of them), and the
+        indentation inside."""
+        if self.two_d:
+            ys = 1 if narrow else 2
+            loops = [f'{pad}for ty in T.thread_binding({ys}, thread="threadIdx.y"):',
+                     f'{pad}    for tx in T.thread_binding(4, thread="threadIdx.x"):']
+            return loops, pad + "        "
+        extent = THREADS // 2 if narrow else THREADS
+        loop = f'{pad}for tx in T.thread_binding({extent}, thread="threadIdx.x"):'
+        return [loop], pad + "    "
+
+    def text(self) -> str:
+        blocks, t = self.blocks, self.thread
+        params = (f'A: T.Buffer(({blocks * SHARED},), "float32"), '
+                  f'B: T.Buffer(({blocks * THREADS},), "float32")')
+        lines = ["@T.prim_func", f"def rand({params}):"]
+        if self.scratch:  # in global memory: the host allocates it, shared by the blocks
+            lines.append(f'    G = T.alloc_buffer(({blocks * SHARED},), "float32")')
+        loops, inner = self.threads("        ")
+        lines += [
+            f'    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):',
+            f'        S = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            f'        R = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            '        L = T.alloc_buffer((2,), "float32", scope="local")',
+            *loops,
+            f"{inner}for k in range({SHARED // THREADS}):",
+            f"{inner}    S[k * {THREADS} + {t}] = A[bx * {SHARED} + k * {THREADS} + {t}]",
+        ]
+        for _ in range(self.rng.randint(1, 3)):
+            lines += self.phase(depth=2, counters=[])
+        loops, inner = self.threads("        ")
+        lines += [*loops, f"{inner}B[bx * {THREADS} + {t}] = S[{self.index([t])}] + "
+                          f"R[{self.index([t])}]"]
+        return "\n".join(lines) + "\n"
+
+    def index(self, names: list[str]) -> str:
+        """An index into 16 elements: affine in ``names`` (the thread's index first), taken
+        modulo 16 where it may leave them."""
+        rng, t = self.rng, names[0]
+        terms = [f"{rng.choice([1, 1, 2, 3])} * ({name})" for name in names
+                 if name == t or rng.random() < 0.7]
+        constant = rng.randint(0, SHARED - 1)
+        if rng.random() < 0.25:
+            return f"{SHARED - 1} - ({t})" if rng.random() < 0.5 else \
+                f"T.floordiv({t}, 2) + {constant // 2}"
+        return f"T.floormod({' + '.join([*terms, str(constant)])}, {SHARED})"
+
+    def phase(self, depth: int, counters: list[str]) -> list[str]:
+        rng, pad, t = self.rng, "    " * depth, self.thread
+        kind = rng.choices(["threads", "serial", "block if", "counter if", "inner serial",
+                            "global", "local"],
+                           [5, 2, 1, 1, 2, 1 if self.blocks > 1 else 0, 1])[0]
+        if kind == "serial" and len(counters) < 2:
+            name = f"k{depth}"
+            body = []
+            for _ in range(rng.randint(1, 2)):
+                body += self.phase(depth + 1, [*counters, name])
+            return [f"{pad}for {name} in range(2):", *body]
+        if kind == "block if" and self.blocks > 1:
+            return [f"{pad}if bx == {rng.randint(0, self.blocks - 1)}:",
+                    *self.phase(depth + 1, counters)]
+        if kind == "counter if" and counters:  # uniform in the block, varies in time
+            out = [f"{pad}if {rng.choice(counters)} == {rng.randint(0, 1)}:",
+                   *self.phase(depth + 1, counters)]
+            if rng.random() < 0.5:
+                out += [f"{pad}else:", *self.phase(depth + 1, counters)]
+            return out
+        if kind == "local":  # through a thread's own registers: private, no barrier
+            loops, inner = self.threads(pad)
+            index = rng.choice(["0", "1", "T.floormod(tx, 2)"])
+            return [*loops, f"{inner}L[{index}] = S[{self.index([t, *counters])}]",
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + L[1 - {index}]"
+                    if rng.random() < 0.3 else
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + A[{t}]"]
+        if kind == "global":  # every block writes the same elements of B
+            loops, inner = self.threads(pad)
+            return [*loops, f"{inner}B[{t}] = A[{t}]"]
+        loops, inner = self.threads(pad, narrow=rng.random() < 0.3)
+        names = [t, *counters]
+        if kind == "inner serial":
+            loops.append(f"{inner}for j in range(2):")
+            inner += "    "
+            names.append("j")
+        if rng.random() < 0.3:
+            loops.append(f"{inner}if tx < {rng.randint(1, 4)}:")
+            inner += "    "
+        # Mostly from one shared buffer into the other (a value between phases); at
+        # times into the buffer read (a value between threads of one phase); at times
+        # through the global scratch, within the block's part or not.
+        names_of = ["S", "R", "G"] if self.scratch else ["S", "R"]
+        target, origin = rng.sample(names_of, 2)
+        if rng.random() < 0.2:
+            origin = target
+        write = self.at(target, self.index(names))
+        read = self.at(origin, self.index(names))
+        source = f"{read} + " if rng.random() < 0.8 else ""
+        return [*loops, f"{inner}{write} = {source}A[bx * {SHARED} + {t}]"]
+
+    def at(self, buffer: str, index: str) -> str:
+        if buffer == "G" and self.rng.random() < 0.8:
+            return f"G[bx * {SHARED} + {index}]"
+        return f"{buffer}[{index}]"
 
 
 def parse(seed: int) -> n.PrimFunc:
