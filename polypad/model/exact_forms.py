@@ -23,7 +23,7 @@ from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter
 
 from .affine import AffineSpace, to_pw_aff
-from .overflow import within_dtypes, wrapping_operation, wraps_somewhere
+from .overflow import point_outside, wrapping_operation, wraps_somewhere
 from .to_ir import pw_aff_to_expr
 
 WIDE = "int64"
@@ -108,21 +108,12 @@ def _wrap_point(e: n.Expr, space: AffineSpace, runs: isl.Set) -> tuple[dict, dic
         pa = to_pw_aff(e, space)
     except NotAffineError:
         return {}, {}
-    lo, hi = dtype_range(e.dtype)
-    ctx = pa.get_ctx()
-    dom = pa.domain()
-    low = isl.PwAff.val_on_domain(dom, isl.Val(str(lo), context=ctx))
-    high = isl.PwAff.val_on_domain(dom, isl.Val(str(hi), context=ctx))
-    outside = pa.lt_set(low).union(pa.gt_set(high))
     try:
-        hit = (runs.intersect_params(outside.params()) if runs.is_params()
-               else runs.intersect(outside))
+        point = point_outside(pa, e.dtype, runs, space)
     except isl.Error:
         return {}, {}
-    hit = within_dtypes(hit, space)
-    if hit.is_empty():
+    if point is None:
         return {}, {}
-    point = hit.sample_point()
     psp = point.get_space()
     params = {psp.get_dim_name(isl.dim_type.param, k):
               point.get_coordinate_val(isl.dim_type.param, k).to_python()
