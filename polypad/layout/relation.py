@@ -15,7 +15,7 @@ from functools import cached_property
 
 import islpy as isl
 
-from polypad.errors import NonInjectiveError, NotAffineError, PolypadError
+from polypad.errors import IllegalTransformError, NonInjectiveError, NotAffineError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
@@ -146,16 +146,32 @@ class LayoutRelation:
         return "int32"
 
     def padding_predicate(self, indices=None) -> Expr:
-        """The padding set as a condition, simplified within the transformed box."""
+        """The padding set as a condition, simplified within the transformed box.
+
+        Two conditions say it: the padding set's own, and the negation of the image's
+        (gist of a union keeps every piece; the image is often one convex piece whose
+        negation is far simpler, ``4*i0 + i1 >= n``).  The simpler of those that have a
+        form exact at every transformed index (:meth:`_condition`) is the answer:
+        ``2 * i0 == n - 1 and i1 >= 4`` for ``[(4*i + j) // 8, (4*i + j) % 8]`` on an
+        int64 ``(n, 4)``, whose image's ``8 * i0 + i1 < 4 * n`` wraps.  Refused only
+        where neither has one, with the padding set's own error (an
+        :class:`IllegalTransformError` naming a point where its form wraps, or the
+        :class:`NotAffineError` of a constant past int64).
+        """
         padding = self.padding_set()
         if padding.is_empty():
             return BoolImm(False)
         box, out = self.transformed_box, self.output_vars(indices)
-        direct = self._condition(padding.gist(box).coalesce(), out)
-        # gist of a union keeps every piece; the image is often one convex
-        # piece whose negation is far simpler (``4*i0 + i1 >= n``).
-        negated = negate(self._condition(self.image.gist(box).coalesce(), out))
-        return min((direct, negated), key=_size)
+        found, refusals = [], []
+        for build in (lambda: self._condition(padding.gist(box).coalesce(), out),
+                      lambda: negate(self._condition(self.image.gist(box).coalesce(), out))):
+            try:
+                found.append(build())
+            except (IllegalTransformError, NotAffineError) as err:
+                refusals.append(err)
+        if not found:
+            raise refusals[0]
+        return min(found, key=_size)
 
     def _condition(self, s: isl.Set, out) -> Expr:
         """``s`` as a condition on ``out``: the reader's form where it cannot wrap
