@@ -1,0 +1,100 @@
+"""Loop bounds whose isl form needs a constant wider than their variables.
+
+isl writes the bounds of the loops it rebuilds with whatever constants they need:
+tiling an int8 loop by 200 gives ``(n + 99) // 200 + 1``, whose 200 no int8
+holds.  The reader could not write that form in int8, and the loop kept the
+form isl's AST had, unchecked: ``T.Cast("int32", n + 99) // 200 + 1``, whose
+int8 ``n + 99`` wraps for ``n >= 29`` -- the loop then ran no iteration where
+the original ran ``n``.  Now such a bound is written over int64 copies of its
+variables, exact, and cast back where its value fits the counter's dtype
+(:func:`polypad.schedule.exact_bounds.bound`: checked, or refused, never left
+as isl's AST wrote it).
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+from scalar_runs_support import assert_runs_the_same
+
+from polypad.ir import nodes as n
+from polypad.ir.structural import assert_structural_equal
+from polypad.ir.verify import verify
+from polypad.model.affine import AffineSpace
+from polypad.model.overflow import within_dtypes, wraps_somewhere
+from polypad.schedule import Schedule
+from polypad.schedule.exact_bounds import bound
+from polypad.script import parse
+
+COUNT8 = '''
+@T.prim_func
+def f(n: T.int8, A: T.Buffer((1,), "int32")):
+    with T.block("b"):
+        for i in T.serial(n):
+            A[0] = A[0] + 1
+'''
+
+
+def scheduled(text: str, apply):
+    func = parse(text)
+    sch = Schedule(func)
+    apply(sch)
+    verify(sch.func)
+    return func, sch.func
+
+
+def test_an_int8_loop_tiled_by_200_runs_every_iteration():
+    func, out = scheduled(COUNT8, lambda s: s.reorder_by_map(
+        "b", "{ b[i] -> [floor((i + 100)/200), (i + 100) mod 200] }", ("io", "ii")))
+    assert_structural_equal(out, parse('''
+@T.prim_func
+def f(n: T.int8, A: T.Buffer((1,), "int32")):
+    with T.block("b"):
+        if n >= 1:
+            for io in T.serial(T.Cast("int16", (T.Cast("int64", n) + 99) // 200 + 1)):
+                for ii in T.serial(T.int16(200)):
+                    if 200 * T.Cast("int64", io) + T.Cast("int64", ii) >= 100 and T.Cast("int64", n) >= 200 * T.Cast("int64", io) + T.Cast("int64", ii) - 99:
+                        A[0] = A[0] + 1
+'''))  # noqa: E501
+    # A[0] counts the iterations: n of them, also where n + 99 leaves int8.
+    assert_runs_the_same(func, out, [(size,) for size in (-128, 0, 1, 28, 29, 100, 127)])
+
+
+def test_an_int32_loop_tiled_past_int32_is_bounded_in_int64():
+    func, out = scheduled('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((100,), "int32")):
+    with T.block("b"):
+        for i in T.serial(n):
+            A[i % 100] = A[i % 100] + 1
+''', lambda s: s.reorder_by_map(
+        "b", "{ b[i] -> [floor(i/3000000000), i mod 3000000000] }", ("io", "ii")))
+    # isl's AST form was T.Cast("int64", n - 1) // 3000000000 + 1, whose n - 1 wraps
+    # at n = -2**31 to a loop of one iteration over 2**31 inner ones.
+    assert_structural_equal(out, parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((100,), "int32")):
+    with T.block("b"):
+        for io in T.serial(T.Cast("int32", (T.Cast("int64", n) - 1) // 3000000000 + 1)):
+            for ii in T.serial(T.Cast("int32", T.min(T.Cast("int64", n), 3000000000))):
+                if T.Cast("int64", n) >= 3000000000 * T.Cast("int64", io) + T.Cast("int64", ii) + 1:
+                    A[ii % 100] = A[ii % 100] + 1
+'''))  # noqa: E501
+    assert_runs_the_same(func, out, [(size,) for size in (-2**31, -1, 0, 1, 250)])
+
+
+def test_bound_never_keeps_an_unchecked_form():
+    # The bound the int8 tiling gave, as isl's AST wrote it: exact_bounds.bound used to
+    # raise NotAffineError for it (isl's form has a 200 no int8 holds), and the loop kept
+    # it; now it comes back exact for every int8 n.
+    size = n.Var("n", "int8")
+    space = AffineSpace(())
+    ast_form = n.Add(n.FloorDiv(n.Cast("int32", n.Add(size, n.IntImm(99, "int8"))),
+                                n.IntImm(200, "int32")), n.IntImm(1, "int32"))
+    where = isl.Set("[n] -> { [] : n >= 1 }")
+    runs = within_dtypes(where, space)
+    assert wraps_somewhere(ast_form, space, runs)
+    got = bound(ast_form, [], space.names, space, where)
+    assert not wraps_somewhere(got, space, runs)
+    wide = n.Add(n.FloorDiv(n.Add(n.Cast("int64", size), n.IntImm(99, "int64")),
+                            n.IntImm(200, "int64")), n.IntImm(1, "int64"))
+    assert_structural_equal(got, n.Cast("int8", wide))
