@@ -14,8 +14,10 @@ as isl's AST wrote it).
 from __future__ import annotations
 
 import islpy as isl
+import pytest
 from scalar_runs_support import assert_runs_the_same
 
+from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
@@ -98,3 +100,36 @@ def test_bound_never_keeps_an_unchecked_form():
     wide = n.Add(n.FloorDiv(n.Add(n.Cast("int64", size), n.IntImm(99, "int64")),
                             n.IntImm(200, "int64")), n.IntImm(1, "int64"))
     assert_structural_equal(got, n.Cast("int8", wide))
+
+
+def _minus_three_quarters_of_int64(size: n.Var) -> n.Expr:
+    """``n - 2**62 - 2**62 - 2**62``: isl's form, ``n - 3 * 2**62``, has a constant no
+    int64 holds, so isl cannot write this bound in any dtype."""
+    e = size
+    for _ in range(3):
+        e = n.Sub(e, n.IntImm(2**62, "int64"))
+    return e
+
+
+def test_a_bound_isl_cannot_write_is_kept_only_where_it_cannot_wrap():
+    size = n.Var("n", "int64")
+    space = AffineSpace(())
+    e = _minus_three_quarters_of_int64(size)
+    # Where n >= 2**63 - 2**61 no step of it leaves int64: it is the exact value.
+    high = isl.Set(f"[n] -> {{ [] : n >= {2**63 - 2**61} }}")
+    assert bound(e, [], space.names, space, high) is e
+
+
+def test_a_bound_isl_cannot_write_that_may_wrap_is_refused_with_the_parameters():
+    size = n.Var("n", "int64")
+    space = AffineSpace(())
+    e = _minus_three_quarters_of_int64(size)
+    anywhere = isl.Set("[n] -> { [] : n >= 0 }")
+    with pytest.raises(IllegalTransformError) as info:
+        bound(e, [], space.names, space, anywhere)
+    err = info.value
+    value = err.params["n"]
+    assert value >= 0 and value - 3 * 2**62 < -2**63  # where the int64 steps wrap
+    assert err.evidence.params == err.params
+    assert "outside the range [-9223372036854775808, 9223372036854775807] of its int64" \
+        in str(err)
