@@ -71,14 +71,15 @@ def _wide_only(pa: isl.PwAff, vars: list[n.Var], names, space: AffineSpace, wher
                runs: isl.Set, dtype: str | None) -> n.Expr:
     """:func:`exact_form` of ``pa`` whose reader form cannot be written in its variables'
     dtype: the form over int64 copies, cast back to that dtype (the widest of the
-    variables ``pa`` uses, else ``dtype``) where its value fits it at every point of
-    ``runs``, else left in int64.  Raises :class:`NotAffineError` where isl's form does
-    not fit even int64, and :func:`no_exact_form`'s error where the int64 form wraps."""
+    variables ``pa`` uses) or else to ``dtype`` where its value fits it at every point
+    of ``runs``, else left in int64.  Raises :class:`NotAffineError` where isl's form
+    does not fit even int64, and :func:`no_exact_form`'s error where the int64 form
+    wraps."""
     wide = wide_form(pa, vars, names, where)
     if wide is None:  # a constant past its dtype, or a variable that is no integer one
         return pw_aff_to_expr(pa, vars, names, context=where, dtype=WIDE)
-    narrow = _widest_dtype(wide) or dtype or "int32"
-    candidates = [wide] if narrow == WIDE else [n.Cast(narrow, wide), wide]
+    targets = dict.fromkeys(t for t in (_widest_dtype(wide), dtype) if t not in (None, WIDE))
+    candidates = [*(n.Cast(t, wide) for t in targets), wide]
     candidates += [split_quotients(c) for c in candidates]
     for form in candidates:
         if not may_wrap(form, space, runs):

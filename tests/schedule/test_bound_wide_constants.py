@@ -133,3 +133,34 @@ def test_a_bound_isl_cannot_write_that_may_wrap_is_refused_with_the_parameters()
     assert err.evidence.params == err.params
     assert "outside the range [-9223372036854775808, 9223372036854775807] of its int64" \
         in str(err)
+
+
+def test_compute_at_under_an_int8_loop_bounds_the_producer_exactly():
+    # The producer's bounds under the int8 io are 200 * io ...: isl's form has a 200 no
+    # int8 holds, and location_ast kept isl's AST form unchecked (here it happened not
+    # to wrap); now it is the checked form over int64, cast back to the int32 counter.
+    func, out = scheduled('''
+@T.prim_func
+def f(A: T.Buffer((400,), "int32"), C: T.Buffer((400,), "int32")):
+    B = T.alloc_buffer((400,), "int32")
+    for i in T.serial(400):
+        with T.block("B"):
+            B[i] = A[i] * 2
+    for io in T.serial(T.int8(2)):
+        for ii in T.serial(200):
+            with T.block("C"):
+                C[T.Cast("int32", io) * 200 + ii] = B[T.Cast("int32", io) * 200 + ii] + 1
+''', lambda s: s.compute_at("B", "io"))
+    assert_structural_equal(out, parse('''
+@T.prim_func
+def f(A: T.Buffer((400,), "int32"), C: T.Buffer((400,), "int32")):
+    B = T.alloc_buffer((400,), "int32")
+    for io in T.serial(T.int8(2)):
+        with T.block("B"):
+            for i in T.serial(T.Cast("int32", 200 * T.Cast("int64", io)), T.Cast("int32", 200 * T.Cast("int64", io)) + 200):
+                B[i] = A[i] * 2
+        for ii in T.serial(200):
+            with T.block("C"):
+                C[T.Cast("int32", io) * 200 + ii] = B[T.Cast("int32", io) * 200 + ii] + 1
+'''))  # noqa: E501
+    assert_runs_the_same(func, out)
