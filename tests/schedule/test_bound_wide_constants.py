@@ -16,14 +16,13 @@ from __future__ import annotations
 import islpy as isl
 import pytest
 from scalar_runs_support import assert_runs_the_same
+from test_loop_dtypes import scheduled
 
 from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
-from polypad.ir.verify import verify
 from polypad.model.affine import AffineSpace
 from polypad.model.overflow import within_dtypes, wraps_somewhere
-from polypad.schedule import Schedule
 from polypad.schedule.exact_bounds import bound
 from polypad.script import parse
 
@@ -34,14 +33,6 @@ def f(n: T.int8, A: T.Buffer((1,), "int32")):
         for i in T.serial(n):
             A[0] = A[0] + 1
 '''
-
-
-def scheduled(text: str, apply):
-    func = parse(text)
-    sch = Schedule(func)
-    apply(sch)
-    verify(sch.func)
-    return func, sch.func
 
 
 def test_an_int8_loop_tiled_by_200_runs_every_iteration():
