@@ -313,8 +313,8 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     why = (model, s, d, a, b)
                     private = diff_thread if scope == "local" else diff_block
                     race = pairs.intersect(_relate(coords, s, d, private))
-                    if scope in ("local", "shared"):  # a copy each: only a value crosses
-                        race = flows.races(race, a, b)
+                    if scope in ("local", "shared") and not race.is_empty():  # only a value
+                        race = flows.races(race, a, b)  # crosses between copies
                     commute = _commute(atomics, s, d, a) and scope != "local"
                     if not race.is_empty() and not (commute and scope != "shared"):
                         return _evidence(why, race, coords, _private_text(scope))
