@@ -113,7 +113,8 @@ def _loops_around(root, target):
             yield node
 
 
-def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None):
+def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None,
+                         params: dict | None = None):
     """Every two accesses of one element, one a write, on two threads: in one block,
     the first in the serial order has passed fewer barriers than the second; never in
     two blocks.  A private buffer (local: each thread its own copy; shared: each
@@ -121,20 +122,23 @@ def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = No
     to its element before it, was written by the same thread (block): two copies
     may be written in any order, but no value passes between them.
     ``drop`` checks a plan without its barriers (the check must then fail); ``plan``
-    checks that plan instead of the one polypad makes."""
+    checks that plan instead of the one polypad makes; ``params`` gives the scalar
+    parameters' values (by name)."""
     plan = plan_barriers(func) if plan is None else plan
     assert isinstance(plan, BarrierPlan)
     if drop:
         plan.slots.clear()
     for launch in plan.structure.launches:
         serial: list = []
-        accesses(launch.root, {}, serial, plan)
+        env = {p: params[p.name] for p in func.params
+               if isinstance(p, n.Var) and params and p.name in params}
+        accesses(launch.root, env, serial, plan)
         order = {(a[0], a[1], a[4], a[2], a[3]): k for k, a in enumerate(serial)}
         extents = [launch.constant_extent(axis) for axis in AXES]
         gpu = []
         for thread in itertools.product(*(range(e) for e in extents)):
             found: list = []
-            accesses(launch.root, {}, found, plan, thread, launch, [0])
+            accesses(launch.root, env, found, plan, thread, launch, [0])
             gpu += [(order[(a[0], a[1], a[4], a[2], a[3])], thread, a) for a in found]
         assert len(gpu) == len(serial)  # every instance runs once, on one thread
         by_element: dict = {}

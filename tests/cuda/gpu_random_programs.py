@@ -31,6 +31,7 @@ import polypad as pp
 from analyses import Refuted
 from analyses.gpu_sync import BarrierPlan, plan_barriers
 from analyses.gpu_threads import AXES, structure
+from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 
@@ -65,6 +66,9 @@ class _Maker:
         self.blocks = rng.choice([1, 2])
         self.two_d = rng.random() < 0.3
         self.scratch = rng.random() < 0.3
+        # A scalar n: serial loops over range(n), conditions on it in the block (uniform)
+        # and against the thread (not).
+        self.param = rng.random() < 0.35
         # The thread's index within the block, and the loops that bind it.
         self.thread = "ty * 4 + tx" if self.two_d else "tx"
 
@@ -84,6 +88,8 @@ class _Maker:
         blocks, t = self.blocks, self.thread
         params = (f'A: T.Buffer(({blocks * SHARED},), "float32"), '
                   f'B: T.Buffer(({blocks * THREADS},), "float32")')
+        if self.param:
+            params += ", n: T.int32"
         lines = ["@T.prim_func", f"def rand({params}):"]
         if self.scratch:  # in global memory: the host allocates it, shared by the blocks
             lines.append(f'    G = T.alloc_buffer(({blocks * SHARED},), "float32")')
@@ -126,9 +132,13 @@ class _Maker:
             body = []
             for _ in range(rng.randint(1, 2)):
                 body += self.phase(depth + 1, [*counters, name])
-            return [f"{pad}for {name} in range(2):", *body]
-        if kind == "block if" and self.blocks > 1:
-            return [f"{pad}if bx == {rng.randint(0, self.blocks - 1)}:",
+            extent = "n" if self.param and rng.random() < 0.5 else "2"
+            return [f"{pad}for {name} in range({extent}):", *body]
+        if kind == "block if" and (self.blocks > 1 or self.param):
+            cond = (f"n > {rng.randint(0, 2)}" if self.param and
+                    (self.blocks == 1 or rng.random() < 0.5)
+                    else f"bx == {rng.randint(0, self.blocks - 1)}")
+            return [f"{pad}if {cond}:",
                     *self.phase(depth + 1, counters)]
         if kind == "counter if" and counters:  # uniform in the block, varies in time
             out = [f"{pad}if {rng.choice(counters)} == {rng.randint(0, 1)}:",
@@ -153,7 +163,8 @@ class _Maker:
             inner += "    "
             names.append("j")
         if rng.random() < 0.3:
-            loops.append(f"{inner}if tx < {rng.randint(1, 4)}:")
+            bound = "n" if self.param and rng.random() < 0.4 else rng.randint(1, 4)
+            loops.append(f"{inner}if tx < {bound}:")
             inner += "    "
         # Mostly from one shared buffer into the other (a value between phases); at
         # times into the buffer read (a value between threads of one phase); at times
@@ -178,34 +189,55 @@ def parse(seed: int) -> n.PrimFunc:
     return pp.parse(program_text(seed))
 
 
+#: The values of the parameter ``n`` a plan is checked at: up to past the 8 threads
+#: ``tx < n`` compares against, and 2 and more iterations of ``range(n)``.
+N_VALUES = (0, 1, 2, 3, 5, 8, 9)
+
+
 def verdict(func: n.PrimFunc) -> Verdict:
-    """polypad's barrier plan for ``func``, checked by enumeration (module docstring)."""
-    found = plan_barriers(func)
+    """polypad's barrier plan for ``func``, checked by enumeration (module docstring) at
+    every value of :data:`N_VALUES` where the kernel has the parameter ``n``."""
+    has_n = any(isinstance(p, n.Var) and p.name == "n" for p in func.params)
+    values = [{"n": v} for v in N_VALUES] if has_n else [{}]
+    try:
+        found = plan_barriers(func)
+    except NotAffineError as error:  # an index that may wrap where n is large: honest
+        found = error
     if isinstance(found, BarrierPlan):
-        try:
-            check_by_enumeration(func, plan=found)
-        except AssertionError as error:
-            return Verdict("plan", "unsound", str(error))
+        failed = _fails(func, found, values)
+        if failed:
+            return Verdict("plan", "unsound", failed)
         for key, slots in found.slots.items():
             for slot in sorted(slots):
                 fewer = BarrierPlan(found.structure, {k: set(v) for k, v in found.slots.items()})
                 fewer.slots[key].discard(slot)
-                try:
-                    check_by_enumeration(func, plan=fewer)
-                except AssertionError:
-                    continue
-                return Verdict("plan", "redundant", f"slot {slot} of container {key}")
+                if not _fails(func, fewer, values):
+                    return Verdict("plan", "redundant", f"slot {slot} of container {key}")
         return Verdict("plan", None)
+    if isinstance(found, NotAffineError):
+        return Verdict("not affine", None)
     assert isinstance(found, Refuted)
     cex = found.counterexample
-    if not _evidence_holds(func, cex):
+    # The evidence's values of the parameters; where it leaves n free, any value will do.
+    given = {name: int(v) for name, v in (cex.params or {}).items()}
+    points = [given] if "n" in given or not has_n else [{**given, **v} for v in values]
+    at = next((p for p in points if _evidence_holds(func, cex, p)), None)
+    if at is None:
         return Verdict("refused", "bad evidence", cex.description)
-    everywhere = _every_uniform_slot(func)
-    try:
-        check_by_enumeration(func, plan=everywhere)
-    except AssertionError:
+    if _fails(func, _every_uniform_slot(func), [at]):
         return Verdict("refused", None)
     return Verdict("refused", "over-refused", cex.description)
+
+
+def _fails(func: n.PrimFunc, plan: BarrierPlan, values: list[dict]) -> str:
+    """The enumeration's complaint about ``plan`` at the first of ``values`` where it has
+    one; empty where it has none."""
+    for params in values:
+        try:
+            check_by_enumeration(func, plan=plan, params=params)
+        except AssertionError as error:
+            return f"{params}: {error}"
+    return ""
 
 
 def _thread_of(text: str) -> tuple:
@@ -216,15 +248,17 @@ def _thread_of(text: str) -> tuple:
     return tuple(digits)
 
 
-def _evidence_holds(func: n.PrimFunc, cex) -> bool:
-    """Both threads the counterexample names touch its element, and one of them writes."""
+def _evidence_holds(func: n.PrimFunc, cex, params: dict) -> bool:
+    """Both threads the counterexample names touch its element, one of them writing, at
+    its values of the parameters ``params``."""
     first, second = (_thread_of(cex.values[k]) for k in ("first thread", "second thread"))
     plan = BarrierPlan(structure(func))
+    env = {p: params[p.name] for p in func.params if isinstance(p, n.Var) and p.name in params}
     kinds = {first: set(), second: set()}
     for launch in plan.structure.launches:
         for thread in (first, second):
             found: list = []
-            accesses(launch.root, {}, found, plan, thread, launch, [0])
+            accesses(launch.root, env, found, plan, thread, launch, [0])
             kinds[thread] |= {a[4] for a in found if a[2].name == cex.element.buffer
                               and a[3] == tuple(cex.element.indices)}
     return first != second and all(kinds.values()) and "write" in kinds[first] | kinds[second]
