@@ -328,7 +328,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                                             intervals, wraps)
                     if refused is not None:
                         return refused
-    order = BarrierOrder(timeline.leaves, tau, statements, length)
+    order = BarrierOrder(timeline.leaves, tau, statements, length, coords)
     return _place(timeline, intervals, wraps, plan, coords, order)
 
 
