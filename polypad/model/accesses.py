@@ -13,9 +13,11 @@ Indices must be quasi-affine: ``A[i * j]`` raises
 :class:`NotAffineError` naming ``i * j`` and the access it sits in.  So does
 an index in which the operand of a ``//``, ``%``, ``min`` or ``max`` may
 wrap around its integer width at some instance (:mod:`.overflow`), since
-ISL's integers do not wrap.  A wrap that only feeds ``+ - *`` is harmless:
-the executed index then equals the exact one whenever the exact one is
-inside the buffer, which the bounds check (:mod:`analyses.bounds`) decides.
+ISL's integers do not wrap; an instance counts only at the parameter values
+the function's top-level assumptions allow (:mod:`.parameter_facts`).  A
+wrap that only feeds ``+ - *`` is harmless: the executed index then equals
+the exact one whenever the exact one is inside the buffer, which the bounds
+check (:mod:`analyses.bounds`) decides.
 """
 
 from __future__ import annotations

@@ -40,7 +40,10 @@ def extract(func: n.PrimFunc) -> Model:
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
     statement's ``may`` flag records it).  A construct it cannot model at all
     (an opaque TVM intrinsic, ``T.attr``...) raises
-    :class:`~polypad.errors.UnmodelledError` naming it and its line.  The model
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.  Whether an
+    index or a guard may wrap is asked only at the parameter values the
+    top-level assumptions before the statement allow (:mod:`.parameter_facts`);
+    the domains and relations are not narrowed by them.  The model
     of a function asked about recently is the one built then.
 
     >>> m = extract(f)
