@@ -118,15 +118,18 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     placing the two barriers each step needs.  Then the ReLU, a thread per
     element.  The loop over a step's channels is unrolled by ``k_unroll`` (8, the
     whole step: 0.64x cuDNN on an H200 against 0.53x by 2).  The extents of ``x``
-    and ``c`` should be multiples of the tiles (a partial tile is guarded), the
-    input channels of ``k_tile``.  ``double_buffer`` and
+    and ``c`` must be multiples of the tiles, the input channels of ``k_tile``
+    (``ArgumentValueError`` otherwise; the ReLU's tiles may be partial).  ``double_buffer`` and
     ``through_registers`` give the two shared tiles two stages as for the matmul
     (:func:`polypad.examples.matmul.schedule_cuda`): one barrier per step of the
     input channels (and one before each tap's first loads where the channel steps
     are odd in number); options, slower on an H200 (10.2 TFLOP/s against 12.0)."""
-    from .matmul import cooperative
+    from .matmul import cooperative, require_multiples
 
     sch = Schedule(func if func is not None else conv_layer())
+    require_multiples(sch, "conv", {"x": x_threads * x_per_thread,
+                                    "c": c_threads * c_per_thread, "rx": k_tile},
+                      "conv_layer.schedule_cuda")
     # The ReLU first (its checks are quicker before the convolution's nest grows): a
     # block per row and 64 channels, a thread per channel and x.
     n, y, x, c = sch.get_loops("relu")

@@ -77,6 +77,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     (:mod:`polypad.schedule.register_staging`)."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
+    require_multiples(sch, "C", {"i": t * p, "j": t * p, "k": k_tile}, "matmul.schedule_cuda")
     i, j, k = sch.get_loops("C")
     bi, ii, ti = sch.split(i, [None, p, t])  # row = bi * p * t + ii * t + ti
     bj, ji, tj = sch.split(j, [None, p, t])
@@ -115,6 +116,30 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
         sch.double_buffer("A_shared", through_registers=through_registers)
         sch.double_buffer("B_shared", through_registers=through_registers)
     return sch
+
+
+def require_multiples(sch: Schedule, block: str, tiles: dict[str, int], caller: str) -> None:
+    """Refuse (:class:`~polypad.errors.ArgumentValueError`, naming the loop, its
+    extent and the tile) a loop of ``block`` whose extent ``tiles`` does not divide:
+    the GPU schedules tile exactly (a partial tile's guards would stand between
+    the loops they reorder, and its shared copy would have a size of its own)."""
+    from polypad.errors import ArgumentValueError
+    from polypad.ir import nodes as n
+    from polypad.ir.show import show
+    from polypad.ir.visitor import walk
+
+    loops = {x.var.name: x for x in walk(sch.func.body) if isinstance(x, n.For)}
+    for name in sch.get_loops(block):
+        var = name.split("/")[-1]
+        tile = tiles.get(var)
+        loop = loops.get(var)
+        if tile is None or loop is None:
+            continue
+        if not isinstance(loop.extent, n.IntImm) or loop.extent.value % tile:
+            raise ArgumentValueError(
+                f"{caller}: the loop over {var} runs {show(loop.extent)} times, not a multiple "
+                f"of its tile of {tile}; choose tiles that divide it, or pad the "
+                "buffers to a multiple (transform_layout with a pad_value)")
 
 
 def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:

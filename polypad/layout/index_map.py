@@ -163,7 +163,8 @@ class IndexMap:
         return self._relation(shape, "padding_set").padding_set()
 
     def padding_predicate(self, shape, indices: Sequence[Var] | None = None) -> Expr:
-        """The padding as a condition on ``indices`` (default: fresh ``i0, i1, ...``),
+        """The padding as a condition on ``indices`` (default: fresh ``i0, i1, ...`` of
+        the shape's dtype, int64 where an extent is or a transformed index passes int32),
         simplified within the transformed shape."""
         return self._relation(shape, "padding_predicate").padding_predicate(indices)
 

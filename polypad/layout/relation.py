@@ -15,12 +15,14 @@ from functools import cached_property
 
 import islpy as isl
 
-from polypad.errors import NonInjectiveError, NotAffineError, PolypadError
+from polypad.errors import IllegalTransformError, NonInjectiveError, NotAffineError, PolypadError
 from polypad.ir import BoolImm, Expr, Var, as_expr, walk
 from polypad.ir.operators import negate
 from polypad.model.affine import AffineSpace, to_pw_aff
 from polypad.model.exact_forms import exact_form, may_wrap, no_exact_form
 from polypad.model.isl_helpers import coordinate
+from polypad.model.overflow import point_outside
+from polypad.model.ranges import fits
 from polypad.model.to_ir import pw_aff_to_expr, set_to_condition
 
 
@@ -77,7 +79,7 @@ class LayoutRelation:
         self.map = rel.intersect_domain(box).set_tuple_name(isl.dim_type.out, "T")
 
     def _extent(self, extent) -> isl.PwAff:
-        return to_pw_aff(as_expr(extent, "int32"), self.space)
+        return to_pw_aff(as_expr(extent, _int_dtype(extent)), self.space)
 
     @cached_property
     def image(self) -> isl.Set:
@@ -125,19 +127,51 @@ class LayoutRelation:
                 raise PolypadError(f"expected {len(self.outputs)} transformed indices, "
                                    f"got {len(indices)}")
             return indices
-        return tuple(Var(f"i{k}", "int32") for k in range(len(self.outputs)))
+        return tuple(Var(f"i{k}", self.index_dtype) for k in range(len(self.outputs)))
+
+    @cached_property
+    def index_dtype(self) -> str:
+        """The dtype of the transformed indices the relation names itself: the shape's
+        (``int64`` where an extent is), and ``int64`` also where a transformed index
+        passes ``2**31 - 1`` for some value of the shape's parameters (a flattened
+        ``70000 x 70000``), so that every index of the transformed shape is a value of
+        it; else ``int32``, as TVM's."""
+        if any(_int_dtype(extent) == "int64" for extent in self.shape):
+            return "int64"
+        params = AffineSpace((), names=self.space.names)
+        for k in range(self.image.dim(isl.dim_type.set)):
+            last = self.image.dim_max(k)
+            if point_outside(last, "int32", last.domain(), params) is not None:
+                return "int64"
+        return "int32"
 
     def padding_predicate(self, indices=None) -> Expr:
-        """The padding set as a condition, simplified within the transformed box."""
+        """The padding set as a condition, simplified within the transformed box.
+
+        Two conditions say it: the padding set's own, and the negation of the image's
+        (gist of a union keeps every piece; the image is often one convex piece whose
+        negation is far simpler, ``4*i0 + i1 >= n``).  The simpler of those that have a
+        form exact at every transformed index (:meth:`_condition`) is the answer:
+        ``2 * i0 == n - 1 and i1 >= 4`` for ``[(4*i + j) // 8, (4*i + j) % 8]`` on an
+        int64 ``(n, 4)``, whose image's ``8 * i0 + i1 < 4 * n`` wraps.  Refused only
+        where neither has one, with the padding set's own error (an
+        :class:`IllegalTransformError` naming a point where its form wraps, or the
+        :class:`NotAffineError` of a constant past int64).
+        """
         padding = self.padding_set()
         if padding.is_empty():
             return BoolImm(False)
         box, out = self.transformed_box, self.output_vars(indices)
-        direct = self._condition(padding.gist(box).coalesce(), out)
-        # gist of a union keeps every piece; the image is often one convex
-        # piece whose negation is far simpler (``4*i0 + i1 >= n``).
-        negated = negate(self._condition(self.image.gist(box).coalesce(), out))
-        return min((direct, negated), key=_size)
+        found, refusals = [], []
+        for build in (lambda: self._condition(padding.gist(box).coalesce(), out),
+                      lambda: negate(self._condition(self.image.gist(box).coalesce(), out))):
+            try:
+                found.append(build())
+            except (IllegalTransformError, NotAffineError) as err:
+                refusals.append(err)
+        if not found:
+            raise refusals[0]
+        return min(found, key=_size)
 
     def _condition(self, s: isl.Set, out) -> Expr:
         """``s`` as a condition on ``out``: the reader's form where it cannot wrap
@@ -217,6 +251,14 @@ class LayoutRelation:
         from polypad.viz.display import layout_html
 
         return layout_html(self)
+
+
+def _int_dtype(extent) -> str:
+    """The integer dtype of a shape's ``extent``: an expression's own (int64 for an
+    int64 one, int32 for a narrower one), int64 for a Python int past int32."""
+    if isinstance(extent, Expr):
+        return "int64" if extent.dtype == "int64" else "int32"
+    return "int32" if fits(int(extent), "int32") else "int64"
 
 
 def _size(expr: Expr) -> int:

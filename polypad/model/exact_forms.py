@@ -20,10 +20,10 @@ from polypad.ir import nodes as n
 from polypad.ir.ranges import dtype_range
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
-from polypad.ir.visitor import Rewriter
+from polypad.ir.visitor import Rewriter, walk
 
 from .affine import AffineSpace, to_pw_aff
-from .overflow import within_dtypes, wrapping_operation, wraps_somewhere
+from .overflow import point_outside, wrapping_operation, wraps_somewhere
 from .to_ir import pw_aff_to_expr
 
 WIDE = "int64"
@@ -40,7 +40,12 @@ def exact_form(pa: isl.PwAff, vars: list[n.Var], names, space: AffineSpace, wher
     at every point of ``runs``, an :class:`IllegalTransformError` names one where the
     reader's form wraps: a form that wraps there would compute another value."""
     runs = where if runs is None else runs
-    out = pw_aff_to_expr(pa, vars, names, context=where, dtype=dtype)
+    try:
+        out = pw_aff_to_expr(pa, vars, names, context=where, dtype=dtype)
+    except NotAffineError:
+        # A constant or coefficient of isl's form that the variables' dtype cannot hold
+        # (``(n + 99) // 200`` over an int8 ``n``): only int64 copies of them can.
+        return _wide_only(pa, vars, names, space, where, runs, dtype)
     if not may_wrap(out, space, runs):
         return out
     candidates = []
@@ -60,6 +65,38 @@ def exact_form(pa: isl.PwAff, vars: list[n.Var], names, space: AffineSpace, wher
         if not may_wrap(form, space, runs):
             return form
     raise no_exact_form(out, space, runs)
+
+
+def _wide_only(pa: isl.PwAff, vars: list[n.Var], names, space: AffineSpace, where: isl.Set,
+               runs: isl.Set, dtype: str | None) -> n.Expr:
+    """:func:`exact_form` of ``pa`` whose reader form cannot be written in its variables'
+    dtype: the form over int64 copies, cast back to that dtype (the widest of the
+    variables ``pa`` uses) or else to ``dtype`` where its value fits it at every point
+    of ``runs``, else left in int64.  Raises :class:`NotAffineError` where isl's form
+    does not fit even int64, and :func:`no_exact_form`'s error where the int64 form
+    wraps."""
+    wide = wide_form(pa, vars, names, where)
+    if wide is None:  # a constant past its dtype, or a variable that is no integer one
+        return pw_aff_to_expr(pa, vars, names, context=where, dtype=WIDE)
+    targets = dict.fromkeys(t for t in (_widest_dtype(wide), dtype) if t not in (None, WIDE))
+    candidates = [*(n.Cast(t, wide) for t in targets), wide]
+    candidates += [split_quotients(c) for c in candidates]
+    for form in candidates:
+        if not may_wrap(form, space, runs):
+            return form
+    raise no_exact_form(wide, space, runs)
+
+
+def _widest_dtype(wide: n.Expr) -> str | None:
+    """The widest dtype of the variables :func:`wide_form` casts to int64 in ``wide``."""
+    out = None
+    for node in walk(wide):
+        if isinstance(node, n.Cast) and isinstance(node.value, n.Var):
+            kind = node.value.dtype
+            out = kind if out is None else dtypes.wider(out, kind)
+        elif isinstance(node, n.Var) and node.dtype == WIDE:
+            out = WIDE
+    return out
 
 
 def split_quotients(e: n.Expr) -> n.Expr:
@@ -108,21 +145,12 @@ def _wrap_point(e: n.Expr, space: AffineSpace, runs: isl.Set) -> tuple[dict, dic
         pa = to_pw_aff(e, space)
     except NotAffineError:
         return {}, {}
-    lo, hi = dtype_range(e.dtype)
-    ctx = pa.get_ctx()
-    dom = pa.domain()
-    low = isl.PwAff.val_on_domain(dom, isl.Val(str(lo), context=ctx))
-    high = isl.PwAff.val_on_domain(dom, isl.Val(str(hi), context=ctx))
-    outside = pa.lt_set(low).union(pa.gt_set(high))
     try:
-        hit = (runs.intersect_params(outside.params()) if runs.is_params()
-               else runs.intersect(outside))
+        point = point_outside(pa, e.dtype, runs, space)
     except isl.Error:
         return {}, {}
-    hit = within_dtypes(hit, space)
-    if hit.is_empty():
+    if point is None:
         return {}, {}
-    point = hit.sample_point()
     psp = point.get_space()
     params = {psp.get_dim_name(isl.dim_type.param, k):
               point.get_coordinate_val(isl.dim_type.param, k).to_python()

@@ -61,18 +61,37 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
             pa = to_pw_aff(e, space)
         except NotAffineError:
             return e
-        lo, hi = dtype_range(e.dtype)
-        outside = pa.lt_set(_const(pa, lo)).union(pa.gt_set(_const(pa, hi)))
-        if domain.is_params():
-            hit = domain.intersect_params(outside.params())
-        else:
-            hit = domain.intersect(outside)
-        # Only where every variable holds a value of its dtype: a point with
-        # `n = 2**40` for an int32 `n` is no execution, and would make every
-        # `n - i` look as if it wrapped.
-        if not within_dtypes(hit, space).is_empty():
+        if not outside_points(pa, e.dtype, domain, space).is_empty():
             return e
     return None
+
+
+def outside_points(pa: isl.PwAff, dtype: str, where: isl.Set,
+                   space: AffineSpace | None = None) -> isl.Set:
+    """The points of ``where`` at which ``pa``'s exact value lies outside ``dtype``'s
+    range; for a parameter set ``where``, its parameter values at which ``pa`` leaves
+    the range somewhere in its domain.
+
+    With ``space`` (that of ``pa``'s domain), only the points where every integer
+    variable of ``space`` holds a value of its dtype (:func:`within_dtypes`): a point
+    with ``n = 2**40`` for an int32 ``n`` is no execution, and would make every
+    ``n - i`` look as if it wrapped.
+    """
+    lo, hi = dtype_range(dtype)
+    outside = pa.lt_set(_const(pa, lo)).union(pa.gt_set(_const(pa, hi)))
+    if where.is_params():
+        hit = where.intersect_params(outside.params())
+    else:
+        hit = where.intersect(outside)
+    return hit if space is None else within_dtypes(hit, space)
+
+
+def point_outside(pa: isl.PwAff, dtype: str, where: isl.Set,
+                  space: AffineSpace | None = None) -> isl.Point | None:
+    """A point of :func:`outside_points` (where ``pa`` leaves ``dtype``), or ``None``
+    where there is none: the evidence of a wrap."""
+    hit = outside_points(pa, dtype, where, space)
+    return None if hit.is_empty() else hit.sample_point()
 
 
 def wrapped_pw_aff(pa: isl.PwAff, dtype: str) -> isl.PwAff:

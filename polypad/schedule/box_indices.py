@@ -27,7 +27,7 @@ from polypad.ir import nodes as n
 from polypad.ir.ranges import dtype_range
 from polypad.model.affine import to_pw_aff
 from polypad.model.exact_forms import WIDE, wide_form
-from polypad.model.overflow import within_dtypes, wrapping_operation
+from polypad.model.overflow import point_outside, within_dtypes, wrapping_operation
 from polypad.script import script
 
 
@@ -69,7 +69,10 @@ def _wrapping(e: n.Expr, s, runs: isl.Set) -> n.Expr | None:
 
 def _refusal(index: n.Expr, culprit: n.Expr, s, model, runs: isl.Set,
              where: str) -> IllegalTransformError:
-    point = _point_outside(culprit, s, runs)
+    try:
+        point = point_outside(to_pw_aff(culprit, s.space), culprit.dtype, runs)
+    except NotAffineError:
+        point = None
     at, params = "", {}
     instances = ()
     if point is not None:
@@ -84,17 +87,3 @@ def _refusal(index: n.Expr, culprit: n.Expr, s, model, runs: isl.Set,
                "runs; no wider form of it is exact there (int64 has none)")
     return IllegalTransformError(message, evidence=Counterexample(
         message, instances=instances, params=params))
-
-
-def _point_outside(e: n.Expr, s, runs: isl.Set) -> isl.Point | None:
-    try:
-        pa = to_pw_aff(e, s.space)
-    except NotAffineError:
-        return None
-    lo, hi = dtype_range(e.dtype)
-    ctx = pa.get_ctx()
-    low = isl.PwAff.val_on_domain(runs, isl.Val(str(lo), context=ctx))
-    high = isl.PwAff.val_on_domain(runs, isl.Val(str(hi), context=ctx))
-    value = pa.intersect_domain(runs)
-    outside = value.lt_set(low).union(value.gt_set(high))
-    return None if outside.is_empty() else outside.sample_point()

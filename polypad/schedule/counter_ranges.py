@@ -26,7 +26,7 @@ from analyses.instances import instance, point_coordinates
 from polypad.errors import IllegalTransformError
 from polypad.ir import dtypes
 from polypad.ir.ranges import dtype_range
-from polypad.model.overflow import within_dtypes
+from polypad.model.overflow import point_outside, within_dtypes
 
 #: The dtype of the loops a band regenerates over statements without loops of their own.
 COUNTER_DTYPE = "int32"
@@ -89,20 +89,15 @@ def check_counters_fit(model, placements, names: tuple[str, ...], primitive: str
 def _first_outside(placements, dtype: str, known: Mapping[str, isl.Set] | None):
     """``(statement, band member, its function, a point)`` where a new counter leaves
     ``dtype`` at an instance the original runs, or ``None``."""
-    lo, hi = dtype_range(dtype)
     for p in placements:
         s = p.statement
         ran = within_dtypes(s.domain, s.space)
         if known is not None and s.name in known:
             ran = _assuming(ran, known[s.name])
         for k, pa in enumerate(p.band):
-            value = pa.intersect_domain(ran)
-            ctx = value.get_ctx()
-            low = isl.PwAff.val_on_domain(ran, isl.Val(str(lo), context=ctx))
-            high = isl.PwAff.val_on_domain(ran, isl.Val(str(hi), context=ctx))
-            outside = value.lt_set(low).union(value.gt_set(high))
-            if not outside.is_empty():
-                return s, k, pa, outside.sample_point()
+            point = point_outside(pa, dtype, ran)
+            if point is not None:
+                return s, k, pa, point
     return None
 
 

@@ -53,15 +53,23 @@ def bound(e: n.Expr, vars: list[n.Var], names, space: AffineSpace, where: isl.Se
     """The integer ``e`` (a loop's min or extent over ``vars``) as ISL's reader form under
     ``where``; where that form may wrap at a point of ``where``, computed in int64 and
     cast back to its dtype (``T.Cast("int32", (T.Cast("int64", n) - 1) // 3 + 1)``),
-    when the exact value fits it there, or left in int64 where it may not.  Otherwise
-    the form it had (ISL cannot write one that holds).  ``known`` is :func:`guard`'s."""
+    when the exact value fits it there, or left in int64 where it may not.  Where isl
+    cannot write one (a constant past int64), ``e`` itself if it cannot wrap there;
+    otherwise refused (:class:`IllegalTransformError`, with the parameters).  ``known``
+    is :func:`guard`'s.  Never raises :class:`NotAffineError`: a bound is never left in
+    a form that was not checked."""
     if isinstance(e, n.IntImm):
         return e
+    runs = _within(where, known)
     try:
-        return exact_form(to_pw_aff(e, space), vars, names, space, where,
-                          _within(where, known), dtype=e.dtype)
+        return exact_form(to_pw_aff(e, space), vars, names, space, where, runs,
+                          dtype=e.dtype)
     except IllegalTransformError as err:
         raise with_evidence(err) from None
+    except NotAffineError:
+        if not _may_wrap(e, space, runs):
+            return e
+        raise with_evidence(no_exact_form(e, space, runs)) from None
 
 
 def with_evidence(err: IllegalTransformError) -> IllegalTransformError:

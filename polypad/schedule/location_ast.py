@@ -21,7 +21,7 @@ from __future__ import annotations
 import islpy as isl
 
 from analyses.flow_inputs import constant_dims
-from polypad.errors import NotAffineError, PolypadError
+from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.operators import cast
@@ -102,10 +102,8 @@ class ExactLoops(RunsChecked):
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
         vars, space, where = self._space()
-        try:
-            return self._tidy(lo, vars, space, where), self._tidy(extent, vars, space, where)
-        except NotAffineError:  # pragma: no cover - AST bounds are affine
-            return lo, extent
+        # Checked or refused, never left as isl's AST wrote it (:func:`.exact_bounds.bound`).
+        return self._tidy(lo, vars, space, where), self._tidy(extent, vars, space, where)
 
     def _tidy(self, e: n.Expr, vars, space, where) -> n.Expr:
         if self.as_built and fits(e, space, where, self.known):

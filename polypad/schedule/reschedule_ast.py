@@ -183,11 +183,11 @@ class _Emitter(RunsChecked):
     def bounds(self, lo: n.Expr, hi: n.Expr) -> tuple[n.Expr, n.Expr]:
         lo, extent = super().bounds(lo, hi)
         vars, space, context = self._space()
-        try:
-            return (self._tidy(lo, vars, space, context),
-                    self._tidy(extent, vars, space, context))
-        except NotAffineError:  # pragma: no cover - AST bounds are affine
-            return lo, extent
+        # Checked or refused, never left as isl's AST wrote it (:func:`.exact_bounds.bound`):
+        # ``T.Cast("int32", n + 99) // 200 + 1`` over an int8 ``n``, whose reader form isl
+        # cannot write in int8, wraps to no iteration at n = 29.
+        return (self._tidy(lo, vars, space, context),
+                self._tidy(extent, vars, space, context))
 
     def _tidy(self, e: n.Expr, vars, space, context) -> n.Expr:
         return exact_bound(e, vars, self.model.names, space, context, self.assumed)
@@ -271,6 +271,8 @@ class _Emitter(RunsChecked):
             pa = to_pw_aff(value, space)
             tidy = pw_aff_to_expr(pa, vars, self.model.names, context=where)
         except NotAffineError:
+            # Not a bound isl wrote: the let's own value over the old counters' values,
+            # computed as the original computed it, is kept as it is.
             return value
         # ISL's form is the exact value: it stands for the executed one only
         # where neither form wraps around.

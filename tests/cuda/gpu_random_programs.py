@@ -31,6 +31,7 @@ import polypad as pp
 from analyses import Refuted
 from analyses.gpu_sync import BarrierPlan, plan_barriers
 from analyses.gpu_threads import AXES, structure
+from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 
@@ -50,74 +51,137 @@ class Verdict:
 
 def program_text(seed: int) -> str:
     """A random kernel in polypad's script syntax (deterministic in ``seed``)."""
-    rng = random.Random(seed)
-    blocks = rng.choice([1, 2])
-    lines = [
-        "@T.prim_func",
-        f'def rand(A: T.Buffer(({blocks * SHARED},), "float32"), '
-        f'B: T.Buffer(({blocks * THREADS},), "float32")):',
-        f'    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):',
-        f'        S = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
-        f'        R = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
-        f'        for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-        f"            for k in range({SHARED // THREADS}):",
-        f"                S[k * {THREADS} + tx] = A[bx * {SHARED} + k * {THREADS} + tx]",
-    ]
-    for _ in range(rng.randint(1, 3)):
-        lines += _phase(rng, blocks, depth=2, counters=[])
-    out = _index(rng, ["tx"])
-    lines += [f'        for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-              f"            B[bx * {THREADS} + tx] = S[{out}] + R[{_index(rng, ['tx'])}]"]
-    return "\n".join(lines) + "\n"
+    return _Maker(random.Random(seed)).text()
 
 
-def _index(rng: random.Random, names: list[str]) -> str:
-    """An index of S: affine in ``names`` (taken modulo its size where it may leave it)."""
-    terms = [f"{rng.choice([1, 1, 2, 3])} * {name}" for name in names
-             if name == "tx" or rng.random() < 0.7]
-    constant = rng.randint(0, SHARED - 1)
-    text = " + ".join([*terms, str(constant)]) if terms else str(constant)
-    if rng.random() < 0.25 and "tx" in names:
-        half = f"T.floordiv(tx, 2) + {constant // 2}"
-        text = f"{SHARED - 1} - tx" if rng.random() < 0.5 else half
-    return text if text.endswith("- tx") or "floordiv" in text else f"T.floormod({text}, {SHARED})"
+class _Maker:
+    """One random kernel: one or two blocks of 8 threads, as 8 on ``threadIdx.x`` or
+    4 x 2 on ``threadIdx.x`` and ``threadIdx.y``; at times a global scratch buffer
+    ``G`` beside the shared ones; a local buffer ``L`` (each thread its own), which
+    the serial program shares, so that a value through it from one thread to
+    another must be refused."""
 
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.blocks = rng.choice([1, 2])
+        self.two_d = rng.random() < 0.3
+        self.scratch = rng.random() < 0.3
+        # A scalar n: serial loops over range(n), conditions on it in the block (uniform)
+        # and against the thread (not).
+        self.param = rng.random() < 0.35
+        # The thread's index within the block, and the loops that bind it.
+        self.thread = "ty * 4 + tx" if self.two_d else "tx"
 
-def _phase(rng: random.Random, blocks: int, depth: int, counters: list[str]) -> list[str]:
-    pad = "    " * depth
-    kind = rng.choices(["threads", "serial", "block if", "inner serial", "global"],
-                       [5, 2, 1, 2, 1 if blocks > 1 else 0])[0]
-    if kind == "serial" and len(counters) < 1:
-        name = f"k{depth}"
-        body = []
-        for _ in range(rng.randint(1, 2)):
-            body += _phase(rng, blocks, depth + 1, [*counters, name])
-        return [f"{pad}for {name} in range(2):", *body]
-    if kind == "block if" and blocks > 1:
-        return [f"{pad}if bx == {rng.randint(0, blocks - 1)}:",
-                *_phase(rng, blocks, depth + 1, counters)]
-    if kind == "global":
-        return [f'{pad}for tx in T.thread_binding({THREADS}, thread="threadIdx.x"):',
-                f"{pad}    B[tx] = A[tx]"]
-    extent = rng.choice([THREADS, THREADS, THREADS // 2])
-    head = [f'{pad}for tx in T.thread_binding({extent}, thread="threadIdx.x"):']
-    inner = pad + "    "
-    names = ["tx", *counters]
-    if kind == "inner serial":
-        head.append(f"{inner}for j in range(2):")
-        inner += "    "
-        names.append("j")
-    if rng.random() < 0.3:
-        head.append(f"{inner}if tx < {rng.randint(1, extent)}:")
-        inner += "    "
-    # Mostly from one shared buffer into the other (a value between phases); at times
-    # into the buffer read (a value between threads of one phase).
-    target, origin = rng.sample(["S", "R"], 2)
-    if rng.random() < 0.2:
-        origin = target
-    write, read = _index(rng, names), _index(rng, names)
-    source = f"{origin}[{read}] + " if rng.random() < 0.8 else ""
-    return [*head, f"{inner}{target}[{write}] = {source}A[bx * {SHARED} + tx]"]
+    def threads(self, pad: str, narrow: bool = False) -> tuple[list[str], str]:
+        """The thread loops (all the block's threads, or half of them), and the
+        indentation inside."""
+        if self.two_d:
+            ys = 1 if narrow else 2
+            loops = [f'{pad}for ty in T.thread_binding({ys}, thread="threadIdx.y"):',
+                     f'{pad}    for tx in T.thread_binding(4, thread="threadIdx.x"):']
+            return loops, pad + "        "
+        extent = THREADS // 2 if narrow else THREADS
+        loop = f'{pad}for tx in T.thread_binding({extent}, thread="threadIdx.x"):'
+        return [loop], pad + "    "
+
+    def text(self) -> str:
+        blocks, t = self.blocks, self.thread
+        params = (f'A: T.Buffer(({blocks * SHARED},), "float32"), '
+                  f'B: T.Buffer(({blocks * THREADS},), "float32")')
+        if self.param:
+            params += ", n: T.int32"
+        lines = ["@T.prim_func", f"def rand({params}):"]
+        if self.scratch:  # in global memory: the host allocates it, shared by the blocks
+            lines.append(f'    G = T.alloc_buffer(({blocks * SHARED},), "float32")')
+        loops, inner = self.threads("        ")
+        lines += [
+            f'    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):',
+            f'        S = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            f'        R = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            '        L = T.alloc_buffer((2,), "float32", scope="local")',
+            *loops,
+            f"{inner}for k in range({SHARED // THREADS}):",
+            f"{inner}    S[k * {THREADS} + {t}] = A[bx * {SHARED} + k * {THREADS} + {t}]",
+        ]
+        for _ in range(self.rng.randint(1, 3)):
+            lines += self.phase(depth=2, counters=[])
+        loops, inner = self.threads("        ")
+        lines += [*loops, f"{inner}B[bx * {THREADS} + {t}] = S[{self.index([t])}] + "
+                          f"R[{self.index([t])}]"]
+        return "\n".join(lines) + "\n"
+
+    def index(self, names: list[str]) -> str:
+        """An index into 16 elements: affine in ``names`` (the thread's index first), taken
+        modulo 16 where it may leave them."""
+        rng, t = self.rng, names[0]
+        terms = [f"{rng.choice([1, 1, 2, 3])} * ({name})" for name in names
+                 if name == t or rng.random() < 0.7]
+        constant = rng.randint(0, SHARED - 1)
+        if rng.random() < 0.25:
+            return f"{SHARED - 1} - ({t})" if rng.random() < 0.5 else \
+                f"T.floordiv({t}, 2) + {constant // 2}"
+        return f"T.floormod({' + '.join([*terms, str(constant)])}, {SHARED})"
+
+    def phase(self, depth: int, counters: list[str]) -> list[str]:
+        rng, pad, t = self.rng, "    " * depth, self.thread
+        kind = rng.choices(["threads", "serial", "block if", "counter if", "inner serial",
+                            "global", "local"],
+                           [5, 2, 1, 1, 2, 1 if self.blocks > 1 else 0, 1])[0]
+        if kind == "serial" and len(counters) < 2:
+            name = f"k{depth}"
+            body = []
+            for _ in range(rng.randint(1, 2)):
+                body += self.phase(depth + 1, [*counters, name])
+            extent = "n" if self.param and rng.random() < 0.5 else "2"
+            return [f"{pad}for {name} in range({extent}):", *body]
+        if kind == "block if" and (self.blocks > 1 or self.param):
+            cond = (f"n > {rng.randint(0, 2)}" if self.param and
+                    (self.blocks == 1 or rng.random() < 0.5)
+                    else f"bx == {rng.randint(0, self.blocks - 1)}")
+            return [f"{pad}if {cond}:",
+                    *self.phase(depth + 1, counters)]
+        if kind == "counter if" and counters:  # uniform in the block, varies in time
+            out = [f"{pad}if {rng.choice(counters)} == {rng.randint(0, 1)}:",
+                   *self.phase(depth + 1, counters)]
+            if rng.random() < 0.5:
+                out += [f"{pad}else:", *self.phase(depth + 1, counters)]
+            return out
+        if kind == "local":  # through a thread's own registers: private, no barrier
+            loops, inner = self.threads(pad)
+            index = rng.choice(["0", "1", "T.floormod(tx, 2)"])
+            return [*loops, f"{inner}L[{index}] = S[{self.index([t, *counters])}]",
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + L[1 - {index}]"
+                    if rng.random() < 0.3 else
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + A[{t}]"]
+        if kind == "global":  # every block writes the same elements of B
+            loops, inner = self.threads(pad)
+            return [*loops, f"{inner}B[{t}] = A[{t}]"]
+        loops, inner = self.threads(pad, narrow=rng.random() < 0.3)
+        names = [t, *counters]
+        if kind == "inner serial":
+            loops.append(f"{inner}for j in range(2):")
+            inner += "    "
+            names.append("j")
+        if rng.random() < 0.3:
+            bound = "n" if self.param and rng.random() < 0.4 else rng.randint(1, 4)
+            loops.append(f"{inner}if tx < {bound}:")
+            inner += "    "
+        # Mostly from one shared buffer into the other (a value between phases); at
+        # times into the buffer read (a value between threads of one phase); at times
+        # through the global scratch, within the block's part or not.
+        names_of = ["S", "R", "G"] if self.scratch else ["S", "R"]
+        target, origin = rng.sample(names_of, 2)
+        if rng.random() < 0.2:
+            origin = target
+        write = self.at(target, self.index(names))
+        read = self.at(origin, self.index(names))
+        source = f"{read} + " if rng.random() < 0.8 else ""
+        return [*loops, f"{inner}{write} = {source}A[bx * {SHARED} + {t}]"]
+
+    def at(self, buffer: str, index: str) -> str:
+        if buffer == "G" and self.rng.random() < 0.8:
+            return f"G[bx * {SHARED} + {index}]"
+        return f"{buffer}[{index}]"
 
 
 def parse(seed: int) -> n.PrimFunc:
@@ -125,34 +189,55 @@ def parse(seed: int) -> n.PrimFunc:
     return pp.parse(program_text(seed))
 
 
+#: The values of the parameter ``n`` a plan is checked at: up to past the 8 threads
+#: ``tx < n`` compares against, and 2 and more iterations of ``range(n)``.
+N_VALUES = (0, 1, 2, 3, 5, 8, 9)
+
+
 def verdict(func: n.PrimFunc) -> Verdict:
-    """polypad's barrier plan for ``func``, checked by enumeration (module docstring)."""
-    found = plan_barriers(func)
+    """polypad's barrier plan for ``func``, checked by enumeration (module docstring) at
+    every value of :data:`N_VALUES` where the kernel has the parameter ``n``."""
+    has_n = any(isinstance(p, n.Var) and p.name == "n" for p in func.params)
+    values = [{"n": v} for v in N_VALUES] if has_n else [{}]
+    try:
+        found = plan_barriers(func)
+    except NotAffineError as error:  # an index that may wrap where n is large: honest
+        found = error
     if isinstance(found, BarrierPlan):
-        try:
-            check_by_enumeration(func, plan=found)
-        except AssertionError as error:
-            return Verdict("plan", "unsound", str(error))
+        failed = _fails(func, found, values)
+        if failed:
+            return Verdict("plan", "unsound", failed)
         for key, slots in found.slots.items():
             for slot in sorted(slots):
                 fewer = BarrierPlan(found.structure, {k: set(v) for k, v in found.slots.items()})
                 fewer.slots[key].discard(slot)
-                try:
-                    check_by_enumeration(func, plan=fewer)
-                except AssertionError:
-                    continue
-                return Verdict("plan", "redundant", f"slot {slot} of container {key}")
+                if not _fails(func, fewer, values):
+                    return Verdict("plan", "redundant", f"slot {slot} of container {key}")
         return Verdict("plan", None)
+    if isinstance(found, NotAffineError):
+        return Verdict("not affine", None)
     assert isinstance(found, Refuted)
     cex = found.counterexample
-    if not _evidence_holds(func, cex):
+    # The evidence's values of the parameters; where it leaves n free, any value will do.
+    given = {name: int(v) for name, v in (cex.params or {}).items()}
+    points = [given] if "n" in given or not has_n else [{**given, **v} for v in values]
+    at = next((p for p in points if _evidence_holds(func, cex, p)), None)
+    if at is None:
         return Verdict("refused", "bad evidence", cex.description)
-    everywhere = _every_uniform_slot(func)
-    try:
-        check_by_enumeration(func, plan=everywhere)
-    except AssertionError:
+    if _fails(func, _every_uniform_slot(func), [at]):
         return Verdict("refused", None)
     return Verdict("refused", "over-refused", cex.description)
+
+
+def _fails(func: n.PrimFunc, plan: BarrierPlan, values: list[dict]) -> str:
+    """The enumeration's complaint about ``plan`` at the first of ``values`` where it has
+    one; empty where it has none."""
+    for params in values:
+        try:
+            check_by_enumeration(func, plan=plan, params=params)
+        except AssertionError as error:
+            return f"{params}: {error}"
+    return ""
 
 
 def _thread_of(text: str) -> tuple:
@@ -163,15 +248,17 @@ def _thread_of(text: str) -> tuple:
     return tuple(digits)
 
 
-def _evidence_holds(func: n.PrimFunc, cex) -> bool:
-    """Both threads the counterexample names touch its element, and one of them writes."""
+def _evidence_holds(func: n.PrimFunc, cex, params: dict) -> bool:
+    """Both threads the counterexample names touch its element, one of them writing, at
+    its values of the parameters ``params``."""
     first, second = (_thread_of(cex.values[k]) for k in ("first thread", "second thread"))
     plan = BarrierPlan(structure(func))
+    env = {p: params[p.name] for p in func.params if isinstance(p, n.Var) and p.name in params}
     kinds = {first: set(), second: set()}
     for launch in plan.structure.launches:
         for thread in (first, second):
             found: list = []
-            accesses(launch.root, {}, found, plan, thread, launch, [0])
+            accesses(launch.root, env, found, plan, thread, launch, [0])
             kinds[thread] |= {a[4] for a in found if a[2].name == cex.element.buffer
                               and a[3] == tuple(cex.element.indices)}
     return first != second and all(kinds.values()) and "write" in kinds[first] | kinds[second]

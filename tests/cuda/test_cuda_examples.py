@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import cuda_kernels as K
 import numpy as np
+import pytest
 
 import codegen
+from polypad.errors import ArgumentValueError
 from polypad.examples import conv_layer, matmul, row_summation
 
 
@@ -136,3 +138,17 @@ def test_the_default_row_sum_schedule_matches():
     gpu, ref = K.run_both(row_summation.schedule_cuda(func).func, K.inputs(func),
                           reference=func)
     np.testing.assert_array_equal(gpu[1], ref[1])
+
+
+def test_tiles_that_do_not_divide_the_extents_are_refused_by_name():
+    with pytest.raises(ArgumentValueError, match=r"matmul.schedule_cuda: the loop over i runs "
+                                                 r"5 times, not a multiple of its tile of 4"):
+        matmul.schedule_cuda(matmul.matmul(5, 8, 8), threads=2, per_thread=2, k_tile=4)
+    with pytest.raises(ArgumentValueError, match=r"the loop over k runs 6 times, not a "
+                                                 r"multiple of its tile of 4"):
+        matmul.schedule_cuda(matmul.matmul(8, 8, 6), threads=2, per_thread=2, k_tile=4)
+    small = conv_layer.conv_layer(n=1, ci=12, co=8, w=4, h=1)
+    with pytest.raises(ArgumentValueError, match=r"conv_layer.schedule_cuda: the loop over rx "
+                                                 r"runs 12 times, not a multiple of its tile of 8"):
+        conv_layer.schedule_cuda(small, x_threads=2, x_per_thread=2, c_threads=2,
+                                 c_per_thread=2, k_tile=8)

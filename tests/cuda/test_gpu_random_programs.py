@@ -17,9 +17,10 @@ from gpu_enumeration import check_by_enumeration
 import codegen
 import polypad as pp
 from analyses.gpu_sync import BarrierPlan, plan_barriers
+from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 
-COUNT = int(os.environ.get("POLYPAD_GPU_FUZZ", "200"))
+COUNT = int(os.environ.get("POLYPAD_GPU_FUZZ", "120"))
 
 
 def test_every_plan_orders_its_pairs_and_every_refusal_is_real():
@@ -37,11 +38,17 @@ def test_every_plan_orders_its_pairs_and_every_refusal_is_real():
 
 def test_accepted_random_kernels_match_the_reference_in_the_simulator():
     ran = 0
-    for seed in range(40):
+    for seed in range(60):
         func = G.parse(seed)
-        if not isinstance(plan_barriers(func), BarrierPlan):
+        try:
+            if not isinstance(plan_barriers(func), BarrierPlan):
+                continue
+        except NotAffineError:
             continue
-        gpu, ref = K.run_both(func, K.inputs(func, seed))
+        rng = np.random.default_rng(seed)
+        args = [rng.integers(-4, 5, [int(s) for s in p.shape]).astype(p.dtype)
+                if isinstance(p, n.Buffer) else 5 for p in func.params]  # n = 5
+        gpu, ref = K.run_both(func, args)
         np.testing.assert_array_equal(gpu[1], ref[1], err_msg=G.program_text(seed))
         ran += 1
         if ran == 8:
