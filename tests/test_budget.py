@@ -132,9 +132,8 @@ def test_isl_running_out_of_operations_is_running_out_of_budget():
 
 
 # The fuzz's case 7112 (seed 0): isl took minutes over the dependences of these
-# ``%`` indices (one lexmax over the whole time space), and
-# ``sequential_buffer_access`` ran past every budget.  value_flow's last writes,
-# found level by level, settle it in under a second now.
+# ``%`` indices, and ``sequential_buffer_access`` ran past every budget.  With
+# value_flow's last writes found level by level it settles in under a second.
 MOD_HEAVY = '''
 @T.prim_func
 def func(A: T.Buffer((8,), "int32"), n: T.int32):
