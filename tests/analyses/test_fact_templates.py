@@ -1,6 +1,7 @@
-"""``facts._one_piece`` (is one piece's function right on the whole domain?) asked
-piece by piece, against the question as it was asked before: ``is_equal`` of
-that function on the whole domain and the piecewise one."""
+"""The templates of stored facts: ``facts._one_piece`` (is one piece's function right
+on the whole domain?) asked piece by piece, against the question as it was asked
+before (``is_equal`` of that function on the whole domain and the piecewise one);
+and ``make_templates`` stopping at the deadline instead of leaving a template out."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ import random
 import islpy as isl
 import pytest
 
+import polypad as pp
 from analyses import facts
+from analyses.program import program_of
+from polypad import budget
+from polypad.errors import BudgetExceeded
+from polypad.ir import nodes as n
 
 
 def one_piece_whole(pa: isl.PwAff) -> isl.PwAff:
@@ -57,3 +63,40 @@ def test_piece_by_piece_is_the_whole_comparison(seed):
     assert got.n_piece() == want.n_piece()
     if want.n_piece() == 1:
         assert got.get_pieces()[0][1].plain_is_equal(want.get_pieces()[0][1])
+
+
+STORED_THEN_READ = """
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32"),
+      C: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        B[i] = A[i] + T.float32(1)
+    for j in T.serial(4):
+        C[j] = B[3 - j]
+"""
+
+
+def _stored_fact_at_the_read():
+    program = program_of(pp.parse(STORED_THEN_READ))
+    target = next(s for s in program.sites
+                  if isinstance(s.stmt, n.BufferStore) and s.stmt.buffer.name == "C")
+    inst = facts.Instantiator(program, target)
+    (fact,) = [f for f in inst.facts() if f.kind == "stored" and f.loads[0].buffer.name == "B"]
+    return inst, fact
+
+
+def test_a_template_names_the_writer_of_the_element():
+    inst, fact = _stored_fact_at_the_read()
+    (t,) = inst.make_templates(fact, 0)
+    assert [pp.script(y) if not isinstance(y, n.Var) else y.name for y in t.ys] == ["e0"]
+
+
+def test_making_templates_past_the_deadline_stops_instead_of_dropping_them():
+    inst, fact = _stored_fact_at_the_read()
+    # The outer budget sets ISL's operation limit, the inner one the deadline: past it,
+    # the writer's counters are not turned into IR (a deep nest has many).
+    with budget.within(60), budget.within(1e-6):
+        while not budget.expired():
+            pass
+        with pytest.raises(BudgetExceeded):
+            inst.make_templates(fact, 0)
