@@ -17,7 +17,9 @@ the pairs no chosen barrier separates are ``part`` minus the union over
 the chosen barriers of ``{x -> y : exists b run, T(x) < b <= T(y)}``.
 Where a barrier runs is under-approximated by where some statement of its
 sequence runs (the sequence ran there, so did the barrier): a pair is never
-called ordered by a barrier that may not run.
+called ordered by a barrier that may not run.  Where is a block time *and a
+block*: a sequence under ``if bx == 1`` runs in block 1 only, so its barrier
+orders nothing in block 0, though block 0 passes the same block times.
 
 :mod:`analyses.gpu_sync` asks this only where its quick structural test
 (a barrier in the same gap, or deeper on one of the two paths) finds none:
@@ -38,11 +40,16 @@ class BarrierOrder:
     of the block time, ``("seq", container)``, ``("loop", For)`` or ``("if",
     IfThenElse)``); ``tau`` maps a statement name to its block time map (all
     of length ``length``); ``statements`` are the model statements of the
-    launch.
+    launch; ``coords`` maps a statement name to the thread that runs each instance
+    (:func:`analyses.gpu_threads.coordinates`).
     """
 
-    def __init__(self, leaves: dict, tau: dict[str, isl.Map], statements, length: int):
+    def __init__(self, leaves: dict, tau: dict[str, isl.Map], statements, length: int,
+                 coords: dict[str, isl.Map]):
         self.tau, self.length = tau, length
+        #: Each statement's instance -> its block (the thread's block indices).
+        self._block = {name: where.project_out(isl.dim_type.out, 3, 3)
+                       for name, where in coords.items()}
         self._members: dict[int, tuple[int, list[str]]] = {}
         for s in statements:
             leaf = leaves[id(s.stmt)]
@@ -51,13 +58,15 @@ class BarrierOrder:
                     self._members.setdefault(id(node), (level, []))[1].append(s.name)
         self._runs: dict[tuple[int, int], isl.Set] = {}
 
-    def _truncate(self, name: str, size: int) -> isl.Map:
-        tau = self.tau[name]
-        return tau.project_out(isl.dim_type.out, size, self.length - size)
+    def _stamp(self, name: str, size: int) -> isl.Map:
+        """Instance -> [its block's three indices, its block time's first ``size``]."""
+        tau = self.tau[name].project_out(isl.dim_type.out, size, self.length - size)
+        return self._block[name].flat_range_product(tau)
 
     def _barrier_times(self, key: int, slot: int) -> tuple[int, isl.Set] | None:
-        """The block times, of length ``level + 1``, at which the barrier at ``slot`` of
-        the container ``key`` runs (where some statement of the container runs)."""
+        """The blocks and block times, of length ``level + 1``, at which the barrier at
+        ``slot`` of the container ``key`` runs (where some statement of the container
+        runs): a set of [block indices, time]."""
         member = self._members.get(key)
         if member is None:
             return None
@@ -66,7 +75,7 @@ class BarrierOrder:
         if found is None:
             prefixes = None
             for name in names:
-                reached = self._truncate(name, level).range()
+                reached = self._stamp(name, level).range()
                 prefixes = reached if prefixes is None else prefixes.union(reached)
             space = prefixes.get_space()
             slot_set = isl.Set.universe(isl.Space.set_alloc(space.get_ctx(), 0, 1))
@@ -88,11 +97,14 @@ class BarrierOrder:
                 if found is None:
                     continue
                 size, times = found
-                space = isl.Space.set_alloc(times.get_ctx(), 0, size)
-                after = self._truncate(first, size).apply_range(
-                    isl.Map.lex_lt(space)).intersect_range(times)
-                before = self._truncate(second, size).apply_range(
-                    isl.Map.lex_ge(space)).intersect_range(times)
+                ctx = times.get_ctx()
+                # The same block, an earlier (a later or equal) block time.
+                same = isl.Map.identity(isl.Space.map_from_set(isl.Space.set_alloc(ctx, 0, 3)))
+                space = isl.Space.set_alloc(ctx, 0, size)
+                earlier = same.flat_product(isl.Map.lex_lt(space))
+                later = same.flat_product(isl.Map.lex_ge(space))
+                after = self._stamp(first, size).apply_range(earlier).intersect_range(times)
+                before = self._stamp(second, size).apply_range(later).intersect_range(times)
                 remaining = remaining.subtract(after.apply_range(before.reverse()))
                 if remaining.is_empty():
                     return True

@@ -23,9 +23,10 @@ pair ordered as before, so every read sees the same write).  Such a pair is
 - atomic updates of one element by one combiner (``sch.atomic``,
   :mod:`analyses.gpu_atomics`), on any two threads of a launch (of one
   block, for shared memory): they commute, so any order is the serial one;
-- on two blocks, or through ``"local"`` memory (private to a thread) on two
-  threads, or through ``"shared"`` memory (private to a block) on two
-  blocks: never ordered.
+- on two blocks, in global memory: never ordered; in private memory on two
+  copies (``"local"``: one per thread, ``"shared"``: one per block): no conflict,
+  unless a read takes its value from the other copy's write (refused:
+  :mod:`analyses.gpu_private_flow`).
 
 :func:`plan_barriers` finds every conflicting pair with isl (the access
 relations of :mod:`polypad.model`, restricted to the serial order), refuses
@@ -58,6 +59,7 @@ from . import instances as inst
 from .evidence import Counterexample, Element, Refuted
 from .gpu_atomics import atomic_stores
 from .gpu_barrier_order import BarrierOrder
+from .gpu_private_flow import PrivateFlow
 from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
@@ -289,6 +291,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
     diff_block, same_block = isl.Map(_DIFF_BLOCK), isl.Map(_SAME_BLOCK)
     diff_thread = isl.Map(_DIFF_THREAD)
     private_loops = _private_loops(launch.root)
+    flows = PrivateFlow(statements)
     atomics = atomic_stores(launch.root)
     intervals: dict[int, list] = {}  # container -> [(i, j, why)]
     wraps: dict[int, list] = {}  # container -> [(a, c, why)]
@@ -310,10 +313,12 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     why = (model, s, d, a, b)
                     private = diff_thread if scope == "local" else diff_block
                     race = pairs.intersect(_relate(coords, s, d, private))
+                    if scope in ("local", "shared"):  # a copy each: only a value crosses
+                        race = flows.races(race, a, b)
                     commute = _commute(atomics, s, d, a) and scope != "local"
                     if not race.is_empty() and not (commute and scope != "shared"):
                         return _evidence(why, race, coords, _private_text(scope))
-                    if commute:  # atomic updates with one combiner: any order will do
+                    if commute or scope == "local":  # commuting updates; a thread's own copy
                         continue
                     across = pairs.intersect(_relate(coords, s, d, same_block))
                     if across.is_empty():
@@ -328,7 +333,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                                             intervals, wraps)
                     if refused is not None:
                         return refused
-    order = BarrierOrder(timeline.leaves, tau, statements, length)
+    order = BarrierOrder(timeline.leaves, tau, statements, length, coords)
     return _place(timeline, intervals, wraps, plan, coords, order)
 
 

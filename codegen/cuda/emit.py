@@ -77,32 +77,38 @@ def host_buffers(plan: BarrierPlan) -> list[Buffer]:
 _WIDENING = ("floor", "ceil", "pow")
 
 
-def _widening_stores(func: PrimFunc, root: ir.Stmt) -> set[Buffer]:
-    """The buffers ``root`` stores a value into that holds a :data:`_WIDENING` call,
-    directly or through let-bound variables (of the whole function: a let may be
-    printed above the launch)."""
+def _widening_lets(func: PrimFunc) -> set[ir.Var]:
+    """The let-bound variables of ``func`` whose value holds a :data:`_WIDENING` call,
+    directly or through other such variables (a let may be printed above a launch)."""
     lets = [x for x in walk(func.body) if isinstance(x, (ir.LetStmt, ir.Let))]
     widening: set[ir.Var] = set()
-
-    def widens(expr: ir.Expr) -> bool:
-        return any((isinstance(c, ir.Call) and c.op in _WIDENING)
-                   or (isinstance(c, ir.Var) and c in widening) for c in walk(expr))
-
     changed = True
     while changed:  # a let of a let of a floor
         changed = False
         for let in lets:
-            if let.var not in widening and widens(let.value):
+            if let.var not in widening and _widens(let.value, widening):
                 widening.add(let.var)
                 changed = True
-    return {x.buffer for x in walk(root) if isinstance(x, ir.BufferStore) and widens(x.value)}
+    return widening
+
+
+def _widens(expr: ir.Expr, widening: set[ir.Var]) -> bool:
+    return any((isinstance(c, ir.Call) and c.op in _WIDENING)
+               or (isinstance(c, ir.Var) and c in widening) for c in walk(expr))
+
+
+def _widening_stores(root: ir.Stmt, widening: set[ir.Var]) -> set[Buffer]:
+    """The buffers ``root`` stores a value into that holds a :data:`_WIDENING` call,
+    directly or through the let-bound variables ``widening`` (:func:`_widening_lets`)."""
+    return {x.buffer for x in walk(root)
+            if isinstance(x, ir.BufferStore) and _widens(x.value, widening)}
 
 
 class _Kernel:
     """The text of one kernel."""
 
-    def __init__(self, func: PrimFunc, plan: BarrierPlan, launch: Launch, names: Names,
-                 params: list[str], boxes: dict):
+    def __init__(self, plan: BarrierPlan, launch: Launch, names: Names,
+                 params: list[str], boxes: dict, widening: set[ir.Var]):
         self.plan, self.launch, self.names = plan, launch, names
         self.expr = ExprPrinter(names)
         self.boxes = boxes
@@ -111,7 +117,7 @@ class _Kernel:
         # Buffers stored a value Numba may type other than as the buffer's dtype
         # (math.floor is an int64 there), also through a let: an array converts it to
         # the buffer's dtype, a variable would widen to float64.
-        self.integral = _widening_stores(func, launch.root)
+        self.integral = _widening_stores(launch.root, widening)
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their
@@ -396,8 +402,9 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
     index = {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
                                .replace("threadIdx.", "tid_"))
              for axis in AXES}  # bid_x ... tid_z
+    widening = _widening_lets(func)
     for launch in plan.structure.launches:
-        kernel = _Kernel(func, plan, launch, names, params, boxes)
+        kernel = _Kernel(plan, launch, names, params, boxes, widening)
         kernel.expr.direct = direct
         kernel.unwritten = unwritten
         kernel.index = index

@@ -59,10 +59,10 @@ def test_a_tree_bound_to_threads_gets_one_barrier_between_steps_and_matches():
 def test_every_barrier_of_the_tree_is_needed():
     # Brute force, as tests/cuda/test_gpu_races.py does: with any one barrier left out,
     # some pair of threads touching one element runs out of the serial order.
-    from test_gpu_races import _check_by_enumeration
+    from gpu_enumeration import check_by_enumeration
 
     func = _tree_row_sum().func
-    plan = _check_by_enumeration(func)
+    plan = check_by_enumeration(func)
     assert plan.count == 2
     for key in list(plan.slots):
         for slot in sorted(plan.slots[key]):
@@ -70,7 +70,7 @@ def test_every_barrier_of_the_tree_is_needed():
                                 dict(plan.nodes))
             fewer.slots[key].discard(slot)
             with pytest.raises(AssertionError):
-                _check_by_enumeration(func, plan=fewer)
+                check_by_enumeration(func, plan=fewer)
 
 
 def test_tree_reduce_refusals():

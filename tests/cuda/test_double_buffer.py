@@ -9,7 +9,7 @@ import dataclasses
 import cuda_kernels as K
 import numpy as np
 import pytest
-from test_gpu_races import _check_by_enumeration
+from gpu_enumeration import check_by_enumeration
 
 import codegen
 import polypad as pp
@@ -105,9 +105,9 @@ def test_one_barrier_per_step_and_the_result_of_the_original():
     np.testing.assert_array_equal(gpu[2], ref[2])
     # Every thread of every block walked: each conflicting pair is ordered by the one
     # barrier, and without it some pair is not.
-    assert _check_by_enumeration(sch.func).count == 1
+    assert check_by_enumeration(sch.func).count == 1
     with pytest.raises(AssertionError):
-        _check_by_enumeration(sch.func, drop=True)
+        check_by_enumeration(sch.func, drop=True)
 
 
 def _k_tail() -> pp.Schedule:
@@ -143,7 +143,7 @@ def test_a_reduction_that_is_no_multiple_of_the_tile():
     assert "if ax1_0 * 4 + ax1_1 < min(3, -4 * (k_0 + 1) + 9) + 1:" in lines
     gpu, ref = K.run_both(sch.func, K.inputs(MATMUL_K_TAIL), reference=MATMUL_K_TAIL)
     np.testing.assert_array_equal(gpu[2], ref[2])
-    assert _check_by_enumeration(sch.func).count == 1
+    assert check_by_enumeration(sch.func).count == 1
 
 
 def test_the_next_tiles_through_registers():
@@ -162,7 +162,7 @@ def test_the_next_tiles_through_registers():
     assert lines.index("cuda.syncthreads()") < load < compute < store
     gpu, ref = K.run_both(sch.func, K.inputs(K.MATMUL), reference=K.MATMUL)
     np.testing.assert_array_equal(gpu[2], ref[2])
-    assert _check_by_enumeration(sch.func).count == 1
+    assert check_by_enumeration(sch.func).count == 1
     # The local buffer is each loop of the copy: a copy whose loop's extent depends on
     # the step (a partial last tile) has no constant shape for it.
     tail = _k_tail()
@@ -215,7 +215,7 @@ def test_inside_an_outer_loop_a_barrier_before_the_prologue_exactly_where_needed
     assert lines.count("cuda.syncthreads()") == 1
     assert lines[lines.index("for k_0 in range(2):") + 1] == "# block A_shared_prologue"
     assert lines[lines.index("for k_1 in range(2):") + 1] == "cuda.syncthreads()"
-    assert _check_by_enumeration(even.func).count == 1
+    assert check_by_enumeration(even.func).count == 1
     gpu, ref = K.run_both(even.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
 
@@ -225,7 +225,7 @@ def test_inside_an_outer_loop_a_barrier_before_the_prologue_exactly_where_needed
     assert lines[lines.index("for k_0 in range(2):") + 1:][:2] == [
         "cuda.syncthreads()", "# block A_shared_prologue"]
     assert lines[lines.index("for k_1 in range(3):") + 1] == "cuda.syncthreads()"
-    plan = _check_by_enumeration(odd.func)
+    plan = check_by_enumeration(odd.func)
     assert plan.count == 2
     # Each of the two is needed: without either, some pair of threads is unordered.
     for key, slots in plan.slots.items():
@@ -233,7 +233,7 @@ def test_inside_an_outer_loop_a_barrier_before_the_prologue_exactly_where_needed
             fewer = {k: set(v) - ({slot} if k == key else set())
                      for k, v in plan.slots.items()}
             with pytest.raises(AssertionError):
-                _check_by_enumeration(odd.func, plan=dataclasses.replace(plan, slots=fewer))
+                check_by_enumeration(odd.func, plan=dataclasses.replace(plan, slots=fewer))
     gpu, ref = K.run_both(odd.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
 
@@ -254,7 +254,7 @@ def test_the_matmul_example_option():
         assert any(line.startswith("A_shared_next_3_0_0 = ") for line in lines) == registers
         gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
         np.testing.assert_array_equal(gpu[2], ref[2])
-    assert _check_by_enumeration(sch.func).count == 1
+    assert check_by_enumeration(sch.func).count == 1
 
 
 def test_the_conv_layer_example_option():

@@ -5,21 +5,16 @@ refused."""
 
 from __future__ import annotations
 
-import itertools
-import operator
-
 import cuda_kernels as K
 import numpy as np
 import pytest
+from gpu_enumeration import check_by_enumeration
 
 import codegen
 import polypad as pp
 from analyses import Element, Instance, Refuted
 from analyses.gpu_sync import BarrierPlan, plan_barriers
-from analyses.gpu_threads import AXES
 from polypad.errors import BuildError, IllegalTransformError, RaceError
-from polypad.ir import nodes as n
-from polypad.ir.visitor import walk
 
 
 def test_a_value_between_threads_gets_exactly_one_barrier():
@@ -128,151 +123,33 @@ def across(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         codegen.build(two_launches, target="cuda")
 
 
-_OPS = {n.Add: operator.add, n.Sub: operator.sub, n.Mul: operator.mul,
-        n.FloorDiv: operator.floordiv, n.FloorMod: operator.mod, n.Min: min, n.Max: max,
-        n.Lt: operator.lt, n.Le: operator.le, n.Gt: operator.gt, n.Ge: operator.ge,
-        n.Eq: operator.eq, n.Ne: operator.ne}
-
-
-def _value(e, env):
-    """An integer or boolean expression of loop counters (enough for these kernels)."""
-    match e:
-        case n.IntImm() | n.BoolImm():
-            return e.value
-        case n.Var():
-            return env[e]
-        case n.And():
-            return _value(e.a, env) and _value(e.b, env)
-        case n.Or():
-            return _value(e.a, env) or _value(e.b, env)
-        case n.Not():
-            return not _value(e.a, env)
-    return _OPS[type(e)](_value(e.a, env), _value(e.b, env))
-
-
-def _accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None):
-    """Walk ``stmt``: serially (``thread`` None: every bound loop runs all its
-    iterations), or as the GPU thread ``thread`` (bound loops fixed to its index,
-    a store outside a loop of a launched axis on index 0 only), counting the barriers
-    of ``plan`` it passes.  Appends (statement, counters, buffer, element, kind,
-    barriers passed) for every access."""
-    def barrier():
-        if barriers is not None:
-            barriers[0] += 1
-
-    match stmt:
-        case n.SeqStmt():
-            slots = plan.at(stmt)
-            for k, child in enumerate(stmt.stmts):
-                if k in slots:
-                    barrier()
-                _accesses(child, env, out, plan, thread, launch, barriers)
-            if len(stmt.stmts) in slots:
-                barrier()
-        case n.For() if thread is not None and stmt.kind in AXES:
-            index = thread[AXES.index(stmt.kind)]
-            if index < _value(stmt.extent, env):
-                _accesses(stmt.body, {**env, stmt.var: _value(stmt.min, env) + index}, out,
-                          plan, thread, launch, barriers)
-        case n.For():
-            start = _value(stmt.min, env)
-            for v in range(start, start + _value(stmt.extent, env)):
-                if 0 in plan.at(stmt):
-                    barrier()
-                _accesses(stmt.body, {**env, stmt.var: v}, out, plan, thread, launch,
-                          barriers)
-                if 1 in plan.at(stmt):
-                    barrier()
-        case n.IfThenElse():
-            branch = stmt.then_case if _value(stmt.condition, env) else stmt.else_case
-            if branch is not None:
-                _accesses(branch, env, out, plan, thread, launch, barriers)
-        case n.BufferStore():
-            if thread is not None:
-                bound = {x.kind for x in _loops_around(launch.root, stmt)}
-                if any(thread[k] != 0 for k, axis in enumerate(AXES) if axis not in bound):
-                    return
-            key = tuple(sorted((v.name, x) for v, x in env.items()))
-            count = barriers[0] if barriers is not None else None
-            for load in walk(stmt.value):
-                if isinstance(load, n.BufferLoad):
-                    out.append((id(stmt), key, load.buffer,
-                                tuple(_value(i, env) for i in load.indices), "read", count))
-            out.append((id(stmt), key, stmt.buffer,
-                        tuple(_value(i, env) for i in stmt.indices), "write", count))
-        case n.Block() | n.Allocate() | n.LetStmt():
-            _accesses(stmt.body, env, out, plan, thread, launch, barriers)
-
-
-def _loops_around(root, target):
-    for node in walk(root):
-        if isinstance(node, n.For) and any(x is target for x in walk(node.body)):
-            yield node
-
-
-def _check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None):
-    """Every two accesses of one element, one a write, on two threads: in one block,
-    the first in the serial order has passed fewer barriers than the second; never in
-    two blocks (unless in a private buffer, where the element is not shared).
-    ``drop`` checks a plan without its barriers (the check must then fail); ``plan``
-    checks that plan instead of the one polypad makes."""
-    plan = plan_barriers(func) if plan is None else plan
-    assert isinstance(plan, BarrierPlan)
-    if drop:
-        plan.slots.clear()
-    for launch in plan.structure.launches:
-        serial: list = []
-        _accesses(launch.root, {}, serial, plan)
-        order = {(a[0], a[1], a[4], a[2], a[3]): k for k, a in enumerate(serial)}
-        extents = [launch.constant_extent(axis) for axis in AXES]
-        gpu = []
-        for thread in itertools.product(*(range(e) for e in extents)):
-            found: list = []
-            _accesses(launch.root, {}, found, plan, thread, launch, [0])
-            gpu += [(order[(a[0], a[1], a[4], a[2], a[3])], thread, a) for a in found]
-        assert len(gpu) == len(serial)  # every instance runs once, on one thread
-        by_element: dict = {}
-        for entry in gpu:
-            by_element.setdefault((entry[2][2], entry[2][3]), []).append(entry)
-        for (buffer, _), touches in by_element.items():
-            ordered = sorted(touches, key=lambda entry: entry[0])
-            for (_, t1, a), (_, t2, b) in itertools.combinations(ordered, 2):
-                if t1 == t2 or (a[4] == "read" and b[4] == "read"):
-                    continue
-                if buffer.scope == "local" or (buffer.scope == "shared" and t1[:3] != t2[:3]):
-                    continue  # each thread (block) has its own copy
-                assert t1[:3] == t2[:3], (buffer.name, t1, t2)
-                assert a[5] < b[5], (buffer.name, a[3], t1, t2)
-    return plan
-
-
 @pytest.mark.parametrize("func", [K.REVERSE, K.STENCIL, K.ELEMENTWISE,
                                   pp.parse(K.PIPELINE.replace("GUARD", "tx < 4"))],
                          ids=["reverse", "stencil", "elementwise", "pipeline"])
 def test_the_plan_orders_every_conflicting_pair_by_enumeration(func):
-    _check_by_enumeration(func)
+    check_by_enumeration(func)
 
 
 def test_the_scheduled_plans_order_every_conflicting_pair_by_enumeration():
     from polypad.examples import conv_layer, matmul
 
-    assert _check_by_enumeration(K.tiled_matmul().func).count == 2
-    assert _check_by_enumeration(K.block_row_sum().func).count == 1
+    assert check_by_enumeration(K.tiled_matmul().func).count == 2
+    assert check_by_enumeration(K.block_row_sum().func).count == 1
     registers = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2,
                                      k_tile=4, double_buffer=False)
-    assert _check_by_enumeration(registers.func).count == 2
+    assert check_by_enumeration(registers.func).count == 2
     # Double-buffered (the default): one barrier per step orders every pair too.
     staged = matmul.schedule_cuda(matmul.matmul(8, 8, 8), threads=2, per_thread=2, k_tile=4)
-    assert _check_by_enumeration(staged.func).count == 1
+    assert check_by_enumeration(staged.func).count == 1
     # The conv layer's tiles are reloaded at each step of rz, ry and the input channels:
     # the barrier at the start of the innermost step's body serves the outer two too.
     conv = conv_layer.schedule_cuda(conv_layer.conv_layer(n=1, ci=16, co=8, w=4, h=1),
                                     x_threads=2, x_per_thread=2, c_threads=2,
                                     c_per_thread=2, k_tile=8)
-    assert _check_by_enumeration(conv.func).count == 2
+    assert check_by_enumeration(conv.func).count == 2
 
 
 def test_the_enumeration_fails_a_plan_without_its_barriers():
     for func in (K.REVERSE, K.STENCIL, K.tiled_matmul().func):
         with pytest.raises(AssertionError):
-            _check_by_enumeration(func, drop=True)
+            check_by_enumeration(func, drop=True)

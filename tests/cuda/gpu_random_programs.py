@@ -1,0 +1,265 @@
+"""Random kernels of thread-bound loops over one shared buffer, and the brute-force
+verdict on polypad's barrier plan for each.
+
+Every kernel fills its shared buffer ``S`` from ``A`` (``R`` starts as the zeros
+of a fresh allocation, which the cuda target fills in), runs a few random
+phases that mostly read one shared buffer and write the other, at affine and
+modular indices of the thread, of serial counters and of the block, under
+conditions on the thread or on the block, and writes ``B`` from both.  Some
+phases write ``B`` where another block writes too.
+
+:func:`verdict` asks :func:`analyses.gpu_sync.plan_barriers` and checks its
+answer with :mod:`gpu_enumeration`, which runs every thread's loops:
+
+- a plan must order every pair of conflicting accesses (else ``"unsound"``),
+  and each of its barriers must be needed: without it, some pair is
+  unordered (else ``"redundant"``);
+- a refusal must name two threads that touch the element it names, one
+  writing (else ``"bad evidence"``), and no placement of barriers where
+  every thread of a block reaches them may order every pair (else
+  ``"over-refused"``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from gpu_enumeration import accesses, check_by_enumeration
+
+import polypad as pp
+from analyses import Refuted
+from analyses.gpu_sync import BarrierPlan, plan_barriers
+from analyses.gpu_threads import AXES, structure
+from polypad.ir import nodes as n
+from polypad.ir.visitor import walk
+
+THREADS = 8  # the block's threads (every kernel's first phase uses all of them)
+SHARED = 16  # elements of S
+
+
+@dataclass
+class Verdict:
+    """What polypad answered (``"plan"`` or ``"refused"``) and what the enumeration
+    found wrong with it (``None``: nothing)."""
+
+    answer: str
+    finding: str | None
+    detail: str = ""
+
+
+def program_text(seed: int) -> str:
+    """A random kernel in polypad's script syntax (deterministic in ``seed``)."""
+    return _Maker(random.Random(seed)).text()
+
+
+class _Maker:
+    """One random kernel: one or two blocks of 8 threads, as 8 on ``threadIdx.x`` or
+    4 x 2 on ``threadIdx.x`` and ``threadIdx.y``; at times a global scratch buffer
+    ``G`` beside the shared ones; a local buffer ``L`` (each thread its own), which
+    the serial program shares, so that a value through it from one thread to
+    another must be refused."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.blocks = rng.choice([1, 2])
+        self.two_d = rng.random() < 0.3
+        self.scratch = rng.random() < 0.3
+        # The thread's index within the block, and the loops that bind it.
+        self.thread = "ty * 4 + tx" if self.two_d else "tx"
+
+    def threads(self, pad: str, narrow: bool = False) -> tuple[list[str], str]:
+        """The thread loops (all the block's threads, or half of them), and the
+        indentation inside."""
+        if self.two_d:
+            ys = 1 if narrow else 2
+            loops = [f'{pad}for ty in T.thread_binding({ys}, thread="threadIdx.y"):',
+                     f'{pad}    for tx in T.thread_binding(4, thread="threadIdx.x"):']
+            return loops, pad + "        "
+        extent = THREADS // 2 if narrow else THREADS
+        loop = f'{pad}for tx in T.thread_binding({extent}, thread="threadIdx.x"):'
+        return [loop], pad + "    "
+
+    def text(self) -> str:
+        blocks, t = self.blocks, self.thread
+        params = (f'A: T.Buffer(({blocks * SHARED},), "float32"), '
+                  f'B: T.Buffer(({blocks * THREADS},), "float32")')
+        lines = ["@T.prim_func", f"def rand({params}):"]
+        if self.scratch:  # in global memory: the host allocates it, shared by the blocks
+            lines.append(f'    G = T.alloc_buffer(({blocks * SHARED},), "float32")')
+        loops, inner = self.threads("        ")
+        lines += [
+            f'    for bx in T.thread_binding({blocks}, thread="blockIdx.x"):',
+            f'        S = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            f'        R = T.alloc_buffer(({SHARED},), "float32", scope="shared")',
+            '        L = T.alloc_buffer((2,), "float32", scope="local")',
+            *loops,
+            f"{inner}for k in range({SHARED // THREADS}):",
+            f"{inner}    S[k * {THREADS} + {t}] = A[bx * {SHARED} + k * {THREADS} + {t}]",
+        ]
+        for _ in range(self.rng.randint(1, 3)):
+            lines += self.phase(depth=2, counters=[])
+        loops, inner = self.threads("        ")
+        lines += [*loops, f"{inner}B[bx * {THREADS} + {t}] = S[{self.index([t])}] + "
+                          f"R[{self.index([t])}]"]
+        return "\n".join(lines) + "\n"
+
+    def index(self, names: list[str]) -> str:
+        """An index into 16 elements: affine in ``names`` (the thread's index first), taken
+        modulo 16 where it may leave them."""
+        rng, t = self.rng, names[0]
+        terms = [f"{rng.choice([1, 1, 2, 3])} * ({name})" for name in names
+                 if name == t or rng.random() < 0.7]
+        constant = rng.randint(0, SHARED - 1)
+        if rng.random() < 0.25:
+            return f"{SHARED - 1} - ({t})" if rng.random() < 0.5 else \
+                f"T.floordiv({t}, 2) + {constant // 2}"
+        return f"T.floormod({' + '.join([*terms, str(constant)])}, {SHARED})"
+
+    def phase(self, depth: int, counters: list[str]) -> list[str]:
+        rng, pad, t = self.rng, "    " * depth, self.thread
+        kind = rng.choices(["threads", "serial", "block if", "counter if", "inner serial",
+                            "global", "local"],
+                           [5, 2, 1, 1, 2, 1 if self.blocks > 1 else 0, 1])[0]
+        if kind == "serial" and len(counters) < 2:
+            name = f"k{depth}"
+            body = []
+            for _ in range(rng.randint(1, 2)):
+                body += self.phase(depth + 1, [*counters, name])
+            return [f"{pad}for {name} in range(2):", *body]
+        if kind == "block if" and self.blocks > 1:
+            return [f"{pad}if bx == {rng.randint(0, self.blocks - 1)}:",
+                    *self.phase(depth + 1, counters)]
+        if kind == "counter if" and counters:  # uniform in the block, varies in time
+            out = [f"{pad}if {rng.choice(counters)} == {rng.randint(0, 1)}:",
+                   *self.phase(depth + 1, counters)]
+            if rng.random() < 0.5:
+                out += [f"{pad}else:", *self.phase(depth + 1, counters)]
+            return out
+        if kind == "local":  # through a thread's own registers: private, no barrier
+            loops, inner = self.threads(pad)
+            index = rng.choice(["0", "1", "T.floormod(tx, 2)"])
+            return [*loops, f"{inner}L[{index}] = S[{self.index([t, *counters])}]",
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + L[1 - {index}]"
+                    if rng.random() < 0.3 else
+                    f"{inner}R[{self.index([t, *counters])}] = L[{index}] + A[{t}]"]
+        if kind == "global":  # every block writes the same elements of B
+            loops, inner = self.threads(pad)
+            return [*loops, f"{inner}B[{t}] = A[{t}]"]
+        loops, inner = self.threads(pad, narrow=rng.random() < 0.3)
+        names = [t, *counters]
+        if kind == "inner serial":
+            loops.append(f"{inner}for j in range(2):")
+            inner += "    "
+            names.append("j")
+        if rng.random() < 0.3:
+            loops.append(f"{inner}if tx < {rng.randint(1, 4)}:")
+            inner += "    "
+        # Mostly from one shared buffer into the other (a value between phases); at
+        # times into the buffer read (a value between threads of one phase); at times
+        # through the global scratch, within the block's part or not.
+        names_of = ["S", "R", "G"] if self.scratch else ["S", "R"]
+        target, origin = rng.sample(names_of, 2)
+        if rng.random() < 0.2:
+            origin = target
+        write = self.at(target, self.index(names))
+        read = self.at(origin, self.index(names))
+        source = f"{read} + " if rng.random() < 0.8 else ""
+        return [*loops, f"{inner}{write} = {source}A[bx * {SHARED} + {t}]"]
+
+    def at(self, buffer: str, index: str) -> str:
+        if buffer == "G" and self.rng.random() < 0.8:
+            return f"G[bx * {SHARED} + {index}]"
+        return f"{buffer}[{index}]"
+
+
+def parse(seed: int) -> n.PrimFunc:
+    """The kernel of ``seed``, parsed."""
+    return pp.parse(program_text(seed))
+
+
+def verdict(func: n.PrimFunc) -> Verdict:
+    """polypad's barrier plan for ``func``, checked by enumeration (module docstring)."""
+    found = plan_barriers(func)
+    if isinstance(found, BarrierPlan):
+        try:
+            check_by_enumeration(func, plan=found)
+        except AssertionError as error:
+            return Verdict("plan", "unsound", str(error))
+        for key, slots in found.slots.items():
+            for slot in sorted(slots):
+                fewer = BarrierPlan(found.structure, {k: set(v) for k, v in found.slots.items()})
+                fewer.slots[key].discard(slot)
+                try:
+                    check_by_enumeration(func, plan=fewer)
+                except AssertionError:
+                    continue
+                return Verdict("plan", "redundant", f"slot {slot} of container {key}")
+        return Verdict("plan", None)
+    assert isinstance(found, Refuted)
+    cex = found.counterexample
+    if not _evidence_holds(func, cex):
+        return Verdict("refused", "bad evidence", cex.description)
+    everywhere = _every_uniform_slot(func)
+    try:
+        check_by_enumeration(func, plan=everywhere)
+    except AssertionError:
+        return Verdict("refused", None)
+    return Verdict("refused", "over-refused", cex.description)
+
+
+def _thread_of(text: str) -> tuple:
+    """``"block (0, 0, 0) thread (3, 0, 0)"`` as (0, 0, 0, 3, 0, 0), the enumeration's
+    thread (indices in the order of ``AXES``)."""
+    digits = [int(x) for x in text.replace("(", " ").replace(")", " ").replace(",", " ").split()
+              if x.lstrip("-").isdigit()]
+    return tuple(digits)
+
+
+def _evidence_holds(func: n.PrimFunc, cex) -> bool:
+    """Both threads the counterexample names touch its element, and one of them writes."""
+    first, second = (_thread_of(cex.values[k]) for k in ("first thread", "second thread"))
+    plan = BarrierPlan(structure(func))
+    kinds = {first: set(), second: set()}
+    for launch in plan.structure.launches:
+        for thread in (first, second):
+            found: list = []
+            accesses(launch.root, {}, found, plan, thread, launch, [0])
+            kinds[thread] |= {a[4] for a in found if a[2].name == cex.element.buffer
+                              and a[3] == tuple(cex.element.indices)}
+    return first != second and all(kinds.values()) and "write" in kinds[first] | kinds[second]
+
+
+def _every_uniform_slot(func: n.PrimFunc) -> BarrierPlan:
+    """A plan with a barrier at every slot all threads of a block reach alike: not
+    under a condition on a thread index, nor in a thread loop narrower than the
+    block."""
+    plan = BarrierPlan(structure(func))
+    for launch in plan.structure.launches:
+        extents = {axis: launch.constant_extent(axis) for axis in AXES}
+        _fill(launch.root, plan, extents, frozenset())
+    return plan
+
+
+def _fill(stmt: n.Stmt, plan: BarrierPlan, extents: dict, threads: frozenset) -> None:
+    """Slots everywhere below ``stmt`` that every thread reaches alike (``threads``:
+    the variables of the thread loops around it)."""
+    match stmt:
+        case n.SeqStmt():
+            plan.slots[id(stmt)] = set(range(len(stmt.stmts) + 1))
+            for child in stmt.stmts:
+                _fill(child, plan, extents, threads)
+        case n.For() if stmt.kind in AXES:
+            if isinstance(stmt.extent, n.IntImm) and stmt.extent.value == extents[stmt.kind]:
+                _fill(stmt.body, plan, extents, threads | {stmt.var})
+        case n.For():
+            if not isinstance(stmt.body, n.SeqStmt):
+                plan.slots[id(stmt)] = {0, 1}
+            _fill(stmt.body, plan, extents, threads)
+        case n.IfThenElse():
+            if not any(x in threads for x in walk(stmt.condition) if isinstance(x, n.Var)):
+                for branch in (stmt.then_case, stmt.else_case):
+                    if branch is not None:
+                        _fill(branch, plan, extents, threads)
+        case n.Block() | n.Allocate() | n.LetStmt():
+            _fill(stmt.body, plan, extents, threads)
