@@ -178,8 +178,9 @@ def _last(levels: list[isl.UnionMap], time: isl.UnionMap, space: isl.Space) -> i
     between them.  One ``lexmax`` over all the levels at once is exact too,
     but on a deep nest ISL splits its answer into a piece per combination of
     loop counters at their bounds (127 pieces for a 64-deep nest with eight
-    loops of extent 2, where these levels give 8) and can run for tens of
-    seconds in a single call that no deadline can interrupt.
+    loops of extent 2, where these levels give 8), and checking it, then
+    :func:`_tied` on the pairs it picks, took single ISL calls of 3 to 6 s
+    that no deadline can interrupt (value_flow: 11 s then, 0.3 s now).
     """
     found = []
     reached = None  # the sinks a deeper level answered for
