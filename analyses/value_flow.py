@@ -17,14 +17,15 @@ maximised over ``0 <= l <= 2 and 0 <= m <= 1`` reports no point without a
 solution, though ``S[0, 0]``, ``S[1, 1]`` and ``S[2, 0]`` have none.
 
 Here every step is a set operation ISL does exactly (composition,
-intersection, subtraction), and the one lexicographic maximum taken is
+intersection, subtraction), and each lexicographic maximum taken is
 checked against its definition before it is used:
 
 * ``pairs``: each sink with each must-source or kill that touches the same
   element strictly earlier (accesses are tagged by their element, so "the
   same element" is "the same tag");
 * ``last``: for each sink, the latest time among those, which is a write
-  that no other must-source or kill follows before the sink;
+  that no other must-source or kill follows before the sink (found level
+  by level of the time space, deepest first: see :func:`_last`);
 * the dependences from must-sources are the pairs at that time; those from
   may-sources are every may-source after it (or every earlier one, where no
   must-source came before) and before the sink;
@@ -83,9 +84,10 @@ def value_flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap,
     # Each step below is one or a few isl calls that can take seconds on relations
     # with many integer divisions; isl's operation limit bounds each only roughly
     # (its operations differ in cost), so the deadline is checked between them.
-    pairs = _earlier(sink.apply_range(killers.reverse()), time, space)
+    levels = _earlier_by_level(sink.apply_range(killers.reverse()), time, space)
     check_deadline()
-    last = _last(pairs.apply_range(time), space)
+    pairs = _union(levels, sink)
+    last = _last(levels, time, space)
     check_deadline()
     found = _pairs_at(pairs, time, last, killers)
     later = _earlier(sink.apply_range(may_only.reverse()), time, space)
@@ -129,7 +131,71 @@ def _earlier(pairs: isl.UnionMap, time: isl.UnionMap, space: isl.Space) -> isl.U
     return both.intersect_range(after).domain().unwrap()
 
 
-def _last(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+def _earlier_by_level(pairs: isl.UnionMap, time: isl.UnionMap,
+                      space: isl.Space) -> list[isl.UnionMap]:
+    """:func:`_earlier`'s pairs, split by the first time dimension where the source's
+    time falls below the sink's, deepest level first.
+
+    Level ``k`` holds the pairs whose times agree on dimensions ``0 .. k - 1``
+    and differ at ``k``: together the levels are exactly :func:`_earlier`'s
+    pairs, each in one level.  A source at a deeper level runs after every
+    source of the same sink at a shallower one (it agrees with the sink where
+    those fall below it), which is what :func:`_last` builds on.
+    """
+    both = pairs.domain_map().apply_range(time).range_product(
+        pairs.range_map().apply_range(time))
+    levels = []
+    for k in reversed(range(space.dim(isl.dim_type.set))):
+        at = isl.UnionSet.from_set(_falls_at(space, k).wrap())
+        levels.append(both.intersect_range(at).domain().unwrap())
+        check_deadline()
+    return levels
+
+
+def _falls_at(space: isl.Space, level: int) -> isl.Map:
+    """``{ t -> t' : t and t' agree before level and t[level] > t'[level] }``."""
+    order = isl.Map.universe(isl.Space.map_from_set(space))
+    for k in range(level):
+        order = order.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
+    return order.order_gt(isl.dim_type.in_, level, isl.dim_type.out, level)
+
+
+def _union(maps: list[isl.UnionMap], like: isl.UnionMap) -> isl.UnionMap:
+    """The union of ``maps`` (empty, in ``like``'s parameters, when there are none)."""
+    out = isl.UnionMap.empty(like.get_space().params())
+    for m in maps:
+        out = out.union(m)
+    return out
+
+
+def _last(levels: list[isl.UnionMap], time: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
+    """For each sink, the latest time of a source that :func:`_earlier_by_level` gives it.
+
+    The latest source lies at the deepest level where the sink has one (any
+    source there runs after all at shallower levels), so each level answers
+    for the sinks no deeper level reached, by the lexicographic maximum of
+    its own times: many small ``lexmax`` calls, with the deadline checked
+    between them.  One ``lexmax`` over all the levels at once is exact too,
+    but on a deep nest ISL splits its answer into a piece per combination of
+    loop counters at their bounds (127 pieces for a 64-deep nest with eight
+    loops of extent 2, where these levels give 8), and checking it, then
+    :func:`_tied` on the pairs it picks, took single ISL calls of 3 to 6 s
+    that no deadline can interrupt (value_flow: 11 s then, 0.3 s now).
+    """
+    found = []
+    reached = None  # the sinks a deeper level answered for
+    for pairs in levels:
+        times = pairs.apply_range(time)
+        if reached is not None:
+            times = times.subtract_domain(reached)
+        if not times.is_empty():
+            found.append(_lexmax(times, space))
+        check_deadline()
+        reached = pairs.domain() if reached is None else reached.union(pairs.domain()).coalesce()
+    return _union(found, time)
+
+
+def _lexmax(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
     """For each sink, the latest of the times ``times`` gives it.
 
     ISL's ``lexmax`` answers, checked against the definition: a function on

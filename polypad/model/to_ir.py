@@ -172,13 +172,13 @@ def _extremum(pa: isl.PwAff, affs: list[isl.Aff]) -> tuple[type, list[isl.Aff]] 
     if not 2 <= len(distinct) <= 3 or any(aff.dim(isl.dim_type.div) for aff in distinct):
         return None
     distinct.sort(key=lambda aff: aff.is_cst())
-    domain = pa.domain()
-    whole = [isl.PwAff.from_aff(aff).intersect_domain(domain) for aff in distinct]
-    for node, combine in ((n.Min, isl.PwAff.min), (n.Max, isl.PwAff.max)):
-        folded = whole[0]
-        for other in whole[1:]:
-            folded = combine(folded, other)
-        if folded.is_equal(pa):
+    # pa is their minimum where, on each piece, no function lies below the piece's
+    # own (which is one of them).  The same question as pa.is_equal(min of them),
+    # piece by piece: on a 64-deep nest's domains 0.001 s where that took 0.08 s.
+    pieces = pa.get_pieces()
+    for node, beats in ((n.Min, isl.Aff.lt_set), (n.Max, isl.Aff.gt_set)):
+        if all(beats(other, aff).intersect(where).is_empty()
+               for where, aff in pieces for other in distinct):
             return node, distinct
     return None
 
