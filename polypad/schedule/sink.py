@@ -56,7 +56,7 @@ def perfect_nest(func: n.PrimFunc, loops: list[n.For], primitive: str = "reorder
     while not wanted <= found:
         body = through_blocks(current.body)
         while True:
-            new, step = _step(body, wanted, primitive)
+            new, step = _step(body, wanted, primitive, func)
             if new is None:
                 break
             func = replace(func, body, new)
@@ -73,14 +73,26 @@ def perfect_nest(func: n.PrimFunc, loops: list[n.For], primitive: str = "reorder
     return func, moved, chain
 
 
-def _step(body: n.Stmt, wanted: set, primitive: str):
-    """``body`` one step closer to the next loop of the chain, and the statements moved
-    into a loop; ``(None, [])`` where it is as close as it gets."""
+def _step(body: n.Stmt, wanted: set, primitive: str, func: n.PrimFunc):
+    """``body`` (in ``func``) one step closer to the next loop of the chain, and the
+    statements moved into a loop; ``(None, [])`` where it is as close as it gets."""
     if isinstance(body, n.SeqStmt):
         return sunk_sequence(body, wanted) or (None, [])
     if is_guard(body) and _reaches(body.then_case, wanted):
-        return guard_step(body, lambda s: sunk_sequence(s, wanted), primitive)
+        return guard_step(body, lambda s: sunk_sequence(s, wanted), primitive,
+                          _ranges_around(func, body))
     return None, []
+
+
+def _ranges_around(func: n.PrimFunc, stmt: n.Stmt) -> dict:
+    """The counters of the loops around ``stmt`` with constant bounds, each with its
+    inclusive range."""
+    from polypad.ir.locate import ancestors
+
+    return {x.var: (x.min.value, x.min.value + x.extent.value - 1)
+            for x in ancestors(func, stmt) if isinstance(x, n.For)
+            and isinstance(x.min, n.IntImm) and isinstance(x.extent, n.IntImm)
+            and x.extent.value > 0}
 
 
 def sunk_sequence(body: n.SeqStmt, wanted: set

@@ -28,6 +28,7 @@ import dataclasses
 
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.ranges import dtype_range, value_range
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -38,11 +39,12 @@ def is_guard(stmt: n.Stmt) -> bool:
     return isinstance(stmt, n.IfThenElse) and stmt.else_case is None
 
 
-def guard_step(guard: n.IfThenElse, sink_sequence, primitive: str):
+def guard_step(guard: n.IfThenElse, sink_sequence, primitive: str, around: dict):
     """``guard`` moved one step down (see the module), and the statements a sequence
     under it moved with :func:`.sink.sunk_sequence` (``sink_sequence``), or ``(None,
     [])`` where it stays.  Raises :class:`~polypad.errors.PolypadError` where the loop
-    under it has bounds that are not safe to evaluate where the guard is false."""
+    under it has bounds that are not safe to evaluate where the guard is false;
+    ``around`` gives the ranges of the loop variables around the guard."""
     cond, inner = guard.condition, guard.then_case
     if is_guard(inner):
         return dataclasses.replace(guard, condition=n.And(cond, inner.condition),
@@ -50,7 +52,7 @@ def guard_step(guard: n.IfThenElse, sink_sequence, primitive: str):
     if isinstance(inner, n.Block):
         return into_block(inner, cond), []
     if isinstance(inner, n.For):
-        reason = unsafe_bounds(inner)
+        reason = unsafe_bounds(inner, around)
         if reason is not None:
             raise PolypadError(
                 f"{primitive}: the guard `if {show(cond)}:` above the loop over "
@@ -90,9 +92,12 @@ def into_block(block: n.Block, cond: n.Expr) -> n.Block:
     return dataclasses.replace(block, body=guarded, header=header)
 
 
-def unsafe_bounds(loop: n.For) -> str | None:
+def unsafe_bounds(loop: n.For, around: dict) -> str | None:
     """Why ``loop``'s bounds may fail where they were not evaluated before (None:
-    they cannot): a buffer load, a call, or a division by a non-constant."""
+    they cannot): a buffer load, a call, a division by a non-constant, or a range
+    that interval arithmetic over ``around`` (variable -> inclusive range; others
+    over their dtype) does not keep inside the counter's dtype, which the
+    executors refuse (:class:`~polypad.errors.LoopRangeError`)."""
     for bound in (loop.min, loop.extent):
         for x in walk(bound):
             if isinstance(x, n.BufferLoad):
@@ -101,4 +106,9 @@ def unsafe_bounds(loop: n.For) -> str | None:
                 return f"call {show(x)}"
             if isinstance(x, (n.Div, n.FloorDiv, n.FloorMod)) and not isinstance(x.b, n.IntImm):
                 return f"divide by {show(x.b)}, which is not a constant"
+    first, count = value_range(loop.min, around), value_range(loop.extent, around)
+    lo, hi = dtype_range(loop.var.dtype)
+    if first is None or count is None or first[0] < lo or first[1] + max(count[1], 1) - 1 > hi:
+        return (f"(from {show(loop.min)}, {show(loop.extent)} times) may leave "
+                f"{loop.var.dtype}")
     return None

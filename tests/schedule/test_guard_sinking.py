@@ -94,6 +94,29 @@ def f(L: T.Buffer((1,), "int32"), A: T.Buffer((5, 8), "float32"), C: T.Buffer((5
     assert sch.func is before
 
 
+
+def test_a_guard_over_a_loop_whose_range_may_leave_its_dtype_stays_and_is_refused():
+    # At i = 5, where the guard is false, k would start at 2500000000: not an int32.
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((5,), "float32"), C: T.Buffer((5,), "float32")):
+    for i in range(5):
+        with T.block("C"):
+            C[i] = T.float32(0)
+            for k in T.serial(i * 500000000, i * 500000000 + 2):
+                C[i] = C[i] + A[k - i * 500000000 + i // 2]
+''')
+    sch = Schedule(f)
+    i, k = sch.get_loops("C")
+    io, ii = sch.split(i, [None, 2])
+    with pytest.raises(PolypadError) as err:
+        sch.reorder(io, ii, k)
+    assert str(err.value) == (
+        "reorder: the guard `if i_0 * 2 + i_1 < 5:` above the loop over k cannot move into "
+        "it: the loop's bounds (from (i_0 * 2 + i_1) * 500000000, 2 times) may leave int32, "
+        "which need not be safe to evaluate where the guard is false")
+
+
 TVM_MATMUL = '''
 @T.prim_func
 def matmul(A: T.Buffer((5, 12), "float32"), B: T.Buffer((12, 4), "float32"),
@@ -153,7 +176,7 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
                 B[vi] = A[vi] + T.float32(1)
 ''')
     guard = next(x for x in walk(f.body) if isinstance(x, n.IfThenElse))
-    moved, statements = guard_step(guard, lambda s: None, "reorder")
+    moved, statements = guard_step(guard, lambda s: None, "reorder", {})
     assert statements == []
     assert_structural_equal(replace(f, guard, moved), parse('''
 @T.prim_func
