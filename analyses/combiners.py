@@ -119,7 +119,7 @@ class Update:
         match value:
             case n.Select(condition=cond):
                 return n.Select(type(cond)(put(cond.a), put(cond.b)),
-                                put(value.true_value), put(value.false_value))
+                                put(value.true_value), put(value.false_value), value.eager)
             case n.Call():
                 return n.Call(value.op, (put(value.args[0]), put(value.args[1])), value.dtype)
         return type(value)(put(value.a), put(value.b))

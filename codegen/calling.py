@@ -14,15 +14,17 @@ from __future__ import annotations
 import numpy as np
 
 from polypad.errors import ArgumentError
-from polypad.ir import dtypes
+from polypad.ir import dtypes, views
 from polypad.ir.nodes import Buffer, BufferStore, PrimFunc, Var
 from polypad.ir.visitor import walk
 from polypad.semantics.values import numpy_dtype
 
 
 def written_buffers(func: PrimFunc) -> set[Buffer]:
-    """The buffers ``func`` stores to."""
-    return {n.buffer for n in walk(func.body) if isinstance(n, BufferStore)}
+    """The buffers ``func`` stores to; a store through a view (TVM's flattened
+    ``A_1 = A.view(48)``) stores to the buffer owning its memory too."""
+    stored = {n.buffer for n in walk(func.body) if isinstance(n, BufferStore)}
+    return stored | {views.root(b) for b in stored}
 
 
 def _scalar(param: Var, value):

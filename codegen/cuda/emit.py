@@ -240,6 +240,13 @@ class _Kernel:
             case ir.Allocate():
                 self.allocate(stmt.buffer, depth)
                 self.stmt(stmt.body, depth, axes)
+            case ir.DeclBuffer():
+                # After lowering (polypad.semantics.lower_views), a flat view of a whole
+                # buffer (TVM's FlattenBuffer): the same memory, reshaped in the kernel.
+                size = self.expr(as_expr(stmt.buffer.shape[0]))
+                self.line(depth, f"{self.names(stmt.buffer)} = "
+                                 f"{self.names(stmt.buffer.data)}.reshape(({size},))")
+                self.stmt(stmt.body, depth, axes)
             case _:
                 raise BuildError(f"the cuda target cannot emit {type(stmt).__name__}")
 

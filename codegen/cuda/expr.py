@@ -32,7 +32,7 @@ from .scalars import ElementAccesses
 
 _BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
-_MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil"}
+_MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "erf", "isnan"}
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
 
 #: Names the generated module uses, so no variable may take them.

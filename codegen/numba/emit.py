@@ -137,6 +137,8 @@ class _Emitter:
             header += "\n\nfrom codegen.numba.stack import stack_zeros as _pp_stack_zeros"
         if self.uses_heap:
             header += "\n\nfrom codegen.numba.aligned import aligned_zeros as _pp_aligned_zeros"
+        if any(isinstance(node, ir.Call) and node.op == "erf" for node in walk(self.func.body)):
+            header += "\n\nfrom math import erf as _pp_erf"
         if any(isinstance(node, ir.For) and node.kind is ForKind.VECTORIZED
                for node in walk(self.func.body)):
             header += f"\n\n{SLP_MARK}"

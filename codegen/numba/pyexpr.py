@@ -322,6 +322,12 @@ class ExprPrinter(CommonExprs):
             return f"np.{expr.op}({args[0]})", ATOM
         if expr.op == "pow":
             return f"np.power({args[0]}, {args[1]})", ATOM
+        if expr.op == "nearbyint":
+            return f"np.rint({args[0]})", ATOM
+        if expr.op == "isnan":
+            return f"np.isnan({args[0]})", ATOM
+        if expr.op == "erf":  # math.erf, of a double: back to the dtype, as the reference
+            return f"{numpy_type(expr.dtype)}(_pp_erf({args[0]}))", ATOM
         if expr.op == "sigmoid":
             one = constant(1.0, expr.dtype)[0]
             return f"{one} / ({one} + np.exp(-{self.operand(expr.args[0], UNARY)}))", MUL

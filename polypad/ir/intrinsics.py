@@ -2,7 +2,9 @@
 
 ``assume(c)`` states a fact; ``undef(dtype)`` is a valid but arbitrary value;
 ``likely(c)`` marks the probable branch.  The math functions take and return
-floats (``abs`` keeps any numeric dtype).  The bitwise functions
+floats (``abs`` keeps any numeric dtype); ``nearbyint`` rounds to the nearest
+integer, halves to even (TVM's ``T.round`` and TOPI's ``round``), ``erf`` is the
+error function (TOPI's GELU).  The bitwise functions
 (:data:`BITWISE`) take and return integers of one dtype, with numpy's
 meaning: two's complement, a left shift wraps at the width, and a shift by
 an amount outside ``[0, bits)`` gives 0 (or, shifting right, the sign).
@@ -15,11 +17,13 @@ from .nodes import Call, Expr
 from .operators import as_expr, cast
 
 MATH_UNARY = ("exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "sigmoid",
-              "rsqrt")
+              "rsqrt", "erf", "nearbyint")
 MATH_BINARY = ("pow",)
 NUMERIC_UNARY = ("abs",)
+#: Tests of a float that give a bool: ``isnan`` (TOPI's ``isnan``).
+FLOAT_PREDICATES = ("isnan",)
 SPECIAL = ("assume", "undef", "likely")
-ALL = SPECIAL + MATH_UNARY + MATH_BINARY + NUMERIC_UNARY
+ALL = SPECIAL + MATH_UNARY + MATH_BINARY + NUMERIC_UNARY + FLOAT_PREDICATES
 BITWISE_BINARY = ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right")
 BITWISE = BITWISE_BINARY + ("bitwise_not",)
 
@@ -45,6 +49,12 @@ def math(op: str, *args) -> Call:
         (x,) = args
         x = as_expr(x, "float32")
         return Call(op, (x,), x.dtype)
+    if op in FLOAT_PREDICATES:
+        (x,) = args
+        x = as_expr(x, "float32")
+        if not dtypes.is_float(dtypes.element(x.dtype)):
+            raise TypeError(f"T.{op} takes a float, not {x.dtype}")
+        return Call(op, (x,), "bool")
     exprs = [as_expr(a, "float32") for a in args]
     expected = 2 if op in MATH_BINARY else 1
     if op not in MATH_UNARY + MATH_BINARY or len(exprs) != expected:

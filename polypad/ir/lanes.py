@@ -69,8 +69,9 @@ def lane(e: Expr, k: int, lanes_of: Mapping[Var, tuple[Var, ...]] | None = None)
             return type(e)(lane(e.a, k, lanes_of), lane(e.b, k, lanes_of))
         case Not(a=a):
             return Not(lane(a, k, lanes_of))
-        case Select(condition=c, true_value=t, false_value=f):
-            return Select(lane(c, k, lanes_of), lane(t, k, lanes_of), lane(f, k, lanes_of))
+        case Select(condition=c, true_value=t, false_value=f, eager=eager):
+            return Select(lane(c, k, lanes_of), lane(t, k, lanes_of), lane(f, k, lanes_of),
+                          eager)
         case Cast(dtype=dtype, value=value):
             return Cast(dtypes.element(dtype), lane(value, k, lanes_of))
         case Call(op=op, args=args, dtype=dtype):

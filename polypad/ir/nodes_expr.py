@@ -221,11 +221,18 @@ class Not(Expr):
 
 @dataclass(frozen=True, slots=True)
 class Select(Expr):
-    """``T.if_then_else(condition, true_value, false_value)``."""
+    """``T.if_then_else(condition, true_value, false_value)``.
+
+    ``eager`` marks TVM's ``T.Select``, which evaluates both branches: TVM
+    requires both to be defined, so it has the value ``T.if_then_else`` has,
+    and polypad evaluates it the same way.  Only the printer reads it, so that
+    the text prints back as TVM wrote it (TVM's structural equality tells the
+    two apart); polypad's does not compare it, the two meaning the same."""
 
     condition: Expr
     true_value: Expr
     false_value: Expr
+    eager: bool = field(default=False, compare=False)
     dtype: str = _derived()
 
     def __post_init__(self) -> None:

@@ -74,13 +74,22 @@ class Stmt:
 
 @dataclass(frozen=True, slots=True)
 class For(Stmt):
-    """``for var in range(min, min + extent)``, run as ``kind`` says."""
+    """``for var in range(min, min + extent)``, run as ``kind`` says.
+
+    ``launched`` marks a thread loop written ``T.launch_thread`` (TVM's lowered GPU
+    text, an attribute over a thread axis rather than a loop): it means the same
+    loop.  ``annotations`` are TVM's hints on the loop (``T.serial(n,
+    annotations={"pragma_auto_unroll_max_step": 16})``), an ``AttrMap``, which
+    steer TVM's passes only.  Neither is compared; only the printer reads them, to
+    write the loop back as TVM did."""
 
     var: Var
     min: Expr
     extent: Expr
     kind: ForKind
     body: Stmt
+    launched: bool = field(default=False, compare=False, kw_only=True)
+    annotations: object = field(default=None, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,10 @@ OPAQUE: dict[str, str] = {
     "type_annotation": "handle",  # ``T.handle("float32").ty``: a type as an argument
     **{op: "handle" for op in _TENSOR_CORE},
     **{op: "first" for op in _EXTERN},
+    # TVM's T.call_packed("f", ...) names the function first and has no dtype argument:
+    # its value is the int32 status, as TVM types it.
+    "call_packed": "int32",
+    "call_cpacked": "int32",
 }
 
 

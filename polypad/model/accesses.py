@@ -13,9 +13,11 @@ Indices must be quasi-affine: ``A[i * j]`` raises
 :class:`NotAffineError` naming ``i * j`` and the access it sits in.  So does
 an index in which the operand of a ``//``, ``%``, ``min`` or ``max`` may
 wrap around its integer width at some instance (:mod:`.overflow`), since
-ISL's integers do not wrap.  A wrap that only feeds ``+ - *`` is harmless:
-the executed index then equals the exact one whenever the exact one is
-inside the buffer, which the bounds check (:mod:`analyses.bounds`) decides.
+ISL's integers do not wrap; an instance counts only at the parameter values
+the function's top-level assumptions allow (:mod:`.parameter_facts`).  A
+wrap that only feeds ``+ - *`` is harmless: the executed index then equals
+the exact one whenever the exact one is inside the buffer, which the bounds
+check (:mod:`analyses.bounds`) decides.
 """
 
 from __future__ import annotations
@@ -43,13 +45,20 @@ _Path = tuple[tuple[n.Expr, bool], ...]
 
 
 def statement_accesses(
-    leaf: Leaf, name: str, space: AffineSpace, domain: isl.Set, may: bool, buffers: Names
+    leaf: Leaf, name: str, space: AffineSpace, domain: isl.Set, may: bool, buffers: Names,
+    known: isl.Set | None = None,
 ) -> tuple[Access, ...]:
-    """Every access of ``leaf`` (statement ``name``): the write first, then reads in order."""
+    """Every access of ``leaf`` (statement ``name``): the write first, then reads in order.
+
+    ``known``, a set of parameter values outside which no instance of the leaf
+    runs (:mod:`.parameter_facts`), narrows only where an index or a condition
+    is checked for wrap-around; the relations keep the whole ``domain``.
+    """
     stmt = leaf.stmt
+    runs = domain if known is None else domain.intersect_params(known)
     out: list[Access] = []
     if isinstance(stmt, n.BufferStore):
-        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, domain)
+        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, runs)
         owner, indices = through_view(stmt.buffer, stmt.indices)
         out.append(Access("write", owner, indices, stmt, relation.intersect_domain(domain), may))
     # A long expression reads the same element many times (`A[i] + A[i] + ...`):
@@ -59,8 +68,8 @@ def statement_accesses(
         key = (load.buffer, load.indices, path)
         found = reads.get(key)
         if found is None:
-            relation = _relation(load.buffer, load.indices, load, name, space, buffers, domain)
-            where, exact = _path_set(path, space, domain)
+            relation = _relation(load.buffer, load.indices, load, name, space, buffers, runs)
+            where, exact = _path_set(path, space, domain, runs)
             found = reads[key] = (relation.intersect_domain(where), may or not exact)
         owner, indices = through_view(load.buffer, load.indices)
         out.append(Access("read", owner, indices, load, *found))
@@ -105,12 +114,13 @@ def _collect(e: n.Expr, path: _Path, found: list) -> None:
         _collect(child, path, found)
 
 
-def _path_set(path: _Path, space: AffineSpace, domain: isl.Set) -> tuple[isl.Set, bool]:
+def _path_set(path: _Path, space: AffineSpace, domain: isl.Set,
+              runs: isl.Set) -> tuple[isl.Set, bool]:
     where, exact = domain, True
     for cond, taken in path:
         try:
             s = condition_set(cond, space)
-            if wraps_somewhere(cond, space, domain):
+            if wraps_somewhere(cond, space, runs):
                 raise NotAffineError("it may wrap around", cond)
         except NotAffineError:
             exact = False

@@ -58,8 +58,9 @@ def statement_domain(leaf: Leaf, space: AffineSpace, context: isl.Set | None = N
                      ) -> tuple[isl.Set, tuple[n.Expr, ...]]:
     """The instance set of ``leaf`` in ``space``, and the conditions it had to drop.
 
-    ``context``, a set of parameter values known to hold, only narrows where
-    a guard is checked for wrap-around.
+    ``context``, a set of parameter values outside which the leaf does not run
+    (:mod:`.parameter_facts`), only narrows where a guard is checked for
+    wrap-around.
     """
     domain = space.universe
     dropped: list[n.Expr] = []

@@ -21,6 +21,7 @@ from .domains import statement_domain
 from .isl_helpers import union_all
 from .model import Model, StatementModel
 from .nest import collect
+from .parameter_facts import function_parameters, parameter_facts
 from .program_order import leaf_time
 
 # Models of the functions asked about most recently, keyed by identity (a PrimFunc
@@ -39,7 +40,10 @@ def extract(func: n.PrimFunc) -> Model:
     quasi-affine; non-affine guards and loop bounds are dropped instead (the
     statement's ``may`` flag records it).  A construct it cannot model at all
     (an opaque TVM intrinsic, ``T.attr``...) raises
-    :class:`~polypad.errors.UnmodelledError` naming it and its line.  The model
+    :class:`~polypad.errors.UnmodelledError` naming it and its line.  Whether an
+    index or a guard may wrap is asked only at the parameter values the
+    top-level assumptions before the statement allow (:mod:`.parameter_facts`);
+    the domains and relations are not narrowed by them.  The model
     of a function asked about recently is the one built then.
 
     >>> m = extract(f)
@@ -78,12 +82,15 @@ def _extract(func: n.PrimFunc) -> Model:
             "the body: the model would read it again there", expr)
     depth = max((len(leaf.loops) for leaf in leaves), default=0)
     statements = []
-    for index, leaf in enumerate(leaves):
+    # The parameter facts of the top-level assumptions before each leaf: where one
+    # fails, no instance of the leaf runs, so a wrap only there is no wrap.
+    facts = parameter_facts(leaves, function_parameters(func), names)
+    for index, (leaf, known) in enumerate(zip(leaves, facts, strict=True)):
         name = f"S{index}"
         space = AffineSpace(leaf.loop_vars, tuple_name=name, lets=leaf.lets, names=names)
-        domain, dropped = statement_domain(leaf, space)
+        domain, dropped = statement_domain(leaf, space, known)
         may = bool(dropped)
-        accesses = statement_accesses(leaf, name, space, domain, may, buffers)
+        accesses = statement_accesses(leaf, name, space, domain, may, buffers, known)
         statements.append(StatementModel(
             name=name, stmt=leaf.stmt, loop_vars=leaf.loop_vars, loops=leaf.loops,
             domain=domain, may=may, dropped_guards=dropped,

@@ -185,6 +185,9 @@ class Z3Env:
         if op == "abs":
             (x,) = args
             return z3.If(x >= 0, x, -x)
+        if op == "isnan":  # a real has no NaN; an IEEE float may
+            (x,) = args
+            return z3.fpIsNaN(x, x.ctx) if z3.is_fp(x) else z3.BoolVal(False, x.ctx)
         if op in ("floor", "ceil") and z3.is_real(args[0]):
             (x,) = args
             return z3.ToReal(z3.ToInt(x)) if op == "floor" else -z3.ToReal(z3.ToInt(-x))

@@ -146,7 +146,8 @@ class TNamespace:
 
 for _dt in dtypes.ALL_TYPES:
     setattr(TNamespace, _dt, DType(_dt))
-for _op in intrinsics.MATH_UNARY + intrinsics.MATH_BINARY + intrinsics.NUMERIC_UNARY:
+for _op in (intrinsics.MATH_UNARY + intrinsics.MATH_BINARY + intrinsics.NUMERIC_UNARY
+            + intrinsics.FLOAT_PREDICATES):
     setattr(TNamespace, _op, staticmethod(_math(_op)))
 for _op in intrinsics.BITWISE:
     setattr(TNamespace, _op, staticmethod(_bitwise(_op)))

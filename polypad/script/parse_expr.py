@@ -348,12 +348,14 @@ class ExprParser(LoweredExprs):
             if name is None:
                 raise self.src.error(node, "only calls of T.<function> are supported")
             raise self.src.error(node, f"unknown function {name!r}")
-        fname = name[2:]
+        # TVM's float absolute value (what it prints for T.abs of a float): abs.
+        fname = "abs" if name == "T.fabs" else name[2:]
         if dtypes.is_valid(fname):
             return self._typed_const(node, fname, env)
         if fname in OPAQUE_NAMES:
             return self.opaque(node, fname, env)
-        if fname in intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY:
+        if fname in (intrinsics.MATH_UNARY + intrinsics.NUMERIC_UNARY + intrinsics.MATH_BINARY
+                     + intrinsics.FLOAT_PREDICATES):
             names = ("a", "b") if fname in intrinsics.MATH_BINARY else ("x",)
             *args, d = bind_args(self.src, node, name, names + ("dtype",), len(names))
             # dtype= (older TVM): literal arguments take it, the result must have it.

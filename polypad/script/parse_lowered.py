@@ -7,12 +7,14 @@ Mixed into :class:`~.parse_expr.ExprParser`, whose ``_Call`` dispatches
   older ``T.broadcast``): vector values; :meth:`ramp_slice` reads the slice
   of a vector store, ``C[b:b + 4] = ...`` or ``C[b:b + 16:4] = ...``;
 - ``T.Select(c, a, b)``: TVM's select, which evaluates both branches; read
-  as ``T.if_then_else``, which evaluates the one it takes -- the same value
+  as ``T.if_then_else`` (marked ``eager``, so it prints back as ``T.Select``),
+  which evaluates the one it takes -- the same value
   wherever both branches are defined, which TVM requires of ``T.Select``;
 - ``T.Div(a, b)``: C's division, truncating toward zero on integers,
   spelled with floor division (``a // b``, plus one where the exact
   quotient is negative and not whole) so the analyses read it; on floats,
-  ``a / b``;
+  ``a / b``; ``T.truncdiv(a, b)`` the same on integers, ``T.truncmod(a, b)``
+  C's remainder (of the sign of ``a``), spelled with ``a % b`` alike;
 - the opaque intrinsics of :mod:`polypad.ir.opaque` (``T.tvm_struct_get``,
   ``T.call_extern``, ``T.tvm_fill_fragment`` ...), whose arguments may be
   strings, ``A.data`` and types (``T.handle("float32").ty``);
@@ -30,15 +32,14 @@ from ..ir.nodes import (
     Buffer,
     BufferData,
     Call,
-    Eq,
     Expr,
     IntImm,
-    Or,
     Ramp,
     Select,
     StringImm,
 )
 from ..ir.opaque import OPAQUE, implied_dtype
+from ..ir.truncation import truncated_div, truncated_mod
 from ..ir.views import flat_offset
 from .parse_region import View, span_extent
 from .source import bind_args, dtype_arg, t_attr
@@ -89,7 +90,7 @@ class LoweredExprs:
         c, a, b = bind_args(self.src, node, name, ("condition", "true_value", "false_value"), 3)
         cond = self.cond_any(c, env)
         a, b = self.build(node, ops.promote, *self._resolved(a, b, env))
-        return Select(cond, a, b)
+        return Select(cond, a, b, eager=True)
 
     def _t_Div(self, node, name, env):
         a, b = bind_args(self.src, node, name, ("a", "b"), 2)
@@ -99,6 +100,19 @@ class LoweredExprs:
         if not dtypes.is_int(x.dtype):
             raise self.src.error(node, f"T.Div takes numbers, not {x.dtype}")
         return truncated_div(x, y)
+
+    def _t_truncdiv(self, node, name, env):
+        return truncated_div(*self._integer_pair(node, name, env))
+
+    def _t_truncmod(self, node, name, env):
+        return truncated_mod(*self._integer_pair(node, name, env))
+
+    def _integer_pair(self, node, name, env) -> tuple[Expr, Expr]:
+        a, b = bind_args(self.src, node, name, ("a", "b"), 2)
+        x, y = self.build(node, ops.promote, *self._resolved(a, b, env))
+        if not dtypes.is_int(x.dtype):
+            raise self.src.error(node, f"{name} takes integers, not {x.dtype}")
+        return x, y
 
     # ------------------------------------------------------------ pointers
 
@@ -152,15 +166,3 @@ class LoweredExprs:
 
 
 OPAQUE_NAMES = frozenset(OPAQUE)
-
-
-def truncated_div(x: Expr, y: Expr) -> Expr:
-    """``x / y`` rounded toward zero, as C divides integers: ``x // y``, plus one where
-    the quotient is negative and not whole (the remainder is nonzero and the operands'
-    signs differ)."""
-    floor = ops.floordiv(x, y)
-    zero = IntImm(0, x.dtype)
-    exact = Eq(ops.floormod(x, y), zero)
-    same_sign = Eq(ops.ge(x, zero), ops.gt(y, zero))
-    return Select(Or(exact, same_sign), floor, ops.add(floor, IntImm(1, x.dtype)))
-

@@ -14,6 +14,7 @@ import ast
 from ..errors import TooDeepError
 from ..ir import dtypes
 from ..ir import operators as ops
+from ..ir.attr_values import AttrMap
 from ..ir.deep import guarded
 from ..ir.nodes import (
     Allocate,
@@ -35,6 +36,7 @@ from ..ir.nodes import (
 from .checks import BlockAxes
 from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
+from .parse_attrs import attr_value
 from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
 from .parse_buffer import alloc_buffer
 from .parse_expr import BINOPS, ExprParser, resolve
@@ -276,9 +278,15 @@ class StmtParser(PackedStmts):
         refused = refusal(fn)
         if refused is not None:
             raise self.src.error(node.iter, refused)
+        annotations = None
         if isinstance(node.iter, ast.Call) and any(kw.arg == "annotations"
                                                    for kw in node.iter.keywords):
-            # range(n, annotations={...}): hints for TVM's passes, dropped.
+            # range(n, annotations={...}): hints for TVM's passes, kept for the printer.
+            (given,) = [kw.value for kw in node.iter.keywords if kw.arg == "annotations"]
+            annotations = attr_value(self.src, given)
+            if not isinstance(annotations, AttrMap):
+                raise self.src.error(given, "a loop's annotations are a dict: "
+                                            'annotations={"pragma_unroll_explicit": 1}')
             node = ast.For(node.target, ast.Call(node.iter.func, node.iter.args, [
                 kw for kw in node.iter.keywords if kw.arg != "annotations"],
                 lineno=node.iter.lineno, col_offset=node.iter.col_offset),
@@ -306,7 +314,8 @@ class StmtParser(PackedStmts):
         var = Var(node.target.id, extent.dtype)
         self.loops[var] = (lo, extent)
         body = self.body(node.body, {**env, var.name: var})
-        return For(var, lo, extent, kind, body, span=self.src.span(node))
+        return For(var, lo, extent, kind, body, span=self.src.span(node),
+                   annotations=annotations)
 
     def _grid(self, node: ast.For, env: dict) -> Stmt:
         call = node.iter

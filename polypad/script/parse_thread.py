@@ -91,5 +91,5 @@ def launch_thread(src: Source, call: ast.Call, name: str | None, exprs, env: dic
     span = src.span(call)
 
     def make(body):
-        return For(var, IntImm(0, extent.dtype), extent, kind, body, span=span)
+        return For(var, IntImm(0, extent.dtype), extent, kind, body, span=span, launched=True)
     return var, make

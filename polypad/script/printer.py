@@ -61,6 +61,7 @@ from ..ir.nodes import (
 )
 from ..ir.ranges import FLOAT_MAX
 from ..ir.substitute import free_symbols
+from ..ir.truncation import truncation
 from .names import Namer, sanitize
 from .parse_thread import THREAD_KINDS
 from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
@@ -242,11 +243,19 @@ class _Printer(BlockPrinting, LoweredPrinter):
         bounds = self._loop_range(s)
         name = self.namer.bind(s.var)
         self.loops[s.var] = (s.min, s.extent)
-        if s.kind.value in THREAD_KINDS:
-            self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
-                              f'thread="{s.kind.value}"):')
+        if s.kind.value in THREAD_KINDS and s.launched and self.spelling == "tirx" \
+                and isinstance(s.min, IntImm) and s.min.value == 0:
+            # TVM 0.27's lowered GPU text: a thread axis launched over the body.
+            self.emit(indent, f'with T.launch_thread("{s.kind.value}", {bounds}) as {name}:')
         else:
-            self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}):")
+            # TVM's hints on the loop, as read (For.annotations).
+            hints = "" if s.annotations is None else \
+                f", annotations={attr_text(s.annotations)}"
+            if s.kind.value in THREAD_KINDS:
+                self.emit(indent, f"for {name} in T.thread_binding({bounds}, "
+                                  f'thread="{s.kind.value}"{hints}):')
+            else:
+                self.emit(indent, f"for {name} in T.{s.kind.value}({bounds}{hints}):")
         self.stmt(s.body, indent + 1)
         self.namer.unbind(s.var)
 
@@ -401,14 +410,19 @@ class _Printer(BlockPrinting, LoweredPrinter):
         return "not " + (f"({text})" if prec < NOT else text), NOT
 
     def _e_Select(self, e: Select, ctx):
+        trunc = truncation(e)
+        if trunc is not None:  # read from TVM's T.Div, T.truncmod: written back as such
+            op, x, y = trunc
+            return f"T.{op}({self.expr(x)}, {self.expr(y)})", ATOM
         c = self.expr(e.condition)
+        call = "T.Select" if e.eager else "T.if_then_else"
         if self.spelling == "tirx":
             # TVM gives each branch its own dtype: a bare 0.0 is float32 beside a float16.
-            return f"T.if_then_else({c}, {self.expr(e.true_value)}, " \
+            return f"{call}({c}, {self.expr(e.true_value)}, " \
                    f"{self.expr(e.false_value)})", ATOM
         a, b = self._operand(e.true_value, e.false_value, 0), self._operand(
             e.false_value, e.true_value, 0)
-        return f"T.if_then_else({c}, {a}, {b})", ATOM
+        return f"{call}({c}, {a}, {b})", ATOM
 
     def _e_Cast(self, e: Cast, ctx):
         return f'T.Cast("{e.dtype}", {self.expr(e.value)})', ATOM

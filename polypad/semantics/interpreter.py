@@ -24,6 +24,7 @@ reference executor is always built with ``check_assumptions``); a false one is a
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -58,6 +59,7 @@ _COMPARE = {
 _MATH = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "floor": np.floor, "ceil": np.ceil, "abs": np.abs, "pow": np.power,
+    "nearbyint": np.rint, "erf": lambda x: math.erf(float(x)), "isnan": np.isnan,
     # numpy's integer operators are the bitwise meaning docs/semantics.md gives:
     # a shift by an amount outside [0, bits) is 0, or the sign shifting right.
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,

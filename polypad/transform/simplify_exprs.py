@@ -80,7 +80,7 @@ class ExprSimplifier:
                 f2 = self.expr(f, f_ctx, self.knowing(vctx, n.Not(c2), ctx))
                 if c2 is c and t2 is t and f2 is f:
                     return e
-                return n.Select(c2, t2, f2)
+                return n.Select(c2, t2, f2, e.eager)
         if dtypes.is_int(e.dtype):
             simpler = self.facts.simpler_int(e, ctx)
             if simpler is not None:

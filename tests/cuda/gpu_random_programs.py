@@ -18,6 +18,14 @@ answer with :mod:`gpu_enumeration`, which runs every thread's loops:
   writing (else ``"bad evidence"``), and no placement of barriers where
   every thread of a block reaches them may order every pair (else
   ``"over-refused"``).
+
+``"unsound"`` and ``"bad evidence"`` are bugs.  ``"redundant"`` is a barrier
+too many, which costs time only; one is known: where every statement of a
+sequence is under a condition, the plan does not count on that sequence's
+barrier at the iterations (and blocks) where none of them runs, though the
+barrier runs there (:mod:`analyses.gpu_barrier_order` under-approximates
+where a barrier runs, so as never to count one that does not), and may add
+another (random kernel 13142).
 """
 
 from __future__ import annotations

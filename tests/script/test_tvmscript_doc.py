@@ -156,7 +156,8 @@ ROWS = [
         """,
         {"both": ('A = T.alloc_buffer((4, 4), "float32")',)}, hides=("T.allocate", "data=")),
     Row('`tx = T.env_thread("threadIdx.x")`',
-        ('`for tx in T.thread_binding(n, thread="threadIdx.x"):`',),
+        ('`with T.launch_thread("threadIdx.x", n) as tx:`',
+         '`for tx in T.thread_binding(n, thread="threadIdx.x"):`'),
         """
         @T.prim_func
         def f(A: T.Buffer((32,), "float32")):
@@ -164,8 +165,9 @@ ROWS = [
             T.launch_thread(tx, 32)
             A[tx] = 1.0
         """,
-        {"both": ('for tx in T.thread_binding(32, thread="threadIdx.x"):',)},
-        hides=("T.env_thread", "T.launch_thread")),
+        {"tirx": ('with T.launch_thread("threadIdx.x", 32) as tx:',),
+         "tir": ('for tx in T.thread_binding(32, thread="threadIdx.x"):',)},
+        hides=("T.env_thread",)),
     Row("`for i in T.serial / T.parallel",
         ("`T.grid` as the nested loops",),
         """
@@ -196,23 +198,25 @@ ROWS = [
         """,
         {"both": ('A_1 = T.decl_buffer((3072,), "float32", data=A.data)',)},
         hides=(".view(",)),
-    Row("`T.Select(c, a, b)`", ("`T.if_then_else(c, a, b)`",),
+    Row("`T.Select(c, a, b)`", ("as read, `T.Select(c, a, b)`",),
         """
         @T.prim_func
         def f(A: T.Buffer((16,), "float32")):
             for i in T.serial(16):
                 A[i] = T.Select(i < 8, A[i], 1.0)
         """,
-        {"both": ("T.if_then_else(i < 8, A[i], 1.0)",)}, hides=("T.Select",)),
-    Row("`T.Div(a, b)`",
-        ("`T.if_then_else(a % b == 0 or (a >= 0) == (b > 0), a // b, a // b + 1)`",),
+        {"both": ("T.Select(i < 8, A[i], 1.0)",)}, hides=("T.if_then_else",)),
+    Row("`T.Div(a, b)`, `T.truncdiv(a, b)`, `T.truncmod(a, b)`",
+        ("`T.Div(a, b)` (for `T.truncdiv` too) and `T.truncmod(a, b)`",),
         """
         @T.prim_func
-        def f(A: T.Buffer((1,), "int32"), a: T.int32, b: T.int32):
+        def f(A: T.Buffer((3,), "int32"), a: T.int32, b: T.int32):
             A[0] = T.Div(a, b)
+            A[1] = T.truncdiv(a, b)
+            A[2] = T.truncmod(a, b)
         """,
-        {"both": ("T.if_then_else(a % b == 0 or (a >= 0) == (b > 0), a // b, a // b + 1)",)},
-        hides=("T.Div",)),
+        {"both": ("A[0] = T.Div(a, b)", "A[1] = T.Div(a, b)", "A[2] = T.truncmod(a, b)")},
+        hides=("T.if_then_else", "truncdiv")),
     Row("`&`, `\\|`, `^`", ("`T.bitwise_and(a, b)`", "on bools as `and`"),
         """
         @T.prim_func

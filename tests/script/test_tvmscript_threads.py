@@ -64,6 +64,19 @@ def test_thread_binding_is_a_loop_that_keeps_its_tag():
         "@T.prim_func", "@T.prim_func(s_tir=True)")
 
 
+def test_a_launched_axis_prints_back_as_tvm_0_27_prints_it():
+    """TVM's GPU lowering prints ``T.launch_thread``, an attribute TVM's structural
+    equality tells from a loop: it prints back so (``tir``: the loop it is)."""
+    f = roundtrip(SPELLINGS["launch_thread_tag"])
+    assert [s.launched for s in walk(f.body) if isinstance(s, n.For)] == [True, True]
+    assert ('    with T.launch_thread("blockIdx.x", 8) as bx:\n'
+            '        with T.launch_thread("threadIdx.x", 4) as tx:\n'
+            '            B[bx, tx] = A[bx, tx] * 2.0\n') in script(f)
+    assert 'for bx in T.thread_binding(8, thread="blockIdx.x"):' in script(f, spelling="tir")
+    assert_structural_equal(f, parse(BINDING))
+    assert "T.launch_thread" not in script(parse(BINDING))
+
+
 @pytest.mark.parametrize("name", list(SPELLINGS))
 def test_every_spelling_is_the_same_loop(name):
     f = roundtrip(SPELLINGS[name])

@@ -16,7 +16,7 @@ from tvmscript_support import arguments, parse_error, roundtrip, run_both
 import codegen
 from polypad.ir import nodes as n
 from polypad.ir.attr_values import AttrCall, AttrMap
-from polypad.ir.structural import assert_structural_equal
+from polypad.ir.structural import assert_structural_equal, structural_equal
 from polypad.ir.visitor import walk
 from polypad.script import parse as parse_text
 from polypad.script import script
@@ -170,7 +170,9 @@ def test_function_attributes_keep_lists_dicts_and_targets():
     assert 'T.target({"kind": "llvm", "keys": ["cpu"]})' in script(f)
 
 
-def test_loop_and_allocation_annotations_are_dropped():
+def test_loop_annotations_print_back_and_allocation_annotations_are_dropped():
+    """Both steer TVM's passes only, so neither changes the function; a loop's are kept
+    for the printer (TVM compares them), an allocation's are not."""
     plain = parse('''
     @T.prim_func
     def f(A: T.Buffer((4,), "float32")):
@@ -178,6 +180,8 @@ def test_loop_and_allocation_annotations_are_dropped():
         for i in range(4):
             t[i] = A[i]
         for i in T.serial(4):
+            A[i] = t[i]
+        for i in T.thread_binding(4, thread="threadIdx.x"):
             A[i] = t[i]
     ''')
     annotated = parse('''
@@ -188,8 +192,26 @@ def test_loop_and_allocation_annotations_are_dropped():
             t[i] = A[i]
         for i in T.serial(0, 4, annotations={"test": [0, 0]}):
             A[i] = t[i]
+        for i in T.thread_binding(4, thread="threadIdx.x", annotations={"a": "b"}):
+            A[i] = t[i]
     ''')
     assert_structural_equal(annotated, plain)
+    for spelling in ("tirx", "tir"):
+        text = script(annotated, spelling=spelling)
+        assert 'for i in T.serial(4, annotations={"pragma_loop_partition_hint": 1}):' in text
+        assert 'for i in T.serial(4, annotations={"test": [0, 0]}):' in text
+        assert ('for i in T.thread_binding(4, thread="threadIdx.x", annotations={"a": "b"}):'
+                in text)
+        assert "disable_lower_builtin" not in text
+        assert_structural_equal(parse_text(text), annotated)
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        for i in range(4, annotations=[1]):
+            A[i] = 0.0
+    ''')
+    assert (err.lineno, err.col, err.message) == (
+        4, 35, 'a loop\'s annotations are a dict: annotations={"pragma_unroll_explicit": 1}')
 
 
 def test_select_and_truncating_division():
@@ -207,6 +229,54 @@ def test_select_and_truncating_division():
     trunc = np.where(a > 0, np.trunc(a / 3), np.trunc(a / -3)).astype("int32")
     np.testing.assert_array_equal(b, trunc)
     np.testing.assert_allclose(c, a / 4.0 + 0.5, rtol=1e-6)
+
+
+def test_truncating_remainder_has_the_sign_of_the_dividend():
+    """TVM's ``T.take(..., mode="wrap")`` prints ``T.truncmod``: C's ``%`` (numpy's fmod),
+    unlike ``%`` in the script (floored, of the sign of the divisor)."""
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((16,), "int32"), B: T.Buffer((16,), "int32"),
+          C: T.Buffer((16,), "int32")):
+        for i in range(16):
+            B[i] = T.truncmod(A[i], 3) + T.truncmod(A[i], -5) * 10
+            C[i] = T.truncdiv(A[i], -3)
+    ''')
+    a = np.arange(-8, 8, dtype="int32")
+    b, c = run_both(f, [a, np.zeros(16, "int32"), np.zeros(16, "int32")])[1:]
+    np.testing.assert_array_equal(b, np.fmod(a, 3) + np.fmod(a, -5) * 10)
+    np.testing.assert_array_equal(c, np.trunc(a / -3).astype("int32"))
+    text = script(f)
+    assert "B[i] = T.truncmod(A[i], 3) + T.truncmod(A[i], -5) * 10" in text
+    assert "C[i] = T.Div(A[i], -3)" in text
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        A[0] = T.truncmod(A[1], 2.0)
+    ''')
+    assert (err.lineno, err.col, err.message) == (
+        4, 12, "T.truncmod takes integers, not float32")
+
+
+def test_tvm_select_prints_back_as_select():
+    """TVM's structural equality tells ``T.Select`` from ``T.if_then_else``: polypad
+    keeps which one the text wrote for the printer, and means and runs both alike."""
+    text = '''
+    @T.prim_func
+    def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+        for i in range(16):
+            B[i] = T.{}(A[i] < 0.0, A[i] * 2.0, A[i])
+    '''
+    eager = roundtrip(text.format("Select"))
+    lazy = roundtrip(text.format("if_then_else"))
+    assert "B[i] = T.Select(A[i] < 0.0, A[i] * 2.0, A[i])" in script(eager)
+    assert "B[i] = T.Select(" in script(eager, spelling="tir")
+    assert "T.Select" not in script(lazy)
+    assert structural_equal(eager, lazy)
+    a = np.linspace(-1.0, 1.0, 16, dtype="float32")
+    got = run_both(eager, [a, np.zeros(16, "float32")])[1]
+    np.testing.assert_array_equal(got, run_both(lazy, [a, np.zeros(16, "float32")])[1])
+    np.testing.assert_array_equal(got, np.where(a < 0, a * 2, a))
 
 
 @pytest.mark.parametrize("call", ['T.sqrt(A[i], dtype="float32")',
@@ -295,3 +365,59 @@ def test_a_pointer_parameter_declared_at_the_top_is_its_buffer():
     a = np.arange(5, dtype="float32")
     codegen.build(f, target="python")(a, 5)
     np.testing.assert_array_equal(a, np.arange(5) * 2.0)
+
+
+def test_topi_math_intrinsics_erf_nearbyint_fabs_isnan():
+    """What TOPI's GELU, ``round``, ``abs`` of a float and ``isnan`` print: run on both
+    executors against numpy (NaNs included), and printed back (``T.fabs`` as ``T.abs``,
+    which TVM reads as the same ``fabs``)."""
+    import math
+
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"),
+          C: T.Buffer((8,), "float32"), D: T.Buffer((8,), "bool")):
+        for i in range(8):
+            B[i] = T.erf(A[i] * T.float32(0.5))
+            C[i] = T.nearbyint(T.fabs(A[i]) * T.float32(2.0))
+            D[i] = T.isnan(A[i])
+    ''')
+    text = script(f)
+    for call in ("T.erf(A[i] * 0.5)", "T.nearbyint(T.abs(A[i]) * 2.0)", "T.isnan(A[i])"):
+        assert call in text
+    a = np.array([-1.75, -1.25, -0.5, 0.25, 0.75, 1.25, np.nan, 3.0], "float32")
+    out = run_both(f, [a, np.zeros(8, "float32"), np.zeros(8, "float32"),
+                       np.zeros(8, bool)], rtol=1e-6)
+    erf = np.array([math.erf(x) for x in (a * np.float32(0.5)).astype("float64")], "float32")
+    np.testing.assert_allclose(out[1], erf, rtol=1e-6)
+    np.testing.assert_array_equal(out[2], np.rint(np.abs(a) * 2))  # 2.5 -> 2, halves even
+    np.testing.assert_array_equal(out[3], np.isnan(a))
+    err = parse_error('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "int32"), D: T.Buffer((4,), "bool")):
+        D[0] = T.isnan(A[0])
+    ''')
+    assert (err.lineno, err.message) == (4, "T.isnan takes a float, not int32")
+
+
+def test_isnan_is_false_on_reals_and_refuted_by_a_nan_in_ieee():
+    import analyses
+    from analyses.evidence import Proved, Refuted
+
+    x = n.Var("x", "float32")
+    never = n.Eq(n.Call("isnan", (x,), "bool"), n.BoolImm(False))
+    assert isinstance(analyses.prove(never), Proved)
+    refuted = analyses.prove(never, strict_ieee=True)
+    assert isinstance(refuted, Refuted)
+    assert str(refuted) == "refuted: T.isnan(x) == False does not hold; values: x=nan"
+
+
+def test_call_packed_is_typed_int32_as_tvm_types_it():
+    f = roundtrip('''
+    @T.prim_func
+    def f(A: T.Buffer((4,), "float32")):
+        T.call_packed("tvm.contrib.sort.sort", A.data, 1)
+    ''')
+    (call,) = [x for x in walk(f.body) if isinstance(x, n.Call)]
+    assert call.dtype == "int32"
+    assert 'T.call_packed("tvm.contrib.sort.sort", A.data, 1)' in script(f)
