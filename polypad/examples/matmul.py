@@ -130,7 +130,6 @@ def require_multiples(sch: Schedule, block: str, tiles: dict[str, int], caller: 
     where a schedule still tiles exactly only (staging a shared copy through
     registers needs the copy's size constant, which a partial tile's is not)."""
     from polypad.errors import ArgumentValueError
-    from polypad.ir import nodes as n
     from polypad.ir.show import show
     from polypad.ir.visitor import walk
 
