@@ -117,19 +117,21 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
     (``cache_read(..., "shared")``, spread as for the matmul), the target
     placing the two barriers each step needs.  Then the ReLU, a thread per
     element.  The loop over a step's channels is unrolled by ``k_unroll`` (8, the
-    whole step: 0.64x cuDNN on an H200 against 0.53x by 2).  The extents of ``x``
-    and ``c`` must be multiples of the tiles, the input channels of ``k_tile``
-    (``ArgumentValueError`` otherwise; the ReLU's tiles may be partial).  ``double_buffer`` and
+    whole step: 0.64x cuDNN on an H200 against 0.53x by 2).  Extents of ``x``,
+    ``c`` or the input channels that the tiles do not divide give partial tiles,
+    exactly, as for the matmul (``through_registers`` still needs multiples:
+    ``ArgumentValueError`` otherwise).  ``double_buffer`` and
     ``through_registers`` give the two shared tiles two stages as for the matmul
     (:func:`polypad.examples.matmul.schedule_cuda`): one barrier per step of the
     input channels (and one before each tap's first loads where the channel steps
     are odd in number); options, slower on an H200 (10.2 TFLOP/s against 12.0)."""
-    from .matmul import cooperative, require_multiples
+    from .matmul import cooperative, require_multiples, unroll_constant
 
     sch = Schedule(func if func is not None else conv_layer())
-    require_multiples(sch, "conv", {"x": x_threads * x_per_thread,
-                                    "c": c_threads * c_per_thread, "rx": k_tile},
-                      "conv_layer.schedule_cuda")
+    if through_registers:  # its staging needs each copy of a constant size
+        require_multiples(sch, "conv", {"x": x_threads * x_per_thread,
+                                        "c": c_threads * c_per_thread, "rx": k_tile},
+                          "conv_layer.schedule_cuda with through_registers")
     # The ReLU first (its checks are quicker before the convolution's nest grows): a
     # block per row and 64 channels, a thread per channel and x.
     n, y, x, c = sch.get_loops("relu")
@@ -165,8 +167,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, x_threads: int = 20, x_per_th
         cooperative(sch, block, x_threads, c_threads)
     sch.bind(xs_in, "threadIdx.y")
     sch.bind(cs_in, "threadIdx.x")
-    sch.unroll(xs_out)
-    sch.unroll(cs_out)
+    unroll_constant(sch, xs_out, cs_out)
     sch.set_scope("conv_local", "local")
     for loop in (xx, cc, init_xx, init_cc):
         sch.unroll(loop)

@@ -21,7 +21,11 @@ loops).  The ``cuda`` target places the two barriers each step needs, and
 proves that no other is (:mod:`analyses.gpu_sync`); it loads each thread's
 8 values of each tile into registers once per step of ``k`` (the fragments)
 for its 64 multiply-adds (:mod:`codegen.cuda.batch`).
-The sizes must be multiples of the tiles.
+Sizes the tiles do not divide give partial tiles at the edges: the split
+loops' guards move down to the multiply-add (``reorder``), the shared copies
+run as many rows and columns as the tile has, each axis over its own
+threads (:func:`cooperative`), and the write-back likewise; exact, only
+``through_registers`` still needs multiples of the tiles.
 
 ``schedule_cuda(func)`` gives both tiles two stages (``sch.double_buffer``;
 ``double_buffer=False`` keeps one): the first step's tiles are loaded before
@@ -38,6 +42,7 @@ per SM, and it ran slower (21.5 TFLOP/s).
 
 from __future__ import annotations
 
+from polypad.ir import nodes as n
 from polypad.ir.nodes import PrimFunc
 from polypad.schedule import Schedule
 from polypad.script import parse
@@ -77,7 +82,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     (:mod:`polypad.schedule.register_staging`)."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
-    require_multiples(sch, "C", {"i": t * p, "j": t * p, "k": k_tile}, "matmul.schedule_cuda")
+    if through_registers:  # its staging needs each copy of a constant size
+        require_multiples(sch, "C", {"i": t * p, "j": t * p, "k": k_tile},
+                          "matmul.schedule_cuda with through_registers")
     i, j, k = sch.get_loops("C")
     bi, ii, ti = sch.split(i, [None, p, t])  # row = bi * p * t + ii * t + ti
     bj, ji, tj = sch.split(j, [None, p, t])
@@ -104,8 +111,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     sch.reorder(rows_out, cols_out, rows_in, cols_in)
     sch.bind(rows_in, "threadIdx.y")
     sch.bind(cols_in, "threadIdx.x")
-    sch.unroll(rows_out)
-    sch.unroll(cols_out)
+    unroll_constant(sch, rows_out, cols_out)
     sch.set_scope("C_local", "local")
     for loop in (ii, ji, init_ii, init_ji):
         sch.unroll(loop)
@@ -121,10 +127,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
 def require_multiples(sch: Schedule, block: str, tiles: dict[str, int], caller: str) -> None:
     """Refuse (:class:`~polypad.errors.ArgumentValueError`, naming the loop, its
     extent and the tile) a loop of ``block`` whose extent ``tiles`` does not divide:
-    the GPU schedules tile exactly (a partial tile's guards would stand between
-    the loops they reorder, and its shared copy would have a size of its own)."""
+    where a schedule still tiles exactly only (staging a shared copy through
+    registers needs the copy's size constant, which a partial tile's is not)."""
     from polypad.errors import ArgumentValueError
-    from polypad.ir import nodes as n
     from polypad.ir.show import show
     from polypad.ir.visitor import walk
 
@@ -148,9 +153,34 @@ def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
     axes) in row-major order, each pass of the threads taking ``rows * cols``
     consecutive ones (a warp reads 32 consecutive elements of a row where the
     rows are that long: coalesced), the passes unrolled (the target issues their
-    loads before their stores); a last partial pass is guarded."""
+    loads before their stores); a last partial pass is guarded.  A partial tile's
+    copy, whose extents are not constants, spreads its rows over ``threadIdx.y`` and
+    its columns over ``threadIdx.x`` instead, each guarded where the tile ends."""
     first, second = sch.get_loops(block)[-2:]
+    if not all(isinstance(_loop(sch, x).extent, n.IntImm) for x in (first, second)):
+        # A partial tile's copy runs a size of its own: fused, its counter would be
+        # split by that size.  Each axis over its own threads instead (a thread loop
+        # may hold a serial one: no reorder, whose check takes long on these guards).
+        _, by_y = sch.split(first, [None, rows])
+        _, by_x = sch.split(second, [None, cols])
+        sch.bind(by_y, "threadIdx.y")
+        sch.bind(by_x, "threadIdx.x")
+        return
     passes, by_y, by_x = sch.split(sch.fuse(first, second), [None, rows, cols])
     sch.bind(by_y, "threadIdx.y")
     sch.bind(by_x, "threadIdx.x")
     sch.unroll(passes)
+
+
+def unroll_constant(sch: Schedule, *loops: str) -> None:
+    """Unroll each of ``loops`` that runs a constant number of times: a partial tile's
+    write-back runs as many rows as the tile has, which the loop counts at run time."""
+    for loop in loops:
+        if isinstance(_loop(sch, loop).extent, n.IntImm):
+            sch.unroll(loop)
+
+
+def _loop(sch: Schedule, name: str):
+    from polypad.ir.locate import find_loop
+
+    return find_loop(sch.func, name)

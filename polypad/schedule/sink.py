@@ -30,14 +30,17 @@ from polypad.ir.stages import seq, sequence
 from polypad.ir.visitor import walk
 
 from .fuse_reorder import through_blocks
+from .sink_guards import guard_step, is_guard
 
 
-def perfect_nest(func: n.PrimFunc, loops: list[n.For]
+def perfect_nest(func: n.PrimFunc, loops: list[n.For], primitive: str = "reorder"
                  ) -> tuple[n.PrimFunc, list[tuple[n.Stmt, n.Var]], list[n.For]]:
     """``func`` with the chain from the outermost of ``loops`` down to the others made
     perfect where a sequence breaks it, and the statements moved, each with the
     variable of the loop it went into, and the chain of loops in the new function,
-    outermost first.  Nothing moves where nothing breaks the
+    outermost first.  A guard (a split's tail) on the way moves down the chain
+    (:mod:`.sink_guards`; ``primitive`` names the refusal where it cannot).
+    Nothing moves where nothing breaks the
     chain (or where a sequence holds more than one way down): ``func`` comes back.
     The statements under the outermost loop must be objects of their own
     (:func:`.reduction_nest.unshared`): a moved one is replaced by identity.
@@ -47,29 +50,77 @@ def perfect_nest(func: n.PrimFunc, loops: list[n.For]
     found = {current.var}
     moved: list[tuple[n.Stmt, n.Var]] = []
     chain = [current]
+    # A statement no rewrite here rebuilds: which copy of the top loop is ours.
+    leaf = next((x for x in walk(current) if isinstance(x, (n.BufferStore, n.Evaluate))), None)
+    changed = False
     while not wanted <= found:
         body = through_blocks(current.body)
-        if isinstance(body, n.SeqStmt):
-            down = [s for s in body.stmts if any(
-                isinstance(y, n.For) and y.var in wanted for y in walk(s))]
-            if len(down) != 1 or not isinstance(down[0], n.For):
+        while True:
+            new, step = _step(body, wanted, primitive, func)
+            if new is None:
                 break
-            inner = down[0]
-            k = next(i for i, s in enumerate(body.stmts) if s is inner)
-            before, after = body.stmts[:k], body.stmts[k + 1:]
-            sunk = _sunk(inner, before, after)
-            func = replace(func, body, sunk)
-            moved += [(s, inner.var) for s in (*before, *after)]
-            body = sunk
+            func = replace(func, body, new)
+            moved += step
+            changed = True
+            body = through_blocks(new)
         if not isinstance(body, n.For):
             break
         current = body
         chain.append(current)
         found.add(current.var)
-    if moved:  # the loops above a sequence that moved were rebuilt
-        chain = [next(y for y in walk(func.body) if isinstance(y, n.For) and y.var is x.var
-                      and any(z is chain[-1] for z in walk(y))) for x in chain]
+    if changed:  # the loops above a statement that moved were rebuilt
+        chain = _rebuilt(func, chain, leaf)
     return func, moved, chain
+
+
+def _step(body: n.Stmt, wanted: set, primitive: str, func: n.PrimFunc):
+    """``body`` (in ``func``) one step closer to the next loop of the chain, and the
+    statements moved into a loop; ``(None, [])`` where it is as close as it gets."""
+    if isinstance(body, n.SeqStmt):
+        return sunk_sequence(body, wanted) or (None, [])
+    if is_guard(body) and _reaches(body.then_case, wanted):
+        return guard_step(body, lambda s: sunk_sequence(s, wanted), primitive,
+                          _ranges_around(func, body))
+    return None, []
+
+
+def _ranges_around(func: n.PrimFunc, stmt: n.Stmt) -> dict:
+    """The counters of the loops around ``stmt`` with constant bounds, each with its
+    inclusive range."""
+    from polypad.ir.locate import ancestors
+
+    return {x.var: (x.min.value, x.min.value + x.extent.value - 1)
+            for x in ancestors(func, stmt) if isinstance(x, n.For)
+            and isinstance(x.min, n.IntImm) and isinstance(x.extent, n.IntImm)
+            and x.extent.value > 0}
+
+
+def sunk_sequence(body: n.SeqStmt, wanted: set
+                  ) -> tuple[n.For, list[tuple[n.Stmt, n.Var]]] | None:
+    """The one loop of ``body`` on the way down to ``wanted`` with the statements
+    before and after it moved into its first and last iterations, and those moved,
+    each with that loop's variable; None where the way down is not one loop."""
+    down = [s for s in body.stmts if _reaches(s, wanted)]
+    if len(down) != 1 or not isinstance(down[0], n.For):
+        return None
+    inner = down[0]
+    k = next(i for i, s in enumerate(body.stmts) if s is inner)
+    before, after = body.stmts[:k], body.stmts[k + 1:]
+    return _sunk(inner, before, after), [(s, inner.var) for s in (*before, *after)]
+
+
+def _reaches(stmt: n.Stmt, wanted: set) -> bool:
+    return any(isinstance(y, n.For) and y.var in wanted for y in walk(stmt))
+
+
+def _rebuilt(func: n.PrimFunc, chain: list[n.For], leaf) -> list[n.For]:
+    """The loops of ``chain`` (by variable) in ``func``, under the top loop holding ``leaf``."""
+    top = next(y for y in walk(func.body) if isinstance(y, n.For) and y.var is chain[0].var
+               and (leaf is None or any(z is leaf for z in walk(y))))
+    out = [top]
+    for x in chain[1:]:
+        out.append(next(y for y in walk(out[-1]) if isinstance(y, n.For) and y.var is x.var))
+    return out
 
 
 def _sunk(loop: n.For, before: tuple, after: tuple) -> n.For:

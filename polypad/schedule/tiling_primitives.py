@@ -192,16 +192,19 @@ class TilingPrimitives:
         top = min(nodes, key=lambda x: len(ancestors(func, x)))
         unique, copy = unshared(func, top)
         inside = {x.var: x for x in walk(copy) if isinstance(x, n.For)}
-        new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes])
-        if not moved:
-            return func, nodes
+        new, moved, chain = perfect_nest(unique, [inside.get(x.var, x) for x in nodes],
+                                         primitive)
+        by_var = {x.var: x for x in chain}
+        if new is unique or any(x.var not in by_var for x in nodes):
+            return func, nodes  # nothing moved, or the chain stays broken: refused as it is
+        if not moved:  # only guards moved, which is exact (.sink_guards)
+            return new, [by_var.get(x.var, x) for x in nodes]
         # One memo: a moved statement is one object in both functions, as check_sunk needs.
         memo: dict = {}
         stmts, into = [s for s, _ in moved], [var for _, var in moved]
         with asked_as_stores(unique, stmts, memo=memo) as (before, [read]), \
                 asked_as_stores(new, memo=memo) as (after, _):
             check_sunk(before, after, list(zip(read, into, strict=True)), primitive)
-        by_var = {x.var: x for x in chain}
         return new, [by_var.get(x.var, x) for x in nodes]
 
     @primitive

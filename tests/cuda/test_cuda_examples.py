@@ -10,6 +10,7 @@ import pytest
 import codegen
 from polypad.errors import ArgumentValueError
 from polypad.examples import conv_layer, matmul, row_summation
+from polypad.script import script
 
 
 def test_matmul_schedule_cuda():
@@ -140,15 +141,44 @@ def test_the_default_row_sum_schedule_matches():
     np.testing.assert_array_equal(gpu[1], ref[1])
 
 
-def test_tiles_that_do_not_divide_the_extents_are_refused_by_name():
-    with pytest.raises(ArgumentValueError, match=r"matmul.schedule_cuda: the loop over i runs "
-                                                 r"5 times, not a multiple of its tile of 4"):
-        matmul.schedule_cuda(matmul.matmul(5, 8, 8), threads=2, per_thread=2, k_tile=4)
-    with pytest.raises(ArgumentValueError, match=r"the loop over k runs 6 times, not a "
-                                                 r"multiple of its tile of 4"):
-        matmul.schedule_cuda(matmul.matmul(8, 8, 6), threads=2, per_thread=2, k_tile=4)
+def test_matmul_with_tiles_that_do_not_divide_its_extents():
+    """Partial tiles at every edge (10 rows in tiles of 4, k = 7 in steps of 4; 3
+    columns, one partial tile): the kernel matches the plain nest exactly, and every
+    two accesses of one element on two threads are ordered by the plan's barriers."""
+    from gpu_enumeration import check_by_enumeration
+
+    for func, options in ((matmul.matmul(10, 12, 7), {}),
+                          (matmul.matmul(5, 3, 6), {"k_unroll": 1, "double_buffer": False})):
+        sch = matmul.schedule_cuda(func, threads=2, per_thread=2, k_tile=4, **options)
+        # The shared copies run as many rows and columns as the tile has.
+        assert "T.min(3, -4 * i_0 + " in script(sch.func)
+        gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+        np.testing.assert_array_equal(gpu[2], ref[2])
+        check_by_enumeration(sch.func)
+
+
+def test_conv_layer_with_tiles_that_do_not_divide_its_extents():
+    from gpu_enumeration import check_by_enumeration
+
+    func = conv_layer.conv_layer(n=1, ci=10, co=3, w=3, h=1)  # x, c and rx all partial
+    sch = conv_layer.schedule_cuda(func, x_threads=2, x_per_thread=2, c_threads=2,
+                                   c_per_thread=2, k_tile=8, k_unroll=2)
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    for got, want in zip(gpu, ref, strict=True):
+        np.testing.assert_array_equal(got, want)
+    check_by_enumeration(sch.func)
+
+
+def test_staging_through_registers_still_needs_tiles_that_divide():
+    with pytest.raises(ArgumentValueError, match=r"matmul.schedule_cuda with through_registers: "
+                                                 r"the loop over i runs 5 times, not a multiple "
+                                                 r"of its tile of 4"):
+        matmul.schedule_cuda(matmul.matmul(5, 8, 8), threads=2, per_thread=2, k_tile=4,
+                             through_registers=True)
     small = conv_layer.conv_layer(n=1, ci=12, co=8, w=4, h=1)
-    with pytest.raises(ArgumentValueError, match=r"conv_layer.schedule_cuda: the loop over rx "
-                                                 r"runs 12 times, not a multiple of its tile of 8"):
+    with pytest.raises(ArgumentValueError, match=r"conv_layer.schedule_cuda with "
+                                                 r"through_registers: the loop over rx runs 12 "
+                                                 r"times, not a multiple of its tile of 8"):
         conv_layer.schedule_cuda(small, x_threads=2, x_per_thread=2, c_threads=2,
-                                 c_per_thread=2, k_tile=8)
+                                 c_per_thread=2, k_tile=8, double_buffer=True,
+                                 through_registers=True)
