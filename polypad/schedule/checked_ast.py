@@ -113,17 +113,26 @@ def checked_loops(build: isl.AstBuild, schedule: isl.UnionMap, dims: int,
     ``converter()``, built again in ISL's atomic form where it does not run exactly
     ``instances``; a :class:`PolypadError` naming ``where`` when neither does."""
     convert = converter()
-    out = convert.stmt(build.node_from_schedule_map(schedule))
+    out = convert.stmt(_ast(build, schedule, where))
     if convert.runs(instances):
         return out
     names = ", ".join(f"d{k}" for k in range(dims))
     atomic = isl.UnionMap(f"{{ [{names}] -> atomic[x] }}")
     convert = converter()
-    out = convert.stmt(build.set_options(atomic).node_from_schedule_map(schedule))
+    out = convert.stmt(_ast(build.set_options(atomic), schedule, where))
     if convert.runs(instances):
         return out
     raise PolypadError(f"{where}: ISL built loops that do not run exactly the instances "
                        f"asked for, each once ({', '.join(sorted(instances))})")
+
+
+def _ast(build: isl.AstBuild, schedule: isl.UnionMap, where: str) -> isl.AstNode:
+    """ISL's AST of ``schedule``; a :class:`PolypadError` naming ``where`` where ISL
+    fails (an unbounded optimum in its loop bounds, say) instead of ISL's error."""
+    try:
+        return build.node_from_schedule_map(schedule)
+    except isl.Error as error:
+        raise PolypadError(f"{where}: ISL could not build the loops: {error}") from None
 
 
 def _plain(s: isl.Set) -> isl.Set:

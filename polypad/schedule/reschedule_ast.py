@@ -116,7 +116,13 @@ def _markers(times: dict[str, isl.Map], layouts: dict[str, list], size: int) -> 
         outer = image.project_out(isl.dim_type.set, k, size - k)
         line = image.project_out(isl.dim_type.set, k + 1, size - k - 1).project_out(
             isl.dim_type.set, 0, k)
-        marker = outer.flat_product(isl.Set.from_basic_set(line.polyhedral_hull()))
+        hull = isl.Set.from_basic_set(line.polyhedral_hull())
+        if line.is_bounded() and not hull.is_bounded():
+            # The hull over parameters can lose a bound the union has: of 0 <= x < n
+            # and x = 1 it is x >= 0.  The union itself then (checked_ast still checks
+            # that the loops run exactly the instances).
+            hull = line.coalesce()
+        marker = outer.flat_product(hull)
         marker = marker.add_dims(isl.dim_type.set, size - k - 1)
         for d in range(k + 1, size):
             value = -1 if d == k + 1 else 0  # before everything in the loop's body

@@ -81,3 +81,44 @@ def test_loops_that_run_each_instance_once_are_kept():
         {"S": isl.Set("{ S[i] : 0 <= i < 4 }"), "T": isl.Set("{ T[i] : 0 <= i < 4 }")},
         "the test's loops")
     assert isinstance(out, n.SeqStmt) and len(out.stmts) == 2
+
+
+# Fuzz seed 9002, case 96: the loop over B's first index runs the self-copies' i3 in
+# [0, n) and S3's i2 = 1, whose polyhedral hull over the parameter n has no upper
+# bound (of 0 <= x < n and x = 1 it is x >= 0); ISL's AST build then failed with
+# "unbounded optimum".  The marker is now the union where the hull loses a bound.
+UNBOUNDED_HULL = '''
+@T.prim_func
+def func(B: T.Buffer((4, 4), "int32"), n: T.int32):
+    T.assume(1 <= n and n < 4)
+    for i2 in T.serial(1, 2):
+        for i3 in T.serial(n):
+            B[i3, 3 - i3] = B[i3, 3 - i3]
+        B[i2, ((-2 * i2 + 2) // 4) % 4] = B[3, i2]
+'''
+
+
+def test_a_marker_whose_hull_loses_a_bound_is_built_from_the_union():
+    func = parse(UNBOUNDED_HULL)
+    sch = Schedule(func)
+    sch.sequential_buffer_access(None, "B")
+    assert sch.func is not func
+    for n_value in (1, 2, 3):
+        got, want = (np.arange(16, dtype="int32").reshape(4, 4) for _ in range(2))
+        codegen.build(sch.func, target="python")(got, n_value)
+        codegen.build(func, target="python")(want, n_value)
+        np.testing.assert_array_equal(got, want)
+        got = np.arange(16, dtype="int32").reshape(4, 4)
+        codegen.build(sch.func)(got, n_value)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_an_ast_isl_cannot_build_is_a_refusal_naming_the_primitive():
+    # Two statements unbounded in opposite directions: ISL finds no loop bound.
+    build = isl.AstBuild.from_context(isl.Set("[n] -> { : }"))
+    unbounded = isl.UnionMap("[n] -> { S[i] -> [i] : i >= 0; T[j] -> [j] : j <= n }")
+    with pytest.raises(PolypadError, match="^test: ISL could not build the loops: .*"
+                                           "unbounded optimum"):
+        checked_loops(build, unbounded, 1,
+                      lambda: RunsChecked({}, names=Names(), context=isl.Set("{ : }")), {},
+                      "test")
