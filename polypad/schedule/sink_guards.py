@@ -11,9 +11,12 @@ such a guard one step down the chain:
 * ``if a: if b: S`` -> ``if a and b: S`` (nested guards go together);
 * ``if c: with T.block(...): S`` -> the guard becomes the block's ``T.where``
   predicate (after the lets of its axes; conjoined with a ``T.where`` it has);
-* ``if c: for x in range(lo, e): S`` -> ``for x in range(lo, e): if c: S``.
-  Exact: ``c`` cannot read ``x`` (it is bound below), so every instance of
-  ``S`` runs where and in the order it ran before, and where ``c`` is false
+* ``if c: for x in range(lo, e): S`` -> ``for x in range(lo, e): if c: S``,
+  where ``c`` reads no buffer (refused otherwise: the body may write what it
+  reads, and ``c`` would then be read again after each store).  Exact: ``c``
+  cannot read ``x`` (it is bound below) nor memory, so it has one value at
+  every iteration, every instance of ``S`` runs where and in the order it ran
+  before, and where ``c`` is false
   the loop runs nothing but its bounds, which must then be safe to evaluate
   there: a bound that loads from a buffer (the index may be out of bounds
   where the guard is false), calls a function, or divides by a non-constant
@@ -52,6 +55,13 @@ def guard_step(guard: n.IfThenElse, sink_sequence, primitive: str, around: dict)
     if isinstance(inner, n.Block):
         return into_block(inner, cond), []
     if isinstance(inner, n.For):
+        read = next((x for x in walk(cond) if isinstance(x, n.BufferLoad)), None)
+        if read is not None:
+            raise PolypadError(
+                f"{primitive}: the guard `if {show(cond)}:` above the loop over "
+                f"{inner.var.name} cannot move into it: it reads {read.buffer.name}, once "
+                "before the loop, and inside it would read it at every iteration, after "
+                "the body's stores")
         reason = unsafe_bounds(inner, around)
         if reason is not None:
             raise PolypadError(

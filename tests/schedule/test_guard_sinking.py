@@ -95,6 +95,32 @@ def f(L: T.Buffer((1,), "int32"), A: T.Buffer((5, 8), "float32"), C: T.Buffer((5
 
 
 
+def test_a_guard_that_reads_a_buffer_the_loop_writes_stays_and_is_refused():
+    # A[0] is read once, before the loop; moved into it, it would be read again after
+    # the first iteration's store (review finding: A = [1, 2, 3, 4] gave [-4, 2, 3, 4]
+    # instead of [-4, -3, -2, -1]).
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "int32")):
+    for i in range(2):
+        if A[0] > 0:
+            for j in range(4):
+                with T.block("U"):
+                    vi, vj = T.axis.remap("SS", [i, j])
+                    A[vj] = A[vj] - 5
+''')
+    message = ("{}: the guard `if A[0] > 0:` above the loop over j cannot move into it: it "
+               "reads A, once before the loop, and inside it would read it at every "
+               "iteration, after the body's stores")
+    for primitive, apply in (("reorder", lambda s: s.reorder("i", "j")),
+                             ("tile", lambda s: s.tile(["i", "j"], [1, 2]))):
+        sch = Schedule(f)
+        with pytest.raises(PolypadError) as err:
+            apply(sch)
+        assert str(err.value) == message.format(primitive)
+        assert sch.func is f
+
+
 def test_a_guard_over_a_loop_whose_range_may_leave_its_dtype_stays_and_is_refused():
     # At i = 5, where the guard is false, k would start at 2500000000: not an int32.
     f = parse('''
