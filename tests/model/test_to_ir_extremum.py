@@ -14,14 +14,11 @@ from polypad.model import to_ir
 
 
 def folded_whole(pa: isl.PwAff, affs: list[isl.Aff]):
-    """The reference: the whole min (max) built and compared with ``pa``."""
-    distinct: list[isl.Aff] = []
-    for aff in affs:
-        if not any(aff.plain_is_equal(d) for d in distinct):
-            distinct.append(aff)
-    if not 2 <= len(distinct) <= 3 or any(aff.dim(isl.dim_type.div) for aff in distinct):
+    """The reference: the whole min (max) of the same candidates built and compared
+    with ``pa``."""
+    distinct = to_ir.extremum_candidates(affs)
+    if distinct is None:
         return None
-    distinct.sort(key=lambda aff: aff.is_cst())
     whole = [isl.PwAff.from_aff(aff).intersect_domain(pa.domain()) for aff in distinct]
     for node, combine in ((n.Min, isl.PwAff.min), (n.Max, isl.PwAff.max)):
         folded = whole[0]
