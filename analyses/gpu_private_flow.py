@@ -56,7 +56,7 @@ class PrivateFlow:
         first in serial order accessing with ``first``, the second with ``second``)
         that pass a value between copies: a write and a read taking its value from it."""
         if first.kind != "write" or second.kind != "read":
-            return conflicts.subtract(conflicts)
+            return isl.Map.empty(conflicts.get_space())
         flow = self._into(second).extract_map(conflicts.get_space())
         return conflicts.intersect(flow)
 

@@ -113,6 +113,12 @@ def _loops_around(root, target):
             yield node
 
 
+def parameter_env(func, params: dict) -> dict:
+    """The walk's starting environment: ``func``'s scalar parameters named in ``params``,
+    bound to their values."""
+    return {p: params[p.name] for p in func.params if isinstance(p, n.Var) and p.name in params}
+
+
 def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None,
                          params: dict | None = None):
     """Every two accesses of one element, one a write, on two threads: in one block,
@@ -128,10 +134,9 @@ def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = No
     assert isinstance(plan, BarrierPlan)
     if drop:
         plan.slots.clear()
+    env = parameter_env(func, params or {})
     for launch in plan.structure.launches:
         serial: list = []
-        env = {p: params[p.name] for p in func.params
-               if isinstance(p, n.Var) and params and p.name in params}
         accesses(launch.root, env, serial, plan)
         order = {(a[0], a[1], a[4], a[2], a[3]): k for k, a in enumerate(serial)}
         extents = [launch.constant_extent(axis) for axis in AXES]

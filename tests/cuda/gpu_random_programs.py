@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from gpu_enumeration import accesses, check_by_enumeration
+from gpu_enumeration import accesses, check_by_enumeration, parameter_env
 
 import polypad as pp
 from analyses import Refuted
@@ -261,7 +261,7 @@ def _evidence_holds(func: n.PrimFunc, cex, params: dict) -> bool:
     its values of the parameters ``params``."""
     first, second = (_thread_of(cex.values[k]) for k in ("first thread", "second thread"))
     plan = BarrierPlan(structure(func))
-    env = {p: params[p.name] for p in func.params if isinstance(p, n.Var) and p.name in params}
+    env = parameter_env(func, params)
     kinds = {first: set(), second: set()}
     for launch in plan.structure.launches:
         for thread in (first, second):
