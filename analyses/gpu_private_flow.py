@@ -33,7 +33,7 @@ class PrivateFlow:
 
     def __init__(self, statements):
         self._statements = statements
-        self._time = union_all(s.time for s in statements)
+        self._time: isl.UnionMap | None = None  # made at the first question: most plans ask none
         self._flows: dict[int, isl.UnionMap] = {}
 
     def _into(self, read) -> isl.UnionMap:
@@ -47,6 +47,8 @@ class PrivateFlow:
             may = union_all(a.relation for a in writes if a.may)
             sink = isl.UnionMap.from_map(read.relation)
             nothing = isl.UnionMap.empty(read.relation.get_space().params())
+            if self._time is None:
+                self._time = union_all(s.time for s in self._statements)
             found = value_flow(sink, must, may, nothing, self._time).may_dependence
             self._flows[id(read)] = found
         return found
