@@ -54,7 +54,10 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     ``Proved`` names the rule and the statements that overwrite the values.
     ``Refuted`` means one instance breaks every rule: its value is read later
     (by the instance named second, or by ``END``, the caller) and it changes
-    the element (rule 3's values).  ``Unknown`` says which rule could not be
+    the element (rule 3's values); where the value that instance replaces may come
+    from the statement itself, the statement removed and run on concrete inputs
+    must also change a buffer (the inputs and both results are in the values).
+    ``Unknown`` says which rule could not be
     decided, or that the rules fail at different instances.
     """
     from polypad.arguments import expect
