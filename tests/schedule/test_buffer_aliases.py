@@ -20,7 +20,13 @@ from scalar_runs_support import assert_runs_the_same
 import analyses
 from analyses.gpu_sync import BarrierPlan, plan_barriers
 from polypad import transform
-from polypad.errors import AliasError, BuildError, IllegalTransformError, NotAffineError
+from polypad.errors import (
+    AliasError,
+    BuildError,
+    IllegalTransformError,
+    NotAffineError,
+    PolypadError,
+)
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.schedule import Schedule
@@ -230,3 +236,22 @@ def across(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     one_launch = parse(text.replace("READ", view).replace(
         "    for bx in T.thread_binding(2, thread=\"blockIdx.x\"):\n        S_1", "        S_1"))
     assert isinstance(plan_barriers(one_launch), BarrierPlan)
+
+
+@pytest.mark.parametrize("operand", ["X[1 - i]", "X_1[1 - i]"])
+def test_an_update_whose_operand_reads_its_target_through_a_view_is_no_reduction(operand):
+    # Was (X_1): rfactor took it for a reduction of X by a term that does not read X,
+    # and the rewrite read X[0] before its sum was complete.
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((4,), "float32"), X: T.Buffer((2,), "float32")):
+    X_1 = T.decl_buffer((2,), data=X.data)
+    for i, k in T.grid(2, 4):
+        with T.block("upd"):
+            X[i] = X[i] + A[k] * OPERAND
+'''.replace("OPERAND", operand))
+    sch = Schedule(f)
+    with pytest.raises(PolypadError, match="rfactor: the loop over k holds no reduction .* "
+                                           "X is not updated from itself"):
+        sch.rfactor("k", 0)
+    assert sch.func is f
