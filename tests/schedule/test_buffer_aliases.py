@@ -255,3 +255,20 @@ def f(A: T.Buffer((4,), "float32"), X: T.Buffer((2,), "float32")):
                                            "X is not updated from itself"):
         sch.rfactor("k", 0)
     assert sch.func is f
+
+
+def test_remove_no_op_drops_a_view_with_its_last_statement():
+    # Was: a crash (DeclBuffer.body None), found by benchmarks/fuzz.py --shapes aliases.
+    f = parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    A_1 = T.decl_buffer((8,), data=A.data)
+    for i in T.serial(8):
+        A_1[i] = A[i]
+''')
+    out = transform.remove_no_op(f)  # A_1[i] = A[i] stores the value already there
+    assert_structural_equal(out, parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "float32")):
+    T.evaluate(0)
+'''))
