@@ -272,3 +272,25 @@ def f(A: T.Buffer((8,), "float32")):
 def f(A: T.Buffer((8,), "float32")):
     T.evaluate(0)
 '''))
+
+
+@pytest.mark.parametrize("source", ["A", "A_1"])
+def test_double_buffer_sees_the_loop_write_the_source_its_copy_reads_through_a_view(source):
+    # Was (A_1): accepted; the next step's copy, run early, read A before the loop wrote it.
+    f = parse('''
+@T.prim_func
+def shift(A: T.Buffer((12,), "float32"), B: T.Buffer((4,), "float32")):
+    A_1 = T.decl_buffer((12,), data=A.data)
+    for k in range(2):
+        S = T.alloc_buffer((4,), "float32", scope="shared")
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            S[tx] = SOURCE[4 * k + tx]
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            A[4 * k + 4 + tx] = S[tx] + T.float32(1)
+'''.replace("SOURCE", source))
+    with pytest.raises(IllegalTransformError, match=r"double_buffer of S: .* writes A in the "
+                                                    r"loop, and the copy of the next step, "
+                                                    r"which reads it, would run before it"
+                       ) as info:
+        Schedule(f).double_buffer("S")
+    assert str(info.value.evidence.element) == "A[4]"
