@@ -105,6 +105,12 @@ class IllegalTransformError(PolypadError):
         super().__init__(message)
 
 
+class AliasError(PolypadError):
+    """A primitive that rewrites the accesses of one buffer (a cache, a new layout, a new
+    scope or place) met another buffer over the same memory (a view, ``T.decl_buffer(...,
+    data=A.data)``), whose accesses it would not follow; the message names both."""
+
+
 class NotFoundError(PolypadError, LookupError):
     """A block, loop, buffer or statement named by a caller is not in the function
     (or the name is ambiguous); the message lists what is there."""

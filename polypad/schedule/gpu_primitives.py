@@ -25,6 +25,7 @@ import dataclasses
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
+from polypad.ir.views import require_unshared
 from polypad.ir.visitor import walk
 
 from .double_buffer import double_buffer, stages_of
@@ -100,6 +101,7 @@ class GpuPrimitives:
         """
         func = self.func
         old = find_buffer(func, buffer)
+        require_unshared(func, old, "set_scope")
         changed = relayout(func, old, dataclasses.replace(old, scope=scope))
         check_set_scope(func, changed, old, scope)
         return changed
