@@ -25,6 +25,7 @@ import dataclasses
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_buffer, find_loop
 from polypad.ir.loop_names import loop_name
+from polypad.ir.views import require_unshared
 from polypad.ir.visitor import walk
 
 from .double_buffer import double_buffer, stages_of
@@ -100,6 +101,7 @@ class GpuPrimitives:
         """
         func = self.func
         old = find_buffer(func, buffer)
+        require_unshared(func, old, "set_scope")
         changed = relayout(func, old, dataclasses.replace(old, scope=scope))
         check_set_scope(func, changed, old, scope)
         return changed
@@ -122,9 +124,10 @@ class GpuPrimitives:
             A_shared = T.alloc_buffer((8, 128), "float32", scope="shared", align=16)
 
         Refused (:class:`~polypad.errors.IllegalTransformError`) for a parameter,
-        whose memory the caller allocates, and
-        (:class:`~polypad.errors.ArgumentValueError`) for an alignment that is not
-        such a power of two.
+        whose memory the caller allocates,
+        (:class:`~polypad.errors.AliasError`) for a buffer that shares its memory
+        with a view, and (:class:`~polypad.errors.ArgumentValueError`) for an
+        alignment that is not such a power of two.
         """
         from polypad.errors import ArgumentValueError, IllegalTransformError
         from polypad.semantics.values import numpy_dtype
@@ -134,6 +137,7 @@ class GpuPrimitives:
         if old in func.params:
             raise IllegalTransformError(f"set_alignment of {old.name}: it is a parameter of the "
                                         "function, allocated by the caller")
+        require_unshared(func, old, "set_alignment")
         size = numpy_dtype(old.dtype).itemsize
         if (type(alignment) is not int or alignment < size
                 or alignment & (alignment - 1)):

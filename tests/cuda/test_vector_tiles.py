@@ -17,7 +17,12 @@ from gpu_enumeration import check_by_enumeration
 
 import codegen
 import polypad as pp
-from polypad.errors import ArgumentValueError, IllegalTransformError
+from polypad.errors import (
+    AliasError,
+    ArgumentTypeError,
+    ArgumentValueError,
+    IllegalTransformError,
+)
 from polypad.examples import matmul
 from polypad.ir.structural import structural_equal
 from polypad.script import script
@@ -64,7 +69,15 @@ def test_set_alignment_refusals():
     func = pp.parse(STAGED.format(align=""))
     with pytest.raises(IllegalTransformError, match="set_alignment of A: it is a parameter"):
         pp.Schedule(func).set_alignment("A", 16)
-    for bad in (12, 2, 0, 16.0):
+    viewed = pp.parse(STAGED.format(align="").replace(
+        "        for t2 in", "        S_flat = T.decl_buffer((2, 4), \"float32\", data=S.data, "
+        "scope=\"shared\")\n        for t2 in"))
+    with pytest.raises(AliasError, match="set_alignment: buffer 'S' shares its memory with "
+                                         "'S_flat'"):
+        pp.Schedule(viewed).set_alignment("S", 16)
+    with pytest.raises(ArgumentTypeError, match="alignment"):
+        pp.Schedule(func).set_alignment("S", 16.0)
+    for bad in (12, 2, 0):
         with pytest.raises(ArgumentValueError, match=rf"set_alignment of S: {bad!r} bytes is "
                                                      r"not a power of two of at least its "
                                                      r"element's 4 bytes"):
