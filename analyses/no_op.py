@@ -64,6 +64,9 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
     if isinstance(stmt, str):
         stmt = find_block(f, stmt)
+    # A decider asking on behalf of another (options given) runs its own comparison
+    # of whole programs (analyses.conditional): only a direct question runs one here.
+    direct = options is None
     options = ProofOptions.of(strict_ieee, options)
     form = canonical_form(f)
     if form is not None:  # a packed function's scaffolding, views or vectors
@@ -136,7 +139,7 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
                                                    rule_3.counterexample.params):
         why_not = ""
     if why_not:
-        ran = _refuted_by_running(f, stmt)
+        ran = _refuted_by_running(f, stmt) if direct else None
         if ran is not None:
             return Refuted(Counterexample(
                 f"{seen}; rule 3 fails ({cex.description}), and {ran.description}",
