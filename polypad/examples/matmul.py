@@ -195,7 +195,7 @@ def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
         # split by that size.  Each partial axis split by the whole tile's extent
         # instead: the outer loop runs once, the inner one the whole tile's constant
         # extent under a guard at the tile's end; the inner two are then fused.
-        whole = _tile_shape(sch, block)
+        whole = _tile_extents(sch, block, (first, second))
         outer = [None, None]
         if partial[0]:
             outer[0], first = sch.split(first, [None, whole[0]])
@@ -217,15 +217,23 @@ def unroll_constant(sch: Schedule, *loops: str) -> None:
             sch.unroll(loop)
 
 
-def _tile_shape(sch: Schedule, block: str) -> tuple[int, int]:
-    """The last two extents of the shared tile the copy ``block`` writes."""
+def _tile_extents(sch: Schedule, block: str, loops) -> tuple[int, int]:
+    """The whole tile's extent along each of the copy ``block``'s ``loops``: that of the
+    shared tile's axis the loop's counter indexes (``A``'s tile may be stored
+    transposed, ``vector > 1``)."""
     from polypad.ir.locate import find_block
+    from polypad.ir.substitute import free_vars
     from polypad.ir.visitor import walk
 
     store = next(x for x in walk(find_block(sch.func, block).body)
                  if isinstance(x, n.BufferStore))
-    rows, cols = store.buffer.shape[-2:]
-    return int(rows), int(cols)
+    out = []
+    for loop in loops:
+        var = _loop(sch, loop).var
+        axes = [d for d, index in enumerate(store.indices) if var in free_vars(index)]
+        assert len(axes) == 1, f"the copy {block} indexes its tile by {var.name} once"
+        out.append(int(store.buffer.shape[axes[0]]))
+    return out[0], out[1]
 
 
 def _loop(sch: Schedule, name: str):
