@@ -112,8 +112,10 @@ def test_the_build_accepts_what_the_plan_of_the_function_as_written_accepts():
 @pytest.mark.parametrize("where", ["none", "tail"])
 def test_without_a_fact_before_the_kernel_the_index_is_refused_as_before(where):
     func = program(tail=ASSUMED if where == "tail" else "")
-    wraps = re.escape("T.max(T.min(tx + 2, n - 1), 0) may wrap around its int8 range (in "
-                      "index 0 of S[T.max(T.min(tx + 2, n - 1), 0)]")
+    # The evidence: the index, its first wrapping point and the access.
+    wraps = re.escape("T.max(T.min(tx + 2, n - 1), 0) may wrap around its int8 range: "
+                      "n - 1 = -129 at bx = 0, tx = 0, n = -128 (in index 0 of "
+                      "S[T.max(T.min(tx + 2, n - 1), 0)]")
     with pytest.raises(NotAffineError, match=wraps) as build_error:
         codegen.build(func, target="cuda")
     assert_structural_equal(build_error.value.expr, _the_index(func))
