@@ -324,7 +324,7 @@ ORIGIN = {
 
 #: The thread-bound functions: they also build for polypad's cuda target.
 GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_cross_thread",
-       "broadcast_bind_threads_lowered")
+       "broadcast_bind_threads_lowered", "min_cross_thread_lowered")
 
 #: Functions polypad refuses by name, with the construct its ParseError names: TVM's
 #: cross-thread reduction intrinsic has no polypad equivalent (docs/tvmscript.md).

@@ -20,6 +20,7 @@ from .deep import guarded
 from .nodes import (
     Allocate,
     Buffer,
+    CommReducer,
     DeclBuffer,
     Expr,
     For,
@@ -140,6 +141,8 @@ class _Matcher:
         if isinstance(a, (Allocate, DeclBuffer)):
             return (self.bind_buffer(a.buffer, b.buffer, (path, ".buffer"))
                     and self.equal(a.body, b.body, (path, ".body")))
+        if isinstance(a, CommReducer):
+            return self.reducer(a, b, path)
         if isinstance(a, PrimFunc):
             return self.func(a, b, path)
         if isinstance(a, IRModule):
@@ -158,6 +161,19 @@ class _Matcher:
                 return False
         return (self.bind_var(a.var, b.var, (path, ".var"))
                 and self.equal(a.body, b.body, (path, ".body")))
+
+    def reducer(self, a: CommReducer, b: CommReducer, path: _Path) -> bool:
+        # The identities are outside the lambda; its parameters are bound for its results.
+        if not self.equal(a.identities, b.identities, (path, ".identities")):
+            return False
+        for name in ("lhs", "rhs"):
+            mine, theirs = getattr(a, name), getattr(b, name)
+            if len(mine) != len(theirs):
+                return self.fail((path, f".{name}.len"), mine, theirs)
+            for k, (x, y) in enumerate(zip(mine, theirs)):
+                if not self.bind_var(x, y, (path, f".{name}[{k}]")):
+                    return False
+        return self.equal(a.results, b.results, (path, ".results"))
 
     def func(self, a: PrimFunc, b: PrimFunc, path: _Path) -> bool:
         if len(a.params) != len(b.params):

@@ -11,8 +11,10 @@ import ast
 import dataclasses
 
 from ..ir import dtypes
+from ..ir.attr_values import AttrMap
 from ..ir.nodes import Buffer, Var
 from .literal_arith import constant_int
+from .parse_attrs import attr_value
 from .source import Source, bind_args, dtype_arg, string_arg, t_attr
 
 # The arguments after the shape, shared by every spelling.
@@ -94,7 +96,14 @@ def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
     call = node
     node = neutral_keywords(src, node, "T.alloc_buffer")
     shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
-    return _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
+    buffer = _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
+    # TVM's hints for its own passes, kept as written so that they print back (TVM's
+    # structural equality compares them); nothing in polypad reads them.
+    hints = [attr_value(src, kw.value) for kw in call.keywords if kw.arg == "annotations"]
+    if hints and hints[0] != AttrMap(()):
+        buffer = dataclasses.replace(buffer, tvm_attrs=(*buffer.tvm_attrs,
+                                                        ("annotations", hints[0])))
+    return buffer
 
 
 def match_buffer(src: Source, node: ast.Call, name: str,

@@ -36,6 +36,7 @@ from ..ir.nodes import (
 from .checks import BlockAxes
 from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
+from .parse_allreduce import is_reduce_scope, thread_allreduce
 from .parse_attrs import attr_value
 from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
 from .parse_buffer import alloc_buffer
@@ -360,6 +361,8 @@ class StmtParser(PackedStmts):
             return self._with_buffer(node, call, item.optional_vars, env)
         if len(node.items) == 1 and fn == "T.LetStmt":
             return self._with_let(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and is_reduce_scope(call):
+            return thread_allreduce(self.src, self.exprs, node, env)
         if len(node.items) == 1 and fn == "T.attr":
             make = self.attr(call, env, self.src.span(node))
             return make(self.body(node.body, env))

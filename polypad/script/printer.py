@@ -205,7 +205,7 @@ class _Printer(BlockPrinting, LoweredPrinter):
         if b.axis_separators:
             out += f", axis_separators={list(b.axis_separators)}"
         for key, value in b.tvm_attrs:
-            out += f", {key}={json.dumps(value) if isinstance(value, str) else repr(value)}"
+            out += f", {key}={json.dumps(value) if isinstance(value, str) else attr_text(value)}"
         return out
 
     def _dim(self, var: Var) -> str:

@@ -19,6 +19,7 @@ from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 
+from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
 from .lower_views import lower_views
 from .remove_assume import remove_assume, remove_uncheckable_assume
@@ -26,10 +27,12 @@ from .remove_store_undef import remove_store_undef
 
 #: Run in order.  ``remove_assume`` first: an undef inside an assumption
 #: would otherwise be reported by ``remove_store_undef`` as left over.  Views
-#: before vectors: a vector store then knows which loads read its own memory.
+#: before vectors: a vector store then knows which loads read its own memory.  A
+#: cross-thread reduction becomes loops first (its values may read views).
 PIPELINE = (
     remove_assume,
     remove_store_undef,
+    lower_allreduce,
     lower_views,
     lower_vectors,
 )
@@ -38,6 +41,7 @@ PIPELINE = (
 CHECKED_PIPELINE = (
     remove_uncheckable_assume,
     remove_store_undef,
+    lower_allreduce,
     lower_views,
     lower_vectors,
 )
