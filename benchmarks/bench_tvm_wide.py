@@ -125,12 +125,15 @@ def _run(f, name: str) -> str | None:
     return _compare(args, want)
 
 
-def _round_trip(made, text: str) -> str | None:
+def _round_trip(made, text: str, name: str = "") -> str | None:
     import tvm_ffi
     from tvm.script import from_source
+    from tvm_corpus_wide import TVM_UNREADABLE
 
     if not structural_equal(pp.parse(pp.script(made)), made):
         return "polypad's own round trip differs"
+    if name in TVM_UNREADABLE:  # TVM does not read its own text: polypad's round trip only
+        return None
     theirs = from_source(text)
     back = from_source(pp.script(made))
     if not tvm_ffi.structural_equal(theirs, back):
@@ -172,7 +175,7 @@ def measure(names=None) -> list[Outcome]:
         out.parsed = None
         f = _function(made)
         out.ran = _attempt(_run, f, name)
-        out.round_trip = _attempt(_round_trip, made, text)
+        out.round_trip = _attempt(_round_trip, made, text, name)
         if name in GPU:
             out.cuda = _attempt(_cuda, f, name)
     return outcomes

@@ -174,7 +174,8 @@ class LoweredPrinter:
 
     def _ThreadAllReduce(self, s: ThreadAllReduce, indent: int) -> None:
         r = s.reducer
-        identities = ", ".join(self.expr(e) for e in r.identities)
+        # A list element takes Python's types in TVM's parser: a bare float is no float32.
+        identities = ", ".join(self.expr(e, "int32") for e in r.identities)
         params = [self.namer.bind(v) for v in r.lhs + r.rhs]
         results = [self.expr(e) for e in r.results]
         for v in r.lhs + r.rhs:

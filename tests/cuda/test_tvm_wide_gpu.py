@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_tvm_wide import _tvm_run, inputs  # noqa: E402
-from tvm_corpus_wide import GPU, wide_corpus  # noqa: E402
+from tvm_corpus_wide import GPU, NOT_ON_CUDA, wide_corpus  # noqa: E402
 
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402
@@ -38,7 +38,7 @@ def _function(name: str):
     return func
 
 
-@pytest.mark.parametrize("name", GPU)
+@pytest.mark.parametrize("name", [name for name in GPU if name not in NOT_ON_CUDA])
 def test_thread_bound_tvm_function_runs_on_the_cuda_target(name):
     func = _function(name)
     args = inputs(func, name)
@@ -47,6 +47,14 @@ def test_thread_bound_tvm_function_runs_on_the_cuda_target(name):
     for got, mine, theirs in zip(gpu, ref, want, strict=True):
         np.testing.assert_array_equal(got, mine)
         np.testing.assert_allclose(got, theirs, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_ON_CUDA))
+def test_what_the_cuda_target_refuses_it_names(name):
+    from polypad.errors import BuildError
+
+    with pytest.raises(BuildError, match=NOT_ON_CUDA[name]):
+        codegen.build(_function(name), target="cuda")
 
 
 def test_a_flattened_view_is_the_parameter_reshaped_in_the_kernel():
