@@ -118,6 +118,7 @@ def _te():
     out["argmax_rows"] = mk(y, topi.argmax(y, axis=1))
     w = te.placeholder((2, 32), name="x")
     out["max_wide"] = mk(w, topi.max(w, axis=1))
+    out["sum_wide"] = mk(w, topi.sum(w, axis=1))
     out["sort"] = mk(x, topi.sort(x, axis=1))
     return out
 
@@ -242,6 +243,12 @@ def _schedules(te_funcs):
     s.bind(k, "threadIdx.x")
     out["max_cross_thread"] = s.mod
 
+    s = sch("sum_wide")  # a group per threadIdx.y, each reducing over threadIdx.x
+    i, k = s.get_loops(s.get_sblock("x_red"))
+    s.bind(i, "threadIdx.y")
+    s.bind(k, "threadIdx.x")
+    out["sum_thread_rows"] = s.mod
+
     s = sch("argmax_rows")
     i, k = s.get_loops(s.get_sblock("x_red_temp"))
     s.bind(i, "blockIdx.x")
@@ -318,7 +325,7 @@ def _lowered(te_funcs, scheduled):
                  "clip_exp_transform_layout_pad", "conv_decompose_padding"):
         out[f"{name}_lowered"] = _lower(scheduled[name])
     for name in ("broadcast_bind_threads", "min_cross_thread", "sum_split_cross_thread",
-                 "max_cross_thread", "argmax_cross_thread"):
+                 "max_cross_thread", "argmax_cross_thread", "sum_thread_rows"):
         out[f"{name}_lowered"] = _lower_for_gpu(scheduled[name])
     return out
 
@@ -358,23 +365,25 @@ ORIGIN = {
     "matmul_transform_block_layout": "matmul", "matmul_loop_partition": "matmul",
     "matmul_block_annotate": "matmul", "sum_split_cross_thread": "sum_cols",
     "max_cross_thread": "max_wide", "argmax_cross_thread": "argmax_rows",
-    "broadcast_bind_annotated": "broadcast_sub_div",
+    "broadcast_bind_annotated": "broadcast_sub_div", "sum_thread_rows": "sum_wide",
 }
 
 #: The thread-bound functions: they also build for polypad's cuda target.
 GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_cross_thread",
        "broadcast_bind_threads_lowered", "min_cross_thread_lowered",
        "sum_split_cross_thread_lowered", "max_cross_thread_lowered",
-       "argmax_cross_thread_lowered", "broadcast_bind_annotated")
+       "argmax_cross_thread_lowered", "broadcast_bind_annotated", "sum_thread_rows_lowered")
 
 #: Thread-bound functions the cuda target refuses, with the start of its BuildError: TVM's
 #: lowering allocates the argmax's temporaries in global memory inside the kernel.
 NOT_ON_CUDA = {"argmax_cross_thread_lowered":
                "buffer 'x_red_temp_v0' is allocated in global memory inside a kernel"}
 
-#: The lowered cross-thread reductions (``T.tvm_thread_allreduce``): sum, min, max, argmax.
+#: The lowered cross-thread reductions (``T.tvm_thread_allreduce``): sum, min, max, argmax,
+#: and a sum per threadIdx.y over threadIdx.x.
 ALLREDUCE = ("min_cross_thread_lowered", "sum_split_cross_thread_lowered",
-             "max_cross_thread_lowered", "argmax_cross_thread_lowered")
+             "max_cross_thread_lowered", "argmax_cross_thread_lowered",
+             "sum_thread_rows_lowered")
 
 #: Functions polypad refuses by name, with the construct its ParseError names (none
 #: now: TVM's cross-thread reduction is read since, docs/tvmscript.md).

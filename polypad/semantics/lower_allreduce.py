@@ -18,6 +18,10 @@ power of two at or above the ``T`` threads, ``h = P / 2``)::
         target = red[0]
         after(tx)
 
+Thread loops around the reduction's own (``threadIdx.y`` around a reduction
+over ``threadIdx.x``) make groups that reduce apart: ``red`` has a row for
+each, indexed by their counters.
+
 It is the program every target runs: the reference executor and Numba
 serially, the ``cuda`` target with the threads of a block, where the
 barrier plan (:mod:`analyses.gpu_sync`) puts one ``cuda.syncthreads()``
@@ -34,7 +38,8 @@ is a thread's private memory, which the serial executors share between
 threads: a local buffer, or one allocated between the loop and the
 reduction, written before and read after is refused
 (:class:`~polypad.errors.BuildError`), as is a reduction over other threads
-than the loop around it.
+than the innermost thread loop around it, or in thread loops of no constant
+extent.
 """
 
 from __future__ import annotations
@@ -75,10 +80,20 @@ def _at(node: n.Stmt) -> str:
 
 
 class _Lower(Rewriter):
+    def __init__(self):
+        self.outer: list[n.For] = []  # the thread loops around the one visited
+
     def visit_For(self, loop: n.For):
-        loop = self.generic_visit(loop)
-        if loop.kind.value.startswith("threadIdx") and _found(loop.body, loop.var) is not None:
-            return _split(loop)
+        threaded = loop.kind.value.startswith("threadIdx")
+        if threaded:
+            self.outer.append(loop)
+        try:
+            loop = self.generic_visit(loop)
+        finally:
+            if threaded:
+                self.outer.pop()
+        if threaded and _found(loop.body, loop.var) is not None:
+            return _split(loop, tuple(self.outer))
         return loop
 
 
@@ -124,20 +139,27 @@ def _seq(items: list[n.Stmt]) -> n.Stmt:
     return items[0] if len(items) == 1 else n.SeqStmt(tuple(items))
 
 
-def _split(loop: n.For) -> n.Stmt:
+def _split(loop: n.For, outer: tuple[n.For, ...]) -> n.Stmt:
+    """``loop`` split at its reduction; ``outer``, the thread loops around it, each
+    reduce their own group (``threadIdx.y`` around a reduction over ``threadIdx.x``),
+    so the shared buffer has a row per group."""
     found = _found(loop.body, loop.var)
     check_reducer(found.reducer, where=f"the cross-thread reduction{_at(found)}")
-    if not isinstance(loop.extent, n.IntImm):
-        raise BuildError(f"the cross-thread reduction{_at(found)} runs over "
-                         f"{loop.var.name}, whose extent {loop.extent} is not a constant")
+    for each in (*outer, loop):
+        if not isinstance(each.extent, n.IntImm):
+            raise BuildError(f"the cross-thread reduction{_at(found)} runs in thread loop "
+                             f"{each.var.name}, whose extent {each.extent} is not a constant")
     threads = loop.extent.value
     reducer = found.reducer
-    reds = tuple(n.Buffer(f"red_buf{k}_{loop.var.name}", (max(threads, 1),), i.dtype,
+    rows = tuple(o.extent.value for o in outer)
+    group = tuple(o.var for o in outer)
+    reds = tuple(n.Buffer(f"red_buf{k}_{loop.var.name}", (*rows, max(threads, 1)), i.dtype,
                           scope="shared") for k, i in enumerate(reducer.identities))
     x = loop.var
-    offers = [n.BufferStore(red, _offer(found, value, ident), (x,))
+    offers = [n.BufferStore(red, _offer(found, value, ident), (*group, x))
               for red, value, ident in zip(reds, found.values, reducer.identities)]
-    results = [n.BufferStore(t.buffer, n.BufferLoad(red, (const(0, x.dtype),)), t.indices)
+    first = (*group, const(0, x.dtype))
+    results = [n.BufferStore(t.buffer, n.BufferLoad(red, first), t.indices)
                for t, red in zip(found.targets, reds)]
     make_before, make_after = _halves(loop.body, found)
     first, second = make_before(offers), make_after(results)
@@ -145,7 +167,7 @@ def _split(loop: n.For) -> n.Stmt:
     after_var = n.Var(x.name, x.dtype)
     second = substitute(second, {x: after_var})
     out: list[n.Stmt] = [dataclasses.replace(loop, body=first)]
-    out += _tree(loop, reds, reducer, threads)
+    out += _tree(loop, reds, reducer, threads, group)
     out.append(dataclasses.replace(loop, var=after_var, body=second))
     stmt: n.Stmt = n.SeqStmt(tuple(out))
     for red in reversed(reds):
@@ -159,7 +181,8 @@ def _offer(found: n.ThreadAllReduce, value: n.Expr, identity: n.Expr) -> n.Expr:
     return n.Select(found.condition, value, identity)
 
 
-def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int) -> list[n.Stmt]:
+def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int,
+          group: tuple[n.Var, ...]) -> list[n.Stmt]:
     """The steps folding the offers of ``threads`` threads into ``red[0]``."""
     steps = []
     half = 1
@@ -169,14 +192,14 @@ def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int) -> list[n.Stm
     level = 0
     while half >= 1 and threads > 1:
         s = n.Var(f"{loop.var.name}_s{level}", loop.var.dtype)
-        low = {a: n.BufferLoad(red, (s,)) for a, red in zip(reducer.lhs, reds)}
-        high = {b: n.BufferLoad(red, (s + half,)) for b, red in zip(reducer.rhs, reds)}
+        low = {a: n.BufferLoad(red, (*group, s)) for a, red in zip(reducer.lhs, reds)}
+        high = {b: n.BufferLoad(red, (*group, s + half)) for b, red in zip(reducer.rhs, reds)}
         values = [substitute(r, {**low, **high}) for r in reducer.results]
         if len(reds) == 1:
-            body: n.Stmt = n.BufferStore(reds[0], values[0], (s,))
+            body: n.Stmt = n.BufferStore(reds[0], values[0], (*group, s))
         else:  # every result from the old values, then the stores
             lets = [n.Var(f"{red.name}_next", red.dtype) for red in reds]
-            body = _seq([n.BufferStore(red, v, (s,)) for red, v in zip(reds, lets)])
+            body = _seq([n.BufferStore(red, v, (*group, s)) for red, v in zip(reds, lets)])
             for var, value in reversed(list(zip(lets, values))):
                 body = n.LetStmt(var, value, body)
         steps.append(dataclasses.replace(loop, var=s, min=const(0, s.dtype),
