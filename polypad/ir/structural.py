@@ -59,6 +59,12 @@ def _spelled(path: _Path) -> str:
     return "".join(reversed(parts))
 
 
+def _compared(attrs: tuple) -> tuple:
+    """A buffer's TVM attributes that decide equality: not an allocation's
+    ``annotations`` (hints for TVM's passes, kept for the printer only, as a loop's)."""
+    return tuple(kv for kv in attrs if kv[0] != "annotations")
+
+
 @dataclass
 class _Matcher:
     map_free_vars: bool
@@ -96,8 +102,8 @@ class _Matcher:
         return True
 
     def buffer_decl(self, a: Buffer, b: Buffer, path: _Path) -> bool:
-        if (a.name, a.dtype, a.axis_separators, a.scope, a.tvm_attrs) != (
-                b.name, b.dtype, b.axis_separators, b.scope, b.tvm_attrs):
+        if (a.name, a.dtype, a.axis_separators, a.scope, _compared(a.tvm_attrs)) != (
+                b.name, b.dtype, b.axis_separators, b.scope, _compared(b.tvm_attrs)):
             return self.fail(path, a, b)
         if len(a.shape) != len(b.shape):
             return self.fail((path, ".shape"), a.shape, b.shape)
