@@ -29,7 +29,8 @@ between two steps of the tree, as for ``sch.tree_reduce``.  The tree
 reassociates the combination as TVM's own lowering does (its warp shuffles
 and shared-memory tree); every target adds in the same order, so they agree
 bit for bit.  The combiner must be commutative and associative, which
-:func:`~.reducer_laws.check_reducer` proves (or the build is refused).
+``codegen.build`` asks :func:`analyses.reducer_laws.reducer_laws` first (and
+refuses the build where Z3 does not prove it).
 
 What comes before and after is each thread's own code, and the split runs
 all of the first before any of the second, as a GPU does across the
@@ -52,8 +53,6 @@ from polypad.ir.operators import const
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 
-from .reducer_laws import check_reducer
-
 #: Statements a reduction may sit under, between its thread loop and itself.
 _WRAPPERS = (n.Allocate, n.DeclBuffer, n.LetStmt, n.AttrStmt)
 
@@ -67,14 +66,15 @@ def lower_allreduce(func: n.PrimFunc) -> n.PrimFunc:
         if isinstance(left, n.ThreadAllReduce):
             threads = ", ".join(v.name for v in left.threads)
             raise BuildError(f"cannot build {func.name!r}: the cross-thread reduction"
-                             f"{_at(left)} reduces over ({threads}), which is not the one "
+                             f"{at(left)} reduces over ({threads}), which is not the one "
                              "thread loop around it that it sits in (through allocations "
                              "and lets only): polypad lowers a reduction over the innermost "
                              "thread axis around it")
     return dataclasses.replace(func, body=body)
 
 
-def _at(node: n.Stmt) -> str:
+def at(node: n.Stmt) -> str:
+    """`` at file:line:column`` of ``node``, or nothing where it has no place."""
     span = node.span
     return "" if span is None else f" at {span.filename}:{span.line}:{span.column}"
 
@@ -144,10 +144,9 @@ def _split(loop: n.For, outer: tuple[n.For, ...]) -> n.Stmt:
     reduce their own group (``threadIdx.y`` around a reduction over ``threadIdx.x``),
     so the shared buffer has a row per group."""
     found = _found(loop.body, loop.var)
-    check_reducer(found.reducer, where=f"the cross-thread reduction{_at(found)}")
     for each in (*outer, loop):
         if not isinstance(each.extent, n.IntImm):
-            raise BuildError(f"the cross-thread reduction{_at(found)} runs in thread loop "
+            raise BuildError(f"the cross-thread reduction{at(found)} runs in thread loop "
                              f"{each.var.name}, whose extent {each.extent} is not a constant")
     threads = loop.extent.value
     reducer = found.reducer
@@ -220,7 +219,7 @@ def _check_private(loop: n.For, before: n.Stmt, after: n.Stmt,
     for buffer in written & read:
         if buffer.scope == "local" or buffer in between:
             raise BuildError(
-                f"the cross-thread reduction{_at(found)} splits the threads of loop "
+                f"the cross-thread reduction{at(found)} splits the threads of loop "
                 f"{loop.var.name!r}: {buffer.name} ({buffer.scope}) is written before it and "
                 "read after it, memory each thread keeps to itself on a GPU, which the "
                 "threads run in turn would share")

@@ -36,6 +36,8 @@ from bench_tvm_wide import _compare, _tvm_run, inputs  # noqa: E402
 from tvm_corpus_wide import ALLREDUCE, wide_corpus  # noqa: E402
 
 import codegen  # noqa: E402
+from analyses.evidence import Proved, Refuted  # noqa: E402
+from analyses.reducer_laws import reducer_laws  # noqa: E402
 
 
 def _text(name: str) -> str:
@@ -153,9 +155,21 @@ def _changed(name: str, old: str, new: str) -> str:
 
 def test_a_combiner_that_is_not_commutative_is_refused_with_values():
     func = _func(_changed("min_cross_thread_lowered", "T.min(x0, y0)", "x0 - y0"))
-    with pytest.raises(BuildError, match=r"^the cross-thread reduction at f:\d+:\d+ has a "
-                                         r"combiner that is not commutative \(for "):
+    with pytest.raises(BuildError, match=r"^cannot build 'main': the cross-thread reduction "
+                                         r"at f:\d+:\d+ has a combiner that is not "
+                                         r"commutative: .* \(the combiner is not commutative; "
+                                         r"values: x0_a=.*, x0_b="):
         codegen.build(func, target="python")
+    decision = reducer_laws(_allreduce(func).reducer)
+    assert isinstance(decision, Refuted)
+    values = decision.counterexample.values
+    a, b = (float(values[k].as_fraction()) for k in ("x0_a", "x0_b"))
+    assert a - b != b - a
+
+
+@pytest.mark.parametrize("name", ALLREDUCE)
+def test_tvms_reducers_are_proved_commutative_and_associative(name):
+    assert reducer_laws(_allreduce(_func(_text(name))).reducer) == Proved("z3")
 
 
 def test_a_combiner_that_is_not_associative_is_refused():
