@@ -119,6 +119,7 @@ def _te():
     w = te.placeholder((2, 32), name="x")
     out["max_wide"] = mk(w, topi.max(w, axis=1))
     out["sum_wide"] = mk(w, topi.sum(w, axis=1))
+    out["softmax_rows"] = mk(w, topi.nn.softmax(w, axis=1))
     out["sort"] = mk(x, topi.sort(x, axis=1))
     return out
 
@@ -249,6 +250,19 @@ def _schedules(te_funcs):
     s.bind(k, "threadIdx.x")
     out["sum_thread_rows"] = s.mod
 
+    # Softmax on one block per row: the max and the sum each a cross-thread reduction,
+    # their results and the exponentials in shared memory.
+    s = sch("softmax_rows")
+    i, k = s.get_loops(s.get_sblock("T_softmax_norm"))
+    s.bind(i, "blockIdx.x")
+    s.bind(k, "threadIdx.x")
+    for name in ("T_softmax_expsum", "T_softmax_exp", "T_softmax_maxelem"):
+        blk = s.get_sblock(name)
+        s.compute_at(blk, i)
+        s.bind(s.get_loops(blk)[-1], "threadIdx.x")
+        s.set_scope(blk, 0, "shared")
+    out["softmax_cross_thread"] = s.mod
+
     s = sch("argmax_rows")
     i, k = s.get_loops(s.get_sblock("x_red_temp"))
     s.bind(i, "blockIdx.x")
@@ -325,7 +339,8 @@ def _lowered(te_funcs, scheduled):
                  "clip_exp_transform_layout_pad", "conv_decompose_padding"):
         out[f"{name}_lowered"] = _lower(scheduled[name])
     for name in ("broadcast_bind_threads", "min_cross_thread", "sum_split_cross_thread",
-                 "max_cross_thread", "argmax_cross_thread", "sum_thread_rows"):
+                 "max_cross_thread", "argmax_cross_thread", "sum_thread_rows",
+                 "softmax_cross_thread"):
         out[f"{name}_lowered"] = _lower_for_gpu(scheduled[name])
     return out
 
@@ -366,13 +381,15 @@ ORIGIN = {
     "matmul_block_annotate": "matmul", "sum_split_cross_thread": "sum_cols",
     "max_cross_thread": "max_wide", "argmax_cross_thread": "argmax_rows",
     "broadcast_bind_annotated": "broadcast_sub_div", "sum_thread_rows": "sum_wide",
+    "softmax_cross_thread": "softmax_rows",
 }
 
 #: The thread-bound functions: they also build for polypad's cuda target.
 GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_cross_thread",
        "broadcast_bind_threads_lowered", "min_cross_thread_lowered",
        "sum_split_cross_thread_lowered", "max_cross_thread_lowered",
-       "argmax_cross_thread_lowered", "broadcast_bind_annotated", "sum_thread_rows_lowered")
+       "argmax_cross_thread_lowered", "broadcast_bind_annotated", "sum_thread_rows_lowered",
+       "softmax_cross_thread", "softmax_cross_thread_lowered")
 
 #: Thread-bound functions the cuda target refuses, with the start of its BuildError: TVM's
 #: lowering allocates the argmax's temporaries in global memory inside the kernel.
@@ -380,10 +397,10 @@ NOT_ON_CUDA = {"argmax_cross_thread_lowered":
                "buffer 'x_red_temp_v0' is allocated in global memory inside a kernel"}
 
 #: The lowered cross-thread reductions (``T.tvm_thread_allreduce``): sum, min, max, argmax,
-#: and a sum per threadIdx.y over threadIdx.x.
+#: a sum per threadIdx.y over threadIdx.x, and softmax's max then sum.
 ALLREDUCE = ("min_cross_thread_lowered", "sum_split_cross_thread_lowered",
              "max_cross_thread_lowered", "argmax_cross_thread_lowered",
-             "sum_thread_rows_lowered")
+             "sum_thread_rows_lowered", "softmax_cross_thread_lowered")
 
 #: Functions polypad refuses by name, with the construct its ParseError names (none
 #: now: TVM's cross-thread reduction is read since, docs/tvmscript.md).

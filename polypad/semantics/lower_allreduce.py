@@ -46,9 +46,12 @@ extent.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Iterator
 
 from polypad.errors import BuildError
 from polypad.ir import nodes as n
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.operators import const
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
@@ -61,7 +64,9 @@ def lower_allreduce(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` with each cross-thread reduction written as loops (module docstring)."""
     if not any(isinstance(x, n.ThreadAllReduce) for x in walk(func.body)):
         return func
-    body = _Lower().visit(func.body)
+    taken = {b.name for b in func.params if isinstance(b, n.Buffer)}
+    taken |= {x.buffer.name for x in walk(func.body) if isinstance(x, (n.Allocate, n.DeclBuffer))}
+    body = _Lower(taken).visit(func.body)
     for left in walk(body):
         if isinstance(left, n.ThreadAllReduce):
             threads = ", ".join(v.name for v in left.threads)
@@ -80,8 +85,11 @@ def at(node: n.Stmt) -> str:
 
 
 class _Lower(Rewriter):
-    def __init__(self):
+    def __init__(self, taken: set[str]):
         self.outer: list[n.For] = []  # the thread loops around the one visited
+        # Shared buffers get names of their own in the function: the model names
+        # buffers in isl by name, and two of one name would be one to it.
+        self.buffers = (f"red_buf{k}" for k in itertools.count() if f"red_buf{k}" not in taken)
 
     def visit_For(self, loop: n.For):
         threaded = loop.kind.value.startswith("threadIdx")
@@ -93,7 +101,7 @@ class _Lower(Rewriter):
             if threaded:
                 self.outer.pop()
         if threaded and _found(loop.body, loop.var) is not None:
-            return _split(loop, tuple(self.outer))
+            return _split(loop, tuple(self.outer), self.buffers)
         return loop
 
 
@@ -139,10 +147,14 @@ def _seq(items: list[n.Stmt]) -> n.Stmt:
     return items[0] if len(items) == 1 else n.SeqStmt(tuple(items))
 
 
-def _split(loop: n.For, outer: tuple[n.For, ...]) -> n.Stmt:
+def _split(loop: n.For, outer: tuple[n.For, ...], names: Iterator[str],
+           earlier: tuple[n.BufferStore, ...] = ()) -> n.Stmt:
     """``loop`` split at its reduction; ``outer``, the thread loops around it, each
     reduce their own group (``threadIdx.y`` around a reduction over ``threadIdx.x``),
-    so the shared buffer has a row per group."""
+    so the shared buffer has a row per group.  ``earlier``: the result stores of the
+    reductions split off before this one in the same loop, which each part after it
+    repeats, so that a thread reads its own copy (on a GPU, a local target is
+    private to each thread)."""
     found = _found(loop.body, loop.var)
     for each in (*outer, loop):
         if not isinstance(each.extent, n.IntImm):
@@ -152,22 +164,29 @@ def _split(loop: n.For, outer: tuple[n.For, ...]) -> n.Stmt:
     reducer = found.reducer
     rows = tuple(o.extent.value for o in outer)
     group = tuple(o.var for o in outer)
-    reds = tuple(n.Buffer(f"red_buf{k}_{loop.var.name}", (*rows, max(threads, 1)), i.dtype,
-                          scope="shared") for k, i in enumerate(reducer.identities))
+    reds = tuple(n.Buffer(next(names), (*rows, max(threads, 1)), i.dtype,
+                          scope="shared") for i in reducer.identities)
     x = loop.var
     offers = [n.BufferStore(red, _offer(found, value, ident), (*group, x))
               for red, value, ident in zip(reds, found.values, reducer.identities)]
-    first = (*group, const(0, x.dtype))
-    results = [n.BufferStore(t.buffer, n.BufferLoad(red, first), t.indices)
+    origin = (*group, const(0, x.dtype))
+    results = [n.BufferStore(t.buffer, n.BufferLoad(red, origin), t.indices)
                for t, red in zip(found.targets, reds)]
     make_before, make_after = _halves(loop.body, found)
-    first, second = make_before(offers), make_after(results)
-    _check_private(loop, first, second, found)
+    # The earlier results again, as statements of their own: deciders (the barrier
+    # plan) tell statements apart by identity.
+    again = [fresh_copy(store) for store in earlier]
+    first, second = make_before(offers), make_after([*again, *results])
+    _check_private(loop, first, second, found, {s.value.buffer for s in earlier})
     after_var = n.Var(x.name, x.dtype)
     second = substitute(second, {x: after_var})
     out: list[n.Stmt] = [dataclasses.replace(loop, body=first)]
     out += _tree(loop, reds, reducer, threads, group)
-    out.append(dataclasses.replace(loop, var=after_var, body=second))
+    after = dataclasses.replace(loop, var=after_var, body=second)
+    # A second reduction in the same loop splits what follows the first.
+    if _found(second, after_var) is not None:
+        after = _split(after, outer, names, (*earlier, *results))
+    out.append(after)
     stmt: n.Stmt = n.SeqStmt(tuple(out))
     for red in reversed(reds):
         stmt = n.Allocate(red, stmt)
@@ -209,12 +228,14 @@ def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int,
     return steps
 
 
-def _check_private(loop: n.For, before: n.Stmt, after: n.Stmt,
-                   found: n.ThreadAllReduce) -> None:
+def _check_private(loop: n.For, before: n.Stmt, after: n.Stmt, found: n.ThreadAllReduce,
+                   earlier: set[n.Buffer]) -> None:
     """Refuse what the split would break: a thread's private memory, written before the
-    reduction and read after it (module docstring)."""
+    reduction and read after it (module docstring).  An earlier reduction's result is
+    no such write: every thread stores the same value."""
     between = {x.buffer for x in walk(loop.body) if isinstance(x, n.Allocate)}
-    written = {x.buffer for x in walk(before) if isinstance(x, n.BufferStore)}
+    written = {x.buffer for x in walk(before) if isinstance(x, n.BufferStore)
+               and not (isinstance(x.value, n.BufferLoad) and x.value.buffer in earlier)}
     read = {x.buffer for x in walk(after) if isinstance(x, n.BufferLoad)}
     for buffer in written & read:
         if buffer.scope == "local" or buffer in between:

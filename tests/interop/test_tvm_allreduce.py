@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 tvm = pytest.importorskip("tvm")
 
+from allreduce_programs import TWO_IN_ONE_LOOP  # noqa: E402
 from bench_tvm_wide import _compare, _tvm_run, inputs  # noqa: E402
 from tvm_corpus_wide import ALLREDUCE, wide_corpus  # noqa: E402
 
@@ -82,19 +83,19 @@ def main(x: T.Buffer((4, 10), "float32"), x_red: T.Buffer((4,), "float32")):
     x_red_1 = T.decl_buffer((4,), "float32", data=x_red.data)
     with T.launch_thread("blockIdx.x", 4) as ax0:
         cross_thread_x_red = T.alloc_buffer((1,), "float32", scope="local", annotations=HINTS)
-        red_buf0_k1 = T.alloc_buffer((10,), "float32", scope="shared")
+        red_buf0 = T.alloc_buffer((10,), "float32", scope="shared")
         with T.launch_thread("threadIdx.x", 10) as k1:
-            red_buf0_k1[k1] = x_1[ax0 * 10 + k1]
+            red_buf0[k1] = x_1[ax0 * 10 + k1]
         with T.launch_thread("threadIdx.x", 2) as s0:
-            red_buf0_k1[s0] = T.min(red_buf0_k1[s0], red_buf0_k1[s0 + 8])
+            red_buf0[s0] = T.min(red_buf0[s0], red_buf0[s0 + 8])
         with T.launch_thread("threadIdx.x", 4) as s1:
-            red_buf0_k1[s1] = T.min(red_buf0_k1[s1], red_buf0_k1[s1 + 4])
+            red_buf0[s1] = T.min(red_buf0[s1], red_buf0[s1 + 4])
         with T.launch_thread("threadIdx.x", 2) as s2:
-            red_buf0_k1[s2] = T.min(red_buf0_k1[s2], red_buf0_k1[s2 + 2])
+            red_buf0[s2] = T.min(red_buf0[s2], red_buf0[s2 + 2])
         with T.launch_thread("threadIdx.x", 1) as s3:
-            red_buf0_k1[s3] = T.min(red_buf0_k1[s3], red_buf0_k1[s3 + 1])
+            red_buf0[s3] = T.min(red_buf0[s3], red_buf0[s3 + 1])
         with T.launch_thread("threadIdx.x", 10) as k1:
-            cross_thread_x_red[0] = red_buf0_k1[0]
+            cross_thread_x_red[0] = red_buf0[0]
             if k1 == 0:
                 x_red_1[ax0] = cross_thread_x_red[0]
 '''
@@ -169,7 +170,9 @@ def test_a_combiner_that_is_not_commutative_is_refused_with_values():
 
 @pytest.mark.parametrize("name", ALLREDUCE)
 def test_tvms_reducers_are_proved_commutative_and_associative(name):
-    assert reducer_laws(_allreduce(_func(_text(name))).reducer) == Proved("z3")
+    func = _func(_text(name))
+    for found in (x for x in walk(func.body) if isinstance(x, n.ThreadAllReduce)):
+        assert reducer_laws(found.reducer) == Proved("z3")
 
 
 def test_a_combiner_that_is_not_associative_is_refused():
@@ -218,3 +221,19 @@ def test_the_tree_combines_every_thread_once_on_random_inputs():
     out = np.zeros(2, "float32")
     codegen.build(func, target="python")(x, out)
     np.testing.assert_array_equal(out, x.max(axis=1))
+
+
+def test_two_reductions_in_one_thread_loop_split_it_twice():
+    f = pp.parse(TWO_IN_ONE_LOOP)
+    lowered = lower_allreduce(f)
+    loops = [x.extent.value for x in walk(lowered.body) if isinstance(x, n.For)
+             and x.kind is n.ForKind.THREAD_IDX_X]
+    assert loops == [8, 4, 2, 1, 8, 4, 2, 1, 8]
+    a = np.random.default_rng(2).uniform(-1, 1, (2, 8)).astype("float32")
+    for target in ("python", "numba"):
+        m, s = np.zeros(2, "float32"), np.zeros(2, "float32")
+        codegen.build(f, target=target)(a, m, s)
+        np.testing.assert_array_equal(m, a.max(axis=1), target)
+        want = np.exp(a[:, :6] - a.max(axis=1, keepdims=True)).sum(axis=1)
+        np.testing.assert_allclose(s, want, rtol=1e-6, err_msg=target)
+    assert pp.structural_equal(pp.parse(pp.script(f)), f)
