@@ -7,6 +7,8 @@
 #   sweep  benchmarks/bench_cuda_sweep.py, the schedules' parameter grid (about 5 min;
 #          SWEEP_ONLY and SWEEP_MATCH narrow it, as its --only and --match);
 #   bench  benchmarks/bench_cuda.py, the examples' chosen schedules (about 2 min);
+#   first  benchmarks/bench_cuda_first_call.py: each default kernel's first call in a cold
+#          process and in a second one sharing its cache directory (about 1 min);
 #   tests  the CUDA tests on the GPU itself (CI runs them on the simulator; 2 min cap;
 #          TESTS names other test files).
 # Everything it prints is also written to $OUT.
@@ -31,8 +33,9 @@ for step in "${steps[@]}"; do
         sweep) timeout 300 python3 benchmarks/bench_cuda_sweep.py --only "${SWEEP_ONLY:-sgemm,conv,rowsum,elementwise}" \
                   --match "${SWEEP_MATCH:-}" 2>&1 | tee "$out/sweep.txt" ;;
         bench) timeout 240 python3 benchmarks/bench_cuda.py 2>&1 | tee "$out/bench_cuda.txt" ;;
+        first) timeout 180 python3 benchmarks/bench_cuda_first_call.py 2>&1 | tee "$out/first_call.txt" ;;
         tests) NUMBA_ENABLE_CUDASIM=0 timeout 120 python3 -m pytest -q ${TESTS:-tests/cuda} \
                    -p no:cacheprovider 2>&1 | tail -40 | tee "$out/tests_gpu.txt" ;;
-        *) echo "gpu_check.sh: unknown step $step (sweep, bench, tests)"; exit 2 ;;
+        *) echo "gpu_check.sh: unknown step $step (sweep, bench, first, tests)"; exit 2 ;;
     esac
 done
