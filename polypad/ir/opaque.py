@@ -120,12 +120,16 @@ def first_opaque(func: PrimFunc) -> OpaqueSite | None:
     model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
     ``return``, or a buffer over memory polypad does not know.  None if there is none.
     """
-    from .nodes import Assert, AttrStmt, DeclBuffer, Return, Var
+    from .nodes import Assert, AttrStmt, DeclBuffer, Return, ThreadAllReduce, Var
     from .views import owns_unknown_memory
 
     stack = [func.body]
     while stack:
         stmt = stack.pop()
+        if isinstance(stmt, ThreadAllReduce):
+            return OpaqueSite("T.tvm_thread_allreduce", "is a cross-thread reduction, which "
+                              "the analyses do not model (codegen.lower writes it as loops "
+                              "and stores: polypad.semantics.lower_allreduce)", stmt.span)
         if isinstance(stmt, AttrStmt):
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)

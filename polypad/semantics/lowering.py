@@ -27,12 +27,10 @@ from .remove_store_undef import remove_store_undef
 
 #: Run in order.  ``remove_assume`` first: an undef inside an assumption
 #: would otherwise be reported by ``remove_store_undef`` as left over.  Views
-#: before vectors: a vector store then knows which loads read its own memory.  A
-#: cross-thread reduction becomes loops first (its values may read views).
+#: before vectors: a vector store then knows which loads read its own memory.
 PIPELINE = (
     remove_assume,
     remove_store_undef,
-    lower_allreduce,
     lower_views,
     lower_vectors,
 )
@@ -41,7 +39,6 @@ PIPELINE = (
 CHECKED_PIPELINE = (
     remove_uncheckable_assume,
     remove_store_undef,
-    lower_allreduce,
     lower_views,
     lower_vectors,
 )
@@ -57,6 +54,9 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False) -> PrimFunc:
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
+    # TVM's cross-thread reductions first: the one construct first_opaque names (the
+    # analyses do not model it) that every target runs, once it is loops and stores.
+    func = lower_allreduce(func)
     opaque = first_opaque(func)
     if opaque is not None:  # a packed function's scaffolding, an extern call ...
         raise BuildError(f"cannot build {func.name!r}: {opaque}")

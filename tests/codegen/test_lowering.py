@@ -11,7 +11,6 @@ from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 from polypad.script import parse
-from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lower_vectors import lower_vectors
 from polypad.semantics.lower_views import lower_views
 from polypad.transform import remove_assume, remove_store_undef
@@ -66,8 +65,7 @@ def padded(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4, 4), "float32")):
 
 
 def test_lowering_pipeline_order():
-    assert codegen.PIPELINE == (remove_assume, remove_store_undef, lower_allreduce,
-                                lower_views, lower_vectors)
+    assert codegen.PIPELINE == (remove_assume, remove_store_undef, lower_views, lower_vectors)
     assert _calls(codegen.lower(padded()), "undef") == []
 
 

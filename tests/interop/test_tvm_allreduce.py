@@ -237,3 +237,16 @@ def test_two_reductions_in_one_thread_loop_split_it_twice():
         want = np.exp(a[:, :6] - a.max(axis=1, keepdims=True)).sum(axis=1)
         np.testing.assert_allclose(s, want, rtol=1e-6, err_msg=target)
     assert pp.structural_equal(pp.parse(pp.script(f)), f)
+
+
+def test_the_analyses_answer_unknown_by_name_until_it_is_lowered():
+    """The model does not hold the reduction: an analysis of the function as read names
+    it (rather than answering on the other statements alone); of its lowering, it answers."""
+    import analyses
+
+    func = _func(_text("min_cross_thread_lowered"))
+    found = analyses.check_bounds(func)
+    assert isinstance(found, analyses.Unknown)
+    assert "T.tvm_thread_allreduce at line 15 is a cross-thread reduction" in found.reason
+    lowered = analyses.check_bounds(lower_allreduce(func))
+    assert isinstance(lowered, analyses.Proved)
