@@ -98,7 +98,7 @@ def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
     shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
     buffer = _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
     # TVM's hints for its own passes, kept as written so that they print back (TVM's
-    # structural equality compares them); nothing in polypad reads them.
+    # structural equality compares them, polypad's does not); nothing else reads them.
     hints = [attr_value(src, kw.value) for kw in call.keywords if kw.arg == "annotations"]
     if hints and hints[0] != AttrMap(()):
         buffer = dataclasses.replace(buffer, tvm_attrs=(*buffer.tvm_attrs,
