@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 
 _BINARY: dict[type, str] = {n.Add: "+", n.Mul: "*", n.Min: "min", n.Max: "max"}
@@ -245,7 +246,9 @@ def _select(store: n.BufferStore, acc: n.BufferLoad) -> Update | None:
 
 
 def _reads(expr: n.Expr, buffer: n.Buffer) -> bool:
-    return any(isinstance(x, n.BufferLoad) and x.buffer is buffer for x in walk(expr))
+    # By memory: an operand that reads the target through a view reads the target.
+    base = root(buffer)
+    return any(isinstance(x, n.BufferLoad) and root(x.buffer) is base for x in walk(expr))
 
 
 def _int_range(dtype: str) -> tuple[int, int]:

@@ -49,6 +49,7 @@ from polypad.concurrency import Recent
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
+from polypad.ir.views import root
 from polypad.model import Model, extract
 
 from . import flow_inputs as fi
@@ -423,7 +424,8 @@ def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
               about: isl.UnionSet | None = None) -> _Flows:
     # Buffer objects are identities, held alive by the function the key checks;
     # element sets are keyed by their text (names as in the model of that function).
-    ids = None if buffers is None else frozenset(id(b) for b in buffers)
+    # By the memory's owner: the model's accesses name it, never a view of it.
+    ids = None if buffers is None else frozenset(id(root(b)) for b in buffers)
     owners = (model.func,)
     whole = (ids, None)
     key = whole if about is None else (ids, str(about))

@@ -50,6 +50,7 @@ from polypad.errors import BuildError, NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 from polypad.model import extract
 from polypad.model.affine import as_space, condition_set
@@ -261,7 +262,7 @@ def plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
         if alloc.buffer.scope in ("shared", "local"):
             users = {launch_of[id(x)].index for x in walk(alloc.body)
                      if isinstance(x, (n.BufferStore, n.BufferLoad))
-                     and x.buffer is alloc.buffer and id(x) in launch_of}
+                     and root(x.buffer) is alloc.buffer and id(x) in launch_of}
             if len(users) > 1:
                 raise BuildError(f"{alloc.buffer.scope} buffer {alloc.buffer.name!r} is used "
                                  f"by {len(users)} kernel launches; {alloc.buffer.scope} "

@@ -108,7 +108,8 @@ def _scan(body: n.Stmt, want) -> list[tuple[n.Stmt, int, int, int]]:
                 visit(then, depth)
                 if other is not None:
                     visit(other, depth)
-            case n.LetStmt(body=body) | n.Block(body=body) | n.Allocate(body=body):
+            case (n.LetStmt(body=body) | n.Block(body=body) | n.Allocate(body=body)
+                  | n.DeclBuffer(body=body)):
                 visit(body, depth)
             case _ if is_leaf(stmt):
                 count += 1

@@ -158,7 +158,9 @@ class CounterexampleSearch:
             return None
         for name, value in others.items():
             var = ctx.names.lookup(name)
-            if isinstance(var, n.Var) and var not in params:
+            # Only integers: a bool parameter (`if flag:`) is named in isl's space but
+            # constrained by nothing there, and its isl value is no Z3 Bool; Z3 picks it.
+            if isinstance(var, n.Var) and dtypes.is_int(var.dtype) and var not in params:
                 params[var], by_name[name] = value, value
         # The first instance first: it follows the fewest writes, and a caller proving
         # that a statement changes what a later one reads needs the first instance

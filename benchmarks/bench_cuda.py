@@ -35,7 +35,7 @@ Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,eleme
 [--variants] [--ptx]``.  The default run takes about a minute on an H200
 (schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
 SGEMM variants (single-buffered, 4 x 4 per thread with the step unrolled
-fully, the tiles staged through registers) and the conv layer's (the step
+fully, the tiles staged through registers, outputs in runs of 4) and the conv layer's (the step
 unrolled by 2, double-buffered, also through registers), with compiles of up
 to 20 s each.  ``bench_cuda_sweep.py`` times the whole grid the defaults were
 chosen from.
@@ -121,6 +121,8 @@ def sgemm_schedules(size: int, variants: bool) -> list:
                     matmul.schedule_cuda(func, per_thread=4, k_unroll=8)))
         out.append(("8x8 per thread, double-buffered, next tiles through registers",
                     matmul.schedule_cuda(func, through_registers=True)))
+        out.append(("8x8 per thread in runs of 4 (shared loads of 4 floats), double-buffered",
+                    matmul.schedule_cuda(func, vector=4)))
     return out
 
 

@@ -5,10 +5,11 @@ to Numba IR, typing, lowering to LLVM IR), LLVM IR printed as text, NVVM
 (LLVM IR to PTX), and, on a GPU, the driver's assembler at load time (PTX to
 SASS, which ``ptxas`` does here).  This script times each stage for the
 default SGEMM 4096³ and conv layer schedules (``--variants``: SGEMM with the
-step unrolled fully too) by compiling for ``--cc`` (default 9.0) through
+step unrolled fully, and with ``vector=4``, too) by compiling for ``--cc`` (default 9.0) through
 numba-cuda's own entry points, one stage at a time, and prints one row per
-kernel: the stages, ptxas's registers and spills and the PTX's fma count
-(the proxy that the kernel stayed as good).
+kernel: the stages, ptxas's registers and spills, the PTX's fma count
+(the proxy that the kernel stayed as good) and its loads from shared memory
+by width (four, two or one float per instruction).
 
 ``--save DIR`` writes each kernel's emitted source into ``DIR``;
 ``--compare DIR`` also compiles the sources saved there (by another
@@ -77,6 +78,9 @@ def schedules(variants: bool) -> list[tuple[str, object]]:
                n=5, ci=128, co=128, w=100, h=80)).func)]
     if variants:
         out.append(("SGEMM, k_unroll=8", matmul.schedule_cuda(sgemm, k_unroll=8).func))
+        out.append(("SGEMM, vector=4", matmul.schedule_cuda(sgemm, vector=4).func))
+        out.append(("SGEMM, vector=4, k_unroll=4",
+                    matmul.schedule_cuda(sgemm, vector=4, k_unroll=4).func))
     return out
 
 
@@ -151,7 +155,17 @@ def stages(py_func, sig, cc: tuple[int, int]) -> dict:
     registers = _number(report, "Used ", " registers")
     spills = _number(report, "bytes stack frame, ", " bytes spill stores")
     return {"seconds": seconds, "registers": registers, "spills": spills,
-            "fma": ptx.count("fma.rn.f32"), "ir lines": sum(t.count("\n") for t in ir_text)}
+            "fma": ptx.count("fma.rn.f32"), "ir lines": sum(t.count("\n") for t in ir_text),
+            "shared loads": shared_loads(ptx)}
+
+
+def shared_loads(ptx: str) -> str:
+    """The PTX's loads from shared memory by width: ``v4/v2/1`` (four, two or one value
+    per instruction)."""
+    lines = [line for line in ptx.splitlines() if "ld.shared." in line]
+    v4 = sum("ld.shared.v4." in line for line in lines)
+    v2 = sum("ld.shared.v2." in line for line in lines)
+    return f"{v4}/{v2}/{len(lines) - v4 - v2}"
 
 
 def _children() -> float:
@@ -175,7 +189,7 @@ def row(label: str, found: dict) -> str:
     total = s["front end"] + s["IR text"] + s["NVVM"] + s["ptxas"]
     cells = " | ".join(f"{s[c]:.2f}" for c in COLUMNS)
     return (f"| {label} | {cells} | {total:.2f} | {found['registers']} | {found['spills']} "
-            f"| {found['fma']} |")
+            f"| {found['fma']} | {found['shared loads']} |")
 
 
 def warm_up(cc) -> None:
@@ -205,8 +219,9 @@ def main() -> int:
     warm_up(cc)
     import codegen
 
-    print(f"| kernel | {' | '.join(COLUMNS)} | total (s) | registers | spill bytes | fma |")
-    print("|---" * (len(COLUMNS) + 5) + "|")
+    print(f"| kernel | {' | '.join(COLUMNS)} | total (s) | registers | spill bytes | fma "
+          "| shared loads v4/v2/1 |")
+    print("|---" * (len(COLUMNS) + 6) + "|")
     for label, func in schedules(options.variants):
         start = time.process_time()
         source = codegen.build(func, target="cuda").source

@@ -6,7 +6,8 @@ and the registers and local memory (spills) of its kernels as the driver
 reports them:
 
 - SGEMM 4096³ (``polypad.examples.matmul.schedule_cuda``): threads per side,
-  outputs per thread, the ``k`` step and its unrolling, double-buffered tiles;
+  outputs per thread (single or in runs of ``vector``), the ``k`` step and its
+  unrolling, double-buffered tiles;
 - the seed-004 conv layer (``polypad.examples.conv_layer.schedule_cuda``):
   threads and outputs per thread along ``x`` and the channels, the step;
 - the row sum 16384² (``row_summation.schedule_cuda``): threads per block, loads
@@ -50,6 +51,14 @@ SGEMM = [  # (label, keyword arguments of matmul.schedule_cuda)
     ("16x16 threads, 4x4 each, k 8 by 8", dict(per_thread=4, k_unroll=8)),
     ("16x16 threads, 4x4 each, k 8 by 8, double-buffered",
      dict(per_thread=4, k_unroll=8, double_buffer=True)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 2, double-buffered", dict(vector=4)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 4, double-buffered",
+     dict(vector=4, k_unroll=4)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 8, double-buffered",
+     dict(vector=4, k_unroll=8)),
+    ("16x16 threads, 8x8 each in runs of 2, k 8 by 2, double-buffered", dict(vector=2)),
+    ("16x16 threads, 4x4 each in runs of 4, k 8 by 8, double-buffered",
+     dict(per_thread=4, vector=4, k_unroll=8)),
     ("8x8 threads, 8x8 each, k 8 by 2", dict(threads=8)),
     ("32x32 threads, 4x4 each, k 8 by 2", dict(threads=32, per_thread=4)),
 ]

@@ -17,7 +17,9 @@ the loop primitives and the block primitives of
 ``tests/fuzz_block_primitives.py`` (``compute_at``, caches, ``rfactor``,
 ``decompose_reduction``, chains of them) run, each result checked in both the
 reference executor and Numba, and ``check_block_bindings`` of the program
-must not refute what the parser accepted.  The
+must not refute what the parser accepted.  ``--shapes aliases`` gives the
+structural programs views over their buffers (``A_1``, a 2-D ``A_2``, ``A_3``
+at an offset: ``fuzz_programs.view_access``) that their accesses go through.  The
 default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
 shapes and the others to the classic generator, which makes them exactly as
 before (an older finding at such a ``K`` is reproduced with ``--shapes
@@ -45,7 +47,7 @@ table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
 cancel the query running, which then answers Unknown.)
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21|blocks] [--shuffle] [--threads N] [--seconds S]``
+[--shapes mixed|classic|issue21|blocks|aliases] [--shuffle] [--threads N] [--seconds S]``
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class Outcome:
     stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
-SHAPES = ("mixed", "classic", "issue21", "blocks")
+SHAPES = ("mixed", "classic", "issue21", "blocks", "aliases")
 
 
 def generate(seed: int, index: int, shapes: str = "mixed"):
@@ -100,6 +102,10 @@ def generate(seed: int, index: int, shapes: str = "mixed"):
     choose = Seeded(seed * 1_000_003 + index)
     if shapes == "blocks":
         return block_program(choose).text, choose, range(0, 17), None
+    if shapes == "aliases":  # the structural programs with views over their buffers
+        text = structural_program(choose, same_extent=choose.boolean(), local=choose.boolean(),
+                                  param="n" if choose.boolean() else None, aliases=True)
+        return text, choose, range(0, 17), None
     if shapes == "issue21" or (shapes == "mixed" and index % 3 == 2):
         shape = shape_program(choose)
         return shape.text, choose, shape.n_values, shape.n_values

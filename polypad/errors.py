@@ -73,11 +73,16 @@ class NotAffineError(PolypadError):
     """An analysis needs a quasi-affine expression and got something else.
 
     ``expr`` is the offending expression; the message prints it in script
-    syntax.
+    syntax.  Where the expression is refused because its arithmetic may wrap
+    around its integer dtype, ``evidence`` is the
+    :class:`~polypad.model.overflow.Wrap`: the operation, its exact value and the
+    first point (loop counters outer first, then parameters) where it leaves the
+    dtype; the message shows it too.  ``None`` otherwise.
     """
 
-    def __init__(self, message: str, expr=None):
+    def __init__(self, message: str, expr=None, evidence=None):
         self.expr = expr
+        self.evidence = evidence
         super().__init__(message)
 
 
@@ -103,6 +108,12 @@ class IllegalTransformError(PolypadError):
     def __init__(self, message: str, evidence=None):
         self.evidence = evidence
         super().__init__(message)
+
+
+class AliasError(PolypadError):
+    """A primitive that rewrites the accesses of one buffer (a cache, a new layout, a new
+    scope or place) met another buffer over the same memory (a view, ``T.decl_buffer(...,
+    data=A.data)``), whose accesses it would not follow; the message names both."""
 
 
 class NotFoundError(PolypadError, LookupError):

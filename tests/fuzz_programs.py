@@ -392,13 +392,45 @@ def index_expr(choose, var: str) -> str:
     return f"{term} + {offset}" if offset > 0 else f"{term} - {-offset}" if offset else term
 
 
-def guarded_store(choose, var: str, buffers=_BUFFERS, param: str | None = None) -> list[str]:
-    """One guarded store ``X[idx] = Y[idx] + ... + c`` over loop variable ``var``."""
+def view_access(choose, buffer: str, index: str, views: Sequence[str] = ()) -> str:
+    """``buffer[index]`` or, where ``buffer`` has views (:func:`view_declarations`), the
+    same element through one: the flat ``X_1``, the 2-D ``X_2`` or, at a constant
+    element from 2 on, ``X_3`` that starts at element 2."""
+    if buffer not in views:
+        return f"{buffer}[{index}]"
+    constant = index.lstrip("-").isdigit()
+    how = choose.choice(["direct", "flat", "rows", "offset" if constant else "rows"])
+    if how == "flat":
+        return f"{buffer}_1[{index}]"
+    if how == "rows" and constant:
+        return f"{buffer}_2[{int(index) // 4}, {int(index) % 4}]"
+    if how == "rows":
+        return f"{buffer}_2[({index}) // 4, ({index}) % 4]"
+    if how == "offset" and int(index) >= 2:
+        return f"{buffer}_3[{int(index) - 2}]"
+    return f"{buffer}[{index}]"
+
+
+def view_declarations(views: Sequence[str]) -> list[str]:
+    """The views :func:`view_access` uses, of each buffer of ``views`` (of SIZE elements)."""
+    out = []
+    for b in views:
+        out += [f"{b}_1 = T.decl_buffer(({SIZE},), data={b}.data)",
+                f"{b}_2 = T.decl_buffer(({SIZE // 4}, 4), data={b}.data)",
+                f"{b}_3 = T.decl_buffer(({SIZE - 2},), data={b}.data, elem_offset=2)"]
+    return out
+
+
+def guarded_store(choose, var: str, buffers=_BUFFERS, param: str | None = None,
+                  views: Sequence[str] = ()) -> list[str]:
+    """One guarded store ``X[idx] = Y[idx] + ... + c`` over loop variable ``var`` (an
+    access of a buffer in ``views`` may go through one of its views)."""
     c = choose
     target = c.choice(buffers)
     write = index_expr(c, var)
     loads = [(c.choice(buffers), index_expr(c, var)) for _ in range(c.integer(0, 2))]
-    value = " + ".join([f"{b}[{i}]" for b, i in loads] + [f"{c.integer(1, 3)}.0"])
+    value = " + ".join([view_access(c, b, i, views) for b, i in loads]
+                       + [f"{c.integer(1, 3)}.0"])
     conds = [f"0 <= {i} and {i} < {SIZE}" for i in [write] + [i for _, i in loads]
              if not i.lstrip("-").isdigit()]
     extra = c.choice([None, None, f"{var} % 2 == 0", f"{var} > 1", "param"])
@@ -406,41 +438,47 @@ def guarded_store(choose, var: str, buffers=_BUFFERS, param: str | None = None) 
         conds.append(f"{var} < {param}")
     elif extra not in (None, "param"):
         conds.append(extra)
-    store = f"{target}[{write}] = {value}"
+    store = f"{view_access(c, target, write, views)} = {value}"
     if not conds:
         return [store]
     return [f"if {' and '.join(conds)}:", f"    {store}"]
 
 
-def loop(choose, var: str, extent: int, buffers=_BUFFERS, param=None) -> list[str]:
+def loop(choose, var: str, extent: int, buffers=_BUFFERS, param=None,
+         views: Sequence[str] = ()) -> list[str]:
     """``for var in T.serial(extent):`` with one or two statements."""
     body: list[str] = []
     for _ in range(choose.integer(1, 2)):
-        body += guarded_store(choose, var, buffers, param)
+        body += guarded_store(choose, var, buffers, param, views)
     return [f"for {var} in T.serial({extent}):"] + [f"    {line}" for line in body]
 
 
-def program_text(body: list[str], *, local: bool = False, param: str | None = None) -> str:
-    """A function over buffers A, B, C (and a local X, a scalar ``param``) running ``body``."""
+def program_text(body: list[str], *, local: bool = False, param: str | None = None,
+                 views: Sequence[str] = ()) -> str:
+    """A function over buffers A, B, C (and a local X, a scalar ``param``) running ``body``,
+    with the views of the buffers in ``views`` declared first."""
     params = ", ".join(f'{b}: T.Buffer(({SIZE},), "float32")' for b in _BUFFERS)
     if param is not None:
         params += f", {param}: T.int32"
     lines = ["@T.prim_func", f"def f({params}):"]
     if local:
         lines.append(f'    X = T.alloc_buffer(({SIZE},), "float32")')
-    lines += [f"    {line}" for line in body]
+    lines += [f"    {line}" for line in view_declarations(views) + body]
     return "\n".join(lines) + "\n"
 
 
 def structural_program(choose, *, same_extent: bool = False, local: bool = False,
-                       param: str | None = None, n_loops: int | None = None) -> str:
-    """A function of one to three loops (two adjacent ones over ``i`` when ``same_extent``)."""
+                       param: str | None = None, n_loops: int | None = None,
+                       aliases: bool = False) -> str:
+    """A function of one to three loops (two adjacent ones over ``i`` when ``same_extent``);
+    with ``aliases``, some buffers have views (of other shapes) that accesses go through."""
     buffers = _BUFFERS + (("X",) if local else ())
+    views = (choose.subset(buffers, len(buffers)) or [buffers[0]]) if aliases else ()
     count = n_loops if n_loops is not None else choose.integer(1, 3)
     extent = choose.integer(1, 6)
     body: list[str] = []
     for k in range(count):
         var = "i" if same_extent else f"i{k}"
         size = extent if same_extent else choose.integer(1, 6)
-        body += loop(choose, var, size, buffers, param)
-    return program_text(body, local=local, param=param)
+        body += loop(choose, var, size, buffers, param, views)
+    return program_text(body, local=local, param=param, views=views)

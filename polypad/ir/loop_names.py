@@ -26,6 +26,7 @@ from __future__ import annotations
 from polypad.errors import NotFoundError
 
 from . import nodes as n
+from .visitor import children
 
 
 class LoopRef(str):
@@ -160,14 +161,11 @@ def _loops_with_blocks(body: n.Stmt) -> list[tuple[n.For, str | None, str | None
 
 
 def _stmt_children(node) -> list[n.Stmt]:
-    match node:
-        case n.SeqStmt():
-            return list(node.stmts)
-        case n.IfThenElse():
-            return [s for s in (node.then_case, node.else_case) if s is not None]
-        case n.For() | n.LetStmt() | n.Allocate() | n.Block():
-            return [node.body]
-    return []
+    # Every statement child, so a loop under a view's DeclBuffer or an AttrStmt is named
+    # too (a list of named cases missed those, and get_loops then found no loop).
+    if not isinstance(node, n.Stmt):
+        return []
+    return [c for c in children(node) if isinstance(c, n.Stmt)]
 
 
 def _body(root):

@@ -18,6 +18,7 @@ import dataclasses
 from polypad.ir.nodes import (
     Allocate,
     Block,
+    DeclBuffer,
     Evaluate,
     For,
     IfThenElse,
@@ -69,7 +70,7 @@ class StatementRemover(Rewriter):
             return IfThenElse(Not(node.condition), else_case, None, span=node.span)
         return dataclasses.replace(node, then_case=then_case, else_case=else_case)
 
-    def _body_only(self, node: For | LetStmt | Block | Allocate) -> Stmt | None:
+    def _body_only(self, node: For | LetStmt | Block | Allocate | DeclBuffer) -> Stmt | None:
         body = self.visit(node.body)
         if body is node.body:
             return node
@@ -77,7 +78,8 @@ class StatementRemover(Rewriter):
             return None
         return dataclasses.replace(node, body=body)
 
-    visit_For = visit_LetStmt = visit_Block = visit_Allocate = _body_only
+    # A view declared over nothing left goes with its body.
+    visit_For = visit_LetStmt = visit_Block = visit_Allocate = visit_DeclBuffer = _body_only
 
     # Statements without statement children stay as they are unless a
     # subclass decides otherwise; expressions are never descended into.

@@ -33,6 +33,37 @@ def root(buffer: Buffer) -> Buffer:
     return buffer
 
 
+def sharing(func, buffer: Buffer) -> list[Buffer]:
+    """The other buffers of ``func`` over ``buffer``'s memory: its root and every view
+    of that root, in the order they are declared (parameters first)."""
+    from .nodes import Allocate, DeclBuffer
+    from .visitor import walk
+
+    declared = [p for p in func.params if isinstance(p, Buffer)]
+    declared += [x.buffer for x in walk(func.body) if isinstance(x, (Allocate, DeclBuffer))]
+    base = root(buffer)
+    out: list[Buffer] = []
+    for b in declared:
+        if b is not buffer and root(b) is base and not any(b is c for c in out):
+            out.append(b)
+    return out
+
+
+def require_unshared(func, buffer: Buffer, where: str) -> None:
+    """Raise :class:`~polypad.errors.AliasError` when another buffer of ``func`` shares
+    ``buffer``'s memory: ``where`` (a primitive) rewrites the accesses of ``buffer``
+    alone, and the other's would go on reading or writing the old memory."""
+    from polypad.errors import AliasError
+
+    others = sharing(func, buffer)
+    if others:
+        names = ", ".join(repr(b.name) for b in others)
+        raise AliasError(
+            f"{where}: buffer {buffer.name!r} shares its memory with {names} (a view, "
+            f"T.decl_buffer(..., data=...)); it rewrites the accesses of {buffer.name!r} "
+            "alone and cannot follow the other's, so it refuses")
+
+
 def owns_unknown_memory(buffer: Buffer) -> bool:
     """True for a root declared over a pointer expression or over no memory at all
     (``T.decl_buffer(..., data=T.reinterpret(...))``, a body's ``T.Buffer(shape)``,

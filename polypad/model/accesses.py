@@ -14,7 +14,10 @@ Indices must be quasi-affine: ``A[i * j]`` raises
 an index in which the operand of a ``//``, ``%``, ``min`` or ``max`` may
 wrap around its integer width at some instance (:mod:`.overflow`), since
 ISL's integers do not wrap; an instance counts only at the parameter values
-the function's top-level assumptions allow (:mod:`.parameter_facts`).  A
+the function's top-level assumptions allow (:mod:`.parameter_facts`).  The
+error's ``evidence`` (and message) is the first such instance with the value
+that leaves the dtype (:class:`.overflow.Wrap`: ``i + 2 = 128 at i = 126,
+n = 127``).  A
 wrap that only feeds ``+ - *`` is harmless: the executed index then equals
 the exact one whenever the exact one is inside the buffer, which the bounds
 check (:mod:`analyses.bounds`) decides.
@@ -38,7 +41,7 @@ from .affine import AffineSpace, _Converter, to_map
 from .conditions import condition_set
 from .model import Access
 from .nest import Leaf
-from .overflow import wraps_somewhere
+from .overflow import first_wrap, wrapping_operation, wraps_somewhere
 
 # A path condition: (condition, branch taken) of an enclosing T.if_then_else.
 _Path = tuple[tuple[n.Expr, bool], ...]
@@ -149,12 +152,17 @@ def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpac
     for k, index in enumerate(indices):
         try:
             pws.append(conv.pw_aff(index))
-            if wraps_somewhere(index, space, domain, modular_root=True):
-                raise NotAffineError(f"{show(index)} may wrap around its {index.dtype} range",
-                                     index)
+            culprit = wrapping_operation(index, space, domain, modular_root=True)
+            if culprit is not None:
+                # The evidence: the first instance where the culprit leaves its dtype.
+                wrap = first_wrap(culprit, space, domain)
+                at = f": {wrap}" if wrap is not None else ""
+                raise NotAffineError(
+                    f"{show(index)} may wrap around its {culprit.dtype} range{at}", index,
+                    wrap)
         except NotAffineError as err:
             where = f"index {k} of {_describe(node)} in statement {name}"
-            raise NotAffineError(f"{err} (in {where})", err.expr) from None
+            raise NotAffineError(f"{err} (in {where})", err.expr, err.evidence) from None
     return to_map(space, pws, buffers.name(buffer))
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 
 
@@ -123,13 +124,15 @@ class _Walker:
         the leaves that use ``var``: a store with no such leaf after it (TVM's
         ``v0 = ...; v1 = ...; X[i] = v0; Y[i] = v1``) reads it as executed.
         """
-        read = {id(x.buffer) for x in walk(expr) if isinstance(x, n.BufferLoad)}
+        # By the memory a buffer names, not by the buffer: a store through a view
+        # (``A_1 = T.decl_buffer(..., data=A.data)``) changes what a load of ``A`` reads.
+        read = {id(root(x.buffer)) for x in walk(expr) if isinstance(x, n.BufferLoad)}
         if not read:
             return
         inside = self.leaves[first:]
         for k, leaf in enumerate(inside):
             store = leaf.stmt
-            if not (isinstance(store, n.BufferStore) and id(store.buffer) in read):
+            if not (isinstance(store, n.BufferStore) and id(root(store.buffer)) in read):
                 continue
             in_loop = len(leaf.loops) > len(self.loops)
             if var is not None and not in_loop and not any(

@@ -15,6 +15,8 @@ wrap-around exactly (:mod:`polypad.model.z3conv`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import islpy as isl
 
 from polypad.concurrency import Recent
@@ -22,6 +24,7 @@ from polypad.errors import NotAffineError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.ranges import Range, dtype_range, wrapping_operations
+from polypad.ir.show import show
 
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
@@ -92,6 +95,47 @@ def point_outside(pa: isl.PwAff, dtype: str, where: isl.Set,
     where there is none: the evidence of a wrap."""
     hit = outside_points(pa, dtype, where, space)
     return None if hit.is_empty() else hit.sample_point()
+
+
+@dataclass(frozen=True)
+class Wrap:
+    """The evidence of a wrap: at ``point`` (loop counters outer first, then the
+    parameters, as ``(name, value)``) the exact value of ``operation`` is ``value``,
+    outside the range of its ``dtype``.  The first such point in that order."""
+
+    operation: n.Expr
+    dtype: str
+    value: int
+    point: tuple[tuple[str, int], ...]
+
+    def __str__(self) -> str:
+        at = ", ".join(f"{name} = {v}" for name, v in self.point)
+        return f"{show(self.operation)} = {self.value}" + (f" at {at}" if at else "")
+
+
+def first_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> Wrap | None:
+    """The first point of ``where`` (a set over ``space``'s dims) at which ``e`` leaves
+    its dtype (:func:`outside_points`), with its exact value there; ``None`` where there
+    is none, or where isl cannot say (``e`` not quasi-affine)."""
+    try:
+        pa = to_pw_aff(e, space)
+        outside = outside_points(pa, e.dtype, where, space)
+        if outside.is_empty():
+            return None
+        # Counters, then the parameters, then the value: lexmin picks the first point.
+        taken = isl.Map.from_pw_aff(pa.intersect_domain(outside)).wrap().flatten()
+        counters = outside.dim(isl.dim_type.set)
+        nparam = taken.dim(isl.dim_type.param)
+        params = [taken.get_dim_name(isl.dim_type.param, k) for k in range(nparam)]
+        flat = taken.move_dims(isl.dim_type.set, counters, isl.dim_type.param, 0, nparam)
+        first = flat.lexmin()
+        point = (first if not first.is_empty() else flat).sample_point()
+    except (NotAffineError, isl.Error):
+        return None
+    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+              for k in range(counters + nparam + 1)]
+    names = [v.name for v in space.dims] + params
+    return Wrap(e, e.dtype, coords[-1], tuple(zip(names, coords[:-1], strict=True)))
 
 
 def wrapped_pw_aff(pa: isl.PwAff, dtype: str) -> isl.PwAff:

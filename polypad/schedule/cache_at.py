@@ -53,6 +53,7 @@ from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
 from polypad.ir.naming import fresh_block_name
 from polypad.ir.stages import seq
+from polypad.ir.views import require_unshared
 from polypad.model import AffineSpace, extract, pw_aff_to_expr
 from polypad.model.isl_helpers import empty_union_map, union_sets
 
@@ -80,6 +81,7 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
     loop = find_loop(func, at)
     found = find_block(func, block)
     old = find_buffer(func, buffer)
+    require_unshared(func, old, primitive)
     if not any(a is loop for a in ancestors(func, found)):
         raise PolypadError(f"{where}: the block is not inside loop {at!r}")
     require_access(found, old, kind, describe(block))

@@ -33,6 +33,7 @@ from __future__ import annotations
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, replace
 from polypad.ir.stages import allocate_from, seq, stage_of, stores_to
+from polypad.ir.views import require_unshared
 from polypad.ir.visitor import walk
 
 from .cache_common import cache_buffer, copy_stage, describe, require_access, target
@@ -52,6 +53,7 @@ def cache_read(func: n.PrimFunc, block: str | None, buffer, scope: str = "global
 
         return cache_at(func, block, buffer, scope, name, at, "read")
     region, old = target(func, block, buffer)
+    require_unshared(func, old, "cache_read")
     where = describe(block)
     require_access(region, old, "read", where)
     cache = cache_buffer(func, old, scope, name)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, replace
 from polypad.ir.stages import allocate_from, seq, stage_of
+from polypad.ir.views import require_unshared
 
 from .cache_common import cache_buffer, copy_stage, describe, require_access, target
 from .layout_rewrite import relayout
@@ -52,6 +53,7 @@ def cache_write(func: n.PrimFunc, block: str | None, buffer, scope: str = "globa
 
         return cache_at(func, block, buffer, scope, name, at, "write")
     region, old = target(func, block, buffer)
+    require_unshared(func, old, "cache_write")
     where = describe(block)
     require_access(region, old, "write", where)
     cache = cache_buffer(func, old, scope, name)

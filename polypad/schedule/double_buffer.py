@@ -60,6 +60,7 @@ from polypad.ir.locate import ancestors, find_buffer, replace
 from polypad.ir.naming import fresh_block_name
 from polypad.ir.stages import seq
 from polypad.ir.substitute import substitute
+from polypad.ir.views import require_unshared
 from polypad.ir.visitor import Rewriter, walk
 from polypad.transform._fold import fold_constant
 
@@ -105,6 +106,7 @@ def stages_of(func: n.PrimFunc, buffer: str | n.Buffer) -> Stages:
     :class:`~polypad.errors.PolypadError` for a buffer that is no shared tile allocated
     in a serial loop's body and filled there by one copy."""
     old = find_buffer(func, buffer)
+    require_unshared(func, old, "double_buffer")
     where = f"double_buffer of {old.name}"
     if old.scope != "shared":
         raise PolypadError(f"{where}: the buffer is in {old.scope!r} memory; double "

@@ -20,6 +20,7 @@ from analyses import instances as inst
 from analyses.evidence import Counterexample
 from polypad.errors import BuildError, IllegalTransformError
 from polypad.ir import nodes as n
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 from polypad.transform.shared_zero_fill import with_zero_fill
 
@@ -61,7 +62,7 @@ def check_tree_reduce(func: n.PrimFunc, changed: n.PrimFunc, partial: n.Buffer,
     deps = analyses.dependences(changed)
     model = deps.model
     steps = [s.name for s in model.statements
-             if id(s.stmt) in ours and s.stmt.buffer is partial]
+             if id(s.stmt) in ours and root(s.stmt.buffer) is partial]
     found: list = []
     deps.tagged_flow_out_of(steps).foreach_map(found.append)
     for part in found:
@@ -98,7 +99,8 @@ def check_double_buffer(func: n.PrimFunc, found) -> None:
                 "stages it would read the value of the step before last")
         raise IllegalTransformError(f"{where}: {text}",
                                     Counterexample(text, instances=(read,), element=element))
-    sources = {id(x.buffer) for x in walk(found.fill) if isinstance(x, n.BufferLoad)}
+    # The model names a memory's owner: a fill that loads through a view loads the owner.
+    sources = {id(root(x.buffer)) for x in walk(found.fill) if isinstance(x, n.BufferLoad)}
     ours = {id(x) for x in walk(found.fill) if isinstance(x, n.BufferStore)}
     model = extract(func)
     first, stop = leaf_range(func.body, found.loop)

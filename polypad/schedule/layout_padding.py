@@ -72,7 +72,7 @@ def padding_record(index_map, old: n.Buffer) -> n.Padding | None:
     was padding holds no more logical data at its new place).  ``None`` when
     the result has none.
     """
-    axes = tuple(n.Var(name) for name in axis_names(index_map, old.ndim))
+    axes = tuple(index_vars(index_map, old.shape, axis_names(index_map, old.ndim)))
     _, padding = padding_condition(index_map, old.shape, axes)
     if old.padding is not None:
         inverse, _ = index_map.relation(old.shape).inverse(axes)
@@ -86,8 +86,16 @@ def padding_record(index_map, old: n.Buffer) -> n.Padding | None:
 
 def has_padding(index_map, shape, names: Sequence[str]) -> bool:
     """Whether the transformed buffer has an element no logical index maps to."""
-    _, padding = padding_condition(index_map, shape, [n.Var(name) for name in names])
+    _, padding = padding_condition(index_map, shape, index_vars(index_map, shape, names))
     return not (isinstance(padding, n.BoolImm) and not padding.value)
+
+
+def index_vars(index_map, shape, names: Sequence[str]) -> list[n.Var]:
+    """Variables named ``names`` for the transformed indices of a buffer of ``shape``, of
+    the dtype that holds every one of them (:attr:`LayoutRelation.index_dtype`: ``int64``
+    for an ``int64`` shape or a transformed extent past ``2**31 - 1``, else ``int32``)."""
+    dtype = index_map.relation(shape).index_dtype
+    return [n.Var(name, dtype) for name in names]
 
 
 def axis_names(index_map, ndim: int) -> list[str]:
@@ -116,7 +124,7 @@ def axis_names(index_map, ndim: int) -> list[str]:
 def padding_stage(buffer: n.Buffer, pad: PadValue, names: Sequence[str], index_map,
                   logical_shape, block_name: str, func: n.PrimFunc) -> n.Stmt:
     """The loop nest that stores the pad value to every padding element of ``buffer``."""
-    indices = [n.Var(name) for name in names]
+    indices = index_vars(index_map, logical_shape, names)
     _, padding = padding_condition(index_map, logical_shape, indices)
     value = check_pad_expr(pad.at(indices), buffer, indices, func)
     store = n.BufferStore(buffer, value, tuple(indices))
@@ -127,7 +135,7 @@ def padding_stage(buffer: n.Buffer, pad: PadValue, names: Sequence[str], index_m
 def assume_stage(buffer: n.Buffer, pad: PadValue, names: Sequence[str], index_map,
                  logical_shape, func: n.PrimFunc) -> n.Stmt:
     """The loop nest of ``T.assume(inside or buffer[...] == pad)`` over ``buffer``."""
-    indices = [n.Var(name) for name in names]
+    indices = index_vars(index_map, logical_shape, names)
     inside, _ = padding_condition(index_map, logical_shape, indices)
     value = check_pad_expr(pad.at(indices), buffer, indices, func)
     holds = n.Eq(n.BufferLoad(buffer, tuple(indices)), value)
@@ -140,7 +148,8 @@ def assume_stage(buffer: n.Buffer, pad: PadValue, names: Sequence[str], index_ma
 
 def _loops(indices, shape, body: n.Stmt) -> n.Stmt:
     for var, extent in reversed(list(zip(indices, shape))):
-        body = n.For(var, n.IntImm(0), as_expr(extent, "int32"), n.ForKind.SERIAL, body)
+        body = n.For(var, n.IntImm(0, var.dtype), as_expr(extent, var.dtype), n.ForKind.SERIAL,
+                     body)
     return body
 
 

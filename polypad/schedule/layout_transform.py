@@ -44,6 +44,7 @@ from polypad.ir import nodes as n
 from polypad.ir.locate import find_block, find_buffer
 from polypad.ir.naming import fresh_block_name
 from polypad.ir.stages import insert_after, prepend, stage_of, stores_to
+from polypad.ir.views import require_unshared
 from polypad.layout import IndexMap
 
 from .interface import check_interface, is_parameter
@@ -79,6 +80,7 @@ def transform_layout(func: n.PrimFunc, block: str | None, buffer, index_map, pad
     if block is not None:
         find_block(func, block)
     old = find_buffer(func, buffer)
+    require_unshared(func, old, "transform_layout")
     check_interface(func, old, preserve=preserve_interface, primitive="transform_layout")
     index_map = as_index_map(index_map)
     relation = index_map.relation(old.shape)

@@ -248,6 +248,12 @@ _ENTRIES = (
         (_S + "gpu_legality.check_set_scope", "analyses.gpu_sync.plan_barriers"),
         _S + "layout_rewrite.relayout"),
     Primitive(
+        "set_alignment", "gpu", (BUFFER, Takes("alignment", int)),
+        "the function allocates the buffer (a parameter is the caller's memory), no view "
+        "shares its memory, and the alignment is a power of two of at least an element; "
+        "nothing else changes",
+        (), _S + "layout_rewrite.relayout"),
+    Primitive(
         "tree_reduce", "gpu", (LOOP,),
         "the partial results are a buffer the function allocates and nothing outside the "
         "tree reads a value a step of it wrote (it reassociates the combine, as rfactor "

@@ -30,14 +30,16 @@ from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name
 from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 
 LAYERS = (n.For, n.Block, n.LetStmt)
 
 
 def reads(expr, buffer: n.Buffer) -> bool:
-    """Whether ``expr`` loads ``buffer``."""
-    return any(isinstance(x, n.BufferLoad) and x.buffer is buffer for x in walk(expr))
+    """Whether ``expr`` loads ``buffer``'s memory (through a view too)."""
+    base = root(buffer)
+    return any(isinstance(x, n.BufferLoad) and root(x.buffer) is base for x in walk(expr))
 
 
 def find_init(func: n.PrimFunc, block: n.Block | None, loop: n.For) -> n.BufferStore | None:

@@ -308,7 +308,8 @@ def _prune(stmt: n.Stmt, take, *, untracked: bool) -> n.Stmt | None:
             if a is None:
                 return n.IfThenElse(n.Not(stmt.condition), b, span=stmt.span)
             return _rebuilt(stmt, then_case=a, else_case=b)
-        case n.LetStmt(body=body) | n.Block(body=body) | n.Allocate(body=body):
+        case (n.LetStmt(body=body) | n.Block(body=body) | n.Allocate(body=body)
+              | n.DeclBuffer(body=body)):
             inner = _prune(body, take, untracked=untracked)
             return None if inner is None else _rebuilt(stmt, body=inner)
         case _ if is_leaf(stmt):

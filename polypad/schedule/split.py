@@ -40,7 +40,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 
-from polypad.errors import PolypadError
+from polypad.errors import ArgumentValueError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.block_header import layout
@@ -150,6 +150,7 @@ def resolve_factors(extent: n.Expr, factors, name: str,
     for f in factors:
         if f is not None and (not isinstance(f, int) or isinstance(f, bool) or f < 1):
             raise PolypadError(f"split: a factor must be a positive int or None, not {f!r}")
+    given = list(factors)
     unknown = [k for k, f in enumerate(factors) if f is None]
     if len(unknown) > 1:
         raise PolypadError("split: at most one factor may be None")
@@ -165,15 +166,42 @@ def resolve_factors(extent: n.Expr, factors, name: str,
         elif known < e:
             raise PolypadError(f"split: the factors {list(factors)} multiply to {known}, "
                                f"less than the extent {e} of the loop over {name}")
+        _check_fits(factors, given, name, dtype)
         return [n.IntImm(f, dtype) for f in factors]
     if unknown != [0]:
         raise PolypadError(f"split: the loop over {name} has the symbolic extent "
                            f"{_text(extent)}; make the outermost factor None")
+    _check_fits(factors, given, name, dtype)
     if plain(known):
         outer = n.FloorDiv(n.Add(extent, n.IntImm(known - 1, dtype)), n.IntImm(known, dtype))
     else:
         outer = ceil_div(extent, known)
     return [outer] + [n.IntImm(f, dtype) for f in factors[1:]]
+
+
+def _check_fits(factors, given: list, name: str, dtype: str) -> None:
+    """Refuse a factor, or the stride of a new loop (the product of the factors inside
+    it), past ``dtype``'s range: the new counters keep the loop's dtype and its index
+    ``i_0 * stride + i_1`` writes the stride as a constant of it (``200`` is no
+    ``int8``).  Such a split of a loop over ``dtype`` has one outer iteration at most.
+    ``factors`` are resolved where the extent is a constant; ``given`` as the caller
+    wrote them, for the message."""
+    _, hi = dtype_range(dtype)
+    stride = 1
+    for k in reversed(range(len(factors))):
+        f = factors[k]
+        if f is not None and f > hi:
+            raise ArgumentValueError(
+                f"split: the factor {f} of the loop over {name} is past the range of its "
+                f"{dtype} counter (at most {hi}); the new loops' counters are {dtype} too, "
+                f"so each factor must be at most {hi}")
+        if stride > hi:
+            raise ArgumentValueError(
+                f"split: the factors {given} of the loop over {name} give new loop "
+                f"{k} (0 the outermost) the stride {stride}, past the range of its {dtype} "
+                f"counter (at most {hi}); the product of the factors inside each new loop "
+                f"must be at most {hi}")
+        stride *= f if f is not None else 1
 
 
 def ceil_div(extent: n.Expr, known: int) -> n.Expr:
@@ -183,11 +211,18 @@ def ceil_div(extent: n.Expr, known: int) -> n.Expr:
     ``(e + 7) // 8`` wraps where ``e > 2**31 - 8`` (int32) and runs a negative count,
     while the loop it splits ran ``e`` iterations.  Here ``e // 8`` lies in the dtype's
     range, and ``(e % 8 + 7) // 8`` is 1 where ``8`` does not divide ``e``, else 0;
+    where ``e % k + k - 1`` itself may leave the dtype (``k`` past half its range, 127
+    for int8), that 0 or 1 is written ``T.min(e % k, 1)``;
     for a negative ``e`` the quotient is at most 0, so the split loop runs nothing,
     as the original did.
     """
     dtype = extent.dtype
     k = n.IntImm(known, dtype)
+    if 2 * (known - 1) > dtype_range(dtype)[1]:
+        # e % k + (k - 1) may pass the dtype (126 + 126 in int8 for k = 127) and wrap to
+        # a negative count; e % k lies in [0, k), so min(e % k, 1) is the same 0 or 1.
+        rest = n.Min(n.FloorMod(extent, k), n.IntImm(1, dtype))
+        return n.Add(n.FloorDiv(extent, k), rest)
     rest = n.FloorDiv(n.Add(n.FloorMod(extent, k), n.IntImm(known - 1, dtype)), k)
     return n.Add(n.FloorDiv(extent, k), rest)
 

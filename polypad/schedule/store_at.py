@@ -53,6 +53,7 @@ import dataclasses
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_buffer, find_loop, replace
+from polypad.ir.views import require_unshared
 from polypad.model import extract, pw_aff_to_expr
 
 from .location_box import ShiftToBox, box_around, one_map, relation_of
@@ -65,6 +66,7 @@ def store_at(func: n.PrimFunc, buffer, loop) -> tuple[n.PrimFunc, tuple[int, ...
     from analyses.instances import leaf_range
 
     old = find_buffer(func, buffer)
+    require_unshared(func, old, "store_at")
     target = find_loop(func, loop)
     where = f"store_at({old.name!r}, {target.var.name!r})"
     allocation = _allocation(func, old, target, where)

@@ -44,6 +44,7 @@ from polypad.errors import IllegalTransformError
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.views import root
 from polypad.ir.visitor import Rewriter, walk
 from polypad.model import extract
 
@@ -191,7 +192,7 @@ def _in_order(stores) -> bool:
     the buffers as the lets did, before any store."""
     for k, x in enumerate(stores):
         before = [y.buffer for y in stores[:k]]
-        if any(x.buffer is b or reads(x.value, b) or any(reads(i, b) for i in x.indices)
+        if any(root(x.buffer) is root(b) or reads(x.value, b) or any(reads(i, b) for i in x.indices)
                for b in before):
             return False
     return True

@@ -39,9 +39,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ..errors import DTypeError
 from ..ir import operators as ops
 from ..ir.block_header import init_condition as header_init_condition
 from ..ir.nodes import BlockAxis, BlockHeader, BufferRegion, Expr, IfThenElse, IntImm, LetStmt, Var
+from ..ir.ranges import dtype_range
 from .checks import AxisDomain, Declared
 from .parse_attrs import attr_value
 from .parse_region import parse_regions, span_extent
@@ -134,8 +136,15 @@ def axis_bindings(src: Source, node: ast.Assign, exprs, env: dict,
         raise src.error(dtype, f"{fn}(..., dtype=...) is not supported")
     lo, hi = _domain(src, dom, exprs, env)
     start = IntImm(0, hi.dtype) if lo is None else lo
-    var, bound = _bind(target.id, exprs.index(value, env), start, span_extent(start, hi),
-                       kind, block)
+    bound_value = exprs.index(value, env)
+    try:
+        var, bound = _bind(target.id, bound_value, start, span_extent(start, hi), kind, block)
+    except DTypeError:
+        # T.axis.spatial(128, i) with an int8 i: the domain is cast to the binding's dtype.
+        lo_t, hi_t = dtype_range(bound_value.dtype)
+        raise src.error(dom, f"the domain {ast.unparse(dom)} of {fn} for {target.id} does not "
+                             f"fit [{lo_t}, {hi_t}] of {bound_value.dtype}, the dtype of its "
+                             f"binding {ast.unparse(value)}") from None
     # Checked once the function is read (polypad.model.block_axes, through .checks).
     if lo is None:
         text = f"[0, {ast.unparse(dom)})"

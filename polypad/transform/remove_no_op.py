@@ -38,6 +38,7 @@ from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.removal import StatementRemover
+from polypad.ir.views import root
 from polypad.ir.visitor import walk
 
 from ._budget import budgeted_pass
@@ -145,5 +146,7 @@ def _contains(body: n.Stmt, stmt: n.Stmt) -> bool:
 
 
 def _uses(stmt: n.Stmt, buffer: n.Buffer) -> bool:
-    return any(isinstance(x, (n.BufferLoad, n.BufferStore)) and x.buffer is buffer
-               for x in walk(stmt))
+    # Through a view too: an allocation read or declared again only as ``x_1 =
+    # T.decl_buffer(..., data=x.data)`` is still in use.
+    return any(isinstance(x, (n.BufferLoad, n.BufferStore, n.DeclBuffer))
+               and root(x.buffer) is buffer for x in walk(stmt))

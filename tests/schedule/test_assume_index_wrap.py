@@ -202,8 +202,10 @@ def _assert_refused_as_unbounded(text: str, apply) -> None:
     found = _refusal(text, apply)
     assert type(found) is type(plain) is NotAffineError
     assert script(found.expr) == script(plain.expr) == "T.min(i + 2, n - 1)"
-    head = "T.min(i + 2, n - 1) may wrap around its int8 range (in index 0 of "
+    head = ("T.min(i + 2, n - 1) may wrap around its int8 range: i + 2 = 128 at i = 126, "
+            "n = 127 (in index 0 of ")
     assert str(plain).startswith(head) and str(found).startswith(head)
+    assert str(found.evidence) == str(plain.evidence) == "i + 2 = 128 at i = 126, n = 127"
 
 
 @pytest.mark.parametrize("name", sorted(PRIMITIVES))
@@ -212,8 +214,25 @@ def test_without_the_assumption_every_primitive_is_refused(name):
     index = "T.min(i_0 * 4 + i_1 + 2, n - 1)" if name == "split_compute_at" \
         else "T.min(i + 2, n - 1)"
     assert script(err.expr) == index
-    assert str(err) == (f"{index} may wrap around its int8 range (in index 0 of B[{index}] "
-                        "in statement S1)")
+    # The evidence: the first instance (counters outer first, then n) where the
+    # operand of T.min leaves int8, found here by brute force over every int8 n.
+    if name == "split_compute_at":
+        culprit, first = "i_0 * 4 + i_1 + 2", min(
+            (i0, i1, m) for m in range(128) for i0 in range(-(-m // 4)) for i1 in range(4)
+            if i0 * 4 + i1 < m and i0 * 4 + i1 + 2 > 127)
+        value = first[0] * 4 + first[1] + 2
+        names = ("i_0", "i_1", "n")
+    else:
+        culprit, first = "i + 2", min(
+            (i, m) for m in range(128) for i in range(m) if i + 2 > 127)
+        value, names = first[0] + 2, ("i", "n")
+    assert value > 127
+    wrap = err.evidence
+    assert (script(wrap.operation), wrap.dtype, wrap.value) == (culprit, "int8", value)
+    assert wrap.point == tuple(zip(names, first, strict=True))
+    at = ", ".join(f"{k} = {v}" for k, v in wrap.point)
+    assert str(err) == (f"{index} may wrap around its int8 range: {culprit} = {value} at "
+                        f"{at} (in index 0 of B[{index}] in statement S1)")
 
 
 UNUSABLE = {

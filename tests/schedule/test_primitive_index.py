@@ -72,7 +72,7 @@ _GOOD = {
     "scope": "global", "name": None, "at": None, "statements": [0], "new_block": None,
     "position": "before", "band": "{ compute[i, j] -> [i] }", "names": None,
     "reassociate": False, "strict_ieee": False, "index_map": "lambda i, j: [j, i]",
-    "pad_value": None, "thread": "threadIdx.x", "through_registers": False,
+    "pad_value": None, "thread": "threadIdx.x", "through_registers": False, "alignment": 16,
 }
 
 
