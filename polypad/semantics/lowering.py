@@ -19,6 +19,7 @@ from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 
+from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
 from .lower_views import lower_views
 from .remove_assume import remove_assume, remove_uncheckable_assume
@@ -53,6 +54,9 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False) -> PrimFunc:
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
+    # TVM's cross-thread reductions first: the one construct first_opaque names (the
+    # analyses do not model it) that every target runs, once it is loops and stores.
+    func = lower_allreduce(func)
     opaque = first_opaque(func)
     if opaque is not None:  # a packed function's scaffolding, an extern call ...
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
