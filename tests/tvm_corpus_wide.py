@@ -402,10 +402,6 @@ ALLREDUCE = ("min_cross_thread_lowered", "sum_split_cross_thread_lowered",
              "max_cross_thread_lowered", "argmax_cross_thread_lowered",
              "sum_thread_rows_lowered", "softmax_cross_thread_lowered")
 
-#: Functions polypad refuses by name, with the construct its ParseError names (none
-#: now: TVM's cross-thread reduction is read since, docs/tvmscript.md).
-REFUSED: dict[str, str] = {}
-
 #: Functions polypad reads and prints back but refuses to build, by the construct its
 #: BuildError names: a call of TVM's runtime (docs/tvmscript.md, packed functions).
 #: fast_exp's bit cast (``T.reinterpret`` of an int32 as float32) runs since.
