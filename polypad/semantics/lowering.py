@@ -23,6 +23,7 @@ from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 
+from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
 from .lower_views import lower_views
 from .remove_assume import remove_assume, remove_assume_keeping_facts, remove_uncheckable_assume
@@ -67,6 +68,9 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
+    # TVM's cross-thread reductions first: the one construct first_opaque names (the
+    # analyses do not model it) that every target runs, once it is loops and stores.
+    func = lower_allreduce(func)
     opaque = first_opaque(func)
     if opaque is not None:  # a packed function's scaffolding, an extern call ...
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
