@@ -116,7 +116,7 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
     chosen = configure(target, options)
     check_reducers(func)  # a cross-thread reduction's tree needs an order-free combiner
-    lowered = lower(func, check_assumptions=check_assumptions or chosen.checks_assumptions)
+    lowered = chosen.lowered(func, check_assumptions=check_assumptions)
     # Decided on the function as written: lowering drops the assumptions it relies on.
     found = analyses.bounds_precondition(func)
     if isinstance(found, analyses.Unknown):  # out of time: no precondition to check
