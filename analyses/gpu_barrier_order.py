@@ -15,11 +15,15 @@ ordered exactly when some barrier instance ``b`` that runs satisfies
 :class:`BarrierOrder` answers that for a whole relation of pairs at once:
 the pairs no chosen barrier separates are ``part`` minus the union over
 the chosen barriers of ``{x -> y : exists b run, T(x) < b <= T(y)}``.
-Where a barrier runs is under-approximated by where some statement of its
-sequence runs (the sequence ran there, so did the barrier): a pair is never
-called ordered by a barrier that may not run.  Where is a block time *and a
-block*: a sequence under ``if bx == 1`` runs in block 1 only, so its barrier
-orders nothing in block 0, though block 0 passes the same block times.
+Where a barrier runs is where its sequence runs, read from the loops and
+conditions around the sequence (:func:`analyses.gpu_barrier_runs.sequence_runs`),
+so that a barrier after a statement under ``if k == 1`` runs at ``k == 0``
+too; where one of those conditions cannot be read exactly, it is
+under-approximated by where some statement of the sequence runs (the sequence
+ran there, so did the barrier): a pair is never called ordered by a barrier
+that may not run.  Where is a block time *and a block*: a sequence under
+``if bx == 1`` runs in block 1 only, so its barrier orders nothing in block 0,
+though block 0 passes the same block times.
 
 :mod:`analyses.gpu_sync` asks this only where its quick structural test
 (a barrier in the same gap, or deeper on one of the two paths) finds none:
@@ -31,6 +35,8 @@ the step after them, which that test cannot see.
 from __future__ import annotations
 
 import islpy as isl
+
+from .gpu_barrier_runs import sequence_runs
 
 
 class BarrierOrder:
@@ -51,12 +57,16 @@ class BarrierOrder:
         self._block = {name: where.project_out(isl.dim_type.out, 3, 3)
                        for name, where in coords.items()}
         self._members: dict[int, tuple[int, list[str]]] = {}
+        #: A statement of each sequence and its timeline leaf, to read the path from.
+        self._witness: dict[int, tuple] = {}
         for s in statements:
             leaf = leaves[id(s.stmt)]
             for level, (kind, node) in enumerate(leaf.descs):
                 if kind == "seq":
                     self._members.setdefault(id(node), (level, []))[1].append(s.name)
+                    self._witness.setdefault(id(node), (s, leaf))
         self._runs: dict[tuple[int, int], isl.Set] = {}
+        self._prefixes: dict[int, isl.Set] = {}  # where each container runs
 
     def _stamp(self, name: str, size: int) -> isl.Map:
         """Instance -> [its block's three indices, its block time's first ``size``]."""
@@ -65,18 +75,22 @@ class BarrierOrder:
 
     def _barrier_times(self, key: int, slot: int) -> tuple[int, isl.Set] | None:
         """The blocks and block times, of length ``level + 1``, at which the barrier at
-        ``slot`` of the container ``key`` runs (where some statement of the container
-        runs): a set of [block indices, time]."""
+        ``slot`` of the container ``key`` runs (where the container runs, or at least
+        where some statement of it runs): a set of [block indices, time]."""
         member = self._members.get(key)
         if member is None:
             return None
         level, names = member
         found = self._runs.get((key, slot))
         if found is None:
-            prefixes = None
-            for name in names:
-                reached = self._stamp(name, level).range()
-                prefixes = reached if prefixes is None else prefixes.union(reached)
+            prefixes = self._prefixes.get(key)
+            if prefixes is None:
+                s, leaf = self._witness[key]
+                prefixes = sequence_runs(s, leaf.entries, leaf.descs, level)
+                for name in names:
+                    reached = self._stamp(name, level).range()
+                    prefixes = reached if prefixes is None else prefixes.union(reached)
+                self._prefixes[key] = prefixes
             space = prefixes.get_space()
             slot_set = isl.Set.universe(isl.Space.set_alloc(space.get_ctx(), 0, 1))
             slot_set = slot_set.fix_val(isl.dim_type.set, 0, isl.Val.int_from_si(

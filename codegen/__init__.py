@@ -33,6 +33,7 @@ from .numba import NumbaTarget, cache_dir
 from .numba import clear_cache as _clear_numba_cache
 from .precondition import CallCheck
 from .python import PythonTarget
+from .reducers import check_reducers
 from .target import Executable, Target, configure, register, targets
 
 register(NumbaTarget)
@@ -114,7 +115,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     require_prim_func(func, "codegen.build")
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
     chosen = configure(target, options)
-    lowered = lower(func, check_assumptions=check_assumptions or chosen.checks_assumptions)
+    check_reducers(func)  # a cross-thread reduction's tree needs an order-free combiner
+    lowered = chosen.lowered(func, check_assumptions=check_assumptions)
     # Decided on the function as written: lowering drops the assumptions it relies on.
     found = analyses.bounds_precondition(func)
     if isinstance(found, analyses.Unknown):  # out of time: no precondition to check

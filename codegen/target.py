@@ -16,6 +16,9 @@ target made (:mod:`codegen.calling`), and timing.  A target says:
 - :attr:`Target.checks_assumptions`, whether it always checks the
   ``T.assume`` statements (then every build of it is lowered with
   :data:`~polypad.semantics.lowering.CHECKED_PIPELINE`);
+- :meth:`Target.lowered`, how it lowers: by default :func:`~codegen.lower`;
+  the ``cuda`` target, which proves its barriers on the lowered function,
+  keeps the top-level assumptions' facts over the parameters there;
 - :meth:`Target.executable`, what it makes of a lowered function: an
   :class:`Executable`, with the source it generated (if any), how to load or
   compile it (lazily, on the first call or :meth:`~codegen.Kernel.compile`),
@@ -38,6 +41,7 @@ from typing import ClassVar
 from polypad.arguments import got
 from polypad.errors import ArgumentTypeError, ArgumentValueError, BuildArgumentError, BuildError
 from polypad.ir.nodes import PrimFunc
+from polypad.semantics.lowering import lower
 
 from .precondition import CallCheck
 
@@ -84,6 +88,11 @@ class Target(ABC):
     #: Whether every build checks the ``T.assume`` statements, as if
     #: ``check_assumptions=True`` had been asked.
     checks_assumptions: ClassVar[bool] = False
+
+    def lowered(self, func: PrimFunc, *, check_assumptions: bool) -> PrimFunc:
+        """``func`` lowered for this target (:func:`polypad.semantics.lowering.lower`,
+        checking the assumptions where asked or where the target always does)."""
+        return lower(func, check_assumptions=check_assumptions or self.checks_assumptions)
 
     @abstractmethod
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:

@@ -17,6 +17,14 @@ reference executor fills every allocation (:mod:`polypad.transform.shared_zero_f
 
 The bounds precondition is tested by the call wrapper, before the copies to
 the device.
+
+The function is lowered keeping its top-level assumptions' facts over the
+parameters (:func:`polypad.semantics.remove_assume.remove_assume_keeping_facts`):
+the barrier plan and the passes before it ask the model whether an index may
+wrap, and it answers at the parameter values those facts allow
+(:mod:`polypad.model.parameter_facts`), as for the function as written.  They
+run as nothing.  The target does not check assumptions at run time: a build
+with ``check_assumptions=True`` of a function that has one to check is refused.
 """
 
 from __future__ import annotations
@@ -25,8 +33,9 @@ from analyses.evidence import Refuted
 from analyses.gpu_cross_thread import cross_thread_reductions
 from analyses.gpu_sync import plan_barriers
 from polypad.arguments import wrong_type
-from polypad.errors import BuildArgumentError, RaceError
+from polypad.errors import BuildArgumentError, BuildError, RaceError
 from polypad.ir.nodes import PrimFunc
+from polypad.semantics.lowering import checked_assumptions, lower
 from polypad.transform.cross_thread_atomics import cross_thread_atomics
 from polypad.transform.place_gpu_allocations import place_gpu_allocations
 from polypad.transform.shared_zero_fill import with_zero_fill
@@ -50,6 +59,15 @@ class CudaTarget(Target):
             raise wrong_type(fastmath, "fastmath", "codegen.build", "True or False",
                              error=BuildArgumentError)
         self.fastmath = fastmath
+
+    def lowered(self, func: PrimFunc, *, check_assumptions: bool) -> PrimFunc:
+        """``func`` lowered keeping its top-level assumptions' parameter facts (see
+        the module docstring); a :class:`BuildError` where a check is asked for."""
+        out = lower(func, check_assumptions=check_assumptions, keep_parameter_facts=True)
+        if check_assumptions and checked_assumptions(out):
+            raise BuildError("the cuda target does not check T.assume at run time; "
+                             "build with check_assumptions=False")
+        return out
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
         # TVM's root-level tiles allocated in the kernel, and its cooperative copies (a

@@ -48,6 +48,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.deep import guarded
 from polypad.ir.nodes import Var
+from polypad.ir.opaque import is_value_bitcast
 from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
@@ -317,6 +318,9 @@ class ExprPrinter(CommonExprs):
     def call(self, expr: ir.Call) -> tuple[str, int]:
         if expr.op == "likely":
             return self.print(expr.args[0])
+        if is_value_bitcast(expr):  # the same bits read as another type: numpy's view
+            source, value = numpy_type(expr.args[1].dtype), self(expr.args[1])
+            return f"{source}({value}).view({numpy_type(expr.dtype)})", ATOM
         args = [self(a) for a in expr.args]
         if expr.op in _MATH:
             return f"np.{expr.op}({args[0]})", ATOM

@@ -23,8 +23,9 @@ proves that no other is (:mod:`analyses.gpu_sync`); it loads each thread's
 for its 64 multiply-adds (:mod:`codegen.cuda.batch`).
 Sizes the tiles do not divide give partial tiles at the edges: the split
 loops' guards move down to the multiply-add (``reorder``), the shared copies
-run as many rows and columns as the tile has, each axis over its own
-threads (:func:`cooperative`), and the write-back likewise; exact, only
+run as many rows and columns as the tile has, in the whole tile's coalesced
+passes with the elements past its end guarded (:func:`cooperative`), and the
+write-back likewise, each axis over its own threads; exact, only
 ``through_registers`` still needs multiples of the tiles.
 
 ``schedule_cuda(func)`` gives both tiles two stages (``sch.double_buffer``;
@@ -184,18 +185,24 @@ def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
     consecutive ones (a warp reads 32 consecutive elements of a row where the
     rows are that long: coalesced), the passes unrolled (the target issues their
     loads before their stores); a last partial pass is guarded.  A partial tile's
-    copy, whose extents are not constants, spreads its rows over ``threadIdx.y`` and
-    its columns over ``threadIdx.x`` instead, each guarded where the tile ends."""
+    copy, whose extents are not constants, runs the whole tile's (the buffer's last
+    two extents), the elements past the tile's end guarded, so that it is spread
+    over the threads in the same coalesced passes."""
     first, second = sch.get_loops(block)[-2:]
-    if not all(isinstance(_loop(sch, x).extent, n.IntImm) for x in (first, second)):
+    partial = [not isinstance(_loop(sch, x).extent, n.IntImm) for x in (first, second)]
+    if any(partial):
         # A partial tile's copy runs a size of its own: fused, its counter would be
-        # split by that size.  Each axis over its own threads instead (a thread loop
-        # may hold a serial one: no reorder, whose check takes long on these guards).
-        _, by_y = sch.split(first, [None, rows])
-        _, by_x = sch.split(second, [None, cols])
-        sch.bind(by_y, "threadIdx.y")
-        sch.bind(by_x, "threadIdx.x")
-        return
+        # split by that size.  Each partial axis split by the whole tile's extent
+        # instead: the outer loop runs once, the inner one the whole tile's constant
+        # extent under a guard at the tile's end; the inner two are then fused.
+        whole = _tile_extents(sch, block, (first, second))
+        outer = [None, None]
+        if partial[0]:
+            outer[0], first = sch.split(first, [None, whole[0]])
+        if partial[1]:
+            outer[1], second = sch.split(second, [None, whole[1]])
+        if partial[1]:
+            sch.reorder(*[x for x in outer if x is not None], first, second)
     passes, by_y, by_x = sch.split(sch.fuse(first, second), [None, rows, cols])
     sch.bind(by_y, "threadIdx.y")
     sch.bind(by_x, "threadIdx.x")
@@ -208,6 +215,25 @@ def unroll_constant(sch: Schedule, *loops: str) -> None:
     for loop in loops:
         if isinstance(_loop(sch, loop).extent, n.IntImm):
             sch.unroll(loop)
+
+
+def _tile_extents(sch: Schedule, block: str, loops) -> tuple[int, int]:
+    """The whole tile's extent along each of the copy ``block``'s ``loops``: that of the
+    shared tile's axis the loop's counter indexes (``A``'s tile may be stored
+    transposed, ``vector > 1``)."""
+    from polypad.ir.locate import find_block
+    from polypad.ir.substitute import free_vars
+    from polypad.ir.visitor import walk
+
+    store = next(x for x in walk(find_block(sch.func, block).body)
+                 if isinstance(x, n.BufferStore))
+    out = []
+    for loop in loops:
+        var = _loop(sch, loop).var
+        axes = [d for d, index in enumerate(store.indices) if var in free_vars(index)]
+        assert len(axes) == 1, f"the copy {block} indexes its tile by {var.name} once"
+        out.append(int(store.buffer.shape[axes[0]]))
+    return out[0], out[1]
 
 
 def _loop(sch: Schedule, name: str):

@@ -77,20 +77,23 @@ from .nodes_tvm import (
     AttrStmt,
     Broadcast,
     BufferData,
+    CommReducer,
     DeclBuffer,
     Ramp,
     Return,
     StringImm,
+    ThreadAllReduce,
 )
 
 __all__ = [
     "Add", "Allocate", "And", "Assert", "AttrStmt", "BinaryOp", "Block", "BlockAxis",
     "BlockHeader", "BoolImm", "Broadcast", "Buffer", "BufferData", "BufferLoad",
-    "BufferRegion", "BufferStore", "Call", "Cast", "Compare", "DeclBuffer", "Div", "Eq",
+    "BufferRegion", "BufferStore", "Call", "Cast", "CommReducer", "Compare", "DeclBuffer",
+    "Div", "Eq",
     "Evaluate", "Expr", "FloatImm", "FloorDiv", "FloorMod", "For", "ForKind", "Ge", "Gt",
     "IRModule", "IfThenElse", "IntImm", "Le", "Let", "LetStmt", "Lt", "Max", "Min", "Mul",
     "NO_DATA", "Ne", "Not", "Or", "Padding", "PrimFunc", "Ramp", "Return", "Select",
-    "SeqStmt", "Span", "Stmt", "StringImm", "Sub", "Var",
+    "SeqStmt", "Span", "Stmt", "StringImm", "Sub", "ThreadAllReduce", "Var",
 ]
 
 # Generated equality, hashing and repr recurse: run them on a deep worker too.  Every

@@ -315,7 +315,10 @@ class Buffer:
 
     ``tvm_attrs`` keeps TVM's layout keywords that change nothing in
     polypad's dense buffer (``offset_factor=1``, ``align=64``,
-    ``buffer_type=""``), as written, so that the buffer prints back as TVM had it.
+    ``buffer_type=""``), as written, so that the buffer prints back as TVM had it;
+    also an allocation's ``annotations`` (an ``AttrMap``, which structural equality
+    does not compare) and ``("shape_dtype", "int64")`` where every literal extent
+    was written ``T.int64(k)``.
     """
 
     name: str

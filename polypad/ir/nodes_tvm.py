@@ -1,6 +1,7 @@
 """The grammar of what TVM's lowering prints beyond loops and stores.
 
-Vectors (``T.Ramp``, ``T.Broadcast``; a vector store is a ``BufferStore``
+A cross-thread reduction (:class:`ThreadAllReduce`, with its
+:class:`CommReducer`), vectors (``T.Ramp``, ``T.Broadcast``; a vector store is a ``BufferStore``
 with a ``Ramp`` index), buffer views (:class:`DeclBuffer` of a buffer whose
 ``data`` is another buffer), and the statements of a packed function that
 polypad keeps, prints and declines to run or analyse: attributes, asserts,
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .nodes_expr import Buffer, Expr, _derived
+from .nodes_expr import Buffer, Expr, Var, _derived
 from .nodes_stmt import Stmt
 
 
@@ -103,6 +104,42 @@ class Return(Stmt):
     """``return value``: a packed function's status code."""
 
     value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class CommReducer:
+    """``T.comm_reducer(lambda x0, x1, y0, y1: (r0, r1), [id0, id1])``: how two partial
+    results ``(x0, x1)`` and ``(y0, y1)`` combine into ``(r0, r1)``, and the identity.
+
+    A closed term: ``lhs`` and ``rhs`` are bound here and nowhere else, so walkers do
+    not look inside (it is no :class:`Expr`) and structural equality maps them."""
+
+    lhs: tuple[Var, ...]
+    rhs: tuple[Var, ...]
+    results: tuple[Expr, ...]
+    identities: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadAllReduce(Stmt):
+    """A block-level cross-thread reduction, TVM's lowered form::
+
+        with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", 0):
+            T.tvm_thread_allreduce(T.uint32(1), value, cond, red[0], tx)
+
+    Every thread of the group (the threads that differ only in ``threads``) offers
+    ``values`` where ``condition`` holds, and every one of them then finds the
+    combination of all offers, by ``reducer``, in ``targets`` (the elements its
+    results are stored to, one per value).  ``scope`` is the attribute's value,
+    kept for printing.  :mod:`polypad.semantics.lower_allreduce` says what it means
+    in loops and stores."""
+
+    reducer: CommReducer
+    values: tuple[Expr, ...]
+    condition: Expr
+    targets: tuple[Expr, ...]
+    threads: tuple[Var, ...]
+    scope: Expr
 
 
 #: The ``data`` of a buffer declared over no memory polypad knows: a body's

@@ -78,7 +78,25 @@ def implied_dtype(op: str, args: tuple[Expr, ...]) -> str | None:
 
 def is_opaque(expr: Expr) -> bool:
     """True for a call of an intrinsic polypad keeps but cannot run."""
-    return isinstance(expr, Call) and expr.op in OPAQUE
+    return isinstance(expr, Call) and expr.op in OPAQUE and not is_value_bitcast(expr)
+
+
+def is_value_bitcast(expr: Expr) -> bool:
+    """True for ``T.reinterpret("float32", x)`` of a scalar number ``x`` of as many bits
+    (``fast_exp``'s ``2 ** n`` built in the exponent bits): the executors run it, as
+    numpy's ``view``.  A pointer's reinterpret stays opaque."""
+    from . import dtypes
+    from .nodes import StringImm
+
+    if not (isinstance(expr, Call) and expr.op == "reinterpret" and len(expr.args) == 2
+            and isinstance(expr.args[0], StringImm) and expr.args[0].value == expr.dtype):
+        return False
+    src, dst = expr.args[1].dtype, expr.dtype
+
+    def numeric(d: str) -> bool:
+        return dtypes.is_valid(d) and (dtypes.is_int(d) or dtypes.is_float(d))
+
+    return numeric(src) and numeric(dst) and dtypes.bits(src) == dtypes.bits(dst)
 
 
 @dataclass(frozen=True)
@@ -102,12 +120,16 @@ def first_opaque(func: PrimFunc) -> OpaqueSite | None:
     model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
     ``return``, or a buffer over memory polypad does not know.  None if there is none.
     """
-    from .nodes import Assert, AttrStmt, DeclBuffer, Return, Var
+    from .nodes import Assert, AttrStmt, DeclBuffer, Return, ThreadAllReduce, Var
     from .views import owns_unknown_memory
 
     stack = [func.body]
     while stack:
         stmt = stack.pop()
+        if isinstance(stmt, ThreadAllReduce):
+            return OpaqueSite("T.tvm_thread_allreduce", "is a cross-thread reduction, which "
+                              "the analyses do not model (codegen.lower writes it as loops "
+                              "and stores: polypad.semantics.lower_allreduce)", stmt.span)
         if isinstance(stmt, AttrStmt):
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)
@@ -127,13 +149,26 @@ def first_opaque(func: PrimFunc) -> OpaqueSite | None:
                 continue
             for x in walk(child):
                 if is_opaque(x):
-                    return OpaqueSite(f"T.{x.op}", _WHY_CALL, stmt.span)
+                    return _call_site(x, stmt.span)
         stack.extend(reversed(nested))
     for p in func.params:
         if isinstance(p, Var) and p.dtype == "handle":
             return OpaqueSite(f"the T.handle parameter {p.name!r}", "is a pointer polypad "
                               "does not follow (it runs and models buffers and scalars)", None)
     return None
+
+
+def _call_site(call: Call, span: Span | None) -> OpaqueSite:
+    """Where an opaque call is, naming the runtime function a packed call makes (TOPI's
+    ``sort`` is ``T.call_packed("tvm.contrib.sort.sort", ...)``)."""
+    from .nodes import StringImm
+
+    named = call.args[0] if call.args and isinstance(call.args[0], StringImm) else None
+    if call.op in ("call_packed", "call_cpacked") and named is not None:
+        return OpaqueSite(f'T.{call.op}("{named.value}", ...)', "calls a function of TVM's "
+                          "runtime, which polypad does not have: its effect on memory is "
+                          "unknown to polypad", span)
+    return OpaqueSite(f"T.{call.op}", _WHY_CALL, span)
 
 
 def first_alias_or_vector(func: PrimFunc) -> OpaqueSite | None:

@@ -20,6 +20,7 @@ from .deep import guarded
 from .nodes import (
     Allocate,
     Buffer,
+    CommReducer,
     DeclBuffer,
     Expr,
     For,
@@ -56,6 +57,12 @@ def _spelled(path: _Path) -> str:
         parts.append(suffix)
     parts.append(path)
     return "".join(reversed(parts))
+
+
+def _compared(attrs: tuple) -> tuple:
+    """A buffer's TVM attributes that decide equality: not an allocation's
+    ``annotations`` (hints for TVM's passes, kept for the printer only, as a loop's)."""
+    return tuple(kv for kv in attrs if kv[0] != "annotations")
 
 
 @dataclass
@@ -95,8 +102,8 @@ class _Matcher:
         return True
 
     def buffer_decl(self, a: Buffer, b: Buffer, path: _Path) -> bool:
-        if (a.name, a.dtype, a.axis_separators, a.scope, a.tvm_attrs) != (
-                b.name, b.dtype, b.axis_separators, b.scope, b.tvm_attrs):
+        if (a.name, a.dtype, a.axis_separators, a.scope, _compared(a.tvm_attrs)) != (
+                b.name, b.dtype, b.axis_separators, b.scope, _compared(b.tvm_attrs)):
             return self.fail(path, a, b)
         if len(a.shape) != len(b.shape):
             return self.fail((path, ".shape"), a.shape, b.shape)
@@ -140,6 +147,8 @@ class _Matcher:
         if isinstance(a, (Allocate, DeclBuffer)):
             return (self.bind_buffer(a.buffer, b.buffer, (path, ".buffer"))
                     and self.equal(a.body, b.body, (path, ".body")))
+        if isinstance(a, CommReducer):
+            return self.reducer(a, b, path)
         if isinstance(a, PrimFunc):
             return self.func(a, b, path)
         if isinstance(a, IRModule):
@@ -158,6 +167,19 @@ class _Matcher:
                 return False
         return (self.bind_var(a.var, b.var, (path, ".var"))
                 and self.equal(a.body, b.body, (path, ".body")))
+
+    def reducer(self, a: CommReducer, b: CommReducer, path: _Path) -> bool:
+        # The identities are outside the lambda; its parameters are bound for its results.
+        if not self.equal(a.identities, b.identities, (path, ".identities")):
+            return False
+        for name in ("lhs", "rhs"):
+            mine, theirs = getattr(a, name), getattr(b, name)
+            if len(mine) != len(theirs):
+                return self.fail((path, f".{name}.len"), mine, theirs)
+            for k, (x, y) in enumerate(zip(mine, theirs)):
+                if not self.bind_var(x, y, (path, f".{name}[{k}]")):
+                    return False
+        return self.equal(a.results, b.results, (path, ".results"))
 
     def func(self, a: PrimFunc, b: PrimFunc, path: _Path) -> bool:
         if len(a.params) != len(b.params):

@@ -81,6 +81,19 @@ def parameter_facts(leaves: Sequence[Leaf], params: Sequence[n.Var],
     return out
 
 
+def parameter_part(cond: n.Expr, params: Sequence[n.Var]) -> n.Expr | None:
+    """The conjuncts of ``cond`` over ``params`` alone, joined by ``and``, in order: all
+    :func:`parameter_facts` can use of an assumption ``cond``; ``None`` where there
+    are none."""
+    kept = [part for part in conjuncts(cond) if over_parameters(part, params)]
+    if not kept:
+        return None
+    out = kept[0]
+    for part in kept[1:]:
+        out = n.And(out, part)
+    return out
+
+
 def _is_top_level_assume(leaf: Leaf) -> bool:
     stmt = leaf.stmt
     return (isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
@@ -91,7 +104,7 @@ def _is_top_level_assume(leaf: Leaf) -> bool:
 def _with(known: isl.Set | None, part: n.Expr, params: Sequence[n.Var],
           space: AffineSpace) -> isl.Set | None:
     """``known`` narrowed by the condition ``part``, where it is a usable fact."""
-    if not _over_parameters(part, params):
+    if not over_parameters(part, params):
         return known
     where = known if known is not None else isl.Set.universe(isl.Space.params_alloc(
         space.ctx, 0))
@@ -104,8 +117,9 @@ def _with(known: isl.Set | None, part: n.Expr, params: Sequence[n.Var],
     return holds if known is None else known.intersect(holds)
 
 
-def _over_parameters(cond: n.Expr, params: Sequence[n.Var]) -> bool:
-    """Whether ``cond`` is a boolean of integer arithmetic over ``params`` alone."""
+def over_parameters(cond: n.Expr, params: Sequence[n.Var]) -> bool:
+    """Whether ``cond`` is a boolean of integer arithmetic over ``params`` alone (a
+    conjunct :func:`parameter_facts` may use)."""
     if not dtypes.is_bool(cond.dtype):
         return False
     for x in walk(cond):

@@ -11,8 +11,10 @@ import ast
 import dataclasses
 
 from ..ir import dtypes
+from ..ir.attr_values import AttrMap
 from ..ir.nodes import Buffer, Var
 from .literal_arith import constant_int
+from .parse_attrs import attr_value
 from .source import Source, bind_args, dtype_arg, string_arg, t_attr
 
 # The arguments after the shape, shared by every spelling.
@@ -63,7 +65,7 @@ def tvm_attrs(node: ast.Call) -> tuple[tuple[str, object], ...]:
 
 def _with_tvm_attrs(buffer: Buffer, node: ast.Call) -> Buffer:
     attrs = tvm_attrs(node)
-    return dataclasses.replace(buffer, tvm_attrs=attrs) if attrs else buffer
+    return dataclasses.replace(buffer, tvm_attrs=buffer.tvm_attrs + attrs) if attrs else buffer
 
 
 def annotation_buffer(src: Source, node: ast.expr, name: str, env: dict) -> Buffer:
@@ -94,7 +96,14 @@ def alloc_buffer(src: Source, node: ast.Call, name: str, env: dict) -> Buffer:
     call = node
     node = neutral_keywords(src, node, "T.alloc_buffer")
     shape, *tail = bind_args(src, node, "T.alloc_buffer", ("shape",) + _TAIL, 1)
-    return _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
+    buffer = _with_tvm_attrs(make_buffer(src, name, shape, *tail, env=env), call)
+    # TVM's hints for its own passes, kept as written so that they print back (TVM's
+    # structural equality compares them, polypad's does not); nothing else reads them.
+    hints = [attr_value(src, kw.value) for kw in call.keywords if kw.arg == "annotations"]
+    if hints and hints[0] != AttrMap(()):
+        buffer = dataclasses.replace(buffer, tvm_attrs=(*buffer.tvm_attrs,
+                                                        ("annotations", hints[0])))
+    return buffer
 
 
 def match_buffer(src: Source, node: ast.Call, name: str,
@@ -126,7 +135,31 @@ def make_buffer(src: Source, name: str, shape: ast.expr, dtype: ast.expr | None,
     dt = "float32" if dtype is None else dtype_arg(src, dtype)
     sc = "global" if scope is None else string_arg(src, scope, "a buffer scope")
     seps = () if axis_separators is None else _separators(src, axis_separators, len(dims))
-    return Buffer(name, dims, dt, seps, sc)
+    buffer = Buffer(name, dims, dt, seps, sc)
+    parts = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+    literal = [_int_type(p) for p in parts if not _is_name(p)]
+    if literal and all(t == "int64" for t in literal):
+        # TVM keeps an extent's type (topi.repeat's shape is T.int64): printed back so.
+        buffer = dataclasses.replace(buffer, tvm_attrs=((SHAPE_DTYPE, "int64"),))
+    return buffer
+
+
+#: The ``tvm_attrs`` key saying that every literal extent of a buffer's shape was written
+#: ``T.int64(k)``; the printer writes them so again.  The extents themselves are ints.
+SHAPE_DTYPE = "shape_dtype"
+
+
+def _int_type(node: ast.expr) -> str:
+    """``"int64"`` for ``T.int64(16)``, ``"int32"`` for a bare literal (TVM's default)."""
+    if (isinstance(node, ast.Call) and t_attr(node.func) in dtypes.INT_TYPES
+            and len(node.args) == 1 and not node.keywords):
+        return t_attr(node.func)
+    return "int32"
+
+
+def _is_name(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Constant)
+                                          and isinstance(node.value, str))
 
 
 def parse_shape(src: Source, node: ast.expr, env: dict) -> tuple[int | Var, ...]:
@@ -138,7 +171,7 @@ def parse_shape(src: Source, node: ast.expr, env: dict) -> tuple[int | Var, ...]
 def _dim(src: Source, node: ast.expr, env: dict) -> int | Var:
     if (isinstance(node, ast.Call) and t_attr(node.func) in dtypes.INT_TYPES
             and len(node.args) == 1 and not node.keywords):
-        node = node.args[0]  # T.int64(16): a shape's extents carry no dtype in polypad
+        node = node.args[0]  # T.int64(16): the extent is an int (make_buffer keeps int64)
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
             node.value.isidentifier():
         # TVM 0.27 quotes a size at its first use: ("n", 64) (see parse_symbolic).

@@ -36,6 +36,7 @@ from ..ir.nodes import (
 from .checks import BlockAxes
 from .derive_header import derive_header
 from .parse_alloc import allocate, decl_buffer
+from .parse_allreduce import is_reduce_scope, thread_allreduce
 from .parse_attrs import attr_value
 from .parse_block import BlockScope, axis_bindings, block_attr, init_condition, lets, where
 from .parse_buffer import alloc_buffer
@@ -66,7 +67,8 @@ _LOOP_KINDS = {
 _BLOCK_FACTS = ("T.reads", "T.writes", "T.block_attr")
 
 # Statements that allocate (or declare) a buffer for the rest of their list.
-_ALLOCATIONS = ("T.alloc_buffer", "T.decl_buffer", "T.Buffer", "T.alloc_local")
+_ALLOCATIONS = ("T.alloc_buffer", "T.decl_buffer", "T.Buffer", "T.alloc_local",
+                "T.alloc_shared")
 
 
 def seq(stmts: list[Stmt]) -> Stmt:
@@ -218,11 +220,12 @@ class StmtParser(PackedStmts):
                 if isinstance(env.get(name), (Buffer, View)):
                     raise self.src.error(node.targets[0], f"the buffer name {name!r} is "
                                                           "already in use here")
-                if fn in ("T.alloc_buffer", "T.alloc_local"):
+                if fn in ("T.alloc_buffer", "T.alloc_local", "T.alloc_shared"):
                     call = node.value
-                    if fn == "T.alloc_local":  # T.alloc_buffer(..., scope="local")
+                    if fn != "T.alloc_buffer":  # T.alloc_buffer(..., scope="local")
+                        scope = fn.removeprefix("T.alloc_")
                         call = ast.Call(call.func, call.args, [*call.keywords, ast.keyword(
-                            "scope", ast.Constant("local"))], lineno=call.lineno,
+                            "scope", ast.Constant(scope))], lineno=call.lineno,
                             col_offset=call.col_offset)
                     buffer = alloc_buffer(self.src, call, name, env)
                 else:
@@ -360,6 +363,8 @@ class StmtParser(PackedStmts):
             return self._with_buffer(node, call, item.optional_vars, env)
         if len(node.items) == 1 and fn == "T.LetStmt":
             return self._with_let(node, call, item.optional_vars, env)
+        if len(node.items) == 1 and is_reduce_scope(call):
+            return thread_allreduce(self.src, self.exprs, node, env)
         if len(node.items) == 1 and fn == "T.attr":
             make = self.attr(call, env, self.src.span(node))
             return make(self.body(node.body, env))

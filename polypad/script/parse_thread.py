@@ -9,6 +9,7 @@ without barriers, which is every kernel polypad can read (it has no
 ``T.tvm_storage_sync``).  Every spelling becomes the same loop::
 
     for tx in T.thread_binding(4, thread="threadIdx.x"):  body
+    # with TVM's hints, kept on the loop: T.thread_binding(4, thread=..., annotations={...})
 
     tx = T.env_thread("threadIdx.x")             # then, for the rest of the list:
     T.launch_thread(tx, 4)                       # or: with T.launch_thread(tx, 4):
@@ -52,11 +53,13 @@ def thread_kind(src: Source, node: ast.expr | None, call: ast.Call, fn: str) -> 
 
 
 def thread_binding(src: Source, call: ast.Call):
-    """``T.thread_binding([start,] stop, thread=tag)``: ``(start, stop or None, kind)``."""
-    start, stop, thread, annotations = bind_args(
-        src, call, "T.thread_binding", ("start", "stop", "thread", "annotations"), 1)
-    if annotations is not None:
-        raise src.error(annotations, "T.thread_binding(..., annotations=...) is not supported")
+    """``T.thread_binding([start,] stop, thread=tag)``: ``(start, stop or None, kind)``.
+
+    ``annotations={...}`` (``sch.annotate`` on a bound loop) is TVM's hint on the
+    loop, as on any loop: the loop parser takes it off ``call`` before this, keeps it
+    on :attr:`~polypad.ir.nodes.For.annotations` and the printer writes it back."""
+    start, stop, thread = bind_args(src, call, "T.thread_binding", ("start", "stop", "thread"),
+                                    1)
     kind = thread_kind(src, thread, call, "T.thread_binding")
     return start, stop, kind
 

@@ -9,6 +9,8 @@ to the same IR:
 - a view, ``X = T.decl_buffer(shape, dtype, data=A.data, elem_offset=k)``
   (``with ... as X:`` when its scope ends before its list does); a buffer
   over no memory, ``X = T.Buffer(shape, dtype)``;
+- a cross-thread reduction, ``with T.attr(T.comm_reducer(lambda x0, y0: x0 + y0,
+  [T.float32(0)]), "reduce_scope", 0):`` over its ``T.tvm_thread_allreduce(...)``;
 - ``with T.attr(node, "key", value):`` (TVM's dict form ``with
   T.attr({"key": value}):`` when the node is 0), ``assert c, message``,
   ``return v``;
@@ -27,6 +29,7 @@ from ..ir.nodes import (
     Add,
     Assert,
     AttrStmt,
+    BoolImm,
     Broadcast,
     Buffer,
     BufferData,
@@ -38,6 +41,7 @@ from ..ir.nodes import (
     Ramp,
     Return,
     StringImm,
+    ThreadAllReduce,
 )
 from ..ir.opaque import OPAQUE, implied_dtype
 from ..ir.visitor import walk
@@ -167,6 +171,26 @@ class LoweredPrinter:
             self.emit(indent, f"with T.attr({self._attr_node(s.node)}, "
                               f"{json.dumps(s.key)}, {value}):")
         self.stmt(s.body, indent + 1)
+
+    def _ThreadAllReduce(self, s: ThreadAllReduce, indent: int) -> None:
+        r = s.reducer
+        # A list element takes Python's types in TVM's parser: a bare float is no float32.
+        identities = ", ".join(self.expr(e, "int32") for e in r.identities)
+        params = [self.namer.bind(v) for v in r.lhs + r.rhs]
+        results = [self.expr(e) for e in r.results]
+        for v in r.lhs + r.rhs:
+            self.namer.unbind(v)
+        result = results[0] if len(results) == 1 else f"({', '.join(results)})"
+        reducer = f"T.comm_reducer(lambda {', '.join(params)}: {result}, [{identities}])"
+        self.emit(indent, f'with T.attr({reducer}, "reduce_scope", {self.expr(s.scope)}):')
+        args = [f"T.uint32({len(s.values)})", *(self.expr(v) for v in s.values),
+                self._bool_arg(s.condition), *(self.expr(t) for t in s.targets),
+                *(self.namer.name(v) for v in s.threads)]
+        self.emit(indent + 1, f"T.tvm_thread_allreduce({', '.join(args)})")
+
+    def _bool_arg(self, e) -> str:
+        # TVM's own spelling of a literal condition: T.bool(True).
+        return f"T.bool({e.value})" if isinstance(e, BoolImm) else self.expr(e)
 
     def _attr_node(self, node) -> str:
         if isinstance(node, Buffer):

@@ -63,6 +63,7 @@ from ..ir.ranges import FLOAT_MAX
 from ..ir.substitute import free_symbols
 from ..ir.truncation import truncation
 from .names import Namer, sanitize
+from .parse_buffer import SHAPE_DTYPE
 from .parse_thread import THREAD_KINDS
 from .print_block import SPELLINGS, BlockPrinting, has_blocks, root_allocations
 from .print_lowered import LoweredPrinter, attr_text
@@ -196,8 +197,10 @@ class _Printer(BlockPrinting, LoweredPrinter):
         return f"T.Buffer({self._buffer_args(b)})"
 
     def _buffer_args(self, b: Buffer) -> str:
+        wide = (SHAPE_DTYPE, "int64") in b.tvm_attrs
         dims = [str(d.value) if isinstance(d, IntImm) else
-                self._dim(d) if isinstance(d, Var) else str(d) for d in b.shape]
+                self._dim(d) if isinstance(d, Var) else
+                f"T.int64({d})" if wide else str(d) for d in b.shape]
         shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
         out = f'{shape}, "{b.dtype}"'
         if b.scope != "global":
@@ -205,7 +208,9 @@ class _Printer(BlockPrinting, LoweredPrinter):
         if b.axis_separators:
             out += f", axis_separators={list(b.axis_separators)}"
         for key, value in b.tvm_attrs:
-            out += f", {key}={json.dumps(value) if isinstance(value, str) else repr(value)}"
+            if key == SHAPE_DTYPE:
+                continue
+            out += f", {key}={json.dumps(value) if isinstance(value, str) else attr_text(value)}"
         return out
 
     def _dim(self, var: Var) -> str:

@@ -85,8 +85,8 @@ def t_attr(node: ast.AST) -> str | None:
 
 
 #: TVM 0.27's names for the block dialect's statements (``tirx``, ``s_tir=True``),
-#: read as the older ``tir`` names they rename; ``T.alloc_local`` is also accepted
-#: here, as an allocation in the ``"local"`` scope.
+#: read as the older ``tir`` names they rename; ``T.alloc_local`` and ``T.alloc_shared``
+#: are also accepted, as allocations in the ``"local"`` and ``"shared"`` scopes.
 RENAMES = {"T.sblock": "T.block", "T.sblock_alloc_buffer": "T.alloc_buffer",
            "T.sblock_attr": "T.block_attr"}
 

@@ -40,6 +40,7 @@ from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
+from polypad.ir.opaque import is_value_bitcast
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -213,6 +214,9 @@ class _Interpreter:
     def call(self, expr: ir.Call):
         if expr.op == "likely":
             return self.eval(expr.args[0])
+        if is_value_bitcast(expr):  # the same bits read as another type
+            value = np.asarray(self.eval(expr.args[1]), numpy_dtype(expr.args[1].dtype))
+            return value.view(numpy_dtype(expr.dtype))[()]
         args = [self.eval(a) for a in expr.args]
         if expr.op == "sigmoid":
             one = convert(1, expr.dtype)

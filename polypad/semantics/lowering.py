@@ -5,7 +5,11 @@ a compiled kernel see exactly the same statements.  With
 ``check_assumptions=True`` (always for the reference executor) the
 assumptions stay in the lowered function as ``Evaluate(T.assume(c))``, which
 every target executes as a check (:func:`checked_assumptions`); only those
-that mention ``T.undef()`` go, since they cannot be checked.
+that mention ``T.undef()`` go, since they cannot be checked.  With
+``keep_parameter_facts=True`` (a target that analyses the lowered function,
+:attr:`codegen.target.Target.keeps_parameter_facts`) the top-level
+assumptions stay as the facts over the parameters they state, which the
+target executes as nothing (:func:`remove_assume_keeping_facts`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
 
+from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
 from .lower_views import lower_views
-from .remove_assume import remove_assume, remove_uncheckable_assume
+from .remove_assume import remove_assume, remove_assume_keeping_facts, remove_uncheckable_assume
 from .remove_store_undef import remove_store_undef
 
 #: Run in order.  ``remove_assume`` first: an undef inside an assumption
@@ -42,9 +47,19 @@ CHECKED_PIPELINE = (
     lower_vectors,
 )
 
+#: :data:`PIPELINE` keeping the top-level assumptions' facts over the parameters.
+FACTS_PIPELINE = (
+    remove_assume_keeping_facts,
+    remove_store_undef,
+    lower_views,
+    lower_vectors,
+)
 
-def lower(func: PrimFunc, *, check_assumptions: bool = False) -> PrimFunc:
-    """``func`` verified and run through :data:`PIPELINE` (or :data:`CHECKED_PIPELINE`).
+
+def lower(func: PrimFunc, *, check_assumptions: bool = False,
+          keep_parameter_facts: bool = False) -> PrimFunc:
+    """``func`` verified and run through :data:`PIPELINE` (or :data:`CHECKED_PIPELINE`,
+    or, asked to keep the parameter facts and not to check, :data:`FACTS_PIPELINE`).
 
     Raises :class:`~polypad.errors.VerifyError` for ill-formed input and
     :class:`BuildError` for anything the targets cannot execute: an opaque
@@ -53,10 +68,15 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False) -> PrimFunc:
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
+    # TVM's cross-thread reductions first: the one construct first_opaque names (the
+    # analyses do not model it) that every target runs, once it is loops and stores.
+    func = lower_allreduce(func)
     opaque = first_opaque(func)
     if opaque is not None:  # a packed function's scaffolding, an extern call ...
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
-    for lowering_pass in CHECKED_PIPELINE if check_assumptions else PIPELINE:
+    pipeline = (CHECKED_PIPELINE if check_assumptions
+                else FACTS_PIPELINE if keep_parameter_facts else PIPELINE)
+    for lowering_pass in pipeline:
         func = lowering_pass(func)
     return func
 

@@ -150,11 +150,29 @@ def test_matmul_with_tiles_that_do_not_divide_its_extents():
     for func, options in ((matmul.matmul(10, 12, 7), {}),
                           (matmul.matmul(5, 3, 6), {"k_unroll": 1, "double_buffer": False})):
         sch = matmul.schedule_cuda(func, threads=2, per_thread=2, k_tile=4, **options)
-        # The shared copies run as many rows and columns as the tile has.
+        # The shared copies run as many rows and columns as the tile has: the whole
+        # tile's, fused and spread in coalesced passes, guarded where the tile ends.
         assert "T.min(3, -4 * i_0 + " in script(sch.func)
+        _assert_copies_fused(sch, ("A_shared", "B_shared"))
         gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
         np.testing.assert_array_equal(gpu[2], ref[2])
         check_by_enumeration(sch.func)
+
+
+def _assert_copies_fused(sch, blocks) -> None:
+    """Each of the shared copies ``blocks`` is spread over the threads as one fused loop
+    over the tile's elements, in passes of constant extent (a partial tile's too)."""
+    from polypad.ir.locate import find_block
+    from polypad.ir.nodes import For, ForKind, IntImm
+    from polypad.ir.visitor import walk
+
+    for block in blocks:
+        loops = [x for x in walk(find_block(sch.func, block).body) if isinstance(x, For)]
+        bound = [x for x in loops if x.kind in (ForKind.THREAD_IDX_X, ForKind.THREAD_IDX_Y)]
+        assert len(bound) == 2 and all("_fused_" in x.var.name for x in bound), block
+        passes = [x for x in loops if x.var.name.endswith("_fused_0")
+                  or "_fused_0_" in x.var.name]
+        assert len(passes) == 1 and isinstance(passes[0].extent, IntImm), block
 
 
 def test_conv_layer_with_tiles_that_do_not_divide_its_extents():
@@ -163,6 +181,7 @@ def test_conv_layer_with_tiles_that_do_not_divide_its_extents():
     func = conv_layer.conv_layer(n=1, ci=10, co=3, w=3, h=1)  # x, c and rx all partial
     sch = conv_layer.schedule_cuda(func, x_threads=2, x_per_thread=2, c_threads=2,
                                    c_per_thread=2, k_tile=8, k_unroll=2)
+    _assert_copies_fused(sch, ("input_shared", "filter_shared"))
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     for got, want in zip(gpu, ref, strict=True):
         np.testing.assert_array_equal(got, want)

@@ -97,3 +97,57 @@ def test_a_barrier_only_some_blocks_reach_orders_nothing_in_the_others():
     without.slots[last[0]].discard(len(without.nodes[last[0]].stmts) - 1)
     with pytest.raises(AssertionError, match=r"'S', \(12,\), \(0, 0, 0, 3, 0, 0\)"):
         check_by_enumeration(func, plan=without)
+
+
+# Random kernel 13142: at k2 == 0 no statement of the k2 loop's body runs before the
+# barrier inside it (both are under `k2 == 1`), and in block 1 none after it either
+# (`bx == 0`); yet every thread of every block passes that barrier at k2 == 0, and it
+# orders the first loop's writes of S before the reads at k2 == 1.  The plan took the
+# barrier to run only where a statement of its sequence runs and added one before the
+# k2 loop, which the enumeration found redundant.
+EVERY_STATEMENT_UNDER_A_CONDITION = '''
+@T.prim_func
+def rand(A: T.Buffer((32,), "float32"), B: T.Buffer((16,), "float32")):
+    for bx in T.thread_binding(2, thread="blockIdx.x"):
+        S = T.alloc_buffer((16,), "float32", scope="shared")
+        R = T.alloc_buffer((16,), "float32", scope="shared")
+        L = T.alloc_buffer((2,), "float32", scope="local")
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            for k in range(2):
+                S[k * 8 + tx] = A[bx * 16 + k * 8 + tx]
+        for k2 in range(2):
+            if k2 == 1:
+                for tx in T.thread_binding(8, thread="threadIdx.x"):
+                    L[T.floormod(tx, 2)] = S[T.floormod(2 * tx + k2 + 13, 16)]
+                    R[T.floormod(tx + k2 + 6, 16)] = L[T.floormod(tx, 2)] + A[tx]
+            else:
+                if k2 == 1:
+                    for tx in T.thread_binding(8, thread="threadIdx.x"):
+                        S[T.floormod(3 * tx + 2 * k2 + 12, 16)] = A[bx * 16 + tx]
+            if bx == 0:
+                for k4 in range(2):
+                    for tx in T.thread_binding(8, thread="threadIdx.x"):
+                        if tx < 2:
+                            R[T.floormod(tx + 2 * k2 + 4, 16)] = \\
+                                S[T.floormod(tx + k2 + k4 + 7, 16)] + A[bx * 16 + tx]
+                    for tx in T.thread_binding(4, thread="threadIdx.x"):
+                        S[T.floormod(2 * tx + 2 * k2 + k4 + 13, 16)] = A[bx * 16 + tx]
+        for k2 in range(2):
+            for tx in T.thread_binding(8, thread="threadIdx.x"):
+                for j in range(2):
+                    S[T.floormod(3 * tx + 3 * k2 + 10, 16)] = A[bx * 16 + tx]
+        for tx in T.thread_binding(8, thread="threadIdx.x"):
+            B[bx * 8 + tx] = S[T.floormod(tx + 11, 16)] + R[T.floormod(tx + 12, 16)]
+'''
+
+
+def test_a_barrier_runs_where_its_sequence_runs_though_no_statement_of_it_does():
+    func = pp.parse(EVERY_STATEMENT_UNDER_A_CONDITION)
+    plan = check_by_enumeration(func)
+    assert plan.count == 3
+    outer = next(node for node in plan.nodes.values()
+                 if isinstance(node, n.SeqStmt) and len(node.stmts) == 4)
+    assert plan.at(outer) == {3}  # none before the k2 loop: the one inside it serves
+    assert G.verdict(func) == G.Verdict("plan", None)  # each of the 3 is needed
+    gpu, ref = K.run_both(func, K.inputs(func))
+    np.testing.assert_array_equal(gpu[1], ref[1])

@@ -4,20 +4,20 @@ Every function TVM makes there (more TOPI operators, schedule primitives,
 thread bindings, CPU and GPU lowering) is parsed as TVM printed it, run by
 the reference executor against TVM's own llvm build, and printed back as text
 that TVM reads into a function ``tvm_ffi.structural_equal`` to its own parse
-of the original.  What polypad legitimately cannot read is refused by name
-(:data:`tvm_corpus_wide.REFUSED`), at the construct's line and column.
+of the original.  polypad reads every function of the corpus.
 ``python benchmarks/bench_tvm_wide.py`` prints the same as a table.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 import polypad as pp
-from polypad.errors import BuildError, ParseError
+from polypad.errors import BuildError
 from polypad.ir.nodes import IRModule
 from polypad.ir.structural import assert_structural_equal
 from polypad.ir.verify import verify
@@ -27,7 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 tvm = pytest.importorskip("tvm")
 
 from bench_tvm_wide import _compare, _tvm_run, inputs  # noqa: E402
-from tvm_corpus_wide import GPU, NOT_BUILT, NOT_EQUAL, REFUSED, wide_corpus  # noqa: E402
+from tvm_corpus_wide import (  # noqa: E402
+    GPU,
+    NOT_BUILT,
+    NOT_EQUAL,
+    TVM_UNREADABLE,
+    wide_corpus,
+)
 
 import codegen  # noqa: E402
 
@@ -37,7 +43,7 @@ def _text(name: str) -> str:
 
 
 NAMES = [name for name, _, _ in wide_corpus()]
-READ = [name for name in NAMES if name not in REFUSED]
+READ = list(NAMES)
 
 
 def test_the_wide_corpus_covers_each_family_and_the_new_constructs():
@@ -65,7 +71,8 @@ def test_polypad_reads_runs_and_prints_back_what_tvm_reads(name):
     # The reference executor against TVM's own build, on the same random inputs; an
     # opaque intrinsic is refused by name and line.
     if name in NOT_BUILT:
-        with pytest.raises(BuildError, match=f"cannot build 'main': {NOT_BUILT[name]} at line"):
+        with pytest.raises(BuildError, match=re.escape(f"cannot build 'main': {NOT_BUILT[name]} "
+                                                      "at line")):
             codegen.build(f, target="python")
     else:
         args = inputs(f, name)
@@ -75,6 +82,11 @@ def test_polypad_reads_runs_and_prints_back_what_tvm_reads(name):
     # Round trips: polypad's exact; TVM's structurally equal to its parse of TVM's text.
     printed = pp.script(made)
     assert_structural_equal(pp.parse(printed), made)
+    if name in TVM_UNREADABLE:  # TVM fails on its own text, and on polypad's alike
+        for source in (text, printed):
+            with pytest.raises(Exception, match="and / or"):
+                from_source(source)
+        return
     theirs, back = from_source(text), from_source(printed)
     if name in NOT_EQUAL:  # a limit of polypad's IR, measured
         where = tvm_ffi.get_first_structural_mismatch(theirs, back)
@@ -82,18 +94,6 @@ def test_polypad_reads_runs_and_prints_back_what_tvm_reads(name):
     else:
         assert tvm_ffi.structural_equal(theirs, back), \
             tvm_ffi.get_first_structural_mismatch(theirs, back)
-
-
-@pytest.mark.parametrize("name", sorted(REFUSED))
-def test_what_polypad_cannot_read_is_refused_by_name_and_place(name):
-    text = _text(name)
-    construct = REFUSED[name]
-    with pytest.raises(ParseError) as info:
-        pp.parse(text, filename=name)
-    err = info.value
-    line = text.splitlines()[err.lineno - 1]
-    assert line[err.col - 1:].startswith(construct), (line, err.col)
-    assert str(err).startswith(f"{name}:{err.lineno}:{err.col}: {construct} is not supported")
 
 
 def test_the_gpu_functions_are_thread_bound():

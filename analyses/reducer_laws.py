@@ -1,0 +1,63 @@
+"""Is a cross-thread reducer commutative and associative?  Z3 decides it.
+
+A GPU combines the offers of its threads in the order of its tree (or its
+warp shuffles), not in thread order, so a ``T.comm_reducer`` whose result
+depends on that order has no one meaning.  :func:`reducer_laws` asks Z3, with
+the combiner's parameters as free values (floats as reals: the fast-math view
+the prover takes everywhere), whether ``f(a, b) == f(b, a)`` and
+``f(f(a, b), c) == f(a, f(b, c))`` hold for all ``a``, ``b``, ``c``, and
+answers :class:`Proved`, :class:`Refuted` with the values that break a law,
+or :class:`Unknown` when Z3 gives no answer in time.  TVM's own reducers
+(sum, product, min, max, the bit operations, and the two-value argmin and
+argmax with their tie-break on the index) are all proved.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import z3
+
+from polypad.ir import nodes as n
+from polypad.ir.substitute import substitute
+
+from .evidence import Counterexample, Proved, Refuted, Unknown
+
+#: Milliseconds Z3 may take for each law.
+TIMEOUT_MS = 5000
+
+
+@functools.lru_cache(maxsize=64)
+def reducer_laws(reducer: n.CommReducer) -> Proved | Refuted | Unknown:
+    """Whether ``reducer`` is commutative and associative (see the module docstring)."""
+    from polypad.model.z3conv import Z3Env, to_z3
+
+    a, b, c = (tuple(n.Var(f"{v.name}_{tag}", v.dtype) for v in reducer.lhs)
+               for tag in "abc")
+
+    def combine(left, right):
+        mapping = {**dict(zip(reducer.lhs, left)), **dict(zip(reducer.rhs, right))}
+        return tuple(substitute(r, mapping) for r in reducer.results)
+
+    laws = {
+        "commutative": (combine(a, b), combine(b, a)),
+        "associative": (combine(combine(a, b), c), combine(a, combine(b, c))),
+    }
+    for law, (lhs, rhs) in laws.items():
+        env = Z3Env()
+        solver = z3.Solver(ctx=env.ctx)
+        solver.set("timeout", TIMEOUT_MS)
+        differs = z3.Or([to_z3(x, env) != to_z3(y, env) for x, y in zip(lhs, rhs)])
+        solver.add(*env.side)
+        solver.add(differs)
+        answer = solver.check()
+        if answer == z3.sat:
+            model = solver.model()
+            values = {v.name: model.eval(env.vars[v], model_completion=True)
+                      for v in (*a, *b, *c) if v in env.vars}
+            return Refuted(Counterexample(f"the combiner is not {law}", values=values))
+        if answer == z3.unknown:
+            reason = solver.reason_unknown()
+            return Unknown(f"Z3 did not decide whether the combiner is {law}: {reason}",
+                           timed_out=reason in ("timeout", "canceled"))
+    return Proved("z3")
