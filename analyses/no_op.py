@@ -28,6 +28,7 @@ from polypad.errors import NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import find_block
 from polypad.ir.opaque import OpaqueSite
+from polypad.ir.removal import StatementRemover
 from polypad.ir.visitor import walk
 from polypad.model import extract
 from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_sets
@@ -53,13 +54,19 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     ``Proved`` names the rule and the statements that overwrite the values.
     ``Refuted`` means one instance breaks every rule: its value is read later
     (by the instance named second, or by ``END``, the caller) and it changes
-    the element (rule 3's values).  ``Unknown`` says which rule could not be
+    the element (rule 3's values); where the value that instance replaces may come
+    from the statement itself, the statement removed and run on concrete inputs
+    must also change a buffer (the inputs and both results are in the values).
+    ``Unknown`` says which rule could not be
     decided, or that the rules fail at different instances.
     """
     from polypad.arguments import expect
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
     if isinstance(stmt, str):
         stmt = find_block(f, stmt)
+    # A decider asking on behalf of another (options given) runs its own comparison
+    # of whole programs (analyses.conditional): only a direct question runs one here.
+    direct = options is None
     options = ProofOptions.of(strict_ieee, options)
     form = canonical_form(f)
     if form is not None:  # a packed function's scaffolding, views or vectors
@@ -132,10 +139,45 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
                                                    rule_3.counterexample.params):
         why_not = ""
     if why_not:
+        ran = _refuted_by_running(f, stmt) if direct else None
+        if ran is not None:
+            return Refuted(Counterexample(
+                f"{seen}; rule 3 fails ({cex.description}), and {ran.description}",
+                instances=(src, dst), element=ran.element, params=ran.params,
+                values=ran.values))
         return Unknown(f"{seen}; rule 3 fails ({cex}), but {why_not}")
     return Refuted(Counterexample(
         f"{seen}; rule 3 fails: {cex.description}", instances=(src, dst), element=element,
         params={**params, **cex.params}, values=cex.values))
+
+
+def _refuted_by_running(f: n.PrimFunc, stmt: n.Stmt) -> Counterexample | None:
+    """A run of ``f`` with and without ``stmt`` that ends with different buffers.
+
+    Where the rules fail at an instance whose replaced value may itself come from
+    an earlier instance (an update in a loop: ``A[0] = A[0] + B[k]``), no single
+    instance shows the change, but the whole statement does: the two functions
+    run by the reference executor on inputs that honour every assumption
+    (:mod:`.execution_refutation`, which tries only where a run is exact), and an
+    element left different is a concrete input on which removing it changes the
+    result.
+    """
+    from .execution_refutation import refute_by_execution
+
+    without = _Without(stmt).visit(f)
+    if without is f:
+        return None
+    return refute_by_execution(f, without, "removing the statement")
+
+
+class _Without(StatementRemover):
+    """Deletes one statement (by identity) and whatever that leaves empty."""
+
+    def __init__(self, target: n.Stmt) -> None:
+        self.target = target
+
+    def visit(self, node):
+        return None if node is self.target else super().visit(node)
 
 
 def _params_of_pair(model, point: isl.Point, params: dict[str, int]) -> dict[str, int]:

@@ -23,6 +23,7 @@ from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.ranges import dtype_range, value_range
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars, substitute
+from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import empty_union_map, time_map
 from polypad.model.overflow import set_ranges
 from polypad.transform.facts_at import facts_at
@@ -47,6 +48,8 @@ def chain_of(func: n.PrimFunc, loops: list[n.For], primitive: str) -> list[n.For
         body = through_blocks(chain[-1].body)
         if not isinstance(body, n.For):
             missing = [x.var.name for x in loops if not any(x is c for c in chain)]
+            _refuse_across_scope(chain[-1], [x for x in loops if x.var.name in missing],
+                                 loops, primitive)
             raise PolypadError(
                 f"{primitive}: the loops {', '.join(_names(loops))} are not perfectly nested: "
                 f"the body of the loop over {chain[-1].var.name} is a "
@@ -66,6 +69,32 @@ def chain_of(func: n.PrimFunc, loops: list[n.For], primitive: str) -> list[n.For
                     f"{primitive}: the bounds of the loop over {inner.var.name} use "
                     f"{outer.var.name}; only rectangular nests are rewritten")
     return chain
+
+
+def _refuse_across_scope(outer: n.For, missing: list[n.For], loops: list[n.For],
+                        primitive: str) -> None:
+    """Refuse, naming it, a block with ``T.axis`` bindings between ``outer`` and the
+    loops still looked for.
+
+    Such a block is a scope of its own, as in TVM (whose ``reorder`` says "the loops
+    are not in a chain because they are not under the same scope"): its axes are
+    bound to the loops outside it, and a loop inside it may only move among the
+    loops inside it.  A block without axes (this syntax's own) is crossed instead.
+    """
+    stmt = outer.body
+    while isinstance(stmt, n.Block):
+        axes = stmt.header.axes if stmt.header is not None else ()
+        inside = {id(x) for x in walk(stmt.body) if isinstance(x, n.For)}
+        if axes and any(id(x) in inside for x in missing):
+            bound = ", ".join(a.var.name for a in axes)
+            raise PolypadError(
+                f"{primitive}: the loops {', '.join(_names(loops))} are not under one "
+                f"block scope: block {stmt.name!r} (axes {bound}, bound with T.axis) lies "
+                f"between the loop over {outer.var.name} and the loop over "
+                f"{', '.join(_names(missing))} inside it; as in TVM, a loop moves only "
+                "among the loops of its own scope: name the loops inside the block, or "
+                "those around it")
+        stmt = stmt.body
 
 
 def _names(loops) -> list[str]:

@@ -50,21 +50,35 @@ from .cache_common import describe
 
 
 def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
-                reassociate: bool = False) -> None:
+                reassociate: bool = False, moved: n.Stmt | None = None) -> None:
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
     Two updates of one element by one exact reduction (integers, any
     combiner) may swap: that changes no bit.  With ``reassociate``, so may those
     of a floating-point sum or product (:mod:`analyses.reductions`).
+
+    ``moved``, where given, is the statement (a loop) outside which ``schedule``
+    keeps every instance's order: two instances change order only when both run
+    in one of its iterations, and a dependence between them is on an element one
+    of them writes.  Only the dataflow of the buffers written inside it is then
+    computed (exact for those buffers: their accesses elsewhere count as kills):
+    a GPU copy's reorder asks about its shared tile, not about the whole kernel.
     """
     import analyses
+    from analyses.dataflow import Dependences
     from analyses.reductions import reduction_dependences
 
     if reassociate:
         found = reduction_dependences(func).violations(schedule)
     else:
-        found = analyses.dependences(func).violations(schedule)
+        if moved is None:
+            deps = analyses.dependences(func)
+        else:
+            written = {id(s.buffer): s.buffer for s in walk(moved)
+                       if isinstance(s, n.BufferStore)}
+            deps = Dependences(extract(func), buffers=written.values())
+        found = deps.violations(schedule)
         if found is not None:  # perhaps only exact reductions' updates swap
             exact = reduction_dependences(func, exact_only=True)
             broken = exact.violations(schedule)

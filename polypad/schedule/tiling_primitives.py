@@ -179,7 +179,8 @@ class TilingPrimitives:
         new, old_chain, new_order = reorder_rewrite(func, nodes)
         # TVM's argmin stores in the let form are asked about as stores in order.
         with asked_as_stores(func, old_chain, new_order) as (seen, (chain, order)):
-            check_order(seen, reorder_schedule(extract(seen), chain, order), "reorder")
+            check_order(seen, reorder_schedule(extract(seen), chain, order), "reorder",
+                        moved=chain[0])
         return new
 
     def _perfect(self, nodes: list[n.For], primitive: str) -> tuple[n.PrimFunc, list[n.For]]:
