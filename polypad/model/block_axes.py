@@ -54,7 +54,7 @@ from polypad.script.checks import AxisDomain, BlockAxes
 from .affine import to_pw_aff
 from .block_regions import stmt_contexts
 from .extract import extract
-from .overflow import wraps_somewhere
+from .overflow import first_point, wraps_somewhere
 
 
 def check_axes(src, body: Stmt, blocks: list[BlockAxes], sizes: tuple[Var, ...] = ()) -> None:
@@ -158,16 +158,7 @@ def decide(axis: AxisDomain, value: Expr, stmt: Stmt, probe: Stmt,
     outside = domain.intersect(v.lt_set(lo).union(v.ge_set(hi)))
     if outside.is_empty():
         return None
-    # The first instance: loop counters outer first, then the parameters; then the value.
-    taken = isl.Map.from_pw_aff(v.intersect_domain(outside)).wrap().flatten()
-    counters = outside.dim(isl.dim_type.set)
-    nparam = taken.dim(isl.dim_type.param)
-    params = [taken.get_dim_name(isl.dim_type.param, k) for k in range(nparam)]
-    flat = taken.move_dims(isl.dim_type.set, counters, isl.dim_type.param, 0, nparam)
-    first = flat.lexmin()
-    point = (first if not first.is_empty() else flat).sample_point()
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(counters + nparam + 1)]
+    coords, params = first_point(v, outside)  # the first instance, and its value
     names = [model.names.name(var) for var in s.loop_vars] + params
     return Violation(coords[-1], tuple(zip(names, coords[:-1], strict=True)))
 

@@ -122,20 +122,27 @@ def first_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> Wrap | None:
         outside = outside_points(pa, e.dtype, where, space)
         if outside.is_empty():
             return None
-        # Counters, then the parameters, then the value: lexmin picks the first point.
-        taken = isl.Map.from_pw_aff(pa.intersect_domain(outside)).wrap().flatten()
-        counters = outside.dim(isl.dim_type.set)
-        nparam = taken.dim(isl.dim_type.param)
-        params = [taken.get_dim_name(isl.dim_type.param, k) for k in range(nparam)]
-        flat = taken.move_dims(isl.dim_type.set, counters, isl.dim_type.param, 0, nparam)
-        first = flat.lexmin()
-        point = (first if not first.is_empty() else flat).sample_point()
+        coords, params = first_point(pa, outside)
     except (NotAffineError, isl.Error):
         return None
-    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
-              for k in range(counters + nparam + 1)]
     names = [v.name for v in space.dims] + params
     return Wrap(e, e.dtype, coords[-1], tuple(zip(names, coords[:-1], strict=True)))
+
+
+def first_point(pa: isl.PwAff, where: isl.Set) -> tuple[list[int], list[str]]:
+    """The first point of ``where`` (its counters outer first, then the parameters, in
+    lexicographic order) with ``pa``'s value there: ``(coordinates, parameter names)``,
+    the coordinates being the counters, the parameters, then the value."""
+    taken = isl.Map.from_pw_aff(pa.intersect_domain(where)).wrap().flatten()
+    counters = where.dim(isl.dim_type.set)
+    nparam = taken.dim(isl.dim_type.param)
+    params = [taken.get_dim_name(isl.dim_type.param, k) for k in range(nparam)]
+    flat = taken.move_dims(isl.dim_type.set, counters, isl.dim_type.param, 0, nparam)
+    first = flat.lexmin()
+    point = (first if not first.is_empty() else flat).sample_point()
+    coords = [point.get_coordinate_val(isl.dim_type.set, k).to_python()
+              for k in range(counters + nparam + 1)]
+    return coords, params
 
 
 def wrapped_pw_aff(pa: isl.PwAff, dtype: str) -> isl.PwAff:
