@@ -11,6 +11,7 @@ Every program comes in two *shapes*:
 :func:`collapsed` turns a printed function into one where every run of a
 repeated term is a single ``X + ...``: the long sum's result of a pass,
 collapsed, must be the short sum's result of the same pass, collapsed.
+:func:`update_nest` is one update deep inside loops, for the no-op deciders.
 """
 
 from __future__ import annotations
@@ -179,3 +180,17 @@ _RUN = re.compile(r"([A-Za-z_]\w*\[[^\[\]]*\])(?: \+ \1)+")
 def collapsed(script: str) -> str:
     """``script`` with every run ``X + X + ... + X`` of a load ``X`` written ``X + ...``."""
     return _RUN.sub(r"\1 + ...", script)
+
+
+def update_nest(depth: int = DEPTH) -> n.PrimFunc:
+    """One update under ``depth`` loops, of extent 2 every 8 levels and 1 elsewhere:
+    it reads what it wrote before, so it is no no-op, and its dataflow spans a
+    ``2 * depth + 1``-dimensional time space."""
+    lines = ["@T.prim_func",
+             'def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):']
+    for k in range(depth):
+        lines.append("    " * (k + 1) + f"for i{k} in T.serial({2 if k % 8 == 0 else 1}):")
+    last = f"i{depth - 1}"
+    lines.append("    " * (depth + 1)
+                 + f"A[i0 + {last}] = A[i0 + {last}] + B[i{min(8, depth - 1)} + i{depth // 2}]")
+    return pp.parse("\n".join(lines) + "\n")

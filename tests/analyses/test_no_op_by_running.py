@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from deep_support import update_nest
 from structural_brute import removal_changes
 
 import analyses
@@ -20,18 +21,6 @@ from analyses import Refuted, Unknown
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
 from polypad.script import parse
-
-
-def update_nest(depth: int) -> n.PrimFunc:
-    """One update under ``depth`` loops, of extent 2 every 8 levels and 1 elsewhere."""
-    lines = ["@T.prim_func",
-             'def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):']
-    for k in range(depth):
-        lines.append("    " * (k + 1) + f"for i{k} in T.serial({2 if k % 8 == 0 else 1}):")
-    last = f"i{depth - 1}"
-    lines.append("    " * (depth + 1)
-                 + f"A[i0 + {last}] = A[i0 + {last}] + B[i{min(8, depth - 1)} + i{depth // 2}]")
-    return parse("\n".join(lines) + "\n")
 
 
 def the_store(f: n.PrimFunc) -> n.BufferStore:

@@ -14,6 +14,7 @@ like the original in the reference executor.
 from __future__ import annotations
 
 import pytest
+from deep_support import update_nest as deep_nest
 from pass_support import assert_same_results, checked, random_args
 
 import analyses
@@ -29,18 +30,6 @@ DEPTH = 64
 GENEROUS = 120.0  # seconds: an answer test, never a speed test
 
 
-def deep_nest(depth: int = DEPTH) -> n.PrimFunc:
-    """One update under ``depth`` loops, of extent 2 every 8 levels and 1 elsewhere:
-    it reads what it wrote before, so it is no no-op, and its dataflow spans a
-    ``2 * depth + 1``-dimensional time space."""
-    lines = ["@T.prim_func",
-             'def f(A: T.Buffer((4,), "float32"), B: T.Buffer((4,), "float32")):']
-    for k in range(depth):
-        lines.append("    " * (k + 1) + f"for i{k} in T.serial({2 if k % 8 == 0 else 1}):")
-    last = f"i{depth - 1}"
-    lines.append("    " * (depth + 1)
-                 + f"A[i0 + {last}] = A[i0 + {last}] + B[i{min(8, depth - 1)} + i{depth // 2}]")
-    return parse("\n".join(lines) + "\n")
 
 
 def stores(f: n.PrimFunc) -> list[n.BufferStore]:
