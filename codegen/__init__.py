@@ -24,6 +24,7 @@ from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, OutOfBoundsError
 from polypad.ir.nodes import BoolImm, PrimFunc
 from polypad.semantics import interpreter
+from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
 from . import timing
@@ -117,8 +118,9 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     chosen = configure(target, options)
     check_reducers(func)  # a cross-thread reduction's tree needs an order-free combiner
     lowered = chosen.lowered(func, check_assumptions=check_assumptions)
-    # Decided on the function as written: lowering drops the assumptions it relies on.
-    found = analyses.bounds_precondition(func)
+    # Decided on the function as written (lowering drops the assumptions it relies on),
+    # its cross-thread reductions written out: the model reads no such reduction.
+    found = analyses.bounds_precondition(lower_allreduce(func))
     if isinstance(found, analyses.Unknown):  # out of time: no precondition to check
         bounds, check = found, None
     else:

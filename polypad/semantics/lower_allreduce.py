@@ -53,7 +53,9 @@ from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.operators import const
+from polypad.ir.show import show
 from polypad.ir.substitute import substitute
+from polypad.ir.views import root
 from polypad.ir.visitor import Rewriter, walk
 
 #: Statements a reduction may sit under, between its thread loop and itself.
@@ -160,6 +162,11 @@ def _split(loop: n.For, outer: tuple[n.For, ...], names: Iterator[str],
         if not isinstance(each.extent, n.IntImm):
             raise BuildError(f"the cross-thread reduction{at(found)} runs in thread loop "
                              f"{each.var.name}, whose extent {each.extent} is not a constant")
+        if not (isinstance(each.min, n.IntImm) and each.min.value == 0):
+            # The shared rows are indexed by the thread counters, from 0.
+            raise BuildError(f"the cross-thread reduction{at(found)} runs in thread loop "
+                             f"{each.var.name}, which starts at {show(each.min)}, not at 0")
+    _check_lets(loop.body, found)
     threads = loop.extent.value
     reducer = found.reducer
     rows = tuple(o.extent.value for o in outer)
@@ -228,17 +235,38 @@ def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int,
     return steps
 
 
+def _check_lets(stmt: n.Stmt, found: n.ThreadAllReduce) -> None:
+    """Refuse a let around the reduction whose value reads memory: the split evaluates
+    it again after the reduction (in both halves), where what it read may have changed."""
+    while isinstance(stmt, _WRAPPERS) or isinstance(stmt, n.SeqStmt):
+        if isinstance(stmt, n.SeqStmt):
+            stmt = next((x for x in stmt.stmts if _contains(x, found)), None)
+            if stmt is None or stmt is found:
+                return
+            continue
+        if isinstance(stmt, n.LetStmt) and any(isinstance(x, n.BufferLoad)
+                                               for x in walk(stmt.value)):
+            raise BuildError(f"the cross-thread reduction{at(found)} sits under the let "
+                             f"{stmt.var.name}, whose value reads memory: polypad would "
+                             "evaluate it again after the reduction; store it in a local "
+                             "buffer first")
+        stmt = stmt.body
+
+
 def _check_private(loop: n.For, before: n.Stmt, after: n.Stmt, found: n.ThreadAllReduce,
                    earlier: set[n.Buffer]) -> None:
     """Refuse what the split would break: a thread's private memory, written before the
-    reduction and read after it (module docstring).  An earlier reduction's result is
-    no such write: every thread stores the same value."""
-    between = {x.buffer for x in walk(loop.body) if isinstance(x, n.Allocate)}
-    written = {x.buffer for x in walk(before) if isinstance(x, n.BufferStore)
+    reduction and read after it (module docstring), through any view of it.  An earlier
+    reduction's result is no such write: every thread stores the same value."""
+    between = {x.buffer for x in walk(loop.body) if isinstance(x, n.Allocate)
+               or (isinstance(x, n.DeclBuffer) and root(x.buffer) is x.buffer)}
+    written = {root(x.buffer) for x in walk(before) if isinstance(x, n.BufferStore)
                and not (isinstance(x.value, n.BufferLoad) and x.value.buffer in earlier)}
-    read = {x.buffer for x in walk(after) if isinstance(x, n.BufferLoad)}
+    read = {root(x.buffer) for x in walk(after) if isinstance(x, n.BufferLoad)}
+    local = {root(x.buffer) for x in walk(loop.body)
+             if isinstance(x, (n.BufferStore, n.BufferLoad)) and x.buffer.scope == "local"}
     for buffer in written & read:
-        if buffer.scope == "local" or buffer in between:
+        if buffer.scope == "local" or buffer in local or buffer in between:
             raise BuildError(
                 f"the cross-thread reduction{at(found)} splits the threads of loop "
                 f"{loop.var.name!r}: {buffer.name} ({buffer.scope}) is written before it and "
