@@ -12,8 +12,6 @@ the counterexample (the two instances and the element they share) or the
   dependence (:func:`analyses.loop_carried.carried_dependence`);
 * :func:`check_vectorize` -- ``vectorize``: that, and no floating-point
   reduction inside the loop for fast-math to reassociate;
-* :func:`check_split_pad` -- ``split(tail="pad")``: the extra iterations stay
-  inside every buffer and change nothing (the overcompute prover);
 * :func:`check_merge` -- ``merge_adjacent_loops``
   (:func:`analyses.can_merge_loops`);
 * :func:`check_rfactor`, :func:`check_decompose_reduction` -- the reduction
@@ -21,7 +19,8 @@ the counterexample (the two instances and the element they share) or the
 * :func:`check_cache_read`, :func:`check_cache_write` -- the copy holds what
   the block reads, and the copy-out writes back only what the block wrote.
 
-The compute-location primitives (and the caches placed at a loop) have
+``split(tail="pad")`` has its own in :mod:`.split_pad_legality`; the
+compute-location primitives (and the caches placed at a loop) have
 theirs in :mod:`.location_legality`, beside the placement they share;
 ``transform_layout`` has the index map's own checks
 (:meth:`polypad.layout.relation.LayoutRelation.check_injective`) and
@@ -30,7 +29,6 @@ theirs in :mod:`.location_legality`, beside the placement they share;
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import islpy as isl
@@ -38,7 +36,7 @@ import islpy as isl
 from analyses.evidence import Counterexample, Element
 from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.locate import ancestors, replace
+from polypad.ir.locate import ancestors
 from polypad.ir.loop_names import loop_name
 from polypad.ir.stages import loads_of, stage_of, stores_to
 from polypad.ir.visitor import walk
@@ -198,76 +196,6 @@ def _rfactor_hint(func: n.PrimFunc, node: n.For, name: str) -> str:
     block = blocks[-1].name if blocks else None
     return (f"; the init of {init.buffer.name} runs inside {name}: "
             f"sch.decompose_reduction({block!r}, {name!r}) moves it out first")
-
-
-# ---------------------------------------------------------------- split with padding
-
-
-def check_split_pad(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc,
-                    name: str) -> None:
-    """``split`` with ``tail="pad"``: refuse ``padded`` (``guarded``, the predicate form,
-    without ``guard``) unless running the guarded body everywhere stays inside every
-    buffer and changes no result (the overcompute prover,
-    :func:`analyses.can_remove_conditional`)."""
-    import analyses
-
-    what = f"split with tail='pad' would run extra iterations of the loop over {name}"
-    bounds = analyses.check_bounds(padded)
-    if isinstance(bounds, analyses.Refuted):
-        cex = bounds.counterexample
-        raise IllegalTransformError(f"{what} outside a buffer: {cex}; tail='predicate' "
-                                    "(a guard) or tail='partition' (a tail loop) keeps them "
-                                    "out", cex)
-    decided = analyses.can_remove_conditional(guarded, guard)
-    if isinstance(decided, analyses.Proved):
-        return
-    rename = _renaming(guarded, guard, padded)
-    if isinstance(decided, analyses.Refuted):
-        cex = decided.counterexample
-        cex = dataclasses.replace(
-            cex, description=rename(cex.description),
-            instances=tuple(dataclasses.replace(i, statement=rename(i.statement))
-                            for i in cex.instances))
-        raise IllegalTransformError(f"{what} that change the result: {cex}; tail='predicate' "
-                                    "or tail='partition' runs none", cex)
-    raise IllegalTransformError(
-        f"{what}, not known to be harmless: {rename(decided.reason)}", None)
-
-
-def _renaming(guarded: n.PrimFunc, guard: n.IfThenElse, padded: n.PrimFunc):
-    """A function that names statements in a text (or a label) as ``padded`` does.
-
-    The prover answers about a copy of the function where the guard reads
-    ``if c: body else: body'`` (:mod:`analyses.conditional`), whose statements
-    after ``body`` are numbered ``len(body)`` further on; the user sees
-    ``padded``, where ``body`` appears once.
-    """
-    import re
-
-    from analyses.instances import labels
-    from polypad.ir.fresh_copy import fresh_copy
-    from polypad.model import extract
-
-    both = n.IfThenElse(guard.condition, guard.then_case, fresh_copy(guard.then_case))
-    asked, shown = extract(replace(guarded, guard, both)), extract(padded)
-    asked_labels, shown_labels = labels(asked), labels(shown)
-    inside = {id(x) for x in walk(guard.then_case)}
-    first = [k for k, s in enumerate(asked.statements) if id(s.stmt) in inside]
-    table = {}
-    if first:
-        start, count = first[0], len(first)
-        for k, s in enumerate(asked.statements):
-            j = k if k < start + count else k - count
-            table[asked_labels[s.name]] = shown_labels[shown.statements[j].name]
-
-    def rename(text: str) -> str:
-        if text in table:
-            return table[text]
-        # Instances print as ``label(i=1, ...)``.
-        return re.sub(r"\b(\w+)\(", lambda m: table.get(m.group(1), m.group(1)) + "(", text)
-
-    return rename
-
 
 
 # ---------------------------------------------------------------- merge

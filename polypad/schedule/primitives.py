@@ -20,7 +20,7 @@ Each :class:`Primitive` says, for one method of
   ``via`` -- the primitives it applies.
 
 >>> PRIMITIVES["split"].checks
-('polypad.schedule.legality.check_split_pad',)
+('polypad.schedule.split_pad_legality.check_split_pad',)
 >>> resolve(PRIMITIVES["split"].rewrite)        # polypad.schedule.split.split
 
 Paths are text, resolved on demand (:func:`resolve`), so that the index
@@ -128,7 +128,7 @@ _ENTRIES = (
         "always legal with tail='predicate' or 'partition' (every instance keeps its "
         "order); with tail='pad', the extra iterations stay inside every buffer and the "
         "overcompute prover shows they change nothing",
-        (_S + "legality.check_split_pad",), _S + "split.split"),
+        (_S + "split_pad_legality.check_split_pad",), _S + "split.split"),
     Primitive(
         "fuse", "tiling", (_LOOPS,),
         "always legal: the fused loop runs the instances in the same order",
@@ -145,7 +145,7 @@ _ENTRIES = (
          Takes("factors", (list, tuple), "a list of ints"),
          OneOf("tail", ("predicate", "pad")), _LOOPS),
         "as split of each loop, then reorder",
-        (_S + "legality.check_split_pad", _S + "legality.check_sunk", _ORDER), None,
+        (_S + "split_pad_legality.check_split_pad", _S + "legality.check_sunk", _ORDER), None,
         via=("split", "reorder")),
     # ---------------------------------------------------------------- loop kinds, reductions
     Primitive(

@@ -31,7 +31,7 @@ below ``e`` in the tails.
 
 The ``"pad"`` strategy is the predicate form with the guard removed
 (:func:`without_guard`); the primitive builds it from :func:`split`'s guard
-once the prover allows it (:func:`.legality.check_split_pad`).
+once the prover allows it (:func:`.split_pad_legality.check_split_pad`).
 """
 
 from __future__ import annotations

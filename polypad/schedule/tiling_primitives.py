@@ -15,7 +15,7 @@ order of every statement instance, so they are always legal.  ``reorder``
 changes it and is checked against the function's dependences
 (:func:`.legality.check_order`); ``split`` with ``tail="pad"`` runs extra
 iterations and is checked by the overcompute prover
-(:func:`.legality.check_split_pad`, which asks
+(:func:`.split_pad_legality.check_split_pad`, which asks
 :func:`analyses.can_remove_conditional` about the guard of the predicate
 form).  The rewrites are :mod:`.split` and :mod:`.fuse_reorder`.  A refusal
 is an :class:`~polypad.errors.IllegalTransformError` whose ``evidence``
@@ -33,11 +33,12 @@ from polypad.ir.visitor import walk
 from .fuse_reorder import chain_of, reorder_schedule
 from .fuse_reorder import fuse as fuse_rewrite
 from .fuse_reorder import reorder as reorder_rewrite
-from .legality import check_order, check_split_pad, check_sunk
+from .legality import check_order, check_sunk
 from .reduction_nest import unshared
 from .sink import perfect_nest
 from .split import split as split_rewrite
 from .split import without_guard
+from .split_pad_legality import check_split_pad
 from .state import check_references, primitive
 from .update_lets import asked_as_stores
 
