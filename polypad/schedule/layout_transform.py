@@ -85,8 +85,10 @@ def transform_layout(func: n.PrimFunc, block: str | None, buffer, index_map, pad
     index_map = as_index_map(index_map)
     relation = index_map.relation(old.shape)
     relation.check_injective()
+    # TVM's keywords stay (an alignment, extents written T.int64 and so printed again).
     new = n.Buffer(old.name, _shape(relation.transformed_shape(), old, index_map), old.dtype,
-                   relation.separators, old.scope, padding_record(index_map, old))
+                   relation.separators, old.scope, padding_record(index_map, old),
+                   tvm_attrs=old.tvm_attrs)
     pad = resolve_pad_value(pad_value, func, old, new)
     out = relayout(func, old, new, index_map)
     if pad is None:
