@@ -408,7 +408,8 @@ class _Kernel:
 def _launch_function(index: int, launch: Launch, expr: ExprPrinter, scalars: list[str]) -> str:
     dims = []
     for axis in AXES:
-        extents = [expr(as_expr(e)) for e in launch.extents(axis)]
+        # Two loops of one extent on an axis give it once (not max(n, n)).
+        extents = list(dict.fromkeys(expr(as_expr(e)) for e in launch.extents(axis)))
         constant = launch.constant_extent(axis)
         if constant is not None:
             dims.append(str(constant))

@@ -54,6 +54,22 @@ def test_a_launch_extent_of_a_scalar_parameter_is_computed_at_the_call(n):
     _equal(*K.run_both(K.SYMBOLIC, [n, a, np.zeros(n, "float32")]))
 
 
+def test_two_thread_loops_of_one_extent_launch_it_once():
+    func = pp.parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((n,), "float32"), B: T.Buffer((n,), "float32")):
+    for b in T.thread_binding(1, thread="blockIdx.x"):
+        for t in T.thread_binding(n, thread="threadIdx.x"):
+            A[t] = A[t] + T.float32(1)
+        for t2 in T.thread_binding(n, thread="threadIdx.x"):
+            B[t2] = A[t2] * T.float32(2)
+''')
+    kernel = codegen.build(func, target="cuda")
+    assert "def launch_0(n):\n    return (1, 1, 1), (int(n), 1, 1)" in kernel.source
+    a = np.arange(6, dtype="float32")
+    _equal(*K.run_both(func, [6, a, np.zeros(6, "float32")]))
+
+
 def test_device_arrays_are_used_in_place():
     from numba import cuda
 
