@@ -27,6 +27,7 @@ from polypad.arguments import expect
 from polypad.errors import IllegalTransformError, NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops
+from polypad.ir.loop_names import loop_names
 from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, StatementModel, extract, to_pw_aff
 from polypad.model.affine import to_map
@@ -196,7 +197,11 @@ def _candidates(f: n.PrimFunc, loops: list[n.For], ref) -> list[n.For]:
         return [ref]
     if not isinstance(ref, str):
         raise TypeError(f"a loop is a For node or a loop variable name, not {type(ref).__name__}")
-    found = [loop for loop in loops if loop.var.name == ref]
+    var = getattr(ref, "var", None)  # a handle from Schedule.get_loops (LoopRef)
+    named = loop_names(f).get(ref)  # a name get_loops hands out: 'i#0', 'blk/i'
+    found = ([loop for loop in loops if loop.var is var] if var is not None
+             else [loop for loop in loops if loop is named] if named is not None
+             else [loop for loop in loops if loop.var.name == ref])
     if not found:
         names = ", ".join(loop.var.name for loop in loops) or "none"
         raise NotFoundError(f"no loop over {ref!r} in function {f.name}; loops over: {names}")

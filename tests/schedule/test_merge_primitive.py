@@ -142,3 +142,19 @@ def f(A: T.Buffer((8,), "float32")):
         Schedule(f).merge_adjacent_loops("i", "j")
     with pytest.raises(NotFoundError, match="no loop over 'k'"):
         Schedule(f).merge_adjacent_loops("i", "k")
+
+
+def test_the_handles_get_loops_gives_name_the_loops_to_merge():
+    """Two loops over ``i``: ``get_loops`` hands out 'i#0' and 'i#1', which the merge
+    takes (it looked for a loop variable named 'i#0')."""
+    before = load("merge_loops_elementwise_before")
+    sch = Schedule(before)
+    first, second = sch.get_loops()
+    assert (first, second) == ("i#0", "i#1")
+    sch.merge_adjacent_loops(first, second)
+    assert_structural_equal(sch.func, merged("elementwise").func)
+    by_name = Schedule(before)
+    by_name.merge_adjacent_loops("i#0", "i#1")
+    assert_structural_equal(by_name.func, merged("elementwise").func)
+    with pytest.raises(NotFoundError, match="no loop over 'i#2'"):
+        Schedule(before).merge_adjacent_loops("i#0", "i#2")
