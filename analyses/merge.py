@@ -27,7 +27,7 @@ from polypad.arguments import expect
 from polypad.errors import IllegalTransformError, NotAffineError, NotFoundError
 from polypad.ir import nodes as n
 from polypad.ir.locate import enclosing_loops
-from polypad.ir.loop_names import loop_names
+from polypad.ir.loop_names import LoopRef, find_named_loop, loop_names
 from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, StatementModel, extract, to_pw_aff
 from polypad.model.affine import to_map
@@ -197,11 +197,12 @@ def _candidates(f: n.PrimFunc, loops: list[n.For], ref) -> list[n.For]:
         return [ref]
     if not isinstance(ref, str):
         raise TypeError(f"a loop is a For node or a loop variable name, not {type(ref).__name__}")
-    var = getattr(ref, "var", None)  # a handle from Schedule.get_loops (LoopRef)
-    named = loop_names(f).get(ref)  # a name get_loops hands out: 'i#0', 'blk/i'
-    found = ([loop for loop in loops if loop.var is var] if var is not None
-             else [loop for loop in loops if loop is named] if named is not None
-             else [loop for loop in loops if loop.var.name == ref])
+    if isinstance(ref, LoopRef):  # a handle from Schedule.get_loops
+        return _candidates(f, loops, find_named_loop(f, ref))
+    found = [loop for loop in loops if loop.var.name == ref]
+    if not found:  # a name get_loops hands out where the variable's is not: 'i#0', 'blk/i'
+        named = loop_names(f).get(ref)
+        found = [loop for loop in loops if loop is named]
     if not found:
         names = ", ".join(loop.var.name for loop in loops) or "none"
         raise NotFoundError(f"no loop over {ref!r} in function {f.name}; loops over: {names}")

@@ -7,7 +7,7 @@ assumptions stay in the lowered function as ``Evaluate(T.assume(c))``, which
 every target executes as a check (:func:`checked_assumptions`); only those
 that mention ``T.undef()`` go, since they cannot be checked.  With
 ``keep_parameter_facts=True`` (a target that analyses the lowered function,
-:attr:`codegen.target.Target.keeps_parameter_facts`) the top-level
+:meth:`codegen.target.Target.lowered`) the top-level
 assumptions stay as the facts over the parameters they state, which the
 target executes as nothing (:func:`remove_assume_keeping_facts`).
 """

@@ -28,7 +28,7 @@ dropping them loses no check.  Every other assumption stays where it is.
 
 :func:`remove_assume_keeping_facts` is the variant for a target whose analyses
 run on the lowered function (the ``cuda`` target plans its barriers there,
-:attr:`codegen.target.Target.keeps_parameter_facts`): it deletes every
+:meth:`codegen.target.Target.lowered`): it deletes every
 assumption except those :mod:`polypad.model.parameter_facts` reads, the
 top-level ones (no loop or ``if`` around them), which it cuts to their
 conjuncts over the integer parameters.  Those stay, in place, as facts for the
