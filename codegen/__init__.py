@@ -28,6 +28,7 @@ from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
 from . import timing
+from .bounds_guards import plan as plan_guards
 from .cuda import CudaTarget
 from .kernel import Kernel
 from .numba import NumbaTarget, cache_dir
@@ -131,6 +132,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
         every = ("for every parameter value its assumptions allow, some access is outside "
                  "its buffer, e.g. " if cex.params else "")
         raise OutOfBoundsError(f"cannot build {func.name!r}: {every}{cex}", evidence=cex)
+    # The accesses left undecided are checked where they run (codegen.bounds_guards).
+    chosen.guards = plan_guards(found, lowered, getattr(chosen, "boundscheck", None))
     made = chosen.executable(lowered, check)
     return Kernel(lowered, target=target, source=made.source, bounds=bounds,
                   precondition=check.condition if check is not None else BoolImm(True),

@@ -76,6 +76,7 @@ from polypad.ir.visitor import walk
 from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 from polypad.semantics.vector_lanes import lanes_innermost
 
+from ..bounds_guards import BoundsGuards
 from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
 from ..source_text import ADD, ATOM, COMPARE, MUL
@@ -84,6 +85,7 @@ from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
+from .guards import GuardState, flag_array, max_axes
 from .lane_chunks import lane_chunks
 from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names
@@ -102,7 +104,7 @@ KERNEL_NAME = "kernel"
 
 class _Emitter:
     def __init__(self, func: PrimFunc, boundscheck: bool, fastmath: str | None,
-                 precondition: CallCheck | None = None):
+                 precondition: CallCheck | None = None, guards: BoundsGuards | None = None):
         self.func = func
         self.precondition = precondition
         self.boundscheck = boundscheck
@@ -117,6 +119,8 @@ class _Emitter:
         self.names = Names()
         self.expr = ExprPrinter(self.names)
         self.expr.out, self.expr.part = self.line, self.part
+        if guards is not None:  # the accesses to check at run time (:mod:`.guards`)
+            self.expr.guard = GuardState(guards, 1 + max_axes(func))
         self.helpers: list[str] = []
         self.helper_names: dict[str, str] = {}
         self.current: Function | None = None
@@ -142,7 +146,8 @@ class _Emitter:
         if any(isinstance(node, ir.For) and node.kind is ForKind.VECTORIZED
                for node in walk(self.func.body)):
             header += f"\n\n{SLP_MARK}"
-        parts = [header, *self.helpers, kernel.text()]
+        checks = self.expr.guard.helper_sources() if self.expr.guard is not None else []
+        parts = [header, *checks, *self.helpers, kernel.text()]
         return "\n\n\n".join(parts) + "\n"
 
     def line(self, depth: int, text: str) -> None:
@@ -182,8 +187,8 @@ class _Emitter:
             case ir.IfThenElse():
                 self.if_(stmt, depth, "if")
             case ir.BufferStore():
-                self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
-                                 f"{self.expr(stmt.value)}")
+                for text in self.expr.store(stmt.buffer, stmt.indices, stmt.value):
+                    self.line(depth, text)
             case ir.LetStmt():
                 self.expr.bound(stmt.var, stmt.value, stmt.value)
                 if any(v in self.expr.parallel_vars for v in walk(stmt.value)
@@ -277,7 +282,8 @@ class _Emitter:
         for buffer, indices, _ in promoted:
             del self.expr.scalars[buffer]
             self.promoted.discard(buffer)
-            self.line(depth, f"{self.expr.load(buffer, indices)} = {names[buffer]}")
+            for text in self.expr.store(buffer, indices, names[buffer]):
+                self.line(depth, text)
 
     def accumulators(self, loop: ir.For, depth: int, before
                      ) -> list[tuple[Buffer, tuple, bool]]:
@@ -349,6 +355,7 @@ class _Emitter:
         prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
                   and not (self.boundscheck or has_check(loop)
                            or holds_check(loop, self.range_checks)))
+        header = len(self.current.lines)  # where a flag array goes (:func:`.guards.flag_array`)
         if prange:
             self.current.parallel = True
             if loop.extent.dtype.startswith("uint"):
@@ -380,7 +387,9 @@ class _Emitter:
         self.in_prange += prange
         if prange:
             self.expr.parallel_vars.add(loop.var)
-        self.block(loop.body, depth + 1)
+        with flag_array(self.expr.guard, prange, self.current.lines, header, depth,
+                        self.names):
+            self.block(loop.body, depth + 1)
         if prange:
             self.expr.parallel_vars.discard(loop.var)
         self.in_prange -= prange
@@ -463,7 +472,11 @@ class _Emitter:
                                           boundscheck=self.boundscheck,
                                           serial=outer.serial or self.in_prange > 0,
                                           fastmath=self.fastmath)
+        uses = self.expr.guard.uses if self.expr.guard is not None else 0
         self.stmt(stmt, 1)
+        if self.expr.guard is not None and self.expr.guard.uses > uses:
+            params.append(self.expr.guard.fail)  # checks inside a prange body: the flags
+            args.append(self.expr.guard.fail)
         self.current = outer
         self.expr.subst.update(saved)
         self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")
@@ -480,13 +493,15 @@ def _check_supported(func: PrimFunc) -> None:
 
 @deep_entry
 def emit(func: PrimFunc, *, boundscheck: bool = False,
-         fastmath: str | None = DEFAULT, precondition: CallCheck | None = None) -> str:
+         fastmath: str | None = DEFAULT, precondition: CallCheck | None = None,
+         guards: BoundsGuards | None = None) -> str:
     """The Python module text for lowered ``func``; its kernel is ``kernel``.
 
     ``boundscheck=True`` turns on Numba's bounds checks in every function;
     ``fastmath`` is a mode of :mod:`.fastmath` (``None``, ``"contract"`` or
     ``"full"``); ``precondition`` is tested in the kernel's first lines
-    (:func:`.checks.precondition_lines`).
+    (:func:`.checks.precondition_lines`); ``guards`` says which accesses to
+    check at run time (:mod:`.guards`), None for none.
     """
     _check_supported(func)
-    return _Emitter(func, boundscheck, fastmath, precondition).module()
+    return _Emitter(func, boundscheck, fastmath, precondition, guards).module()
