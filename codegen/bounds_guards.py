@@ -26,8 +26,11 @@ time gets one on every access.
 
 from __future__ import annotations
 
+from analyses.evidence import Unknown
 from polypad.errors import BoundsCheckError
 from polypad.ir import nodes as ir
+from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.ir.visitor import walk
 from polypad.semantics.interpreter import outside_message
 
 
@@ -85,8 +88,6 @@ def plan(found, lowered: ir.PrimFunc, mode: bool | None) -> BoundsGuards | None:
     (an ``Unknown`` when it ran out of time) and the build's ``boundscheck``
     ``mode``: ``None`` (the default) checks the undecided accesses, ``False``
     nothing, ``True`` every access.  None when nothing is checked."""
-    from analyses import Unknown
-
     if mode is False:
         return None
     if isinstance(found, Unknown):
@@ -96,3 +97,33 @@ def plan(found, lowered: ir.PrimFunc, mode: bool | None) -> BoundsGuards | None:
     if not found.undecided:
         return None
     return BoundsGuards(lowered, found.proved, found.undecided)
+
+
+def bounds_error(func: PrimFunc, guards: BoundsGuards, number: int, values,
+                 args: list) -> BoundsCheckError:
+    """The error of failed bounds check ``number`` with index ``values``, on the
+    call's arguments ``args`` (the array's shape is read from them)."""
+    buffer = guards.accesses[number][0]
+    arrays = {p: a for p, a in zip(func.params, args, strict=True) if isinstance(p, Buffer)}
+    array = arrays.get(buffer)  # a parameter's; else the shape the function gives
+    shape = tuple(array.shape) if array is not None else tuple(
+        _extent(e, func, args) for e in buffer.shape)
+    return guards.error(number, values, shape)
+
+
+def _extent(extent, func: PrimFunc, args: list) -> int | str:
+    """A buffer extent's value in a call: a constant, or a scalar argument."""
+    if isinstance(extent, ir.Var) and extent in func.params:
+        return int(args[func.params.index(extent)])
+    if isinstance(extent, ir.IntImm):
+        return int(extent.value)
+    return extent if isinstance(extent, int) else extent.name  # a let's value: its name
+
+
+def max_axes(func: ir.PrimFunc) -> int:
+    """The most axes of any buffer of ``func``: a flag array records a failed check's
+    index in that many slots after its number."""
+    buffers = [p for p in func.params if isinstance(p, ir.Buffer)]
+    buffers += [x.buffer for x in walk(func.body) if isinstance(x, (ir.Allocate,
+                                                                    ir.DeclBuffer))]
+    return max((len(b.shape) for b in buffers), default=1)

@@ -74,7 +74,7 @@ from polypad.semantics.loop_ranges import range_error
 from polypad.semantics.lowering import checked_assumptions
 from polypad.semantics.values import convert
 
-from ..bounds_guards import BoundsGuards
+from ..bounds_guards import BoundsGuards, bounds_error
 from ..loop_ranges import checked_loops
 from ..precondition import CallCheck, exact_source
 from ..source_text import ADD
@@ -166,24 +166,3 @@ def kernel_error(func: PrimFunc, precondition: CallCheck | None,
             "target='python'), names the access and the indices")
     return None
 
-
-def bounds_error(func: PrimFunc, guards: BoundsGuards, number: int, values,
-                 args: list) -> BoundsCheckError:
-    """The error of failed bounds check ``number`` with index ``values``, on the
-    call's arguments ``args`` (the array's shape is read from them)."""
-    buffer = guards.accesses[number][0]
-    arrays = {p: a for p, a in zip(func.params, args, strict=True) if isinstance(p, Buffer)}
-    owner = buffer if buffer in arrays else getattr(buffer, "data", None)
-    array = arrays.get(owner)
-    shape = tuple(array.shape) if array is not None and owner is buffer else tuple(
-        _extent(e, func, args) for e in buffer.shape)
-    return guards.error(number, values, shape)
-
-
-def _extent(extent, func: PrimFunc, args: list) -> int | str:
-    """A buffer extent's value in a call: a constant, or a scalar argument."""
-    if isinstance(extent, ir.Var) and extent in func.params:
-        return int(args[func.params.index(extent)])
-    if isinstance(extent, ir.IntImm):
-        return int(extent.value)
-    return extent if isinstance(extent, int) else extent.name  # a let's value: its name

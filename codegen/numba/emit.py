@@ -76,7 +76,7 @@ from polypad.ir.visitor import walk
 from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 from polypad.semantics.vector_lanes import lanes_innermost
 
-from ..bounds_guards import BoundsGuards
+from ..bounds_guards import BoundsGuards, max_axes
 from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
 from ..source_text import ADD, ATOM, COMPARE, MUL
@@ -85,7 +85,7 @@ from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
-from .guards import GuardState, flag_array, max_axes
+from .guards import GuardState, flag_array
 from .lane_chunks import lane_chunks
 from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names

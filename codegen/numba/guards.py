@@ -43,7 +43,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from polypad.ir import nodes as ir
-from polypad.ir.visitor import walk
 
 from ..bounds_guards import BoundsGuards
 from ..source_text import constant
@@ -122,14 +121,6 @@ def flag_array(state: GuardState | None, prange: bool, lines: list[str], header:
             lines.extend("    " * depth + text for text in state.close_lines())
     finally:
         state.fail = None
-
-
-def max_axes(func: ir.PrimFunc) -> int:
-    """The most axes of any buffer of ``func``."""
-    buffers = [p for p in func.params if isinstance(p, ir.Buffer)]
-    buffers += [x.buffer for x in walk(func.body) if isinstance(x, (ir.Allocate,
-                                                                    ir.DeclBuffer))]
-    return max((len(b.shape) for b in buffers), default=1)
 
 
 def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str) -> str:
