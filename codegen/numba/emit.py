@@ -54,7 +54,9 @@ executor zero-fills too, so both targets agree even on a program that reads
 before writing.
 
 The bounds precondition of the function, when it has one, is tested once in
-the kernel's first lines (:mod:`codegen.precondition`, :mod:`.checks`).
+the kernel's first lines (:mod:`codegen.precondition`, :mod:`.checks`); an
+access the analysis left undecided, where it runs or before the loop it does
+not depend on (:mod:`.guards`, :mod:`.hoist`), parallel loops kept parallel.
 
 A ``T.assume`` still in the lowered function (``check_assumptions=True``) is
 emitted as a check that raises (:mod:`.checks`); a parallel loop holding one
@@ -66,6 +68,8 @@ as a ``SystemError``.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from polypad.errors import BuildError
 from polypad.ir import nodes as ir
@@ -85,13 +89,14 @@ from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
-from .guards import GuardState, flag_array
+from .guards import GuardState, flag_array, helper_checks
+from .hoist import hoist_checks
 from .lane_chunks import lane_chunks
 from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names
-from .pyexpr import SPLIT, ExprPrinter, numpy_type
+from .pyexpr import SPLIT, ExprPrinter
 from .slp import MARK as SLP_MARK
-from .stack import stack_elements
+from .stack import zero_filled
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
 MAX_UNROLL = 64
@@ -217,20 +222,11 @@ class _Emitter:
                 raise BuildError(f"the numba target cannot emit {type(stmt).__name__}")
 
     def allocate(self, buf: Buffer, depth: int) -> None:
-        """``buf`` zero-filled: on the stack when it is small and of constant shape
-        (:mod:`.stack`), else on the heap, 64-byte aligned (:mod:`.aligned`)."""
-        shape = ", ".join(self.expr(as_expr(e)) for e in buf.shape)
-        shape += "," if len(buf.shape) == 1 else ""
-        count = stack_elements(buf)
-        if count is not None:
-            self.uses_stack = True
-            self.line(depth, f"{self.names(buf)} = numba.carray(_pp_stack_zeros({count}, "
-                             f"{numpy_type(buf.dtype)}), ({shape}))")
-            return
-        self.uses_heap = True
-        count = " * ".join(f"({self.expr(as_expr(e))})" for e in buf.shape)
-        self.line(depth, f"{self.names(buf)} = _pp_aligned_zeros({count}, "
-                         f"{numpy_type(buf.dtype)}).reshape(({shape}))")
+        """``buf`` zero-filled, on the stack or the heap (:func:`.stack.zero_filled`)."""
+        text, on_stack = zero_filled(buf, self.expr, self.names)
+        self.uses_stack |= on_stack
+        self.uses_heap |= not on_stack
+        self.line(depth, text)
 
     def if_(self, stmt: ir.IfThenElse, depth: int, keyword: str) -> None:
         self.line(depth, f"{keyword} {self.expr(stmt.condition)}:")
@@ -355,6 +351,9 @@ class _Emitter:
         prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
                   and not (self.boundscheck or has_check(loop)
                            or holds_check(loop, self.range_checks)))
+        # Checks that need not run at each iteration, before the loop (:mod:`.hoist`).
+        hoisted = hoist_checks(loop, self.expr, partial(self.line, depth),
+                               not prange and self.positive(loop))
         header = len(self.current.lines)  # where a flag array goes (:func:`.guards.flag_array`)
         if prange:
             self.current.parallel = True
@@ -392,6 +391,8 @@ class _Emitter:
             self.block(loop.body, depth + 1)
         if prange:
             self.expr.parallel_vars.discard(loop.var)
+        for key in hoisted:
+            del self.expr.hoisted[key]
         self.in_prange -= prange
         self.current.loops -= 1
 
@@ -472,11 +473,8 @@ class _Emitter:
                                           boundscheck=self.boundscheck,
                                           serial=outer.serial or self.in_prange > 0,
                                           fastmath=self.fastmath)
-        uses = self.expr.guard.uses if self.expr.guard is not None else 0
-        self.stmt(stmt, 1)
-        if self.expr.guard is not None and self.expr.guard.uses > uses:
-            params.append(self.expr.guard.fail)  # checks inside a prange body: the flags
-            args.append(self.expr.guard.fail)
+        with helper_checks(self.expr, params, args):  # the flag array, where it is used
+            self.stmt(stmt, 1)
         self.current = outer
         self.expr.subst.update(saved)
         self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")

@@ -123,6 +123,24 @@ def flag_array(state: GuardState | None, prange: bool, lines: list[str], header:
         state.fail = None
 
 
+@contextmanager
+def helper_checks(printer, params: list[str], args: list[str]) -> Iterator[None]:
+    """Around the writing of a helper function with ``params``, called with ``args``:
+    a check inside it that uses the flag array (a prange body's) gets the array as
+    a parameter; a check moved before a loop around the call (:mod:`.hoist`) is not
+    seen inside (its locals are not passed)."""
+    state = printer.guard
+    uses = state.uses if state is not None else 0
+    hoisted, printer.hoisted = printer.hoisted, {}
+    try:
+        yield
+    finally:
+        printer.hoisted = hoisted
+    if state is not None and state.uses > uses:
+        params.append(state.fail)
+        args.append(state.fail)
+
+
 def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str) -> str:
     """The checked load of ``buffer[indices]`` (``name`` is the array's)."""
     texts = [printer(i) for i in indices]

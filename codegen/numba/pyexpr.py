@@ -128,8 +128,11 @@ class ExprPrinter(CommonExprs):
         #: The counters of the parallel loops being printed, and the lets computed
         #: from them (see :meth:`load`).
         self.parallel_vars: set[Var] = set()
-        #: The run-time bounds checks to write (:mod:`.guards`), or None.
+        #: The run-time bounds checks to write (:mod:`.guards`), or None; the accesses
+        #: checked before the loop being written (:mod:`.hoist`): ``(buffer, indices)``
+        #: to the locals holding the index and whether the check passed (or None).
         self.guard: GuardState | None = None
+        self.hoisted: dict[tuple, tuple[list[str], str | None]] = {}
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -293,6 +296,11 @@ class ExprPrinter(CommonExprs):
         """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
         if buffer in self.scalars:
             return self.scalars[buffer]
+        hoisted = self.hoisted.get((buffer, tuple(indices)))
+        if hoisted is not None:
+            text = f"{self.names(buffer)}[{', '.join(hoisted[0])}]"
+            zero = constant(0, buffer.dtype)[0]
+            return text if hoisted[1] is None else f"({text} if {hoisted[1]} else {zero})"
         if self.guard is not None and self.guard.needs(buffer, indices):
             return load_text(self.guard, self, buffer, indices, self.names(buffer))
         texts = [self(i) for i in indices]
@@ -308,6 +316,10 @@ class ExprPrinter(CommonExprs):
         def text() -> str:
             return value if isinstance(value, str) else self(value)
 
+        hoisted = self.hoisted.get((buffer, tuple(indices)))
+        if buffer not in self.scalars and hoisted is not None:
+            target = f"{self.names(buffer)}[{', '.join(hoisted[0])}] = {text()}"
+            return [target] if hoisted[1] is None else [f"if {hoisted[1]}:", f"    {target}"]
         if (buffer not in self.scalars and self.guard is not None
                 and self.guard.needs(buffer, indices)):
             return store_lines(self.guard, self, buffer, indices, self.names(buffer), text)

@@ -172,3 +172,37 @@ def rows(A: T.Buffer((4,), "float32"), B: T.Buffer((4, 4), "int32"),
     with pytest.raises(BoundsCheckError, match=r"^load of A\[4\] is outside its shape "
                                                r"\(4,\) in 'rows'"):
         kernel(*good)
+
+
+EMBED = parse('''
+@T.prim_func
+def embed(A: T.Buffer((16,), "float32"), B: T.Buffer((4,), "int32"),
+          X: T.Buffer((8,), "float32"), C: T.Buffer((4, 8), "float32")):
+    for i in T.parallel(4):
+        for j in T.serial(8):
+            C[i, j] = A[B[i]] * X[j]
+    for i in T.serial(4):
+        for j in T.serial(8):
+            C[i, j] = C[i, j] + A[B[i]]
+''')
+
+
+def test_a_check_the_inner_loop_does_not_change_runs_before_it():
+    kernel = codegen.build(EMBED)
+    lines = kernel.source.split("def kernel(")[1].splitlines()
+    # Each check once per row, outside the loop over j: in the parallel loop through
+    # the flag array, in the serial one raising.
+    assert [line.strip() for line in lines if "_pp_" in line or "for j" in line] == [
+        "_ok = _pp_inside_1(_h, A.shape, 0, bounds_fail)", "for j in range(8):",
+        "_pp_index_1(_h_1, A.shape, 1)", "for j_1 in range(8):"]
+    assert "C[i, j] = (A[_h] if _ok else np.float32(0.0)) * X[j]" in kernel.source
+    args = [np.arange(16, dtype="float32"), np.array([1, 15, 0, 7], "int32"),
+            np.arange(8, dtype="float32"), np.zeros((4, 8), "float32")]
+    run_both(kernel, args)
+    for bad, element in (([1, 16, 0, 7], 16), ([1, 2, -17, 7], -17)):
+        args[1] = np.array(bad, "int32")
+        errors = [pytest.raises(BoundsCheckError, built, *copy(args)).value
+                  for built in (kernel, codegen.build(EMBED, target="python"))]
+        assert str(errors[0]) == str(errors[1]) == (
+            f"load of A[{element}] is outside its shape (16,) in 'embed' at <string>:7 "
+            "(as written: A[B[i]])")
