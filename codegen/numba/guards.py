@@ -9,7 +9,7 @@ indexing, which would turn a negative index into a real element
 
     C[i] = B[_pp_index_1(A[i], B.shape, 0)]
 
-    @numba.njit(cache=True, error_model="numpy")
+    @numba.njit(cache=True, error_model="numpy", inline="always")
     def _pp_index_1(i0, shape, number):
         if not (0 <= i0 < shape[0]):
             raise AssertionError("polypad.bounds", number, i0)
@@ -170,7 +170,9 @@ def store_lines(state: GuardState, printer, buffer: ir.Buffer, indices, name: st
 def _helper(axes: int, flagged: bool) -> str:
     index = [f"i{k}" for k in range(axes)]
     inside = " and ".join(f"0 <= i{k} < shape[{k}]" for k in range(axes))
-    head = '@numba.njit(cache=True, error_model="numpy")'
+    # Inlined in Numba's IR: a parallel loop's body calls a helper it does not inline
+    # (the gather in benchmarks/bench_bounds_guards.py ran 9x slower than unchecked).
+    head = '@numba.njit(cache=True, error_model="numpy", inline="always")'
     if not flagged:
         returned = index[0] if axes == 1 else ", ".join(index)
         return "\n".join([
