@@ -24,7 +24,7 @@ the precondition: an index isl cannot read (``A[B[i]]``, ``A[i * j]``, or one
 whose ``//``, ``%``, ``min`` or ``max`` may take a wrapped operand), and an
 access under a condition the model cannot read (``if B[i] > 0``, which may
 keep the instance from running).  They stay run-time questions
-(``codegen.build(f, boundscheck=True)``), and :attr:`BoundsPrecondition.decision`
+(``codegen.build`` checks them where they run), and :attr:`BoundsPrecondition.decision`
 is ``Unknown`` naming them.  :attr:`BoundsPrecondition.undecided` lists
 them one by one (each load or store, its buffer and indices as written, and
 why), which is what ``codegen.build`` guards at run time; every other access
