@@ -18,9 +18,10 @@ indexing, which would turn a negative index into a real element
 Numba runs a ``numba.prange`` loop that may raise serially, and an exception
 raised in a parallel region reaches Python as a ``SystemError``.  So inside
 one the failed check writes to a flag array instead (``_pp_inside_<axes>``:
-the check's number plus one, then the indices; the first writer wins, racily
-but harmlessly), the access is skipped (a load gives 0), and the kernel raises
-the same ``AssertionError`` after the loop::
+the check's number plus one, then the indices, where no failure is recorded
+yet; two threads failing at once may mix their records, an error is raised all
+the same), the access is skipped (a load gives 0), and the kernel raises the
+same ``AssertionError`` after the loop::
 
     bounds_fail = np.empty(2, np.int64)
     bounds_fail[0] = 0

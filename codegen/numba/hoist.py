@@ -5,10 +5,9 @@ A checked access whose index does not change in a serial loop -- the gather
 each iteration::
 
     _h = B[i]
-    if not (0 <= _h < A.shape[0]):
-        raise AssertionError("polypad.bounds", 0, _h)
+    _pp_index_1(_h, A.shape, 0)          # raises unless 0 <= _h < A.shape[0]
     for j in range(8):
-        C[i, j] = A[_h] * x[j]
+        C[i, j] = A[_h] * X[j]
 
 Inside a parallel loop's body the check before the loop records its failure
 in the flag array instead and keeps whether it passed, ``_ok``; the access
