@@ -37,6 +37,7 @@ _LAZY = {
     "check_block_bindings": "axis_bindings",
     "bounds_precondition": "precondition",
     "BoundsPrecondition": "precondition",
+    "UndecidedAccess": "precondition",
     "can_remove_conditional": "conditional",
     "Removable": "conditional",
 }

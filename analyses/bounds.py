@@ -82,9 +82,12 @@ class _Access:
         buffer = self.node.buffer
         text = f"{buffer.name}[{', '.join(show(i) for i in self.node.indices)}]"
         kind = "store to" if isinstance(self.node, n.BufferStore) else "load of"
+        return f"{kind} {text}{self.where()}"
+
+    def where(self) -> str:
+        """`` at f.py:4``, or nothing where the statement has no source span."""
         span = self.site.stmt.span
-        where = f" at {span.filename}:{span.line}" if span is not None else ""
-        return f"{kind} {text}{where}"
+        return f" at {span.filename}:{span.line}" if span is not None else ""
 
 
 @decider

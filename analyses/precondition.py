@@ -24,8 +24,11 @@ the precondition: an index isl cannot read (``A[B[i]]``, ``A[i * j]``, or one
 whose ``//``, ``%``, ``min`` or ``max`` may take a wrapped operand), and an
 access under a condition the model cannot read (``if B[i] > 0``, which may
 keep the instance from running).  They stay run-time questions
-(``codegen.build(f, boundscheck=True)``), and :attr:`BoundsPrecondition.decision`
-is ``Unknown`` naming them.
+(``codegen.build`` checks them where they run), and :attr:`BoundsPrecondition.decision`
+is ``Unknown`` naming them.  :attr:`BoundsPrecondition.undecided` lists
+them one by one (each load or store, its buffer and indices as written, and
+why), which is what ``codegen.build`` guards at run time; every other access
+is proved inside wherever the condition holds.
 
 >>> pre = bounds_precondition(f)
 >>> pp.script(pre.condition)         # 'n < 29'
@@ -52,6 +55,42 @@ from .program import program_of
 
 
 @dataclass(frozen=True, eq=False)
+class UndecidedAccess:
+    """One access the analysis could not prove inside its buffer, even where the
+    condition holds: ``node`` is the ``BufferLoad`` or ``BufferStore`` as written,
+    ``description`` says which (``load of A[B[i]] at f.py:5``), ``where`` where
+    (`` at f.py:5``, empty without a source span) and ``reason`` why."""
+
+    node: n.BufferLoad | n.BufferStore
+    description: str
+    reason: str
+    where: str = ""
+
+    @property
+    def buffer(self) -> n.Buffer:
+        return self.node.buffer
+
+    @property
+    def indices(self) -> tuple[n.Expr, ...]:
+        return tuple(self.node.indices)
+
+    @property
+    def is_store(self) -> bool:
+        return isinstance(self.node, n.BufferStore)
+
+    @property
+    def key(self) -> tuple:
+        """``(buffer, indices)``: equal for two accesses written alike."""
+        return access_key(self.node)
+
+
+def access_key(node: n.BufferLoad | n.BufferStore) -> tuple:
+    """``(buffer, indices)`` of an access: IR equality is exact (same variables and
+    buffers), so equal keys are accesses written alike in one function."""
+    return node.buffer, tuple(node.indices)
+
+
+@dataclass(frozen=True, eq=False)
 class BoundsPrecondition:
     """What :func:`bounds_precondition` found.
 
@@ -63,6 +102,13 @@ class BoundsPrecondition:
     the caller can pass.  ``decision`` is ``Refuted`` when no such value is
     allowed (the counterexample of the first access outside), ``Unknown``
     naming the accesses left to run time, else ``Proved``.
+
+    ``undecided`` are those accesses, in program order, one per access written
+    (an access that both leaves its buffer at some parameter values and has
+    no IR form for them is one too); ``proved`` are the keys
+    (:func:`access_key`) of the accesses proved inside wherever ``condition``
+    holds, each of whose every occurrence is (a key shared with an
+    undecided access is not among them).
     """
 
     condition: n.Expr
@@ -71,6 +117,8 @@ class BoundsPrecondition:
     decision: Proved | Refuted | Unknown
     _checker: Checker
     _outside: tuple  # (access, label, Outside), in program order
+    undecided: tuple[UndecidedAccess, ...] = ()
+    proved: frozenset = frozenset()
 
     @property
     def needed(self) -> bool:
@@ -113,6 +161,8 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
     program = checker.program
     outside: list = []
     reasons: list[str] = []
+    undecided: dict = {}  # id(node) -> UndecidedAccess, in program order
+    keys: set = set()
     first_site = None
     count = 0
     for site, label in zip(program.sites, statement_labels(f.body), strict=True):
@@ -130,6 +180,10 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                     outside.append((access, label, found))
                 if reason is not None and reason not in reasons:
                     reasons.append(reason)
+                if reason is not None and id(access.node) not in undecided:
+                    undecided[id(access.node)] = UndecidedAccess(
+                        access.node, access.describe(), reason, access.where())
+            keys.add(access_key(access.node))
     context = checker.extents.intersect(program.parameter_box())
     if first_site is not None:
         context = context.intersect(program.parameter_context(first_site))
@@ -149,8 +203,12 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                                "an index wraps around its integer type and may land inside")
     if condition is None:  # no IR form: nothing to check at run time
         allowed, condition = context, n.BoolImm(True)
-        reasons.append("the parameter values that keep every access inside have no IR "
-                       "form; nothing is checked at run time")
+        why = ("the parameter values that keep every access inside have no IR form; "
+               "the accesses that may leave their buffer are checked at run time")
+        reasons.append(why)
+        for access, _, _ in outside:
+            undecided.setdefault(id(access.node), UndecidedAccess(
+                access.node, access.describe(), why, access.where()))
     if outside and allowed.is_empty() and not context.is_empty():
         # The first access outside for a value the caller can pass.
         access, label, bad, buffer = next(
@@ -164,7 +222,10 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                                  f"{show(condition)}")
     else:
         decision = Proved("isl", f"{count} accesses stay inside their buffers")
-    return BoundsPrecondition(condition, allowed, context, decision, checker, tuple(outside))
+    left = tuple(undecided.values())
+    proved = frozenset(keys - {u.key for u in left})
+    return BoundsPrecondition(condition, allowed, context, decision, checker, tuple(outside),
+                              left, proved)
 
 
 def _allowed(context: isl.Set, bad: list[isl.Map], program) -> tuple[isl.Set, n.Expr | None]:

@@ -7,6 +7,7 @@
 >>> codegen.targets()             # ('numba', 'python', 'cuda')
 >>> codegen.build(f, target="cuda")    # numba.cuda kernels; numpy or device arrays
 >>> codegen.build(f, check_assumptions=True, boundscheck=True)   # for debugging
+>>> codegen.build(f, boundscheck=False)   # unsafe: not even the undecided accesses checked
 >>> codegen.build(f, fastmath=None)    # strict IEEE: bitwise the reference's floats
 >>> codegen.build(f, vector_width=256) # LLVM's vectors at most 256 bits wide
 
@@ -28,6 +29,7 @@ from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
 
 from . import timing
+from .bounds_guards import plan as plan_guards
 from .cuda import CudaTarget
 from .kernel import Kernel
 from .numba import NumbaTarget, cache_dir
@@ -72,8 +74,17 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     fine), and each call tests it, once, before anything runs: a call outside
     it raises :class:`~polypad.errors.OutOfBoundsError` naming the condition,
     the values and an access that would leave its buffer.  An access the
-    analysis cannot decide, such as one with a data-dependent index, is
-    built unchecked, and ``Kernel.bounds`` says why.
+    analysis cannot decide -- a data-dependent index (``B[A[i]]``), one in
+    which ``min``, ``//`` or ``%`` may take a wrapped operand, all of them
+    when the analysis runs out of time -- is named in ``Kernel.bounds`` and
+    checked where it runs, and only those (:mod:`codegen.bounds_guards`):
+    an index outside its buffer raises the
+    :class:`~polypad.errors.BoundsCheckError` the reference executor raises
+    for that access, naming the buffer, the element and the access as
+    written.  The Numba and cuda targets take ``boundscheck``: ``None``, the
+    default, checks those; ``True`` checks every access; ``False`` checks
+    none, which is unsafe (an index outside its buffer reads or writes other
+    memory, a negative one an element from the end).
 
     ``check_assumptions=True`` checks every ``T.assume`` at run time (the
     reference executor always does) and raises
@@ -105,9 +116,11 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
       be reordered.  A value that is no int raises
       :class:`~polypad.errors.BuildArgumentError`, another width
       :class:`~polypad.errors.ArgumentValueError`.
-    - ``boundscheck=True`` turns on Numba's bounds checks, for data-dependent
-      indices, and raises :class:`~polypad.errors.BoundsCheckError`; parallel
-      loops it checks run serially.
+    - ``boundscheck``: as above.  The checks of undecided accesses keep a
+      parallel loop parallel (a flag array, raised after the loop) and run
+      once before an inner loop that does not change their index;
+      ``boundscheck=True`` adds Numba's own bounds checks on every access,
+      and its parallel loops run serially.
 
     The reference executor (``target="python"``) takes ``fastmath=None`` or
     ``False`` and ``boundscheck``, which ask for nothing it does not do
@@ -131,6 +144,8 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
         every = ("for every parameter value its assumptions allow, some access is outside "
                  "its buffer, e.g. " if cex.params else "")
         raise OutOfBoundsError(f"cannot build {func.name!r}: {every}{cex}", evidence=cex)
+    # The accesses left undecided are checked where they run (codegen.bounds_guards).
+    chosen.guards = plan_guards(found, lowered, getattr(chosen, "boundscheck", None))
     made = chosen.executable(lowered, check)
     return Kernel(lowered, target=target, source=made.source, bounds=bounds,
                   precondition=check.condition if check is not None else BoolImm(True),

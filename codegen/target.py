@@ -19,6 +19,11 @@ target made (:mod:`codegen.calling`), and timing.  A target says:
 - :meth:`Target.lowered`, how it lowers: by default :func:`~codegen.lower`;
   the ``cuda`` target, which proves its barriers on the lowered function,
   keeps the top-level assumptions' facts over the parameters there;
+- :attr:`Target.guards`, set by ``codegen.build`` before it calls
+  :meth:`Target.executable`: the accesses the target's code must check at
+  run time (:mod:`codegen.bounds_guards`), those the bounds analysis could
+  not prove inside their buffer, or None.  A target that cannot check them
+  leaves them unchecked (the reference executor checks every access anyway);
 - :meth:`Target.executable`, what it makes of a lowered function: an
   :class:`Executable`, with the source it generated (if any), how to load or
   compile it (lazily, on the first call or :meth:`~codegen.Kernel.compile`),
@@ -43,6 +48,7 @@ from polypad.errors import ArgumentTypeError, ArgumentValueError, BuildArgumentE
 from polypad.ir.nodes import PrimFunc
 from polypad.semantics.lowering import lower
 
+from .bounds_guards import BoundsGuards
 from .precondition import CallCheck
 
 
@@ -88,6 +94,9 @@ class Target(ABC):
     #: Whether every build checks the ``T.assume`` statements, as if
     #: ``check_assumptions=True`` had been asked.
     checks_assumptions: ClassVar[bool] = False
+    #: The run-time bounds checks of the build (set by ``codegen.build``; see the
+    #: module docstring), or None.
+    guards: BoundsGuards | None = None
 
     def lowered(self, func: PrimFunc, *, check_assumptions: bool) -> PrimFunc:
         """``func`` lowered for this target (:func:`polypad.semantics.lowering.lower`,

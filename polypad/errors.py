@@ -182,8 +182,9 @@ class RaceError(BuildError):
 
 class BoundsCheckError(ExecutionError, IndexError):
     """A run-time access outside a buffer: always in the reference executor, and
-    in a Numba kernel built with ``boundscheck=True``.  An ``IndexError`` too,
-    as numpy would raise."""
+    in a Numba or cuda kernel where the bounds analysis could not prove the
+    access inside (every access with ``boundscheck=True``).  An ``IndexError``
+    too, as numpy would raise."""
 
 
 class AssumptionError(ExecutionError):

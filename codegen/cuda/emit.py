@@ -45,10 +45,12 @@ from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 from polypad.semantics.lowering import is_check
 
+from ..bounds_guards import BoundsGuards
 from ..source_text import AND
 from .batch import MAX_BATCH, batch, movable
 from .compact import INDEX_VARS
 from .expr import ExprPrinter, Names, constant, numpy_type
+from .guards import FLAG, CudaGuards, store_lines
 from .registers import promotable
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
@@ -249,6 +251,9 @@ class _Kernel:
                     if not stmt.buffer.dtype.startswith("float"):  # Numba would widen it
                         value = f"{numpy_type(stmt.buffer.dtype)}({value})"
                     self.line(depth, f"{register} = {value}")
+                elif self.expr.checked(stmt.buffer, stmt.indices, stmt):
+                    for text in self.checked_store(stmt):
+                        self.line(depth, text)
                 elif id(stmt) in self.atomics and stmt.buffer.scope != "local":
                     self.line(depth, self.atomic(stmt, self.atomics[id(stmt)]))
                 else:
@@ -277,11 +282,26 @@ class _Kernel:
             case _:
                 raise BuildError(f"the cuda target cannot emit {type(stmt).__name__}")
 
-    def atomic(self, store: ir.BufferStore, combiner: str) -> str:
-        """``cuda.atomic.add(X, (i, j), v)`` for an atomic update (:mod:`analyses.gpu_atomics`)."""
+    def checked_store(self, store: ir.BufferStore) -> list[str]:
+        """The lines of ``store`` checked at run time (:mod:`.guards`)."""
+        indices = [self.expr.fold(i) for i in store.indices]
+        name = self.names(store.buffer)
+
+        def statement(local: list[str]) -> str:
+            if id(store) in self.atomics and store.buffer.scope != "local":
+                return self.atomic(store, self.atomics[id(store)], local)
+            return f"{name}[{', '.join(local)}] = {self.expr(store.value)}"
+
+        return store_lines(self.expr.guard, self.expr, store.buffer, indices, self.names,
+                           statement)
+
+    def atomic(self, store: ir.BufferStore, combiner: str,
+               texts: list[str] | None = None) -> str:
+        """``cuda.atomic.add(X, (i, j), v)`` for an atomic update (:mod:`analyses.gpu_atomics`);
+        ``texts``, when given, are the index's texts."""
         op = ATOMICS[combiner][0]
         update = update_of(store)
-        texts = [self.expr(i) for i in store.indices]
+        texts = [self.expr(i) for i in store.indices] if texts is None else texts
         index = texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
         return (f"cuda.atomic.{op}({self.names(store.buffer)}, {index}, "
                 f"{self.expr(update.operand)})")
@@ -320,6 +340,8 @@ class _Kernel:
         kept = []  # elements in registers for the loop's length (.registers)
         if not [axis for axis in self.spread if axis not in axes]:  # every thread runs it
             for buffer, indices in promotable(loop, self.plan, self.atomics, set(self.boxes)):
+                if self.expr.checked(buffer, indices):
+                    continue  # its write-back would need a check of its own: left in memory
                 name = self.names.fresh(f"{self.names(buffer)}_reg")
                 memory = self.expr.load(buffer, indices)
                 self.line(depth, f"{name} = {memory}")
@@ -423,15 +445,22 @@ def _launch_function(index: int, launch: Launch, expr: ExprPrinter, scalars: lis
             f"    return ({', '.join(dims[:3])}), ({', '.join(dims[3:])})")
 
 
-def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
+def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
+         guards: BoundsGuards | None = None) -> str:
     """The module text for lowered ``func`` with the barriers of ``plan``: kernels
-    ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``."""
+    ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``.  With
+    ``guards``, the accesses they name are checked at run time and every kernel
+    takes the flag array last (:mod:`.guards`)."""
     from .compact import local_layout
 
     boxes, direct = local_layout(func)
     unwritten = set(unwritten_shared_reads(func, "local"))
     names = Names()
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
+    checks = None
+    if guards is not None:
+        checks = CudaGuards(guards, names.fresh(FLAG))
+        params.append(checks.flag)
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     constants = _alignment_constants(func)
     parts = [HEADER] if constants is None else [
@@ -446,6 +475,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
             continue
         kernel = _Kernel(plan, launch, names, params, boxes, widening)
         kernel.expr.direct = direct
+        kernel.expr.guard = checks
         kernel.unwritten = unwritten
         kernel.index = index
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
@@ -456,5 +486,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False) -> str:
         parts.append(kernel.text(launch.index, fastmath, plan.structure.lets))
         parts.append(_launch_function(launch.index, launch, kernel.expr, scalars))
         entries.append(f"(kernel_{launch.index}, launch_{launch.index})")
+    if checks is not None:
+        parts[1:1] = checks.helper_sources()  # before the kernels that call them
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")
     return "\n\n\n".join(parts) + "\n"

@@ -29,6 +29,7 @@ from polypad.model.ranges import Ranges
 from ..source_text import ADD, ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
+from .guards import CudaGuards, load_text
 from .scalars import ElementAccesses
 
 _BINARY = BINARY
@@ -87,6 +88,8 @@ class ExprPrinter(CommonExprs):
         #: The accesses of such buffers, each printed as a placeholder that the kernel
         #: resolves once every access is known (:mod:`.scalars`).
         self.elements = ElementAccesses()
+        #: The run-time bounds checks to write (:mod:`.guards`), or None.
+        self.guard: CudaGuards | None = None
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -137,6 +140,11 @@ class ExprPrinter(CommonExprs):
         if register is not None:
             return register
         direct = self.direct.get(id(node)) if node is not None else None
+        if self.checked(buffer, indices, node):
+            zero = constant(0, buffer.dtype)[0]
+            text = load_text(self.guard, self, buffer, [self.fold(i) for i in indices],
+                             self.names(buffer), zero)
+            return self.moved.get(text, text)
         if direct is not None:
             folded = [self.fold(i) for i in direct]
             text = f"{self.names(buffer)}[{', '.join(self(i) for i in folded)}]"
@@ -165,6 +173,14 @@ class ExprPrinter(CommonExprs):
             return text
         folded = [_fold(i, self.constants) if dtypes.is_int(i.dtype) else i for i in indices]
         return self.elements.access(buffer, folded, text)
+
+    def checked(self, buffer: ir.Buffer, indices, node=None) -> bool:
+        """Whether the access ``buffer[indices]`` is checked at run time (:mod:`.guards`):
+        one the plan names, of a whole buffer, not kept in a register."""
+        return (self.guard is not None and self.guard.needs(buffer, indices)
+                and (buffer, tuple(indices)) not in self.registers
+                and (node is None or id(node) not in self.direct)
+                and buffer not in self.offsets and not self.scalarizable(buffer))
 
     def load_of(self, expr: ir.BufferLoad) -> str:
         return self.load(expr.buffer, expr.indices, expr)

@@ -18,6 +18,7 @@ from polypad.errors import ArgumentError, BuildError, MissingDependencyError
 from polypad.ir.nodes import Buffer, PrimFunc, Var
 from polypad.semantics.values import numpy_dtype
 
+from ..bounds_guards import BoundsGuards, bounds_error, max_axes
 from .cache import load_module
 
 
@@ -41,9 +42,13 @@ def _simulated(cuda) -> bool:
     return bool(getattr(config, "ENABLE_CUDASIM", False))
 
 
-def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
+def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
+         guards: BoundsGuards | None = None):
     """Compile ``source`` (from :mod:`.emit`) and return the host function that runs
-    its kernels on a call's checked arguments."""
+    its kernels on a call's checked arguments.  With ``guards`` (the run-time bounds
+    checks the source was emitted with, :mod:`.guards`) each call passes the kernels
+    a zeroed flag array and raises the :class:`~polypad.errors.BoundsCheckError` of
+    the first check it records, after the launches."""
     cuda = import_cuda()
     # From a file, so that numba-cuda's on-disk cache keeps the compiled kernels.
     kernels = load_module(source)["KERNELS"]
@@ -65,6 +70,10 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
             shape = tuple(args[func.params.index(e)] if isinstance(e, Var) else e
                           for e in buffer.shape)
             device.append(_device_zeros(cuda, shape, numpy_dtype(buffer.dtype)))
+        fail = None
+        if guards is not None:
+            fail = cuda.to_device(np.zeros(1 + max_axes(func), np.int64))
+            device.append(fail)
         values = [args[k] for k in scalars]
         for kernel, launch in kernels:
             grid, block = launch(*values)
@@ -81,6 +90,11 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer]):
                     "install numpy<2.5, as the polypad[cuda] extra does") from error
         for moved, value in copies:
             moved.copy_to_host(value)
+        if fail is not None:
+            recorded = fail.copy_to_host()  # waits for the kernels
+            if recorded[0] != 0:
+                raise bounds_error(func, guards, int(recorded[0]) - 1, recorded[1:],
+                                   list(args))
         # With the caller's device arrays alone the call returns once the kernels are
         # queued on the legacy default stream. Where it made device arrays of its own
         # (copies of numpy arguments, the buffers the host allocates) it waits for the

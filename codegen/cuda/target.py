@@ -6,11 +6,15 @@ The loops bound to GPU axes (``T.thread_binding``, ``T.launch_thread``,
 where ``cuda.syncthreads()`` is needed and refuses a race no barrier can
 order (:class:`~polypad.errors.RaceError`, whose ``evidence`` names both
 instances, both threads and the element); :mod:`.emit` writes the module and
-:mod:`.runtime` compiles and launches it.  Its one option:
+:mod:`.runtime` compiles and launches it.  Its options:
 
 - ``fastmath``: ``False`` (the default) or ``True``, Numba's CUDA fast-math
   (approximate division, square roots and transcendental functions, flushed
-  denormals).
+  denormals);
+- ``boundscheck``: ``None``, the default, checks at run time exactly the
+  accesses the bounds analysis could not prove inside their buffer, through
+  a flag array the host reads after the launches (:mod:`.guards`); ``True``
+  checks every access; ``False`` none, which is unsafe.
 
 Shared buffers that a read may find unwritten are zero-filled first, as the
 reference executor fills every allocation (:mod:`polypad.transform.shared_zero_fill`).
@@ -32,7 +36,7 @@ from __future__ import annotations
 from analyses.evidence import Refuted
 from analyses.gpu_cross_thread import cross_thread_reductions
 from analyses.gpu_sync import plan_barriers
-from polypad.arguments import wrong_type
+from polypad.arguments import expect, wrong_type
 from polypad.errors import BuildArgumentError, BuildError, RaceError
 from polypad.ir.nodes import PrimFunc
 from polypad.semantics.lowering import checked_assumptions, lower
@@ -52,13 +56,17 @@ class CudaTarget(Target):
     """numba.cuda on an NVIDIA GPU, or on Numba's simulator (see the module docstring)."""
 
     name = "cuda"
-    options = ("fastmath",)
+    options = ("fastmath", "boundscheck")
 
-    def __init__(self, *, fastmath: bool = False):
+    def __init__(self, *, fastmath: bool = False, boundscheck: bool | None = None):
         if not isinstance(fastmath, bool):
             raise wrong_type(fastmath, "fastmath", "codegen.build", "True or False",
                              error=BuildArgumentError)
         self.fastmath = fastmath
+        #: ``None`` (the undecided accesses checked), ``True`` (every access) or
+        #: ``False`` (none: unsafe); see :mod:`.guards`.
+        self.boundscheck = expect(boundscheck, (bool, None), "boundscheck", "codegen.build",
+                                  error=BuildArgumentError)
 
     def lowered(self, func: PrimFunc, *, check_assumptions: bool) -> PrimFunc:
         """``func`` lowered keeping its top-level assumptions' parameter facts (see
@@ -86,10 +94,11 @@ class CudaTarget(Target):
             cex = plan.counterexample
             raise RaceError(f"cannot build {func.name!r} for cuda: {_construct(func, cex)}"
                             f"{cex}", evidence=cex)
-        source = emit(func, plan, fastmath=self.fastmath)
+        guards = self.guards
+        source = emit(func, plan, fastmath=self.fastmath, guards=guards)
         host, written = host_buffers(plan), written_buffers(func)
-        return Executable(load=lambda: load(func, source, host, written), source=source,
-                          device_arrays=True)
+        return Executable(load=lambda: load(func, source, host, written, guards),
+                          source=source, device_arrays=True)
 
 
 def _construct(func: PrimFunc, cex) -> str:

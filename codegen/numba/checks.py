@@ -38,10 +38,22 @@ the reference executor raises for the same failure.
   :class:`~polypad.errors.LoopRangeError` of
   :func:`~polypad.semantics.loop_ranges.range_error`.
 
+- An access the bounds analysis could not prove inside its buffer
+  (:mod:`.guards`), where it runs::
+
+      raise AssertionError("polypad.bounds", 0, i0)
+
+  with the check's number (:meth:`codegen.bounds_guards.BoundsGuards.number`)
+  and the index on each axis.  It becomes the
+  :class:`~polypad.errors.BoundsCheckError` the reference executor raises for
+  that access, with the shape of the argument array.  Inside a parallel loop
+  the check records the failure in a flag array and the same error is raised
+  after the loop, so the loop stays parallel.
+
 Under ``boundscheck=True`` Numba raises a bare ``IndexError``, which becomes
 a :class:`~polypad.errors.BoundsCheckError`.
 
-A parallel loop that holds a check runs serially: Numba does not
+A parallel loop that holds any other check runs serially: Numba does not
 parallelize a loop that may raise, and an exception raised from a parallel
 region reaches Python as a ``SystemError``.
 """
@@ -62,9 +74,11 @@ from polypad.semantics.loop_ranges import range_error
 from polypad.semantics.lowering import checked_assumptions
 from polypad.semantics.values import convert
 
+from ..bounds_guards import BoundsGuards, bounds_error
 from ..loop_ranges import checked_loops
 from ..precondition import CallCheck, exact_source
 from ..source_text import ADD
+from .guards import MARKER as BOUNDS_MARKER
 from .pyexpr import ExprPrinter, constant
 
 #: The first argument of the ``AssertionError`` each kind of failed check raises.
@@ -118,17 +132,21 @@ def precondition_lines(check: CallCheck, name: Callable[[ir.Var], str]) -> list[
             f"    raise AssertionError({args})"]
 
 
-def kernel_error(func: PrimFunc, precondition: CallCheck | None, error: BaseException,
+def kernel_error(func: PrimFunc, precondition: CallCheck | None,
+                 guards: BoundsGuards | None, error: BaseException,
                  args: list) -> PolypadError | None:
     """The polypad error for what the Numba kernel of lowered ``func`` raised, or None.
 
     ``precondition`` is the bounds precondition the kernel tests itself, if
-    any; ``args`` are the (checked) arguments of the call, and the buffers
-    among them hold the state the kernel stopped in.
+    any, ``guards`` the accesses it checks (:mod:`.guards`), if any; ``args``
+    are the (checked) arguments of the call, and the buffers among them hold
+    the state the kernel stopped in.
     """
     kind = error.args[0] if isinstance(error, AssertionError) and error.args else None
     if kind == PRECONDITION_MARKER and precondition is not None:
         return precondition.error([int(v) for v in error.args[1:]])
+    if kind == BOUNDS_MARKER and guards is not None:
+        return bounds_error(func, guards, int(error.args[1]), error.args[2:], args)
     if kind == MARKER:
         stmt = checked_assumptions(func)[error.args[1]]
         variables = free_vars(stmt.value.args[0])
@@ -147,3 +165,4 @@ def kernel_error(func: PrimFunc, precondition: CallCheck | None, error: BaseExce
             f"boundscheck: {error}); the reference executor, codegen.build(f, "
             "target='python'), names the access and the indices")
     return None
+

@@ -54,7 +54,9 @@ executor zero-fills too, so both targets agree even on a program that reads
 before writing.
 
 The bounds precondition of the function, when it has one, is tested once in
-the kernel's first lines (:mod:`codegen.precondition`, :mod:`.checks`).
+the kernel's first lines (:mod:`codegen.precondition`, :mod:`.checks`); an
+access the analysis left undecided, where it runs or before the loop it does
+not depend on (:mod:`.guards`, :mod:`.hoist`), parallel loops kept parallel.
 
 A ``T.assume`` still in the lowered function (``check_assumptions=True``) is
 emitted as a check that raises (:mod:`.checks`); a parallel loop holding one
@@ -67,6 +69,8 @@ as a ``SystemError``.
 
 from __future__ import annotations
 
+from functools import partial
+
 from polypad.errors import BuildError
 from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
@@ -76,6 +80,7 @@ from polypad.ir.visitor import walk
 from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 from polypad.semantics.vector_lanes import lanes_innermost
 
+from ..bounds_guards import BoundsGuards, max_axes
 from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
 from ..source_text import ADD, ATOM, COMPARE, MUL
@@ -84,12 +89,14 @@ from .checks import check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
+from .guards import GuardState, flag_array, helper_checks
+from .hoist import hoist_checks
 from .lane_chunks import lane_chunks
 from .lane_rotation import lane_rotation, lanes_per_vector, rotated, skew_text
 from .names import Names
-from .pyexpr import SPLIT, ExprPrinter, numpy_type
+from .pyexpr import SPLIT, ExprPrinter
 from .slp import MARK as SLP_MARK
-from .stack import stack_elements
+from .stack import zero_filled
 
 #: Longest constant-bound loop that ``T.unroll`` writes out.
 MAX_UNROLL = 64
@@ -102,7 +109,7 @@ KERNEL_NAME = "kernel"
 
 class _Emitter:
     def __init__(self, func: PrimFunc, boundscheck: bool, fastmath: str | None,
-                 precondition: CallCheck | None = None):
+                 precondition: CallCheck | None = None, guards: BoundsGuards | None = None):
         self.func = func
         self.precondition = precondition
         self.boundscheck = boundscheck
@@ -117,6 +124,8 @@ class _Emitter:
         self.names = Names()
         self.expr = ExprPrinter(self.names)
         self.expr.out, self.expr.part = self.line, self.part
+        if guards is not None:  # the accesses to check at run time (:mod:`.guards`)
+            self.expr.guard = GuardState(guards, 1 + max_axes(func))
         self.helpers: list[str] = []
         self.helper_names: dict[str, str] = {}
         self.current: Function | None = None
@@ -142,7 +151,8 @@ class _Emitter:
         if any(isinstance(node, ir.For) and node.kind is ForKind.VECTORIZED
                for node in walk(self.func.body)):
             header += f"\n\n{SLP_MARK}"
-        parts = [header, *self.helpers, kernel.text()]
+        checks = self.expr.guard.helper_sources() if self.expr.guard is not None else []
+        parts = [header, *checks, *self.helpers, kernel.text()]
         return "\n\n\n".join(parts) + "\n"
 
     def line(self, depth: int, text: str) -> None:
@@ -182,8 +192,8 @@ class _Emitter:
             case ir.IfThenElse():
                 self.if_(stmt, depth, "if")
             case ir.BufferStore():
-                self.line(depth, f"{self.expr.load(stmt.buffer, stmt.indices)} = "
-                                 f"{self.expr(stmt.value)}")
+                for text in self.expr.store(stmt.buffer, stmt.indices, stmt.value):
+                    self.line(depth, text)
             case ir.LetStmt():
                 self.expr.bound(stmt.var, stmt.value, stmt.value)
                 if any(v in self.expr.parallel_vars for v in walk(stmt.value)
@@ -212,20 +222,11 @@ class _Emitter:
                 raise BuildError(f"the numba target cannot emit {type(stmt).__name__}")
 
     def allocate(self, buf: Buffer, depth: int) -> None:
-        """``buf`` zero-filled: on the stack when it is small and of constant shape
-        (:mod:`.stack`), else on the heap, 64-byte aligned (:mod:`.aligned`)."""
-        shape = ", ".join(self.expr(as_expr(e)) for e in buf.shape)
-        shape += "," if len(buf.shape) == 1 else ""
-        count = stack_elements(buf)
-        if count is not None:
-            self.uses_stack = True
-            self.line(depth, f"{self.names(buf)} = numba.carray(_pp_stack_zeros({count}, "
-                             f"{numpy_type(buf.dtype)}), ({shape}))")
-            return
-        self.uses_heap = True
-        count = " * ".join(f"({self.expr(as_expr(e))})" for e in buf.shape)
-        self.line(depth, f"{self.names(buf)} = _pp_aligned_zeros({count}, "
-                         f"{numpy_type(buf.dtype)}).reshape(({shape}))")
+        """``buf`` zero-filled, on the stack or the heap (:func:`.stack.zero_filled`)."""
+        text, on_stack = zero_filled(buf, self.expr, self.names)
+        self.uses_stack |= on_stack
+        self.uses_heap |= not on_stack
+        self.line(depth, text)
 
     def if_(self, stmt: ir.IfThenElse, depth: int, keyword: str) -> None:
         self.line(depth, f"{keyword} {self.expr(stmt.condition)}:")
@@ -277,7 +278,8 @@ class _Emitter:
         for buffer, indices, _ in promoted:
             del self.expr.scalars[buffer]
             self.promoted.discard(buffer)
-            self.line(depth, f"{self.expr.load(buffer, indices)} = {names[buffer]}")
+            for text in self.expr.store(buffer, indices, names[buffer]):
+                self.line(depth, text)
 
     def accumulators(self, loop: ir.For, depth: int, before
                      ) -> list[tuple[Buffer, tuple, bool]]:
@@ -349,6 +351,10 @@ class _Emitter:
         prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
                   and not (self.boundscheck or has_check(loop)
                            or holds_check(loop, self.range_checks)))
+        # Checks that need not run at each iteration, before the loop (:mod:`.hoist`).
+        hoisted = hoist_checks(loop, self.expr, partial(self.line, depth),
+                               not prange and self.positive(loop))
+        header = len(self.current.lines)  # where a flag array goes (:func:`.guards.flag_array`)
         if prange:
             self.current.parallel = True
             if loop.extent.dtype.startswith("uint"):
@@ -380,9 +386,13 @@ class _Emitter:
         self.in_prange += prange
         if prange:
             self.expr.parallel_vars.add(loop.var)
-        self.block(loop.body, depth + 1)
+        with flag_array(self.expr.guard, prange, self.current.lines, header, depth,
+                        self.names):
+            self.block(loop.body, depth + 1)
         if prange:
             self.expr.parallel_vars.discard(loop.var)
+        for key in hoisted:
+            del self.expr.hoisted[key]
         self.in_prange -= prange
         self.current.loops -= 1
 
@@ -463,7 +473,8 @@ class _Emitter:
                                           boundscheck=self.boundscheck,
                                           serial=outer.serial or self.in_prange > 0,
                                           fastmath=self.fastmath)
-        self.stmt(stmt, 1)
+        with helper_checks(self.expr, params, args):  # the flag array, where it is used
+            self.stmt(stmt, 1)
         self.current = outer
         self.expr.subst.update(saved)
         self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")
@@ -480,13 +491,15 @@ def _check_supported(func: PrimFunc) -> None:
 
 @deep_entry
 def emit(func: PrimFunc, *, boundscheck: bool = False,
-         fastmath: str | None = DEFAULT, precondition: CallCheck | None = None) -> str:
+         fastmath: str | None = DEFAULT, precondition: CallCheck | None = None,
+         guards: BoundsGuards | None = None) -> str:
     """The Python module text for lowered ``func``; its kernel is ``kernel``.
 
     ``boundscheck=True`` turns on Numba's bounds checks in every function;
     ``fastmath`` is a mode of :mod:`.fastmath` (``None``, ``"contract"`` or
     ``"full"``); ``precondition`` is tested in the kernel's first lines
-    (:func:`.checks.precondition_lines`).
+    (:func:`.checks.precondition_lines`); ``guards`` says which accesses to
+    check at run time (:mod:`.guards`), None for none.
     """
     _check_supported(func)
-    return _Emitter(func, boundscheck, fastmath, precondition).module()
+    return _Emitter(func, boundscheck, fastmath, precondition, guards).module()

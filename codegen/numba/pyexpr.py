@@ -56,6 +56,7 @@ from polypad.model.ranges import Ranges, wrap
 from ..source_text import ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
+from .guards import GuardState, load_text, store_lines
 from .names import Names
 
 _BINARY = BINARY
@@ -127,6 +128,11 @@ class ExprPrinter(CommonExprs):
         #: The counters of the parallel loops being printed, and the lets computed
         #: from them (see :meth:`load`).
         self.parallel_vars: set[Var] = set()
+        #: The run-time bounds checks to write (:mod:`.guards`), or None; the accesses
+        #: checked before the loop being written (:mod:`.hoist`): ``(buffer, indices)``
+        #: to the locals holding the index and whether the check passed (or None).
+        self.guard: GuardState | None = None
+        self.hoisted: dict[tuple, tuple[list[str], str | None]] = {}
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -290,11 +296,35 @@ class ExprPrinter(CommonExprs):
         """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
         if buffer in self.scalars:
             return self.scalars[buffer]
+        hoisted = self.hoisted.get((buffer, tuple(indices)))
+        if hoisted is not None:
+            text = f"{self.names(buffer)}[{', '.join(hoisted[0])}]"
+            zero = constant(0, buffer.dtype)[0]
+            return text if hoisted[1] is None else f"({text} if {hoisted[1]} else {zero})"
+        if self.guard is not None and self.guard.needs(buffer, indices):
+            return load_text(self.guard, self, buffer, indices, self.names(buffer))
         texts = [self(i) for i in indices]
         if texts and self._unsigned(indices[-1], texts[-1]):
             texts[-1] = f"np.uint64({texts[-1]})"
         inner = ", ".join(texts) if texts else "()"
         return f"{self.names(buffer)}[{inner}]"
+
+    def store(self, buffer: ir.Buffer, indices, value: ir.Expr | str) -> list[str]:
+        """The lines (unindented) storing ``value`` (an expression, or the text of
+        one) to ``buffer[indices]`` (or to the local holding it), checked where
+        :mod:`.guards` says.  The target is printed before the value."""
+        def text() -> str:
+            return value if isinstance(value, str) else self(value)
+
+        hoisted = self.hoisted.get((buffer, tuple(indices)))
+        if buffer not in self.scalars and hoisted is not None:
+            target = f"{self.names(buffer)}[{', '.join(hoisted[0])}] = {text()}"
+            return [target] if hoisted[1] is None else [f"if {hoisted[1]}:", f"    {target}"]
+        if (buffer not in self.scalars and self.guard is not None
+                and self.guard.needs(buffer, indices)):
+            return store_lines(self.guard, self, buffer, indices, self.names(buffer), text)
+        target = self.load(buffer, indices)
+        return [f"{target} = {text()}"]
 
     def _unsigned(self, index: ir.Expr, text: str) -> bool:
         """Whether to write the last index as unsigned: where it is computed from a

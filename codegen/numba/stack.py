@@ -28,6 +28,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from polypad.ir.operators import as_expr
+
+from .pyexpr import numpy_type
+
 #: Largest allocation, in bytes, kept on the stack; a larger one goes to the heap
 #: (worker threads' stacks are small, and a large tile gains nothing in registers).
 MAX_STACK_BYTES = 16384
@@ -77,3 +81,18 @@ def python_stack_zeros(count: int, dtype) -> np.ndarray:
     """What ``stack_zeros(count, dtype)`` followed by ``numba.carray`` gives, in plain
     Python: ``count`` zeros, for running emitted source without Numba (tests)."""
     return np.zeros(count, dtype=dtype)
+
+
+def zero_filled(buf, expr, names) -> tuple[str, bool]:
+    """The line (unindented) allocating ``buf`` zero-filled, and whether it is on the
+    stack: there when it is small and of constant shape, else on the heap, 64-byte
+    aligned (:mod:`.aligned`); ``expr`` prints the extents, ``names`` names arrays."""
+    shape = ", ".join(expr(as_expr(e)) for e in buf.shape)
+    shape += "," if len(buf.shape) == 1 else ""
+    count = stack_elements(buf)
+    if count is not None:
+        return (f"{names(buf)} = numba.carray(_pp_stack_zeros({count}, "
+                f"{numpy_type(buf.dtype)}), ({shape}))"), True
+    count = " * ".join(f"({expr(as_expr(e))})" for e in buf.shape)
+    return (f"{names(buf)} = _pp_aligned_zeros({count}, "
+            f"{numpy_type(buf.dtype)}).reshape(({shape}))"), False

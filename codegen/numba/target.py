@@ -10,8 +10,12 @@ them:
 - ``vector_width``: the widest SIMD vectors LLVM may use, in bits, ``256``
   or ``512`` (:mod:`.vector_width`); ``None``, the default, takes the width
   measured fastest: 512 on a CPU with AVX-512, LLVM's own choice elsewhere;
-- ``boundscheck``: Numba's bounds checks, for data-dependent indices
-  (:mod:`.checks`); parallel loops then run serially.
+- ``boundscheck``: ``None``, the default, checks at run time exactly the
+  accesses the bounds analysis could not prove inside their buffer
+  (:mod:`.guards`); ``True`` checks every access (Numba's own bounds checks
+  besides, and parallel loops then run serially); ``False`` checks none,
+  which is unsafe: an undecided access outside its buffer reads or writes
+  whatever memory is there (a negative index wraps to an element from the end).
 
 The module is emitted now (:mod:`.emit`), written to the kernel cache and
 compiled on the first call (:mod:`.compiler`), and run safely from threads
@@ -25,6 +29,8 @@ from __future__ import annotations
 
 from functools import partial
 
+from polypad.arguments import expect
+from polypad.errors import BuildArgumentError
 from polypad.ir.nodes import PrimFunc
 
 from ..precondition import CallCheck
@@ -45,20 +51,22 @@ class NumbaTarget(Target):
     options = ("fastmath", "vector_width", "boundscheck")
 
     def __init__(self, *, fastmath: bool | str | None = DEFAULT_FASTMATH,
-                 vector_width: int | None = None, boundscheck: bool = False):
+                 vector_width: int | None = None, boundscheck: bool | None = None):
         #: The fast-math mode: ``None``, ``"contract"`` or ``"full"``.
         self.fastmath = fastmath_mode(fastmath)
         #: The vector width in bits, ``None`` for LLVM's choice.
         self.vector_width = resolve_width(vector_width)
-        self.boundscheck = boundscheck
+        #: ``None`` (the undecided accesses checked), ``True`` or ``False``.
+        self.boundscheck = expect(boundscheck, (bool, None), "boundscheck", "codegen.build",
+                                  error=BuildArgumentError)
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
         in_kernel = precondition if precondition is not None and precondition.fits_int64 \
             else None
-        source = emit(func, boundscheck=self.boundscheck, fastmath=self.fastmath,
-                      precondition=in_kernel)
+        source = emit(func, boundscheck=self.boundscheck is True, fastmath=self.fastmath,
+                      precondition=in_kernel, guards=self.guards)
         width = self.vector_width
         return Executable(load=lambda: compile_kernel(func, source, width), source=source,
                           tests_precondition=in_kernel is not None,
-                          explain=partial(kernel_error, func, in_kernel),
+                          explain=partial(kernel_error, func, in_kernel, self.guards),
                           runnable=partial(runnable, width=width))

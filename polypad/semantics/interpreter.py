@@ -145,9 +145,8 @@ class _Interpreter:
             if not 0 <= k < extent:
                 inside = False
         if not inside:
-            raise BoundsCheckError(
-                f"{what} {buffer.name}[{', '.join(map(str, index))}] is outside its shape "
-                f"{array.shape} in {self.func.name!r}{_where(self.stmt)}")
+            raise BoundsCheckError(outside_message(
+                what, buffer, indices, index, array.shape, self.func.name, _where(self.stmt)))
         return index
 
     # -- expressions --------------------------------------------------------
@@ -231,6 +230,19 @@ class _Interpreter:
 _UNBOUND = object()
 #: Float width in bytes -> the bound below which it holds every integer exactly.
 _EXACT_INTEGERS = {4: 2.0 ** 24, 8: 2.0 ** 53}
+
+
+def outside_message(what: str, buffer: Buffer, indices, values, shape, func_name: str,
+                    where: str) -> str:
+    """What a :class:`BoundsCheckError` says, in the reference executor and in a
+    compiled kernel alike: ``load of B[-128] is outside its shape (128,) in 'f' at
+    f.py:5 (as written: B[T.min(i + 2, n - 1)])`` -- the element, then the access as
+    written."""
+    written = ", ".join(show(i).strip() for i in indices)
+    extents = ", ".join(str(x) for x in shape) + ("," if len(shape) == 1 else "")
+    return (f"{what} {buffer.name}[{', '.join(str(int(v)) for v in values)}] is outside its "
+            f"shape ({extents}) in {func_name!r}{where} "
+            f"(as written: {buffer.name}[{written}])")
 
 
 def _where(stmt: Stmt | None) -> str:

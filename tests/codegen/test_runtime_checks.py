@@ -248,11 +248,10 @@ def test_boundscheck_catches_a_bad_data_dependent_index(target):
     with pytest.raises(BoundsCheckError) as info:
         kernel(a, np.array([0, 1, 9, 2], "int32"), c)
     assert isinstance(info.value, IndexError) and isinstance(info.value, ExecutionError)
-    if target == "python":
-        assert str(info.value) == ("load of A[9] is outside its shape (4,) in 'gather' "
-                                   "at <string>:6")
-    else:
-        assert "outside its shape (Numba boundscheck: index is out of bounds)" in str(info.value)
+    # The undecided access is checked by polypad's own test, before Numba's: the same
+    # message as the reference executor's.
+    assert str(info.value) == ("load of A[9] is outside its shape (4,) in 'gather' "
+                               "at <string>:6 (as written: A[B[i]])")
 
 
 @numba
@@ -282,8 +281,10 @@ def v(A: T.Buffer((4, 4), "float32"), B: T.Buffer((4,), "int32")):
     assert "boundscheck=True" in flags["_pp_vector_0"]
     flags = decorators(codegen.build(f, fastmath="full").source)
     assert "boundscheck=False" in flags["_pp_vector_0"]
-    # Written in place under the other modes: the kernel's own flag covers it.
-    assert decorators(codegen.build(f, boundscheck=True).source) == {
+    # Written in place under the other modes: the kernel's own flag covers it (the
+    # helpers that check the undecided accesses index no buffer).
+    flags = decorators(codegen.build(f, boundscheck=True).source)
+    assert {name: flag for name, flag in flags.items() if not name.startswith("_pp_index_")} == {
         "kernel": "numba.njit(cache=True, fastmath={'contract'}, boundscheck=True, "
                   "error_model='numpy')"}
 

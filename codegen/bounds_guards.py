@@ -1,0 +1,129 @@
+"""Which accesses a compiled kernel checks at run time: those the bounds analysis
+could not prove inside their buffer, and nothing else.
+
+:func:`analyses.bounds_precondition` proves most accesses inside their
+buffer, wherever the precondition a call is checked against holds.  What it
+cannot decide -- a data-dependent index (``B[A[i]]``), one that is not
+affine, one in which ``min``, ``//`` or ``%`` may take a wrapped operand
+(``B[T.min(i + 2, n - 1)]`` over ``int8``) -- it lists one by one
+(:attr:`~analyses.BoundsPrecondition.undecided`).  A target's code checks
+exactly those, each time it runs one: ``0 <= index < extent`` on every
+axis, the index computed once, and a failure raises the
+:class:`~polypad.errors.BoundsCheckError` the reference executor raises for
+the same access (:meth:`BoundsGuards.error`).
+
+The analysis reads the function as written, the kernel runs it lowered
+(:mod:`polypad.semantics.lowering`).  Lowering keeps an ordinary access as it
+is (IR equality is exact: the same buffer, the same index expressions over
+the same variables), so an access of the lowered function is left unchecked
+only when its ``(buffer, indices)`` is among the
+:attr:`~analyses.BoundsPrecondition.proved` ones.  An access lowering (or the
+emitter) writes anew -- a vector's lanes, a view's flat index -- is checked
+as an undecided one: more checks than needed, never fewer.  A function whose
+every access is proved gets no check at all; one whose analysis ran out of
+time gets one on every access.
+"""
+
+from __future__ import annotations
+
+from analyses.evidence import Unknown
+from polypad.errors import BoundsCheckError
+from polypad.ir import nodes as ir
+from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.ir.visitor import walk
+from polypad.semantics.interpreter import outside_message
+
+
+class BoundsGuards:
+    """The run-time bounds checks of one build.
+
+    ``proved`` are the access keys (``(buffer, indices)``) proved inside;
+    ``everything`` checks every access (no analysis to trust);
+    ``undecided`` are the analysis's :class:`~analyses.UndecidedAccess` list,
+    for the source location in messages.  An emitter asks :meth:`needs` for
+    each access it writes and :meth:`number` for the number its check passes
+    when it fails; :meth:`error` turns that number and the index values into
+    polypad's error.
+    """
+
+    def __init__(self, func: ir.PrimFunc, proved: frozenset = frozenset(),
+                 undecided: tuple = (), everything: bool = False) -> None:
+        self.func = func
+        self.proved = proved
+        self.everything = everything
+        self._where = {u.key: u.where for u in undecided}
+        #: The checked accesses, numbered as :meth:`number` gave them out:
+        #: ``(buffer, indices, is_store)``.
+        self.accesses: list[tuple[ir.Buffer, tuple, bool]] = []
+        self._numbers: dict[tuple, int] = {}
+
+    def needs(self, buffer: ir.Buffer, indices) -> bool:
+        """Whether the access ``buffer[indices]`` is checked."""
+        if not indices:
+            return False  # a 0-d buffer's one element
+        return self.everything or (buffer, tuple(indices)) not in self.proved
+
+    def number(self, buffer: ir.Buffer, indices, is_store: bool) -> int:
+        """The number of the check of ``buffer[indices]`` (one per distinct access)."""
+        key = (buffer, tuple(indices), is_store)
+        if key not in self._numbers:
+            self._numbers[key] = len(self.accesses)
+            self.accesses.append(key)
+        return self._numbers[key]
+
+    def error(self, number: int, values, shape) -> BoundsCheckError:
+        """The error of check ``number`` failing with index ``values`` on an array of
+        ``shape``, worded as the reference executor's."""
+        buffer, indices, is_store = self.accesses[number]
+        values = [int(v) for v in values][:len(indices)]
+        where = self._where.get((buffer, indices), "")
+        return BoundsCheckError(outside_message(
+            "store to" if is_store else "load of", buffer, indices, values, shape,
+            self.func.name, where))
+
+
+def plan(found, lowered: ir.PrimFunc, mode: bool | None) -> BoundsGuards | None:
+    """The checks of a build of ``lowered``, given what
+    :func:`analyses.bounds_precondition` ``found`` on the function as written
+    (an ``Unknown`` when it ran out of time) and the build's ``boundscheck``
+    ``mode``: ``None`` (the default) checks the undecided accesses, ``False``
+    nothing, ``True`` every access.  None when nothing is checked."""
+    if mode is False:
+        return None
+    if isinstance(found, Unknown):
+        return BoundsGuards(lowered, everything=True)
+    if mode is True:
+        return BoundsGuards(lowered, undecided=found.undecided, everything=True)
+    if not found.undecided:
+        return None
+    return BoundsGuards(lowered, found.proved, found.undecided)
+
+
+def bounds_error(func: PrimFunc, guards: BoundsGuards, number: int, values,
+                 args: list) -> BoundsCheckError:
+    """The error of failed bounds check ``number`` with index ``values``, on the
+    call's arguments ``args`` (the array's shape is read from them)."""
+    buffer = guards.accesses[number][0]
+    arrays = {p: a for p, a in zip(func.params, args, strict=True) if isinstance(p, Buffer)}
+    array = arrays.get(buffer)  # a parameter's; else the shape the function gives
+    shape = tuple(array.shape) if array is not None else tuple(
+        _extent(e, func, args) for e in buffer.shape)
+    return guards.error(number, values, shape)
+
+
+def _extent(extent, func: PrimFunc, args: list) -> int | str:
+    """A buffer extent's value in a call: a constant, or a scalar argument."""
+    if isinstance(extent, ir.Var) and extent in func.params:
+        return int(args[func.params.index(extent)])
+    if isinstance(extent, ir.IntImm):
+        return int(extent.value)
+    return extent if isinstance(extent, int) else extent.name  # a let's value: its name
+
+
+def max_axes(func: ir.PrimFunc) -> int:
+    """The most axes of any buffer of ``func``: a flag array records a failed check's
+    index in that many slots after its number."""
+    buffers = [p for p in func.params if isinstance(p, ir.Buffer)]
+    buffers += [x.buffer for x in walk(func.body) if isinstance(x, (ir.Allocate,
+                                                                    ir.DeclBuffer))]
+    return max((len(b.shape) for b in buffers), default=1)

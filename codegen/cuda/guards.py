@@ -1,0 +1,101 @@
+"""Run-time bounds checks in a ``numba.cuda`` kernel: the accesses the bounds
+analysis could not prove inside their buffer (:mod:`codegen.bounds_guards`).
+
+A CUDA kernel cannot raise.  Every kernel of a build with checks takes one
+more parameter, ``bounds_fail``, a small ``int64`` device array the host
+makes zero for each call.  A check that fails records itself there -- the
+check's number plus one, swapped in atomically where the array holds 0, so
+that the first failure wins, then its index on each axis -- and the access
+is skipped: a store does not happen, a load reads element 0 instead (of a
+buffer with no elements, which may be, it reads nothing and gives 0).  After
+the launches the host reads the array and raises the
+:class:`~polypad.errors.BoundsCheckError` the reference executor raises for
+that access (:mod:`.runtime`)::
+
+    C[i] = A[_pp_at_1(B[i], A.shape, 0, bounds_fail)] * np.float32(2.0)
+
+    _g = B[i]
+    if _pp_inside_1(_g, D.shape, 1, bounds_fail):
+        D[_g] = C[i]
+
+The index is computed once per access.  Only accesses of whole buffers are
+checked (the parameters, and what the host or a kernel allocates); a local
+buffer that :mod:`.compact` cuts to a thread's box, or that lives in
+registers, is indexed by a form isl wrote and is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from polypad.ir import nodes as ir
+
+from ..bounds_guards import BoundsGuards
+
+#: The name of the kernels' flag-array parameter.
+FLAG = "bounds_fail"
+
+
+class CudaGuards:
+    """The checks of one build's kernels: the plan, the flag array's name, the
+    device helpers used."""
+
+    def __init__(self, guards: BoundsGuards, flag: str) -> None:
+        self.guards = guards
+        self.flag = flag
+        self.helpers: set[tuple[str, int]] = set()
+
+    def needs(self, buffer: ir.Buffer, indices) -> bool:
+        return self.guards.needs(buffer, indices)
+
+    def helper_sources(self) -> list[str]:
+        return [_helper(kind, axes) for kind, axes in sorted(self.helpers)]
+
+    def _call(self, kind: str, buffer: ir.Buffer, indices, texts: list[str], name: str,
+              is_store: bool, extra: str = "") -> str:
+        number = self.guards.number(buffer, indices, is_store)
+        self.helpers.add((kind, len(texts)))
+        shape = "" if kind == "none" else f"{name}.shape, "
+        return (f"_pp_{kind}_{len(texts)}({', '.join(texts)}, {shape}{number}, "
+                f"{self.flag}{extra})")
+
+
+def load_text(state: CudaGuards, printer, buffer: ir.Buffer, indices, name: str,
+              zero: str) -> str:
+    """The checked load of ``buffer[indices]`` (``name`` is the array's, ``zero`` the
+    text of its dtype's zero)."""
+    texts = [printer(i) for i in indices]
+    text = f"{name}[{state._call('at', buffer, indices, texts, name, False)}]"
+    if all(isinstance(e, int) and e > 0 for e in buffer.shape):
+        return text
+    # No element to read in place of a bad one where the buffer is empty.
+    empty = state._call("none", buffer, indices, texts, name, False, f", {zero}")
+    return f"({text} if {name}.size != 0 else {empty})"
+
+
+def store_lines(state: CudaGuards, printer, buffer: ir.Buffer, indices, names,
+                statement: Callable[[list[str]], str]) -> list[str]:
+    """The lines (unindented) of a checked store: the index once in locals, the test,
+    then ``statement(locals)``, the store written with those locals as its index."""
+    texts = [printer(i) for i in indices]
+    local = [names.fresh("_g") for _ in texts]
+    lines = [f"{g} = {t}" for g, t in zip(local, texts, strict=True)]
+    test = state._call("inside", buffer, indices, local, names(buffer), True)
+    return [*lines, f"if {test}:", f"    {statement(local)}"]
+
+
+def _helper(kind: str, axes: int) -> str:
+    index = [f"i{k}" for k in range(axes)]
+    inside = " and ".join(f"0 <= i{k} < shape[{k}]" for k in range(axes))
+    record = ["    if cuda.atomic.compare_and_swap(fail, 0, number + 1) == 0:",
+              *(f"        fail[{k + 1}] = i{k}" for k in range(axes))]
+    head = "@cuda.jit(device=True)"
+    if kind == "none":
+        return "\n".join([head, f"def _pp_none_{axes}({', '.join(index)}, number, fail, zero):",
+                          *record, "    return zero"])
+    found, missed = ("True", "False") if kind == "inside" else (
+        index[0] if axes == 1 else ", ".join(index), "0" if axes == 1 else
+        ", ".join("0" for _ in index))
+    return "\n".join([head, f"def _pp_{kind}_{axes}({', '.join(index)}, shape, number, fail):",
+                      f"    if {inside}:", f"        return {found}", *record,
+                      f"    return {missed}"])

@@ -1,0 +1,192 @@
+"""Run-time bounds checks in a Numba kernel: the accesses the bounds analysis
+could not prove inside their buffer (:mod:`codegen.bounds_guards`).
+
+Each checked access computes its index once and tests ``0 <= index <
+extent`` on every axis against the array's own shape -- before Numba's
+indexing, which would turn a negative index into a real element
+(``B[-128]``).  In serial code the index goes through a helper that raises
+(``_pp_index_<axes>``)::
+
+    C[i] = B[_pp_index_1(A[i], B.shape, 0)]
+
+    @numba.njit(cache=True, error_model="numpy", inline="always")
+    def _pp_index_1(i0, shape, number):
+        if not (0 <= i0 < shape[0]):
+            raise AssertionError("polypad.bounds", number, i0)
+        return i0
+
+Numba runs a ``numba.prange`` loop that may raise serially, and an exception
+raised in a parallel region reaches Python as a ``SystemError``.  So inside
+one the failed check writes to a flag array instead (``_pp_inside_<axes>``:
+the check's number plus one, then the indices, where no failure is recorded
+yet; two threads failing at once may mix their records, an error is raised all
+the same), the access is skipped (a load gives 0), and the kernel raises the
+same ``AssertionError`` after the loop::
+
+    bounds_fail = np.empty(2, np.int64)
+    bounds_fail[0] = 0
+    for i in numba.prange(4):
+        C[i] = (lambda _g: B[_g] if _pp_inside_1(_g, B.shape, 0, bounds_fail)
+                else np.float32(0.0))(A[i])
+    if bounds_fail[0] != 0:
+        raise AssertionError("polypad.bounds", bounds_fail[0] - 1, bounds_fail[1])
+
+A helper function written for a statement inside the loop (a deep nest, a
+vectorized loop under full fast-math, a piece of a long expression) takes
+the flag array as a parameter.  The call wrapper turns the error into the
+:class:`~polypad.errors.BoundsCheckError` the reference executor raises for
+that access (:func:`.checks.kernel_error`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from polypad.ir import nodes as ir
+
+from ..bounds_guards import BoundsGuards
+from ..source_text import constant
+
+#: The first argument of the ``AssertionError`` a failed bounds check raises.
+MARKER = "polypad.bounds"
+
+
+class GuardState:
+    """What the emitter needs to write the checks of one build: the plan, the flag
+    array of the parallel loop being written (if any), and the helpers used."""
+
+    def __init__(self, guards: BoundsGuards, width: int) -> None:
+        self.guards = guards
+        self.width = width  # of the flag array: 1 + the most axes of any buffer
+        self.fail: str | None = None  # the flag array's name inside a prange body
+        self.uses = 0  # checks written against the flag array
+        self.helpers: set[tuple[int, bool]] = set()  # (axes, flagged)
+
+    def needs(self, buffer: ir.Buffer, indices) -> bool:
+        return self.guards.needs(buffer, indices)
+
+    def call(self, buffer: ir.Buffer, name: str, indices, texts: list[str],
+             is_store: bool) -> str:
+        """``_pp_index_<k>(i0, ..., B.shape, number)``: the checked index (serial)."""
+        number = self.guards.number(buffer, indices, is_store)
+        self.helpers.add((len(texts), False))
+        return f"_pp_index_{len(texts)}({', '.join(texts)}, {name}.shape, {number})"
+
+    def test(self, buffer: ir.Buffer, name: str, indices, params: list[str],
+             is_store: bool) -> str:
+        """``_pp_inside_<k>(g0, ..., B.shape, number, fail)``: whether the index is
+        inside, recording it in the flag array where not (a prange body)."""
+        number = self.guards.number(buffer, indices, is_store)
+        self.helpers.add((len(params), True))
+        self.uses += 1
+        return (f"_pp_inside_{len(params)}({', '.join(params)}, {name}.shape, {number}, "
+                f"{self.fail})")
+
+    def helper_sources(self) -> list[str]:
+        """The module's check helpers that the kernel uses."""
+        return [_helper(axes, flagged) for axes, flagged in sorted(self.helpers)]
+
+    def open_lines(self) -> list[str]:  # before the parallel loop
+        # Not np.zeros: Numba turns that into a parallel loop of its own, and the
+        # failures recorded through a helper's parameter were then lost (Numba 0.68).
+        return [f"{self.fail} = np.empty({self.width}, np.int64)", f"{self.fail}[0] = 0"]
+
+    def close_lines(self) -> list[str]:
+        values = ", ".join(f"{self.fail}[{k}]" for k in range(1, self.width))
+        return [f"if {self.fail}[0] != 0:",
+                f"    raise AssertionError({MARKER!r}, {self.fail}[0] - 1, {values})"]
+
+
+@contextmanager
+def flag_array(state: GuardState | None, prange: bool, lines: list[str], header: int,
+               depth: int, names) -> Iterator[None]:
+    """Around the body of a loop being written to ``lines`` at ``depth``, its header
+    at line ``header``: for the
+    outermost ``numba.prange`` of a kernel with checks, a flag array the checks
+    inside record a failure in, allocated before the loop (the line is removed
+    again if no check used it) and tested after it."""
+    if state is None or not prange or state.fail is not None:
+        yield
+        return
+    state.fail = names.fresh("bounds_fail")
+    uses = state.uses
+    opened = ["    " * depth + text for text in state.open_lines()]
+    lines[header:header] = opened
+    try:
+        yield
+        if state.uses == uses:
+            for text in opened:  # by value: a line may have been inserted above them
+                lines.remove(text)
+        else:
+            lines.extend("    " * depth + text for text in state.close_lines())
+    finally:
+        state.fail = None
+
+
+@contextmanager
+def helper_checks(printer, params: list[str], args: list[str]) -> Iterator[None]:
+    """Around the writing of a helper function with ``params``, called with ``args``:
+    a check inside it that uses the flag array (a prange body's) gets the array as
+    a parameter; a check moved before a loop around the call (:mod:`.hoist`) is not
+    seen inside (its locals are not passed)."""
+    state = printer.guard
+    uses = state.uses if state is not None else 0
+    hoisted, printer.hoisted = printer.hoisted, {}
+    try:
+        yield
+    finally:
+        printer.hoisted = hoisted
+    if state is not None and state.uses > uses:
+        params.append(state.fail)
+        args.append(state.fail)
+
+
+def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str) -> str:
+    """The checked load of ``buffer[indices]`` (``name`` is the array's)."""
+    texts = [printer(i) for i in indices]
+    if state.fail is None:
+        return f"{name}[{state.call(buffer, name, indices, texts, False)}]"
+    params = [printer.names.fresh("_g") for _ in texts]
+    zero = constant(0, buffer.dtype, "numba")[0]
+    test = state.test(buffer, name, indices, params, False)
+    return (f"(lambda {', '.join(params)}: {name}[{', '.join(params)}] if {test} "
+            f"else {zero})({', '.join(texts)})")
+
+
+def store_lines(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,
+                value: Callable[[], str]) -> list[str]:
+    """The lines (unindented) of the checked store to ``buffer[indices]`` of the
+    value ``value()`` prints (after the indices)."""
+    texts = [printer(i) for i in indices]
+    if state.fail is None:
+        target = f"{name}[{state.call(buffer, name, indices, texts, True)}]"
+        return [f"{target} = {value()}"]
+    params = [printer.names.fresh("_g") for _ in texts]
+    lines = [f"{p} = {t}" for p, t in zip(params, texts, strict=True)]
+    test = state.test(buffer, name, indices, params, True)
+    return [*lines, f"if {test}:", f"    {name}[{', '.join(params)}] = {value()}"]
+
+
+def _helper(axes: int, flagged: bool) -> str:
+    index = [f"i{k}" for k in range(axes)]
+    inside = " and ".join(f"0 <= i{k} < shape[{k}]" for k in range(axes))
+    # Inlined in Numba's IR: a parallel loop's body calls a helper it does not inline
+    # (the gather in benchmarks/bench_bounds_guards.py ran 9x slower than unchecked).
+    head = '@numba.njit(cache=True, error_model="numpy", inline="always")'
+    if not flagged:
+        returned = index[0] if axes == 1 else ", ".join(index)
+        return "\n".join([
+            head, f"def _pp_index_{axes}({', '.join(index)}, shape, number):",
+            f"    if not ({inside}):",
+            f"        raise AssertionError({MARKER!r}, number, {', '.join(index)})",
+            f"    return {returned}"])
+    records = [f"        fail[{k + 1}] = i{k}" for k in range(axes)]
+    return "\n".join([
+        head, f"def _pp_inside_{axes}({', '.join(index)}, shape, number, fail):",
+        f"    if {inside}:",
+        "        return True",
+        "    if fail[0] == 0:",
+        "        fail[0] = number + 1",
+        *records,
+        "    return False"])

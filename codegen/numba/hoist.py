@@ -1,0 +1,114 @@
+"""Bounds checks out of the loop they do not depend on (:mod:`.guards`).
+
+A checked access whose index does not change in a serial loop -- the gather
+``A[B[i]]`` in ``for j`` -- is checked once, before the loop, instead of at
+each iteration::
+
+    _h = B[i]
+    _pp_index_1(_h, A.shape, 0)          # raises unless 0 <= _h < A.shape[0]
+    for j in range(8):
+        C[i, j] = A[_h] * X[j]
+
+Inside a parallel loop's body the check before the loop records its failure
+in the flag array instead and keeps whether it passed, ``_ok``; the access
+reads ``(A[_h] if _ok else 0)``.  Only where that is exact: the loop surely
+runs (else the check would fail where no access runs), the access is in a
+statement directly in the loop's body and outside every lazy operand
+(``Select``, ``and``, ``or``), so that every iteration runs it, and its index
+reads no variable bound inside the loop and no buffer the loop stores to, so
+that every iteration computes the same value.  A failure is then reported
+before the loop's first iteration instead of in it, and when another check
+in the loop would fail too, that one may be the one reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from polypad.ir import nodes as ir
+from polypad.ir.visitor import children, walk
+
+from .guards import GuardState
+
+
+def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
+                 ) -> list[tuple]:
+    """Write the checks that can go before ``loop`` (through ``line``), where the
+    loop surely ``runs`` and the kernel has checks, and make ``printer`` read the
+    accesses through them; returns their keys, for the caller to forget after the
+    loop."""
+    state = printer.guard
+    if state is None or not runs:
+        return []
+    keys = []
+    for access in hoistable(loop, state):
+        lines, held = hoisted_lines(access, state, printer)
+        for text in lines:
+            line(text)
+        keys.append((access.buffer, tuple(access.indices)))
+        printer.hoisted[keys[-1]] = held
+    return keys
+
+
+def hoistable(loop: ir.For, state: GuardState) -> list[ir.BufferLoad | ir.BufferStore]:
+    """The checked accesses of ``loop``'s body whose check can go before it (distinct
+    by ``(buffer, indices)``, in order)."""
+    bound = {x.var for x in walk(loop) if isinstance(x, (ir.For, ir.LetStmt, ir.Let))}
+    stored = {x.buffer for x in walk(loop.body) if isinstance(x, ir.BufferStore)}
+    body = loop.body.stmts if isinstance(loop.body, ir.SeqStmt) else (loop.body,)
+    found: dict[tuple, ir.BufferLoad | ir.BufferStore] = {}
+    for stmt in body:
+        if not isinstance(stmt, ir.BufferStore):
+            continue
+        candidates = [*_eager_loads(stmt.value), *(x for i in stmt.indices
+                                                    for x in _eager_loads(i)), stmt]
+        for access in candidates:
+            key = (access.buffer, tuple(access.indices))
+            if key in found or not state.needs(*key):
+                continue
+            reads = [x for i in access.indices for x in walk(i)]
+            if any(isinstance(x, ir.Var) and x in bound for x in reads):
+                continue
+            if any(isinstance(x, ir.BufferLoad) and x.buffer in stored for x in reads):
+                continue
+            found[key] = access
+    return list(found.values())
+
+
+def hoisted_lines(access: ir.BufferLoad | ir.BufferStore, state: GuardState, printer
+                  ) -> tuple[list[str], tuple[list[str], str | None]]:
+    """The lines (unindented) that compute and check ``access``'s index before the
+    loop, and what the access then reads: the index's locals and, inside a parallel
+    loop's body, the local saying whether the check passed."""
+    buffer, indices = access.buffer, tuple(access.indices)
+    is_store = isinstance(access, ir.BufferStore)
+    name = printer.names(buffer)
+    local = [printer.names.fresh("_h") for _ in indices]
+    lines = [f"{h} = {printer(i)}" for h, i in zip(local, indices, strict=True)]
+    if state.fail is None:
+        lines.append(f"{state.call(buffer, name, indices, local, is_store)}")
+        return lines, (local, None)
+    ok = printer.names.fresh("_ok")
+    lines.append(f"{ok} = {state.test(buffer, name, indices, local, is_store)}")
+    return lines, (local, ok)
+
+
+def _eager_loads(e: ir.Expr) -> list[ir.BufferLoad]:
+    """The loads of ``e`` that every evaluation of ``e`` runs (not in a lazy operand)."""
+    out: list[ir.BufferLoad] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        match x:
+            case ir.Select(condition=c):
+                stack.append(c)
+            case ir.And(a=a) | ir.Or(a=a):
+                stack.append(a)
+            case ir.Let():
+                stack.append(x.value)  # its body reads the let's variable
+            case ir.BufferLoad():
+                out.append(x)
+                stack.extend(x.indices)
+            case _:
+                stack.extend(c for c in children(x) if isinstance(c, ir.Expr))
+    return out
