@@ -4,12 +4,15 @@ The first call of a ``cuda`` kernel compiles it: Numba's front end (bytecode
 to Numba IR, typing, lowering to LLVM IR), LLVM IR printed as text, NVVM
 (LLVM IR to PTX), and, on a GPU, the driver's assembler at load time (PTX to
 SASS, which ``ptxas`` does here).  This script times each stage for the
-default SGEMM 4096³ and conv layer schedules (``--variants``: SGEMM with the
-step unrolled fully, and with ``vector=4``, too) by compiling for ``--cc`` (default 9.0) through
+default SGEMM 4096³, conv layer and elementwise schedules (``--variants``:
+SGEMM with the step unrolled fully and with ``vector=4``, the elementwise
+kernel in runs of 4 and 2, too) by compiling for ``--cc`` (default 9.0) through
 numba-cuda's own entry points, one stage at a time, and prints one row per
 kernel: the stages, ptxas's registers and spills, the PTX's fma count
-(the proxy that the kernel stayed as good) and its loads from shared memory
-by width (four, two or one float per instruction).
+(the proxy that the kernel stayed as good), its loads from shared memory
+by width (four, two or one value per instruction) and its loads and stores
+of global memory by width.  ``--match REGEX`` compiles only the kernels whose
+labels it matches.
 
 ``--save DIR`` writes each kernel's emitted source into ``DIR``;
 ``--compare DIR`` also compiles the sources saved there (by another
@@ -32,7 +35,7 @@ of one compile in a process that has already compiled a small kernel
 (Numba's own start is not in them); compare rows from the same run.
 
 Run: ``LD_LIBRARY_PATH=... python benchmarks/bench_cuda_compile.py
-[--variants] [--save DIR] [--compare DIR]``.
+[--variants] [--match REGEX] [--save DIR] [--compare DIR]``.
 """
 
 from __future__ import annotations
@@ -234,7 +237,8 @@ def warm_up(cc) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variants", action="store_true", help="also SGEMM with k_unroll=8")
+    parser.add_argument("--variants", action="store_true",
+                        help="also the SGEMM and elementwise variants")
     parser.add_argument("--cc", default="9.0", help="compute capability (default 9.0)")
     parser.add_argument("--save", type=Path, help="write each kernel's source here")
     parser.add_argument("--compare", type=Path, help="also compile the sources saved here")

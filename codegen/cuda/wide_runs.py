@@ -66,8 +66,6 @@ class WideRun:
     store: bool = False
     #: The loads of the store that go wide, by ``id`` of the node.
     loads: set[int] = field(default_factory=set)
-    #: The variable of the vectorized loop.
-    var: ir.Var | None = None
 
 
 def wide_runs(found: Batch, aligned) -> list[WideRun]:
@@ -75,19 +73,18 @@ def wide_runs(found: Batch, aligned) -> list[WideRun]:
     ``aligned(buffer, nbytes)`` says whether ``buffer`` starts on a multiple of
     ``nbytes`` (its scope and what the call checks)."""
     written = {id(store.buffer) for _, store in found.copies}
-    out = []
+    out, claimed = [], set()  # the copies in a run already (nested vectorized loops)
     for loop in found.lanes:
         lanes = loop.extent.value
         k = 0
         while k + lanes <= len(found.copies):
-            run = _run_at(found, k, loop.var, lanes)
-            if run is None:
+            if claimed & set(range(k, k + lanes)) or _run_at(found, k, loop.var, lanes) is None:
                 k += 1
                 continue
             constants, store = found.copies[k]
             fixed = {var: ir.IntImm(value, var.dtype) for var, value in constants.items()
                      if var is not loop.var}
-            found_run = WideRun(k, lanes, var=loop.var)
+            found_run = WideRun(k, lanes)
             found_run.store = (_wide(store.buffer, store.indices, loop.var, lanes, fixed,
                                      aligned)
                                and not any(isinstance(x, ir.BufferLoad)
@@ -101,6 +98,7 @@ def wide_runs(found: Batch, aligned) -> list[WideRun]:
                         found_run.loads.add(id(x))
             if found_run.store or found_run.loads:
                 out.append(found_run)
+                claimed.update(range(k, k + lanes))
             k += lanes
     return out
 

@@ -217,3 +217,15 @@ def test_the_default_sgemm_has_no_wide_access():
     source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8)).func,
                            target="cuda").source
     assert "_pp_wide" not in source
+
+
+def test_nested_vectorized_loops_go_wide_by_the_inner_one():
+    func = pp.parse(RUN.format(value="A[4 * t + v] * T.float32(3)").replace(
+        "        for v in T.vectorized(4):\n            B[4 * t + v] = A[4 * t + v]",
+        "        for u in T.vectorized(2):\n            for w in T.vectorized(2):\n"
+        "                B[4 * t + 2 * u + w] = A[4 * t + 2 * u + w]"))
+    source = codegen.build(func, target="cuda").source
+    assert source.count("_pp_wide.load2(") == 2 and source.count("_pp_wide.store2(") == 2
+    assert "load4" not in source
+    gpu, ref = K.run_both(func, K.inputs(func))
+    np.testing.assert_array_equal(gpu[1], ref[1])
