@@ -124,6 +124,9 @@ def sgemm_schedules(size: int, variants: bool) -> list:
                     matmul.schedule_cuda(func, through_registers=True)))
         out.append(("8x8 per thread in runs of 4 (shared loads of 4 floats), double-buffered",
                     matmul.schedule_cuda(func, vector=4)))
+        out.append(("8x8 per thread in runs of 4, double-buffered, tile copies and C in "
+                    "runs of 4 (global loads and stores of 4 floats)",
+                    matmul.schedule_cuda(func, vector=4, wide_copies=True)))
     return out
 
 

@@ -97,6 +97,8 @@ def schedules(variants: bool) -> list[tuple[str, object]]:
         out.append(("SGEMM, vector=4", matmul.schedule_cuda(sgemm, vector=4).func))
         out.append(("SGEMM, vector=4, k_unroll=4",
                     matmul.schedule_cuda(sgemm, vector=4, k_unroll=4).func))
+        out.append(("SGEMM, vector=4, wide_copies",
+                    matmul.schedule_cuda(sgemm, vector=4, wide_copies=True).func))
     return out
 
 

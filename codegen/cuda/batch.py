@@ -73,9 +73,10 @@ def batch(loop: ir.For, plan, atomics: dict, full) -> Batch | None:
     for _, store in found.copies:
         if id(store) in atomics:
             return None
-    if not any(movable(x, written) for _, store in found.copies
-               for part in (store.value, *store.indices) for x in walk(part)):
+    if not found.lanes and not any(movable(x, written) for _, store in found.copies
+                                   for part in (store.value, *store.indices) for x in walk(part)):
         return None  # no load of memory to overlap: registers and constants only
+        # (vectorized lanes may still store in runs: .wide_runs decides)
     return found
 
 
