@@ -115,8 +115,8 @@ def test_sgemm_in_runs_of_consecutive_rows_and_columns():
 @pytest.mark.parametrize("shape, options", [
     ((8, 16, 8), dict(vector=4, k_unroll=2)),  # double-buffered, runs of 4
     ((6, 10, 5), dict(vector=2)),  # partial tiles at every edge
-    ((8, 16, 8), dict(vector=4, wide_copies=True)),  # tile copies and C in runs
-    ((6, 12, 5), dict(vector=2, wide_copies=True)),  # partial tiles, runs of 2
+    ((8, 8, 4), dict(vector=4, wide_copies=True)),  # tile copies and C in runs
+    ((6, 8, 3), dict(vector=2, wide_copies=True)),  # partial tiles, runs of 2
 ])
 def test_sgemm_runs_double_buffered_and_with_partial_tiles(shape, options):
     func = matmul.matmul(*shape)
