@@ -35,8 +35,9 @@ Run: ``python benchmarks/bench_cuda.py [--quick] [--only sgemm,conv,rowsum,eleme
 [--variants] [--ptx]``.  The default run takes about a minute on an H200
 (schedules ~15 s, compiles ~20 s, the rest timing); ``--variants`` adds the
 SGEMM variants (single-buffered, 4 x 4 per thread with the step unrolled
-fully, the tiles staged through registers, outputs in runs of 4) and the conv layer's (the step
-unrolled by 2, double-buffered, also through registers), with compiles of up
+fully, the tiles staged through registers, outputs in runs of 4), the conv layer's (the step
+unrolled by 2, double-buffered, also through registers) and the elementwise
+kernel's (runs of 4 moved by 16-byte loads and stores), with compiles of up
 to 20 s each.  ``bench_cuda_sweep.py`` times the whole grid the defaults were
 chosen from.
 """
@@ -123,6 +124,9 @@ def sgemm_schedules(size: int, variants: bool) -> list:
                     matmul.schedule_cuda(func, through_registers=True)))
         out.append(("8x8 per thread in runs of 4 (shared loads of 4 floats), double-buffered",
                     matmul.schedule_cuda(func, vector=4)))
+        out.append(("8x8 per thread in runs of 4, double-buffered, tile copies and C in "
+                    "runs of 4 (global loads and stores of 4 floats)",
+                    matmul.schedule_cuda(func, vector=4, wide_copies=True)))
     return out
 
 
@@ -156,26 +160,14 @@ def row_sum_schedule(size: int):
                                        unroll=4)
 
 
-def elementwise_schedule(size: int, threads: int = 256, per_thread: int = 16):
-    """``B = A * 2 + 1``: a block of ``threads`` per ``threads * per_thread`` elements of
-    a row, each thread's ``per_thread`` elements ``threads`` apart (every warp access
-    coalesced), unrolled, so that the target issues the loads together."""
-    import polypad as pp
+def elementwise_schedule(size: int, threads: int = 256, per_thread: int = 16,
+                         vector: int = 1):
+    """``B = A * 2 + 1`` at ``size x size`` (:func:`polypad.examples.elementwise.schedule_cuda`:
+    ``per_thread`` elements per thread, ``threads`` apart or in runs of ``vector``)."""
+    from polypad.examples import elementwise
 
-    func = pp.parse(f'''
-@T.prim_func
-def scale(A: T.Buffer(({size}, {size}), "float32"), B: T.Buffer(({size}, {size}), "float32")):
-    for i, j in T.grid({size}, {size}):
-        B[i, j] = A[i, j] * T.float32(2) + T.float32(1)
-''')
-    sch = pp.Schedule(func)
-    jo, jj, ji = sch.split("j", [None, per_thread, threads])
-    sch.reorder(jo, ji, jj)
-    sch.bind("i", "blockIdx.y")
-    sch.bind(jo, "blockIdx.x")
-    sch.bind(ji, "threadIdx.x")
-    sch.unroll(jj)
-    return sch
+    return elementwise.schedule_cuda(elementwise.scale(size, size), threads=threads,
+                                     per_thread=per_thread, vector=vector)
 
 
 # ---------------------------------------------------------------- timing on a GPU
@@ -329,7 +321,13 @@ def run_row_sum(cuda, cp, rows: Rows, size: int) -> None:
              peer)
 
 
-def run_elementwise(cuda, cp, rows: Rows, size: int) -> None:
+#: The elementwise variants ``--variants`` adds: (label, keyword arguments).
+ELEMENTWISE_VARIANTS = [("256 threads, 8 per thread in runs of 4", dict(per_thread=8, vector=4)),
+                        ("256 threads, 16 per thread in runs of 4",
+                         dict(per_thread=16, vector=4))]
+
+
+def run_elementwise(cuda, cp, rows: Rows, size: int, variants: bool = False) -> None:
     sch = elementwise_schedule(size)
     a = np.random.default_rng(3).standard_normal((size, size), dtype=np.float32)
     da, db = cuda.to_device(a), cuda.device_array((size, size), np.float32)
@@ -348,6 +346,13 @@ def run_elementwise(cuda, cp, rows: Rows, size: int) -> None:
              nbytes / alone / 1e9, "GB/s", copy, "exact ok" if ok else "FAILED", first)
     rows.add("  the same through the Kernel call", through, nbytes / through / 1e9, "GB/s",
              copy)
+    for label, kwargs in ELEMENTWISE_VARIANTS if variants else ():
+        if cp is not None:
+            cp.asarray(db).fill(cp.nan)  # the check sees this kernel's results
+        first, through, alone = _timed(cuda, elementwise_schedule(size, **kwargs), (da, db))
+        ok = np.array_equal(db.copy_to_host(), a * 2 + 1)
+        rows.add(f"polypad elementwise {size}x{size}, {label}", alone, nbytes / alone / 1e9,
+                 "GB/s", copy, "exact ok" if ok else "FAILED", first)
 
 
 # ---------------------------------------------------------------- --ptx: no GPU needed
@@ -426,6 +431,9 @@ def main() -> int:
             schedules.append(("row sum", row_sum_schedule(row_size)))
         if "elementwise" in only:
             schedules.append(("elementwise", elementwise_schedule(element_size)))
+            if options.variants:
+                schedules += [(f"elementwise, {label}", elementwise_schedule(element_size, **kw))
+                              for label, kw in ELEMENTWISE_VARIANTS]
         for label, sch in schedules:
             for line in ptx_report(label, sch.func, cc):
                 print(line, flush=True)
@@ -445,7 +453,8 @@ def main() -> int:
                 ("conv", lambda: run_conv(cuda, torch, rows, conv_sizes(quick),
                                           options.variants)),
                 ("rowsum", lambda: run_row_sum(cuda, cp, rows, row_size)),
-                ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size))]
+                ("elementwise", lambda: run_elementwise(cuda, cp, rows, element_size,
+                                                        options.variants))]
     run_sections(sections, only, rows)
     return 0
 

@@ -4,12 +4,15 @@ The first call of a ``cuda`` kernel compiles it: Numba's front end (bytecode
 to Numba IR, typing, lowering to LLVM IR), LLVM IR printed as text, NVVM
 (LLVM IR to PTX), and, on a GPU, the driver's assembler at load time (PTX to
 SASS, which ``ptxas`` does here).  This script times each stage for the
-default SGEMM 4096³ and conv layer schedules (``--variants``: SGEMM with the
-step unrolled fully, and with ``vector=4``, too) by compiling for ``--cc`` (default 9.0) through
+default SGEMM 4096³, conv layer and elementwise schedules (``--variants``:
+SGEMM with the step unrolled fully and with ``vector=4``, the elementwise
+kernel in runs of 4 and 2, too) by compiling for ``--cc`` (default 9.0) through
 numba-cuda's own entry points, one stage at a time, and prints one row per
 kernel: the stages, ptxas's registers and spills, the PTX's fma count
-(the proxy that the kernel stayed as good) and its loads from shared memory
-by width (four, two or one float per instruction).
+(the proxy that the kernel stayed as good), its loads from shared memory
+by width (four, two or one value per instruction) and its loads and stores
+of global memory by width.  ``--match REGEX`` compiles only the kernels whose
+labels it matches.
 
 ``--save DIR`` writes each kernel's emitted source into ``DIR``;
 ``--compare DIR`` also compiles the sources saved there (by another
@@ -32,13 +35,14 @@ of one compile in a process that has already compiled a small kernel
 (Numba's own start is not in them); compare rows from the same run.
 
 Run: ``LD_LIBRARY_PATH=... python benchmarks/bench_cuda_compile.py
-[--variants] [--save DIR] [--compare DIR]``.
+[--variants] [--match REGEX] [--save DIR] [--compare DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -50,6 +54,7 @@ os.environ["NUMBA_ENABLE_CUDASIM"] = "0"  # before numba.cuda is first imported
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 NVRTC_HELP = (
     "numba-cuda could not compile without NVRTC ({error}).\n"
@@ -68,19 +73,32 @@ LOWERING = {"strip_phis", "create_library", "native_lowering", "cuda_native_lowe
             "nopython_backend", "cuda_backend"}
 
 
+#: (threads, elements per thread, run length) of the elementwise variants (``--variants``).
+ELEMENTWISE_VARIANTS = ((256, 4, 4), (256, 8, 4), (256, 16, 4), (128, 8, 4), (256, 8, 2))
+
+
 def schedules(variants: bool) -> list[tuple[str, object]]:
     """(label, scheduled function) of the kernels timed."""
+    from bench_cuda import elementwise_schedule
+
     from polypad.examples import conv_layer, matmul
 
     sgemm = matmul.matmul(4096, 4096, 4096)
     out = [("SGEMM 4096³ (default)", matmul.schedule_cuda(sgemm).func),
            ("conv layer (default)", conv_layer.schedule_cuda(conv_layer.conv_layer(
                n=5, ci=128, co=128, w=100, h=80)).func)]
+    out.append(("elementwise 8192² (default)", elementwise_schedule(8192).func))
     if variants:
+        for threads, per_thread, vector in ELEMENTWISE_VARIANTS:
+            out.append((f"elementwise, {threads} threads, {per_thread} per thread in runs of "
+                        f"{vector}", elementwise_schedule(8192, threads, per_thread,
+                                                          vector).func))
         out.append(("SGEMM, k_unroll=8", matmul.schedule_cuda(sgemm, k_unroll=8).func))
         out.append(("SGEMM, vector=4", matmul.schedule_cuda(sgemm, vector=4).func))
         out.append(("SGEMM, vector=4, k_unroll=4",
                     matmul.schedule_cuda(sgemm, vector=4, k_unroll=4).func))
+        out.append(("SGEMM, vector=4, wide_copies",
+                    matmul.schedule_cuda(sgemm, vector=4, wide_copies=True).func))
     return out
 
 
@@ -156,7 +174,7 @@ def stages(py_func, sig, cc: tuple[int, int]) -> dict:
     spills = _number(report, "bytes stack frame, ", " bytes spill stores")
     return {"seconds": seconds, "registers": registers, "spills": spills,
             "fma": ptx.count("fma.rn.f32"), "ir lines": sum(t.count("\n") for t in ir_text),
-            "shared loads": shared_loads(ptx)}
+            "shared loads": shared_loads(ptx), "global": global_accesses(ptx)}
 
 
 def shared_loads(ptx: str) -> str:
@@ -166,6 +184,17 @@ def shared_loads(ptx: str) -> str:
     v4 = sum("ld.shared.v4." in line for line in lines)
     v2 = sum("ld.shared.v2." in line for line in lines)
     return f"{v4}/{v2}/{len(lines) - v4 - v2}"
+
+
+def global_accesses(ptx: str) -> str:
+    """The PTX's loads and stores of global memory by width: ``v4/v2/1 ld, v4/v2/1 st``."""
+    out = []
+    for kind in ("ld.global.", "st.global."):
+        lines = [line for line in ptx.splitlines() if kind in line]
+        v4 = sum(f"{kind}v4." in line or ".v4." in line for line in lines)
+        v2 = sum(".v2." in line for line in lines)
+        out.append(f"{v4}/{v2}/{len(lines) - v4 - v2} {kind[:2]}")
+    return ", ".join(out)
 
 
 def _children() -> float:
@@ -189,7 +218,7 @@ def row(label: str, found: dict) -> str:
     total = s["front end"] + s["IR text"] + s["NVVM"] + s["ptxas"]
     cells = " | ".join(f"{s[c]:.2f}" for c in COLUMNS)
     return (f"| {label} | {cells} | {total:.2f} | {found['registers']} | {found['spills']} "
-            f"| {found['fma']} | {found['shared loads']} |")
+            f"| {found['fma']} | {found['shared loads']} | {found['global']} |")
 
 
 def warm_up(cc) -> None:
@@ -210,19 +239,24 @@ def warm_up(cc) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--variants", action="store_true", help="also SGEMM with k_unroll=8")
+    parser.add_argument("--variants", action="store_true",
+                        help="also the SGEMM and elementwise variants")
     parser.add_argument("--cc", default="9.0", help="compute capability (default 9.0)")
     parser.add_argument("--save", type=Path, help="write each kernel's source here")
     parser.add_argument("--compare", type=Path, help="also compile the sources saved here")
+    parser.add_argument("--match", default="", help="a regular expression: only the kernels "
+                        "whose labels it matches")
     options = parser.parse_args()
     cc = tuple(int(x) for x in options.cc.split("."))
     warm_up(cc)
     import codegen
 
     print(f"| kernel | {' | '.join(COLUMNS)} | total (s) | registers | spill bytes | fma "
-          "| shared loads v4/v2/1 |")
-    print("|---" * (len(COLUMNS) + 6) + "|")
+          "| shared loads v4/v2/1 | global v4/v2/1 |")
+    print("|---" * (len(COLUMNS) + 7) + "|")
     for label, func in schedules(options.variants):
+        if not re.search(options.match, label):
+            continue
         start = time.process_time()
         source = codegen.build(func, target="cuda").source
         emitted = time.process_time() - start

@@ -12,10 +12,14 @@ reports them:
   threads and outputs per thread along ``x`` and the channels, the step;
 - the row sum 16384² (``row_summation.schedule_cuda``): threads per block, loads
   in flight per thread;
-- the elementwise ``B = A * 2 + 1`` 8192²: threads per block, elements per thread.
+- the elementwise ``B = A * 2 + 1`` 8192²: threads per block, elements per thread,
+  single or in runs of 4 (2) moved by one 16-byte (8-byte) load and store
+  (``vector``: a vectorized loop, :mod:`codegen.cuda.wide`); the copy is timed
+  again after them, to show how far the GPU's own rate moved in the run.
 
 The peers are cuBLAS (cupy, TF32 off), cuDNN (torch, TF32 off), ``cupy.sum`` and
-the device-to-device copy, timed in the same run.  A schedule that fails to
+the device-to-device copy, timed in the same run.  Each row's output is filled
+with NaN before it runs, so that its check sees its own results.  A schedule that fails to
 build or to run is a row saying why; the others still run.  Without a GPU it
 says so and exits with status 0.
 
@@ -57,6 +61,12 @@ SGEMM = [  # (label, keyword arguments of matmul.schedule_cuda)
     ("16x16 threads, 8x8 each in runs of 4, k 8 by 8, double-buffered",
      dict(vector=4, k_unroll=8)),
     ("16x16 threads, 8x8 each in runs of 2, k 8 by 2, double-buffered", dict(vector=2)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 2, double-buffered, wide copies",
+     dict(vector=4, wide_copies=True)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 4, double-buffered, wide copies",
+     dict(vector=4, k_unroll=4, wide_copies=True)),
+    ("16x16 threads, 8x8 each in runs of 4, k 8 by 2, wide copies",
+     dict(vector=4, wide_copies=True, double_buffer=False)),
     ("16x16 threads, 4x4 each in runs of 4, k 8 by 8, double-buffered",
      dict(per_thread=4, vector=4, k_unroll=8)),
     ("8x8 threads, 8x8 each, k 8 by 2", dict(threads=8)),
@@ -80,8 +90,13 @@ CONV = [  # (label, keyword arguments of conv_layer.schedule_cuda)
 MATCH = re.compile("")  # --match
 ROW_SUM = [(f"{t} threads, {u} loads in flight", dict(threads=t, unroll=u))
            for t, u in ((256, 4), (256, 8), (512, 4), (512, 8), (1024, 4), (128, 8))]
-ELEMENTWISE = [(f"{t} threads, {p} per thread", dict(threads=t, per_thread=p))
-               for t, p in ((256, 8), (256, 4), (128, 8), (512, 4), (256, 16), (1024, 4))]
+ELEMENTWISE = [(f"{t} threads, {p} per thread" + (f" in runs of {v}" if v > 1 else ""),
+                dict(threads=t, per_thread=p, vector=v))
+               for t, p, v in ((256, 16, 1), (256, 8, 1), (256, 4, 1), (128, 8, 1), (512, 4, 1),
+                               (1024, 4, 1),
+                               # runs of 4 (2): one 16-byte (8-byte) load and store each
+                               (256, 4, 4), (256, 8, 4), (256, 16, 4), (128, 8, 4),
+                               (512, 4, 4), (1024, 4, 4), (256, 8, 2))]
 
 
 def _resources(kernel) -> str:
@@ -100,9 +115,11 @@ def _resources(kernel) -> str:
     return "; ".join(out)
 
 
-def _row(rows, cuda, name, build, args, amount, unit, peer, check):
+def _row(rows, cuda, name, build, args, amount, unit, peer, check, output=None):
     """Build, time and check one schedule, or a row saying why it could not (nothing
-    where ``--match`` leaves it out)."""
+    where ``--match`` leaves it out).  ``output``, the device array the kernel writes,
+    is filled with NaN first, so that a kernel that leaves it alone fails its check
+    rather than passing on the row before's results."""
     import codegen
 
     if not MATCH.search(name):
@@ -110,6 +127,8 @@ def _row(rows, cuda, name, build, args, amount, unit, peer, check):
 
     start = time.perf_counter()
     try:
+        if output is not None:
+            _poison(output)
         sch = build()
         scheduled = time.perf_counter() - start
         kernel = codegen.build(sch.func, target="cuda")
@@ -119,6 +138,13 @@ def _row(rows, cuda, name, build, args, amount, unit, peer, check):
     except Exception as error:  # noqa: BLE001 - one bad point must not end the sweep
         traceback.print_exc(limit=3)
         print(f"| {name} | failed: {type(error).__name__}: {str(error)[:200]} |", flush=True)
+
+
+def _poison(array) -> None:
+    """Fill a numba device array with NaN, in place (through cupy)."""
+    import cupy as cp
+
+    cp.asarray(array).fill(cp.nan)
 
 
 def sweep_sgemm(cuda, cp, rows, size=4096):
@@ -138,7 +164,7 @@ def sweep_sgemm(cuda, cp, rows, size=4096):
     for label, kwargs in SGEMM:
         _row(rows, cuda, f"SGEMM {label}", lambda kw=kwargs: matmul.schedule_cuda(func, **kw),
              (da, db, dc), flops / 1e12, "TFLOP/s", peer,
-             lambda: bench._check(dc.copy_to_host(), want))
+             lambda: bench._check(dc.copy_to_host(), want), dc)
 
 
 def sweep_conv(cuda, torch, rows):
@@ -166,7 +192,7 @@ def sweep_conv(cuda, torch, rows):
     for label, kwargs in CONV:
         _row(rows, cuda, f"conv {label}",
              lambda kw=kwargs: conv_layer.schedule_cuda(func, **kw), device, flops / 1e12,
-             "TFLOP/s", peer, lambda: bench._check(device[3].copy_to_host(), want))
+             "TFLOP/s", peer, lambda: bench._check(device[3].copy_to_host(), want), device[3])
 
 
 def sweep_row_sum(cuda, cp, rows, size=16384):
@@ -183,7 +209,7 @@ def sweep_row_sum(cuda, cp, rows, size=16384):
     for label, kwargs in ROW_SUM:
         _row(rows, cuda, f"row sum {label}",
              lambda kw=kwargs: row_summation.schedule_cuda(func, **kw), (da, db),
-             nbytes / 1e9, "GB/s", peer, lambda: bench._check(db.copy_to_host(), want))
+             nbytes / 1e9, "GB/s", peer, lambda: bench._check(db.copy_to_host(), want), db)
 
 
 def sweep_elementwise(cuda, cp, rows, size=8192):
@@ -197,7 +223,12 @@ def sweep_elementwise(cuda, cp, rows, size=8192):
         _row(rows, cuda, f"elementwise {label}",
              lambda kw=kwargs: bench.elementwise_schedule(size, **kw), (da, db),
              nbytes / 1e9, "GB/s", copy,
-             lambda: "exact ok" if np.array_equal(db.copy_to_host(), a * 2 + 1) else "FAILED")
+             lambda: "exact ok" if np.array_equal(db.copy_to_host(), a * 2 + 1) else "FAILED",
+             db)
+    # The copy again, after the variants: how far the GPU's own rate moved in the run.
+    again = bench._median(lambda: cp.copyto(cb, ca), cp.cuda.Device().synchronize)
+    rows.add(f"cupy.copyto {size}^2 again, after the variants", again, nbytes / again / 1e9,
+             "GB/s", copy)
 
 
 def main() -> int:

@@ -5,7 +5,8 @@
 # Installs the carried wheels beside the image's numba, cupy and torch, then runs the
 # steps named, in their order, each under its own time limit:
 #   sweep  benchmarks/bench_cuda_sweep.py, the schedules' parameter grid (about 5 min;
-#          SWEEP_ONLY and SWEEP_MATCH narrow it, as its --only and --match);
+#          SWEEP_ONLY and SWEEP_MATCH narrow it, as its --only and --match; the
+#          elementwise variants, wide loads included: SWEEP_ONLY=elementwise, under a minute);
 #   bench  benchmarks/bench_cuda.py, the examples' chosen schedules (about 2 min);
 #   first  benchmarks/bench_cuda_first_call.py: each default kernel's first call in a cold
 #          process and in a second one sharing its cache directory (about 1 min);

@@ -15,6 +15,7 @@ a register, and then run the copies in order on the registers; the same
 results follow:
 
 - every copy is one store (through blocks; unrolled or one-iteration loops,
+  vectorized loops of 2 or 4 lanes (each lane a copy, :mod:`.wide_runs`),
   thread loops that every thread runs, and ``if``s on counters, around it), so
   nothing else runs in between; a guarded copy's loads move under its guard
   (``v = A[...] if guard else 0``), so no load runs that the program does not
@@ -41,6 +42,10 @@ from polypad.ir.visitor import walk
 #: Most loads moved first (each takes a register).
 MAX_BATCH = 64
 
+#: The extents of the vectorized loops written out like unrolled ones, each lane a copy
+#: (:mod:`.wide_runs` finds the runs among them that move as one wide access).
+VECTOR_LANES = (2, 4)
+
 
 @dataclass
 class Batch:
@@ -52,6 +57,8 @@ class Batch:
     #: Per copy, the conditions (of counters, not memory) under which it runs: a partial
     #: last pass of a tile copy.  Its loads move first under the same conditions.
     guards: list[tuple[ir.Expr, ...]] = field(default_factory=list)
+    #: The vectorized loops written out (:data:`VECTOR_LANES`), outer first.
+    lanes: list[ir.For] = field(default_factory=list)
 
 
 def batch(loop: ir.For, plan, atomics: dict, full) -> Batch | None:
@@ -66,9 +73,10 @@ def batch(loop: ir.For, plan, atomics: dict, full) -> Batch | None:
     for _, store in found.copies:
         if id(store) in atomics:
             return None
-    if not any(movable(x, written) for _, store in found.copies
-               for part in (store.value, *store.indices) for x in walk(part)):
+    if not found.lanes and not any(movable(x, written) for _, store in found.copies
+                                   for part in (store.value, *store.indices) for x in walk(part)):
         return None  # no load of memory to overlap: registers and constants only
+        # (vectorized lanes may still store in runs: .wide_runs decides)
     return found
 
 
@@ -91,6 +99,15 @@ def _expand(stmt: ir.Stmt, constants: dict, found: Batch, full, guards: tuple) -
                 if not _expand(stmt.body, {**constants, stmt.var: value}, found, full, guards):
                     return False
             return True
+        case ir.For() if (stmt.kind is ir.ForKind.VECTORIZED and isinstance(stmt.min, ir.IntImm)
+                          and stmt.min.value == 0 and isinstance(stmt.extent, ir.IntImm)
+                          and stmt.extent.value in VECTOR_LANES):
+            if all(loop is not stmt for loop in found.lanes):
+                found.lanes.append(stmt)
+            for value in range(stmt.extent.value):
+                if not _expand(stmt.body, {**constants, stmt.var: value}, found, full, guards):
+                    return False
+            return True
         case ir.For() if stmt.kind.value.startswith("threadIdx") and full(stmt):
             if all(loop is not stmt for loop in found.threads):
                 found.threads.append(stmt)
@@ -103,3 +120,4 @@ def _expand(stmt: ir.Stmt, constants: dict, found: Batch, full, guards: tuple) -
             found.guards.append(guards)
             return True
     return False
+

@@ -47,11 +47,14 @@ from polypad.semantics.lowering import is_check
 
 from ..bounds_guards import BoundsGuards
 from ..source_text import AND
-from .batch import MAX_BATCH, batch, movable
+from .batch import MAX_BATCH, VECTOR_LANES, batch, movable
 from .compact import INDEX_VARS
+from .emit_wide import WIDE_IMPORT, WIDE_VERSION, WideAccesses
 from .expr import ExprPrinter, Names, constant, numpy_type
 from .guards import FLAG, CudaGuards, store_lines
 from .registers import promotable
+from .wide_runs import wide_runs
+from .widening import widening_lets, widening_stores
 
 #: Longest constant loop that ``T.unroll`` writes out (the compiler keeps a local
 #: array in registers only where every index is a constant).
@@ -99,39 +102,7 @@ def host_buffers(plan: BarrierPlan) -> list[Buffer]:
     return out
 
 
-#: Calls whose Numba type may differ from the IR's: ``math.floor``/``ceil`` are int64,
-#: ``**`` may be float64.
-_WIDENING = ("floor", "ceil", "pow")
-
-
-def _widening_lets(func: PrimFunc) -> set[ir.Var]:
-    """The let-bound variables of ``func`` whose value holds a :data:`_WIDENING` call,
-    directly or through other such variables (a let may be printed above a launch)."""
-    lets = [x for x in walk(func.body) if isinstance(x, (ir.LetStmt, ir.Let))]
-    widening: set[ir.Var] = set()
-    changed = True
-    while changed:  # a let of a let of a floor
-        changed = False
-        for let in lets:
-            if let.var not in widening and _widens(let.value, widening):
-                widening.add(let.var)
-                changed = True
-    return widening
-
-
-def _widens(expr: ir.Expr, widening: set[ir.Var]) -> bool:
-    return any((isinstance(c, ir.Call) and c.op in _WIDENING)
-               or (isinstance(c, ir.Var) and c in widening) for c in walk(expr))
-
-
-def _widening_stores(root: ir.Stmt, widening: set[ir.Var]) -> set[Buffer]:
-    """The buffers ``root`` stores a value into that holds a :data:`_WIDENING` call,
-    directly or through the let-bound variables ``widening`` (:func:`_widening_lets`)."""
-    return {x.buffer for x in walk(root)
-            if isinstance(x, ir.BufferStore) and _widens(x.value, widening)}
-
-
-class _Kernel:
+class _Kernel(WideAccesses):
     """The text of one kernel."""
 
     def __init__(self, plan: BarrierPlan, launch: Launch, names: Names,
@@ -144,7 +115,7 @@ class _Kernel:
         # Buffers stored a value Numba may type other than as the buffer's dtype
         # (math.floor is an int64 there), also through a let: an array converts it to
         # the buffer's dtype, a variable would widen to float64.
-        self.integral = _widening_stores(launch.root, widening)
+        self.integral = widening_stores(launch.root, widening)
         self.lines: list[str] = []
         self.declared: set[Buffer] = set()
         # Axes the launch spreads over more than one index: a store outside their
@@ -158,6 +129,13 @@ class _Kernel:
         #: reads of the special registers are not hoisted out of loops by the compiler,
         #: and every address computed from them would be computed again at each iteration.
         self.index: dict = {}
+        #: The buffers the host passes (parameters, then host buffers): a wide access of
+        #: one is aligned by the call's check (:mod:`.runtime`).
+        self.arguments: list[Buffer] = []
+        #: The bytes each argument that a wide access (:mod:`.wide`) reads or writes must
+        #: start on.
+        self.wide: dict[Buffer, int] = {}
+        self.uses_wide = False  # whether the kernel calls .wide at all
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -337,6 +315,10 @@ class _Kernel:
                     self.barrier(depth)
             del self.expr.constants[loop.var]
             return
+        if (loop.kind is ForKind.VECTORIZED and isinstance(loop.min, ir.IntImm)
+                and loop.min.value == 0 and isinstance(loop.extent, ir.IntImm)
+                and loop.extent.value in VECTOR_LANES and self.batched(loop, depth, axes)):
+            return  # its lanes in wide accesses (.wide_runs); otherwise a loop, as before
         kept = []  # elements in registers for the loop's length (.registers)
         if not [axis for axis in self.spread if axis not in axes]:  # every thread runs it
             for buffer, indices in promotable(loop, self.plan, self.atomics, set(self.boxes)):
@@ -368,6 +350,9 @@ class _Kernel:
         found = batch(loop, self.plan, self.atomics, self.launch.full)
         if found is None:
             return False
+        runs = wide_runs(found, self.aligned) if found.lanes else []
+        if found.lanes and not runs:
+            return False  # vectorized loops with no wide access: written as before
         inside = axes | {t.kind for t in found.threads}
         if [axis for axis in self.spread if axis not in inside]:
             return False  # a store on one thread only: left as it is
@@ -380,7 +365,12 @@ class _Kernel:
         written = {id(store.buffer) for _, store in found.copies}
         registers: dict[tuple, str] = {}  # (guard, load text) moved first: its register
         per_copy = []
-        for (constants, store), guards in zip(found.copies, found.guards):
+        wide_at = {run.first + lane: run for run in runs for lane in range(run.lanes)}
+        mark, scalar = len(self.lines), {}  # where the loads' lines start; each's load
+        for position, ((constants, store), guards) in enumerate(zip(found.copies,
+                                                                   found.guards)):
+            if position in wide_at and wide_at[position].first == position:
+                self.wide_loads(found, wide_at[position], registers, saved, depth)
             self.expr.constants = {**saved, **constants}
             guard = " and ".join(self.expr.operand(g, AND) for g in guards)
             mine: dict[str, str] = {}
@@ -395,9 +385,19 @@ class _Kernel:
                         zero = constant(0, x.buffer.dtype)[0]
                         self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
                                   else f"{name} = {text}")
+                        scalar[len(self.lines) - 1 - mark] = (
+                            x.buffer, [self.expr.fold(i) for i in x.indices], guard, name)
                     mine[text] = registers[(guard, text)]
             per_copy.append((guard, mine))
-        for (constants, store), (guard, mine) in zip(found.copies, per_copy):
+        self.lines[mark:] = self.merged_runs(self.lines[mark:], scalar, depth)
+        for position, ((constants, store), (guard, mine)) in enumerate(zip(found.copies,
+                                                                            per_copy)):
+            run = wide_at.get(position)
+            if run is not None and run.store and self.expr.registers.get(
+                    (store.buffer, tuple(store.indices))) is None:
+                if run.first == position:
+                    self.wide_store(found, run, per_copy, saved, depth)
+                continue
             self.expr.constants = {**saved, **constants}
             self.expr.moved = mine
             if guard:
@@ -469,7 +469,10 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     index = {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
                                .replace("threadIdx.", "tid_"))
              for axis in AXES}  # bid_x ... tid_z
-    widening = _widening_lets(func)
+    widening = widening_lets(func)
+    arguments = [p for p in func.params if isinstance(p, Buffer)] + host_buffers(plan)
+    wide: dict[Buffer, int] = {}
+    uses_wide = False
     for launch in plan.structure.launches:
         if is_check(launch.root):  # a parameter fact (CudaTarget.lowered): nothing to run
             continue
@@ -478,6 +481,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         kernel.expr.guard = checks
         kernel.unwritten = unwritten
         kernel.index = index
+        kernel.arguments = arguments
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,
                                                                         ir.BufferLoad))}
         for alloc in plan.structure.allocations:
@@ -486,7 +490,18 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         parts.append(kernel.text(launch.index, fastmath, plan.structure.lets))
         parts.append(_launch_function(launch.index, launch, kernel.expr, scalars))
         entries.append(f"(kernel_{launch.index}, launch_{launch.index})")
+        for buffer, nbytes in kernel.wide.items():
+            wide[buffer] = max(wide.get(buffer, 0), nbytes)
+        uses_wide = uses_wide or kernel.uses_wide
     if checks is not None:
         parts[1:1] = checks.helper_sources()  # before the kernels that call them
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")
+    if uses_wide:
+        parts[0] += f"\n\n{WIDE_IMPORT.format(version=WIDE_VERSION)}"
+    if wide:
+        positions = [id(p) for p in func.params] + [id(b) for b in host_buffers(plan)]
+        aligned = {positions.index(id(b)): nbytes for b, nbytes in wide.items()}
+        parts.append("# The arguments read or written in runs (.wide): the bytes each must "
+                     "start on.\nALIGNED_ARGUMENTS = {"
+                     + ", ".join(f"{k}: {v}" for k, v in sorted(aligned.items())) + "}")
     return "\n\n\n".join(parts) + "\n"

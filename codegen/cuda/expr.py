@@ -257,7 +257,7 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
                     return ir.IntImm(value, expr.dtype)
                 # (c + r) // k == c // k + r // k and (c + r) % k == r % k where k divides
                 # the constant c: floor division by a positive k, exact for every r.
-                c, rest = _split_constant(a)
+                c, rest = split_constant(a)
                 if rest is not None and c % b.value == 0 and c != 0:
                     if isinstance(expr, ir.FloorMod):
                         return ir.FloorMod(rest, b)
@@ -266,14 +266,14 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
     return expr
 
 
-def _split_constant(expr: ir.Expr) -> tuple[int, ir.Expr | None]:
+def split_constant(expr: ir.Expr) -> tuple[int, ir.Expr | None]:
     """``expr`` as a constant plus the rest of its sum (None: nothing but the constant)."""
     match expr:
         case ir.IntImm():
             return expr.value, None
         case ir.Add():
-            ca, ra = _split_constant(expr.a)
-            cb, rb = _split_constant(expr.b)
+            ca, ra = split_constant(expr.a)
+            cb, rb = split_constant(expr.b)
             if ra is None or rb is None:
                 return ca + cb, ra if rb is None else rb
             return ca + cb, ir.Add(ra, rb)

@@ -51,7 +51,10 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
     the first check it records, after the launches."""
     cuda = import_cuda()
     # From a file, so that numba-cuda's on-disk cache keeps the compiled kernels.
-    kernels = load_module(source)["KERNELS"]
+    module = load_module(source)
+    kernels = module["KERNELS"]
+    aligned = module.get("ALIGNED_ARGUMENTS", {})
+    arguments = [p for p in func.params if isinstance(p, Buffer)] + list(host)
     scalars = [k for k, p in enumerate(func.params) if isinstance(p, Var)]
 
     def run(*args):
@@ -70,6 +73,10 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
             shape = tuple(args[func.params.index(e)] if isinstance(e, Var) else e
                           for e in buffer.shape)
             device.append(_device_zeros(cuda, shape, numpy_dtype(buffer.dtype)))
+        buffers = [value for param, value in zip(func.params, device[:len(func.params)])
+                   if isinstance(param, Buffer)] + device[len(func.params):]
+        for position, nbytes in aligned.items():
+            _check_alignment(arguments[position], buffers[position], nbytes)
         fail = None
         if guards is not None:
             fail = cuda.to_device(np.zeros(1 + max_axes(func), np.int64))
@@ -106,6 +113,19 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
     run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
     run.host = host  # the buffers the host allocates, passed after the parameters
     return run
+
+
+def _check_alignment(buffer: Buffer, value, nbytes: int) -> None:
+    """An :class:`ArgumentError` where the device array for ``buffer`` does not start on
+    a multiple of ``nbytes``: the kernel moves runs of it with one instruction
+    (:mod:`.wide`), which a GPU refuses at an address off that multiple."""
+    span = _span(value)
+    if span is not None and span[0] % nbytes:
+        raise ArgumentError(
+            f"argument {buffer.name!r} starts at device address {span[0]:#x}, not a multiple "
+            f"of {nbytes} bytes, and the kernel reads or writes it {nbytes} bytes at a time "
+            "(a vectorized loop); pass an array that starts on a multiple of it (a fresh "
+            "allocation does, a slice may not)")
 
 
 def _device_zeros(cuda, shape: tuple, dtype: np.dtype):

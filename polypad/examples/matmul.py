@@ -67,7 +67,8 @@ def matmul(m: int = 4096, n: int = 4096, k: int = 4096) -> PrimFunc:
 
 def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread: int = 8,
                   k_tile: int = 8, k_unroll: int = 2, double_buffer: bool = True,
-                  through_registers: bool = False, vector: int = 1) -> Schedule:
+                  through_registers: bool = False, vector: int = 1,
+                  wide_copies: bool = False) -> Schedule:
     """The register-tiled shared-memory schedule of the module docstring on ``func``
     (:func:`matmul` by default); ``sch.func`` is the result,
     ``codegen.build(sch.func, target="cuda")`` its kernel.  The default is the
@@ -86,13 +87,21 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     consecutive rows and columns (``threads * vector`` apart) instead of single
     ones ``threads`` apart, and stores ``A``'s tile transposed (``k`` major), so
     that each of a thread's runs of a tile is ``vector`` consecutive floats of
-    shared memory, which the compiler loads at once (``ld.shared.v4``: a quarter
-    of the load instructions per multiply-add; the target aligns shared arrays on
-    16 bytes)."""
+    shared memory, which the target loads at once (``ld.shared.v4``: a quarter
+    of the load instructions per multiply-add; the tiles are aligned on
+    ``4 * vector`` bytes).  ``wide_copies=True`` (with ``vector > 1``) also copies
+    the tiles from global memory in runs of ``vector`` (a vectorized loop each:
+    ``ld.global.v4`` where the target proves the runs aligned, and ``B``'s
+    ``st.shared.v4``; ``A``'s tile is stored transposed, element by element) and
+    writes ``C`` back in runs of ``vector`` columns (``st.global.v4``), as
+    :mod:`codegen.cuda.wide` describes."""
     sch = Schedule(func if func is not None else matmul())
     t, p = threads, per_thread
-    if vector < 1 or p % vector:
+    if vector < 1 or p % vector or (wide_copies and vector == 1):
         from polypad.errors import ArgumentValueError
+        if vector == 1:
+            raise ArgumentValueError("matmul.schedule_cuda: wide_copies=True moves runs of "
+                                     "vector elements; give vector=4 (or 2)")
         raise ArgumentValueError(f"matmul.schedule_cuda: vector={vector} must be a positive "
                                  f"divisor of per_thread={p}")
     if through_registers:  # its staging needs each copy of a constant size
@@ -125,7 +134,7 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
     sch.bind(init_ti, "threadIdx.y")
     sch.bind(init_tj, "threadIdx.x")
     for block in ("A_shared", "B_shared"):
-        cooperative(sch, block, t, t)
+        cooperative(sch, block, t, t, vector if wide_copies else 1)
     rows, cols = sch.get_loops("C_local")[-2:]
     if vector == 1:
         rows_out, rows_in = sch.split(rows, [None, t])
@@ -139,6 +148,9 @@ def schedule_cuda(func: PrimFunc | None = None, *, threads: int = 16, per_thread
         runs = (rows_run, cols_run)
     sch.bind(rows_in, "threadIdx.y")
     sch.bind(cols_in, "threadIdx.x")
+    if wide_copies and runs:  # each run of a row of C one wide store
+        sch.vectorize(runs[1])
+        runs = runs[:1]
     unroll_constant(sch, rows_out, cols_out, *runs)
     sch.set_scope("C_local", "local")
     for loop in (*registers, *init_registers):
@@ -178,7 +190,7 @@ def require_multiples(sch: Schedule, block: str, tiles: dict[str, int], caller: 
                 "buffers to a multiple (transform_layout with a pad_value)")
 
 
-def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
+def cooperative(sch: Schedule, block: str, rows: int, cols: int, lanes: int = 1) -> None:
     """The copy ``block`` of a tile into shared memory spread over the block's ``rows x
     cols`` threads (``threadIdx.y``, ``.x``): the tile's elements (its last two
     axes) in row-major order, each pass of the threads taking ``rows * cols``
@@ -203,7 +215,11 @@ def cooperative(sch: Schedule, block: str, rows: int, cols: int) -> None:
             outer[1], second = sch.split(second, [None, whole[1]])
         if partial[1]:
             sch.reorder(*[x for x in outer if x is not None], first, second)
-    passes, by_y, by_x = sch.split(sch.fuse(first, second), [None, rows, cols])
+    if lanes == 1:
+        passes, by_y, by_x = sch.split(sch.fuse(first, second), [None, rows, cols])
+    else:  # each thread copies runs of `lanes` consecutive elements
+        passes, by_y, by_x, run = sch.split(sch.fuse(first, second), [None, rows, cols, lanes])
+        sch.vectorize(run)
     sch.bind(by_y, "threadIdx.y")
     sch.bind(by_x, "threadIdx.x")
     sch.unroll(passes)

@@ -98,12 +98,14 @@ def test_sgemm_in_runs_of_consecutive_rows_and_columns():
     kernel = codegen.build(sch.func, target="cuda")
     lines = [line.strip() for line in kernel.source.splitlines()]
     step = lines.index("for k_1 in range(4):")
-    assert lines[step + 1:step + 9] == [
-        "A_shared_v = A_shared[k_1, 2 * i_2]", "B_shared_v = B_shared[k_1, 2 * j_2]",
-        "B_shared_v_1 = B_shared[k_1, 2 * j_2 + 1]", "B_shared_v_2 = B_shared[k_1, 2 * j_2 + 4]",
-        "B_shared_v_3 = B_shared[k_1, 2 * j_2 + 4 + 1]",
-        "A_shared_v_1 = A_shared[k_1, 2 * i_2 + 1]", "A_shared_v_2 = A_shared[k_1, 2 * i_2 + 4]",
-        "A_shared_v_3 = A_shared[k_1, 2 * i_2 + 4 + 1]"]
+    # Each run of a fragment one wide load (codegen.cuda.wide: ld.shared.v2.f32 on a GPU;
+    # the simulator checks that each starts on a multiple of 2 elements).
+    assert lines[step + 1:step + 5] == [
+        "A_shared_v, A_shared_v_1 = _pp_wide.load2(A_shared, (k_1, 2 * i_2))",
+        "B_shared_v, B_shared_v_1 = _pp_wide.load2(B_shared, (k_1, 2 * j_2))",
+        "B_shared_v_2, B_shared_v_3 = _pp_wide.load2(B_shared, (k_1, 2 * j_2 + 4))",
+        "A_shared_v_2, A_shared_v_3 = _pp_wide.load2(A_shared, (k_1, 2 * i_2 + 4))"]
+    assert "ALIGNED_ARGUMENTS" not in kernel.source  # no argument read in runs
     assert kernel.source.count("cuda.syncthreads()") == 2
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
@@ -113,10 +115,15 @@ def test_sgemm_in_runs_of_consecutive_rows_and_columns():
 @pytest.mark.parametrize("shape, options", [
     ((8, 16, 8), dict(vector=4, k_unroll=2)),  # double-buffered, runs of 4
     ((6, 10, 5), dict(vector=2)),  # partial tiles at every edge
+    ((8, 8, 4), dict(vector=4, wide_copies=True)),  # tile copies and C in runs
+    ((6, 8, 3), dict(vector=2, wide_copies=True)),  # partial tiles, runs of 2
 ])
 def test_sgemm_runs_double_buffered_and_with_partial_tiles(shape, options):
     func = matmul.matmul(*shape)
     sch = matmul.schedule_cuda(func, threads=2, per_thread=4, k_tile=4, **options)
+    source = codegen.build(sch.func, target="cuda").source
+    assert ("_pp_wide.load" in source and "_pp_wide.store" in source) == \
+        options.get("wide_copies", False)
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     check_by_enumeration(sch.func)
@@ -132,3 +139,29 @@ def test_the_default_sgemm_asks_no_alignment():
     source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8)).func,
                            target="cuda").source
     assert "alignment" not in source and "from numba import cuda\n" in source
+
+
+def test_sgemm_wide_copies_move_tiles_and_c_in_runs():
+    func = matmul.matmul(8, 16, 8)
+    sch = matmul.schedule_cuda(func, threads=2, per_thread=4, k_tile=4, vector=4,
+                               wide_copies=True, double_buffer=False)
+    source = codegen.build(sch.func, target="cuda").source
+    lines = [line.strip() for line in source.splitlines()]
+    # Two runs of each tile per thread from global memory, B's stored in runs too (A's
+    # tile is k major: its runs of k are no runs there); C written back in rows of 4.
+    assert source.count("_pp_wide.load4(A, ") == source.count("_pp_wide.load4(B, ") == 2
+    assert source.count("_pp_wide.store4(B_shared, ") == 2
+    assert "_pp_wide.store4(A_shared" not in source
+    assert [line for line in lines if line.startswith("_pp_wide.store4(C, ")] == [
+        f"_pp_wide.store4(C, (ax0_1 * 4{row}, 8 * j_0 + ax1_1 * 4), "
+        + ", ".join(f"C_local_{r}_{c}" for c in range(4)) + ")"
+        for r, row in enumerate(("", " + 1", " + 2", " + 3"))]
+    assert "ALIGNED_ARGUMENTS = {0: 16, 1: 16, 2: 16}" in lines
+    gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+
+
+def test_wide_copies_need_runs():
+    with pytest.raises(ArgumentValueError, match=r"wide_copies=True moves runs of vector "
+                                                 r"elements; give vector=4 \(or 2\)"):
+        matmul.schedule_cuda(matmul.matmul(16, 16, 8), wide_copies=True)
