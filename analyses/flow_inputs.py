@@ -88,12 +88,24 @@ def drop_constant_dims(time: isl.UnionMap) -> isl.UnionMap:
     constant = constant_dims(maps)
     if not constant:
         return time
+    runs = _runs(constant)
     out = empty()
     for m in maps:
-        for k in reversed(constant):
-            m = m.project_out(isl.dim_type.out, k, 1)
+        for first, count in reversed(runs):  # a run at a time: a copy of the map each
+            m = m.project_out(isl.dim_type.out, first, count)
         out = out.union(isl.UnionMap.from_map(m))
     return out
+
+
+def _runs(positions: list[int]) -> list[tuple[int, int]]:
+    """``(first, count)`` of each run of consecutive ``positions`` (ascending)."""
+    runs: list[tuple[int, int]] = []
+    for k in positions:
+        if runs and runs[-1][0] + runs[-1][1] == k:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((k, 1))
+    return runs
 
 
 def constant_dims(maps: list[isl.Map]) -> list[int]:

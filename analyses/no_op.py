@@ -260,7 +260,9 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
         element = element.fix_val(isl.dim_type.set, k, isl.Val(str(coords[n_in + k])))
     depth = inst.depth_of(model)
     when = inst.statement_time(ours[src_name], depth).intersect_domain(at).range()
-    at_or_before, strictly_before = _up_to(when, strict=False), _up_to(when, strict=True)
+    # The times before X, and with X's own: one set each over the whole time space,
+    # pulled back to each statement's instances through its time function.
+    strictly_before, at_or_before = _times_before(when)
     earlier_writes = empty_union_set()
     reads = isl.UnionSet(element)  # X's own element: what it replaces counts as read
     seen: set[int] = set()  # a long sum reads one element many times, with one relation
@@ -269,8 +271,8 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
     # is checked between statements, as value_flow checks it between its steps.
     for s in model.statements:
         check_deadline()
-        times = inst.statement_time(s, depth)
-        up_to = times.intersect_range(at_or_before).domain()
+        schedule = inst.statement_time(s, depth)
+        up_to = _instances_in(schedule, at_or_before)
         before = None  # the instances strictly before X, for our writes (once per statement)
         for a in s.accesses:
             if a.kind == "read" and id(a.relation) in seen:
@@ -280,7 +282,7 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
                 reads = reads.union(isl.UnionSet(a.relation.intersect_domain(up_to).range()))
             elif s.name in ours:
                 if before is None:
-                    before = times.intersect_range(strictly_before).domain()
+                    before = _instances_in(schedule, strictly_before)
                 earlier_writes = earlier_writes.union(
                     isl.UnionSet(a.relation.intersect_domain(before).range()))
     check_deadline()
@@ -289,26 +291,42 @@ def _not_decisive(model, inside, point: isl.Point) -> str:
     return ""
 
 
-def _up_to(when: isl.Set, *, strict: bool) -> isl.Set:
-    """The times at or before (``strict``: before) ``when``, one point of the time space.
+def _times_before(when: isl.Set) -> tuple[isl.Set, isl.Set]:
+    """The times strictly before ``when``, and those at or before it (``when`` a point
+    of the time space).
 
     Written out level by level (equal to ``when`` before level ``k``, below it
-    at ``k``): the same set as ``lex_le_set``'s (``lex_lt_set``'s) domain
-    against ``when``, which ISL builds as a map between two whole time spaces,
-    four times slower on a 64-deep nest.  Where ``when`` is not a single point
-    (a time that depends on a parameter), that domain it is.
+    at ``k``): the same sets as ``lex_lt_set``'s and ``lex_le_set``'s domains
+    against ``when``, which ISL builds as maps between two whole time spaces,
+    four times slower on a 64-deep nest.  The levels' pieces are disjoint (each
+    is below ``when`` at a level where the later ones equal it, and ``when``
+    is below none), so they are joined without ISL's search for duplicates
+    (``union_disjoint``: a tenth of the time of ``union`` at 129 levels).
+    Where ``when`` is not a single point (a time that depends on a
+    parameter), those domains they are.
     """
     point = when.sample_point()
     if point.is_void() or not isl.Set.from_point(point).is_equal(when):
         universe = isl.Set.universe(when.get_space())
-        return (universe.lex_lt_set(when) if strict else universe.lex_le_set(when)).domain()
+        return universe.lex_lt_set(when).domain(), universe.lex_le_set(when).domain()
     values, _ = inst.point_coordinates(point)
-    out = isl.Set.empty(when.get_space()) if strict else when
+    out = isl.Set.empty(when.get_space())
     prefix = isl.Set.universe(when.get_space())
     for k, value in enumerate(values):
-        out = out.union(prefix.upper_bound_val(isl.dim_type.set, k, value - 1))
+        out = out.union_disjoint(prefix.upper_bound_val(isl.dim_type.set, k, value - 1))
         prefix = prefix.fix_val(isl.dim_type.set, k, value)
-    return out
+    return out, out.union_disjoint(when)
+
+
+def _instances_in(schedule: isl.Map, times: isl.Set) -> isl.Set:
+    """The instances that ``schedule`` (a statement's time function) runs at one of ``times``.
+
+    The preimage of ``times`` under the function: the same set as
+    ``schedule.intersect_range(times).domain()``, without eliminating the time
+    space's dimensions (a quarter of the time on a 64-deep nest).
+    """
+    return times.preimage_pw_multi_aff(isl.PwMultiAff.from_map(schedule)).intersect(
+        schedule.domain())
 
 
 _EARLIER_WRITE = ("an earlier instance of the statement wrote an element read up to it, so "

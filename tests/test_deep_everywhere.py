@@ -155,7 +155,7 @@ def test_pass(name, shape):
     with budget.counting_time_limits() as limits:
         got, _ = check_result(shape, program, pass_, may_stop=name == "remove_no_op")
     # each changes its program, unless its budget stopped it (remove_no_op's dataflow
-    # over the 64-deep nest's 64-level time space takes some 8 CPU seconds: past its
+    # over the 64-deep nest's 64-level time space takes some 4 CPU seconds: past its
     # 10 s on a busy machine, when the pass leaves the function as it was; so may the
     # 10,000-term sum)
     assert got is not parsed(program, shape) or limits[0]

@@ -13,6 +13,8 @@ once:
 vector of constants, loop counters and quasi-affine pieces, the form of the
 2d+1 schedule (:mod:`.program_order`) and of every order a schedule
 primitive proposes (:mod:`polypad.schedule.reschedule_plan`).
+:func:`involved_positions` finds the few dimensions an affine function or
+constraint of a deep nest uses without reading every coefficient.
 """
 
 from __future__ import annotations
@@ -95,3 +97,37 @@ def time_map(space: AffineSpace, entries: Sequence, domain: isl.Set,
     if length is not None:
         pws += [space.const(0)] * (length - len(pws))
     return to_map(space, pws, None).intersect_domain(domain)
+
+
+#: Dimensions below which :func:`involved_positions` asks for every coefficient.
+FEW_DIMS = 8
+
+
+def involved_positions(obj, dim_type: isl.dim_type) -> list[int] | range:
+    """The positions of ``dim_type`` whose coefficient in ``obj`` (an ``isl.Aff`` or
+    ``isl.Constraint``) may be nonzero, in order.
+
+    Every position with a nonzero coefficient is there (ISL's ``involves_dims``
+    also counts a dimension an integer division uses, which only costs a look
+    at a zero coefficient).  The ranges that involve nothing are skipped by
+    halves: an instance of a 64-deep nest as a function of another has 129
+    dimensions and one or two terms, and reading every coefficient took most of
+    the time of writing it as IR.
+    """
+    count = obj.dim(dim_type)
+    if count <= FEW_DIMS:
+        return range(count)
+    out: list[int] = []
+
+    def visit(first: int, size: int) -> None:
+        if not obj.involves_dims(dim_type, first, size):
+            return
+        if size <= FEW_DIMS // 2:
+            out.extend(range(first, first + size))
+            return
+        half = size // 2
+        visit(first, half)
+        visit(first + half, size - half)
+
+    visit(0, count)
+    return out

@@ -24,6 +24,8 @@ from polypad.ir.naming import Names
 from polypad.ir.operators import cast, logical_and, logical_or
 from polypad.ir.ranges import dtype_range, wrapping_operations
 
+from .isl_helpers import involved_positions
+
 # A linear form: coordinate key -> integer coefficient; key None is the constant.
 # Keys are ("dim", p), ("param", p) and ("div", k).
 _Form = dict
@@ -256,7 +258,8 @@ class _Reader:
         form: _Form = {}
         for kind, dt in (("dim", dim_type), ("param", isl.dim_type.param),
                          ("div", isl.dim_type.div)):
-            for p in range(obj.dim(dt)):
+            positions = range(obj.dim(dt)) if kind == "div" else involved_positions(obj, dt)
+            for p in positions:
                 c = _frac(obj.get_coefficient_val(dt, p)) * scale
                 if c:
                     # Params are keyed by name: a div's aff may order them differently.

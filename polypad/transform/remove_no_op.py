@@ -61,13 +61,16 @@ def remove_no_op(func: n.PrimFunc) -> n.PrimFunc:
     # Sweep in program order, asking each statement once about the function as it
     # is then; sweep again while a sweep removed something (a removal can make an
     # earlier statement dead, or keep a later one alive).
+    # The leaves of the statements asked about since the function last changed
+    # and not proved: a loop around them all, or the one statement inside it,
+    # is the same question (is_no_op reads a statement's leaves only), so a
+    # 64-deep nest around one store is asked about once, not 65 times.  The set
+    # outlives a sweep: the next one asks about the same function until it
+    # removes something, and only what changed since is a new question (the
+    # statements after the last removal are not asked twice).
+    undecided: set[tuple[int, ...]] = set()
     while True:
         removed = False
-        # The leaves of the statements asked about since the function last changed
-        # and not proved: a loop around them all, or the one statement inside it,
-        # is the same question (is_no_op reads a statement's leaves only), so a
-        # 64-deep nest around one store is asked about once, not 65 times.
-        undecided: set[tuple[int, ...]] = set()
         for stmt in list(_candidates(func.body)):
             if removed and not _contains(func.body, stmt):
                 continue  # inside a removed statement, or an ancestor of one (rebuilt)

@@ -156,13 +156,19 @@ def test_the_slp_flag_is_set_only_while_a_marked_kernel_compiles():
     assert slp.wanted({"_pp_slp_vectorize": True}) and not slp.wanted({})
 
 
-def _asm(func, tmp_path, monkeypatch, edit=lambda source: source) -> str:
+def _compiled(func, tmp_path, monkeypatch, edit=lambda source: source):
+    """``func``'s kernel compiled afresh in this process (Numba's dispatcher): the
+    machine code the asm tests read, and what they run."""
     monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))  # compiled here, not loaded
     kernel = codegen.build(func)
     # A line of its own makes the module new to this process too: a kernel another
     # test loaded (from another cache, perhaps without its machine code) is not reused.
     fresh = edit(kernel.source) + f"\n# compiled afresh in {tmp_path.name}\n"
-    dispatcher = compile_kernel(kernel.func, fresh)
+    return compile_kernel(kernel.func, fresh)
+
+
+def _asm(func, tmp_path, monkeypatch, edit=lambda source: source) -> str:
+    dispatcher = _compiled(func, tmp_path, monkeypatch, edit)
     return "\n".join(dispatcher.inspect_asm().values())
 
 
@@ -173,14 +179,17 @@ def test_the_16_lanes_of_a_row_sum_are_packed_adds(tmp_path, monkeypatch):
     # a row off a 64-byte boundary, is vectorized as a loop, with the mark or without.
     monkeypatch.setattr(lane_rotation, "ENABLED", False)
     func = lanes_row_sum(3, 16 * 40 + 5)
-    asm = _asm(func, tmp_path, monkeypatch)
+    marked = _compiled(func, tmp_path, monkeypatch)
+    asm = "\n".join(marked.inspect_asm().values())
     assert "addps" in asm  # packed (vaddps on AVX): the 16 partial sums in vectors
     # The same module without the mark is compiled as Numba compiles by default:
     # the lanes stay 16 scalar adds.
     unmarked = _asm(func, tmp_path, monkeypatch,
                     edit=lambda source: source.replace(slp.MARK, ""))
     assert "addps" not in unmarked and "addss" in unmarked
-    _same_as_reference(codegen.build(func), func, exact=True)
+    # The packed code itself, run (a third compilation, of the build's own module in
+    # this empty cache, would make the same code again).
+    _same_as_reference(marked, func, exact=True)
 
 
 @pytest.mark.numba
@@ -331,34 +340,34 @@ def test_the_packed_panel_and_the_tile_are_stack_buffers_copied_by_nests():
     assert "//" not in source and "%" not in source
 
 
-def _parallel_body_asm(func, tmp_path, monkeypatch) -> str:
+def _parallel_body_asm(func, tmp_path, monkeypatch):
     """The machine code of ``func``'s parallel loop body as the process that compiles
-    it runs it: Numba compiles a ``prange`` body as a library of its own and calls
-    that library's code; the kernel's own library (``inspect_asm``, and the on-disk
-    cache) holds a copy optimized again after linking, which may differ."""
-    monkeypatch.setenv("POLYPAD_CACHE_DIR", str(tmp_path))
-    kernel = codegen.build(func)
-    fresh = kernel.source + f"\n# compiled afresh in {tmp_path.name}\n"
-    dispatcher = compile_kernel(kernel.func, fresh)
+    it runs it, and the kernel compiled (Numba's dispatcher) to run it: Numba compiles
+    a ``prange`` body as a library of its own and calls that library's code; the
+    kernel's own library (``inspect_asm``, and the on-disk cache) holds a copy
+    optimized again after linking, which may differ.  The tests run this very
+    compilation: building the kernel again in the empty cache would compile the same
+    code a second time (some 10 s for a 256^3 matmul)."""
+    dispatcher = _compiled(func, tmp_path, monkeypatch)
     (overload,) = dispatcher.overloads.values()
     bodies = [lib for lib in overload.library._linking_libraries
               if "parfor_gufunc" in lib.name]
     assert bodies, "no parallel loop body among the linked libraries"
-    return "\n".join(lib.get_asm_str() for lib in bodies)
+    return "\n".join(lib.get_asm_str() for lib in bodies), dispatcher
 
 
 @pytest.mark.numba
 @pytest.mark.skipif(not X86, reason="x86 instruction names")
 def test_the_register_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
     func = matmul_register_tile(256)
-    asm = _parallel_body_asm(func, tmp_path, monkeypatch)
+    asm, compiled = _parallel_body_asm(func, tmp_path, monkeypatch)
     # 8 rows x 32 columns: 16 (AVX-512) or 32 (AVX2) packed multiply-adds per k, the
     # tile in registers, and no scalar ones.  (Scatters may remain, in a version of
     # the packing loop LLVM makes for a B whose rows are one element apart.)
     if cpu_has_avx512():
         assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
     assert not re.search(r"vfmadd\d+ss", asm)
-    _same_as_matmul(codegen.build(func), func)
+    _same_as_matmul(compiled, func)
 
 
 def matmul_heap_panel(n: int):
@@ -383,10 +392,10 @@ def test_the_register_tile_fed_from_a_heap_panel_runs_as_packed_fmas(tmp_path, m
     # multiply-adds (4.7 GFLOP/s at 1024^3) while the cached copy had packed ones;
     # codegen/numba/parfor_bodies.py optimizes it as the copy is.
     func = matmul_heap_panel(256)
-    asm = _parallel_body_asm(func, tmp_path, monkeypatch)
+    asm, compiled = _parallel_body_asm(func, tmp_path, monkeypatch)
     assert not re.search(r"vfmadd\d+ss", asm) and not re.search(r"\bv?mulss\b", asm)
     assert len(re.findall(r"vfmadd\d+ps", asm)) >= 16
-    _same_as_matmul(codegen.build(func), func)
+    _same_as_matmul(compiled, func)
 
 
 def test_the_zoo_matmul_starts_its_tiles_at_zero_in_registers_and_never_reads_c():
@@ -405,11 +414,11 @@ def test_the_zoo_matmul_starts_its_tiles_at_zero_in_registers_and_never_reads_c(
 @pytest.mark.skipif(not X86, reason="x86 instruction names")
 def test_the_zoo_matmul_tile_runs_as_packed_fmas(tmp_path, monkeypatch):
     func = matmul_schedule(matmul(256)).func
-    asm = _parallel_body_asm(func, tmp_path, monkeypatch)
+    asm, compiled = _parallel_body_asm(func, tmp_path, monkeypatch)
     if cpu_has_avx512():
         assert len(re.findall(r"vfmadd\d+ps\s+\S+, \S+, %zmm", asm)) >= 16
     assert not re.search(r"vfmadd\d+ss", asm)
-    _same_as_matmul(codegen.build(func), func)
+    _same_as_matmul(compiled, func)
 
 
 def test_parfor_bodies_are_reoptimized_only_while_a_kernel_compiles():
