@@ -18,6 +18,7 @@ from polypad.ir.visitor import walk
 from ..source_text import AND
 from .batch import MAX_BATCH
 from .expr import constant, split_constant
+from .module_text import alignment
 from .wide_runs import WideRun, multiple_of
 
 #: How a module with wide accesses imports :mod:`.wide`; the version makes a change to
@@ -37,7 +38,7 @@ class WideAccesses:
         call checks (:mod:`.runtime`), or a shared buffer aligned so (``set_alignment``)."""
         if any(buffer is b for b in self.arguments):
             return True
-        align = dict(buffer.tvm_attrs).get("align")  # sch.set_alignment
+        align = alignment(buffer)  # sch.set_alignment
         return buffer.scope == "shared" and bool(align) and align % nbytes == 0
 
     def wide_index(self, buffer: Buffer, indices) -> str:

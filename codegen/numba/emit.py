@@ -480,15 +480,6 @@ class _Emitter:
         self.line(depth, f"{self.register(helper, kind)}({', '.join(args)})")
 
 
-def _check_supported(func: PrimFunc) -> None:
-    buffers = [p for p in func.params if isinstance(p, Buffer)]
-    buffers += [n.buffer for n in walk(func.body) if isinstance(n, ir.Allocate)]
-    for buffer in buffers:
-        if buffer.dtype == "float16":
-            raise BuildError(f"the numba target does not support float16 (buffer "
-                             f"{buffer.name!r}); use target='python' or float32")
-
-
 @deep_entry
 def emit(func: PrimFunc, *, boundscheck: bool = False,
          fastmath: str | None = DEFAULT, precondition: CallCheck | None = None,
@@ -501,5 +492,4 @@ def emit(func: PrimFunc, *, boundscheck: bool = False,
     (:func:`.checks.precondition_lines`); ``guards`` says which accesses to
     check at run time (:mod:`.guards`), None for none.
     """
-    _check_supported(func)
     return _Emitter(func, boundscheck, fastmath, precondition, guards).module()

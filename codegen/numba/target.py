@@ -30,8 +30,10 @@ from __future__ import annotations
 from functools import partial
 
 from polypad.arguments import expect
-from polypad.errors import BuildArgumentError
-from polypad.ir.nodes import PrimFunc
+from polypad.errors import BuildArgumentError, BuildError
+from polypad.ir import nodes as ir
+from polypad.ir.nodes import Buffer, PrimFunc
+from polypad.ir.visitor import walk
 
 from ..precondition import CallCheck
 from ..target import Executable, Target
@@ -61,6 +63,7 @@ class NumbaTarget(Target):
                                   error=BuildArgumentError)
 
     def executable(self, func: PrimFunc, precondition: CallCheck | None) -> Executable:
+        _check_supported(func)
         in_kernel = precondition if precondition is not None and precondition.fits_int64 \
             else None
         source = emit(func, boundscheck=self.boundscheck is True, fastmath=self.fastmath,
@@ -70,3 +73,13 @@ class NumbaTarget(Target):
                           tests_precondition=in_kernel is not None,
                           explain=partial(kernel_error, func, in_kernel, self.guards),
                           runnable=partial(runnable, width=width))
+
+
+def _check_supported(func: PrimFunc) -> None:
+    """Refuse a function the target cannot run: Numba has no float16 arithmetic."""
+    buffers = [p for p in func.params if isinstance(p, Buffer)]
+    buffers += [x.buffer for x in walk(func.body) if isinstance(x, ir.Allocate)]
+    for buffer in buffers:
+        if buffer.dtype == "float16":
+            raise BuildError(f"the numba target does not support float16 (buffer "
+                             f"{buffer.name!r}); use target='python' or float32")
