@@ -48,7 +48,7 @@ from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.ranges import dtype_range
-from polypad.ir.removal import NO_OP
+from polypad.ir.removal import no_op
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 from polypad.script.derive_header import widened_axis
@@ -115,7 +115,7 @@ def _without_dead_guards(func: n.PrimFunc, guards: list[n.IfThenElse]) -> n.Prim
         if not isinstance(parent, n.SeqStmt):
             # Its neighbours went before it (every ``if`` of the sequence was dead):
             # it is its parent's whole body now.
-            func = replace(func, guard, NO_OP)
+            func = replace(func, guard, no_op())
             continue
         rest = tuple(x for x in parent.stmts if x is not guard)
         func = replace(func, parent, rest[0] if len(rest) == 1 else n.SeqStmt(rest))

@@ -59,7 +59,7 @@ from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
-from polypad.ir.removal import NO_OP
+from polypad.ir.removal import no_op
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -88,7 +88,7 @@ def simplify(func: n.PrimFunc) -> n.PrimFunc:
         body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
         if body is func.body or (body is None and _is_empty(func.body)):
             return func
-        func = dataclasses.replace(func, body=NO_OP if body is None else body)
+        func = dataclasses.replace(func, body=no_op() if body is None else body)
         if not simplifier.learned:
             break
     return func
