@@ -81,8 +81,10 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
         nest, guard = _predicate(loop, resolved, strides, new_vars, fits(strides[0]))
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
     nests = _partition(loop, resolved, strides, new_vars, taken, extent_never_negative(func, loop))
-    # Each tail its own statements, so that an init can leave one copy alone.
-    nests = nests[:1] + [fresh_copy(x) if _ifs_beside(x) else x for x in nests[1:]]
+    # Each tail its own statements: the substitution keeps every statement that does not
+    # read the loop's counter, which would then stand in the main nest and in each tail
+    # (analyses find statements by identity; an init must be able to leave one copy alone).
+    nests = nests[:1] + [fresh_copy(x) for x in nests[1:]]
     new = _splice(func, loop, nests)
     for nest in nests:
         new = _without_dead_guards(new, _ifs_beside(nest))
