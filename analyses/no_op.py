@@ -38,6 +38,7 @@ from .budgeted import decider
 from .canonical import canonical_form, unmodelled
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
+from .kept_checks import holds_check, removing_a_check
 from .proof_options import ProofOptions
 from .stored_value import adds_zero, stores_existing_value
 
@@ -68,6 +69,8 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     # of whole programs (analyses.conditional): only a direct question runs one here.
     direct = options is None
     options = ProofOptions.of(strict_ieee, options)
+    if holds_check(stmt):  # an assert may raise: never a no-op
+        return removing_a_check(f, stmt)
     form = canonical_form(f)
     if form is not None:  # a packed function's scaffolding, views or vectors
         target = form.stmt(stmt) if not isinstance(form, OpaqueSite) else None

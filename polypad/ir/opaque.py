@@ -115,12 +115,17 @@ class OpaqueSite:
 _WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
 
 
-def first_opaque(func: PrimFunc) -> OpaqueSite | None:
+def first_opaque(func: PrimFunc, *, checks_as_facts: bool = False) -> OpaqueSite | None:
     """The first construct of ``func``, in program order, that polypad cannot run or
     model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
     ``return``, or a buffer over memory polypad does not know.  None if there is none.
+
+    With ``checks_as_facts`` (the analyses that read an assert as a fact for what
+    follows it), an assert on plain values (:func:`polypad.ir.stated.is_plain_check`)
+    is not one.
     """
     from .nodes import Assert, AttrStmt, DeclBuffer, Return, ThreadAllReduce, Var
+    from .stated import is_plain_check
     from .views import owns_unknown_memory
 
     stack = [func.body]
@@ -133,7 +138,7 @@ def first_opaque(func: PrimFunc) -> OpaqueSite | None:
         if isinstance(stmt, AttrStmt):
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)
-        if isinstance(stmt, Assert):
+        if isinstance(stmt, Assert) and not (checks_as_facts and is_plain_check(stmt)):
             return OpaqueSite("assert", "is a packed function's check, which polypad does "
                               "not run", stmt.span)
         if isinstance(stmt, Return):
