@@ -7,7 +7,8 @@ differ (:func:`record_requirements`: a gap ``i < slot <= j`` of that sequence),
 or, where they first differ in a serial loop's counter, at the start of that
 loop's body (a wrap-around gap).  Where they first differ in an ``if``'s
 branches, no barrier can order them.  :func:`place_barriers` then stabs the
-intervals by their right ends, deepest containers first, skipping a pair that a
+intervals by their right ends, deepest containers first, into a
+:class:`BarrierPlan`, skipping a pair that a
 barrier already chosen orders (on either path, or, decided by isl,
 :class:`analyses.gpu_barrier_order.BarrierOrder`); a barrier needed where not
 every thread reaches it alike is refused.
@@ -15,17 +16,39 @@ every thread reaches it alike is refused.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import islpy as isl
 
+from polypad.ir import nodes as n
 from polypad.ir.show import show
 
 from .gpu_barrier_order import BarrierOrder
 from .gpu_race_evidence import race_evidence
+from .gpu_threads import Structure
 
-if TYPE_CHECKING:
-    from .gpu_sync import BarrierPlan
+
+@dataclass
+class BarrierPlan:
+    """Where the barriers go: sequence gaps, by container.
+
+    A container is a ``SeqStmt`` (slot ``k`` is just before its ``k``-th
+    statement, ``len`` after the last) or a serial loop whose body is no
+    sequence (slot 0 before the body, 1 after).
+    """
+
+    structure: Structure
+    slots: dict[int, set[int]] = field(default_factory=dict)
+    nodes: dict[int, n.Stmt] = field(default_factory=dict)
+
+    def at(self, container: n.Stmt) -> set[int]:
+        """The slots of ``container`` that hold a barrier."""
+        return self.slots.get(id(container), set())
+
+    @property
+    def count(self) -> int:
+        """How many barriers the kernels hold (in the code, not at run time)."""
+        return sum(len(s) for s in self.slots.values())
 
 
 def first_differ(length: int, level: int) -> isl.Map:
@@ -132,4 +155,4 @@ def _barrier_refused(container, reason, coords):
 
 
 
-__all__ = ["first_differ", "place_barriers", "record_requirements"]
+__all__ = ["BarrierPlan", "first_differ", "place_barriers", "record_requirements"]

@@ -47,8 +47,6 @@ and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import islpy as isl
 
 from polypad.errors import BuildError
@@ -62,7 +60,7 @@ from polypad.model.isl_helpers import time_map
 from .evidence import Counterexample, Refuted
 from .gpu_atomics import atomic_stores
 from .gpu_barrier_order import BarrierOrder
-from .gpu_barrier_placement import place_barriers, record_requirements
+from .gpu_barrier_placement import BarrierPlan, place_barriers, record_requirements
 from .gpu_block_time import Timeline
 from .gpu_private_flow import PrivateFlow
 from .gpu_race_evidence import private_text, race_evidence
@@ -70,35 +68,10 @@ from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
     Launch,
-    Structure,
     children,
     coordinates,
     structure,
 )
-
-
-@dataclass
-class BarrierPlan:
-    """Where the barriers go: sequence gaps, by container.
-
-    A container is a ``SeqStmt`` (slot ``k`` is just before its ``k``-th
-    statement, ``len`` after the last) or a serial loop whose body is no
-    sequence (slot 0 before the body, 1 after).
-    """
-
-    structure: Structure
-    slots: dict[int, set[int]] = field(default_factory=dict)
-    nodes: dict[int, n.Stmt] = field(default_factory=dict)
-
-    def at(self, container: n.Stmt) -> set[int]:
-        """The slots of ``container`` that hold a barrier."""
-        return self.slots.get(id(container), set())
-
-    @property
-    def count(self) -> int:
-        """How many barriers the kernels hold (in the code, not at run time)."""
-        return sum(len(s) for s in self.slots.values())
-
 
 _DIFF_BLOCK = "{ [b0, b1, b2, t0, t1, t2] -> [c0, c1, c2, u0, u1, u2] : " \
               "b0 != c0 or b1 != c1 or b2 != c2 }"

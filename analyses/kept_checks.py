@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
+from polypad.ir.opaque import is_plain_check
 from polypad.ir.show import show
-from polypad.ir.stated import is_plain_check
 from polypad.ir.visitor import walk
 
 from .evidence import Counterexample, Refuted, Unknown
@@ -35,8 +35,8 @@ def removing_a_check(f: n.PrimFunc, stmt: n.Stmt) -> Refuted | Unknown:
     if not isinstance(stmt, n.Assert):
         return Unknown(f"the statement holds an assert: {kept}")
     if not is_plain_check(stmt):
-        return Unknown(f"`assert {show(stmt.condition)}` reads what polypad does not "
-                       f"evaluate; {kept}")
+        return Unknown(f"`assert {show(stmt.condition)}` reads a buffer, a pointer or an "
+                       f"opaque intrinsic; {kept}")
     from .context import context_at
     from .prover import prove
 

@@ -60,6 +60,9 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     must also change a buffer (the inputs and both results are in the values).
     ``Unknown`` says which rule could not be
     decided, or that the rules fail at different instances.
+
+    A statement that holds an ``assert`` is never a no-op (it may raise):
+    :mod:`.kept_checks` answers for it.
     """
     from polypad.arguments import expect
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
@@ -69,13 +72,15 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     # of whole programs (analyses.conditional): only a direct question runs one here.
     direct = options is None
     options = ProofOptions.of(strict_ieee, options)
-    if holds_check(stmt):  # an assert may raise: never a no-op
-        return removing_a_check(f, stmt)
     form = canonical_form(f)
+    target = None
     if form is not None:  # a packed function's scaffolding, views or vectors
         target = form.stmt(stmt) if not isinstance(form, OpaqueSite) else None
         if target is None:
             return unmodelled(f, form, stmt)
+    if holds_check(stmt):  # an assert may raise: never a no-op
+        return removing_a_check(f, stmt)
+    if form is not None:
         return form.map_back(is_no_op(f=form.func, stmt=target, options=options))
     try:
         span = inst.leaf_range(f.body, stmt)

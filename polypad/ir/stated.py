@@ -2,7 +2,7 @@
 
 * ``T.assume(c)``: the function's author promises ``c`` holds there (the
   executors check it);
-* ``assert c, msg`` on plain values (:func:`is_plain_check`; TVM's packed
+* ``assert c, msg`` on plain values (:func:`~polypad.ir.opaque.is_plain_check`; TVM's packed
   functions open with ``assert n == 128, ...``): the call raises where ``c`` is
   false, so every statement after it in program order runs only where ``c``
   held.  A statement *before* it learns nothing (it ran before the check), and
@@ -20,23 +20,8 @@ statement.
 
 from __future__ import annotations
 
-from . import dtypes
-from .nodes import Assert, BufferData, BufferLoad, Call, Evaluate, Expr, Stmt, StringImm, Var
-from .opaque import is_opaque
-from .visitor import walk
-
-
-def is_plain_check(stmt: Stmt) -> bool:
-    """Whether ``stmt`` is an ``assert`` on plain values: its condition reads no buffer,
-    pointer or opaque intrinsic (``assert n == 128, ...``).  The analyses read it as a
-    fact for what follows it (``checks_as_facts`` of
-    :func:`polypad.ir.opaque.first_opaque`); it is still a check that may raise."""
-    if not isinstance(stmt, Assert) or not dtypes.is_bool(stmt.condition.dtype):
-        return False
-    return not any(is_opaque(x) or isinstance(x, (BufferLoad, BufferData, StringImm))
-                   or (isinstance(x, Var) and x.dtype == "handle")
-                   or (isinstance(x, Call) and x.op == "undef")
-                   for x in walk(stmt.condition))
+from .nodes import Call, Evaluate, Expr, Stmt
+from .opaque import is_plain_check
 
 
 def stated_condition(stmt: Stmt) -> Expr | None:
