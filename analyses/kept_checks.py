@@ -18,7 +18,9 @@ from polypad.ir.opaque import is_plain_check
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 
+from .context import context_at
 from .evidence import Counterexample, Refuted, Unknown
+from .prover import prove
 
 
 def holds_check(stmt: n.Stmt) -> bool:
@@ -37,9 +39,6 @@ def removing_a_check(f: n.PrimFunc, stmt: n.Stmt) -> Refuted | Unknown:
     if not is_plain_check(stmt):
         return Unknown(f"`assert {show(stmt.condition)}` reads a buffer, a pointer or an "
                        f"opaque intrinsic; {kept}")
-    from .context import context_at
-    from .prover import prove
-
     try:
         decided = prove(stmt.condition, context_at(f, stmt))
     except PolypadError as err:  # the rest of the function cannot be modelled
