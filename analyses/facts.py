@@ -35,6 +35,7 @@ from polypad import budget
 from polypad.errors import BudgetExceeded, NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.ir.stated import stated_condition
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 from polypad.model import pw_aff_to_expr, set_to_condition
@@ -79,10 +80,9 @@ def reads_of(program: Program, site: Site, loads) -> list:
 
 
 def is_assume(site: Site) -> bool:
-    """Whether ``site`` is a ``T.assume``."""
-    stmt = site.stmt
-    return (isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
-            and stmt.value.op == "assume")
+    """Whether ``site`` states a fact for what follows it: a ``T.assume``, or an
+    ``assert`` on plain values (:mod:`polypad.ir.stated`)."""
+    return stated_condition(site.stmt) is not None
 
 
 @dataclass(eq=False)
@@ -142,7 +142,7 @@ def _site_facts(program: Program, site: Site) -> list[ValueFact]:
     if guards is None or lets is None:
         return []  # a statement that may not have run establishes nothing
     if is_assume(site):
-        formula = substitute(site.stmt.value.args[0], lets)
+        formula = substitute(stated_condition(site.stmt), lets)
         loads = loads_in(formula)
         return [ValueFact("assume", site, formula, tuple(loads), domain, guards=guards)
                 ] if loads else []

@@ -38,193 +38,40 @@ loop-carried pair one at the start of the loop body unless a chosen one
 already orders it.  A barrier must be reached by every thread of the block
 as often: one needed under a condition, a loop bound or a guarded thread
 loop that depends on the thread is refused, naming that condition.
+
+The parts: the block time of a launch (:mod:`analyses.gpu_block_time`), the gaps
+each pair needs and the barriers that fill them
+(:mod:`analyses.gpu_barrier_placement`, asking :mod:`analyses.gpu_barrier_order`),
+and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import islpy as isl
 
-from polypad.errors import BuildError, NotAffineError
+from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.show import show
-from polypad.ir.substitute import free_vars
 from polypad.ir.views import root
 from polypad.ir.visitor import walk
 from polypad.model import extract
-from polypad.model.affine import as_space, condition_set
 from polypad.model.isl_helpers import time_map
 
-from . import instances as inst
-from .evidence import Counterexample, Element, Refuted
+from .evidence import Counterexample, Refuted
 from .gpu_atomics import atomic_stores
 from .gpu_barrier_order import BarrierOrder
+from .gpu_barrier_placement import BarrierPlan, place_barriers, record_requirements
+from .gpu_block_time import Timeline
 from .gpu_private_flow import PrivateFlow
+from .gpu_race_evidence import private_text, race_evidence
 from .gpu_threads import (
     BLOCK_AXES,
     THREAD_AXES,
     Launch,
-    Structure,
     children,
     coordinates,
-    is_bound,
     structure,
-    thread_text,
 )
-
-
-@dataclass
-class BarrierPlan:
-    """Where the barriers go: sequence gaps, by container.
-
-    A container is a ``SeqStmt`` (slot ``k`` is just before its ``k``-th
-    statement, ``len`` after the last) or a serial loop whose body is no
-    sequence (slot 0 before the body, 1 after).
-    """
-
-    structure: Structure
-    slots: dict[int, set[int]] = field(default_factory=dict)
-    nodes: dict[int, n.Stmt] = field(default_factory=dict)
-
-    def at(self, container: n.Stmt) -> set[int]:
-        """The slots of ``container`` that hold a barrier."""
-        return self.slots.get(id(container), set())
-
-    @property
-    def count(self) -> int:
-        """How many barriers the kernels hold (in the code, not at run time)."""
-        return sum(len(s) for s in self.slots.values())
-
-
-@dataclass
-class _Container:
-    node: n.Stmt
-    #: Where slot ``k`` is in the IR: (a ``SeqStmt`` and the index of the statement the
-    #: barrier goes before, its length for after the last; or a loop and 0 or 1).
-    positions: list[tuple[n.Stmt, int]]
-    nonuniform: str | None  # why not every thread of a block reaches it alike
-
-
-@dataclass
-class _Leaf:
-    entries: list  # ints and loop Vars: the block time
-    descs: list  # per entry: ("seq", container node) | ("loop", For) | ("if", IfThenElse)
-
-
-class _Timeline:
-    """The block time of every leaf statement of one launch, and its containers."""
-
-    def __init__(self, launch: Launch):
-        self.launch = launch
-        self.leaves: dict[int, _Leaf] = {}
-        self.containers: dict[int, _Container] = {}
-        self.visit(launch.root, [], [], None, frozenset(), ())
-
-    def varies(self, cond: n.Expr, loops: tuple, tvars) -> bool:
-        """Whether two threads of one block may disagree on ``cond`` (at the same
-        values of everything else): decided by isl where ``cond`` is affine in the
-        thread loops' counters, else assumed where it reads memory or a value
-        computed from a counter."""
-        if any(isinstance(x, n.BufferLoad) for x in walk(cond)):
-            return True
-        used = [v for v in free_vars(cond) if v in tvars]
-        if not used:
-            return False
-        threads = [loop.var for loop in loops if loop.kind in THREAD_AXES]
-        if any(v not in threads for v in used):
-            return True
-        space = as_space([loop.var for loop in loops])
-        try:
-            box = space.universe
-            for loop in loops:
-                box = box.intersect(condition_set(
-                    n.And(loop.var >= loop.min, loop.var < loop.min + loop.extent), space))
-            holds = condition_set(cond, space)
-        except NotAffineError:
-            return True
-        yes, no = box.intersect(holds), box.subtract(holds)
-        for var in sorted(threads, key=space.position, reverse=True):
-            yes = yes.project_out(isl.dim_type.set, space.position(var), 1)
-            no = no.project_out(isl.dim_type.set, space.position(var), 1)
-        return not yes.intersect(no).is_empty()
-
-    def visit(self, stmt, entries, descs, reason, tvars, loops) -> None:
-        match stmt:
-            case n.SeqStmt():
-                # A sequence inside a block or an allocation that is itself in a
-                # sequence continues it: one barrier can serve both.
-                flat = _flatten(stmt)
-                positions = [(owner, k) for owner, k, _ in flat]
-                positions.append((flat[-1][0], flat[-1][1] + 1) if flat else (stmt, 0))
-                self.containers[id(stmt)] = _Container(stmt, positions, reason)
-                for k, (_, _, child) in enumerate(flat):
-                    self.visit(child, entries + [k], descs + [("seq", stmt)], reason, tvars,
-                               loops)
-            case n.For() if is_bound(stmt):
-                if stmt.kind in THREAD_AXES:
-                    tvars = tvars | {stmt.var}
-                    if not self.launch.full(stmt) and reason is None:
-                        reason = (f"loop {stmt.var.name!r}, which runs on only "
-                                  f"{show(stmt.extent)} of the threads on {stmt.kind.value}")
-                self.visit(stmt.body, entries, descs, reason, tvars, loops + (stmt,))
-            case n.For():
-                inside = loops + (stmt,)
-                if self.varies(n.And(stmt.var >= stmt.min, stmt.var < stmt.min + stmt.extent),
-                               inside, tvars):
-                    tvars = tvars | {stmt.var}
-                    if reason is None:
-                        reason = (f"loop {stmt.var.name!r}, whose bounds depend on the "
-                                  "thread")
-                entries, descs = entries + [stmt.var], descs + [("loop", stmt)]
-                if isinstance(_through(stmt.body), n.SeqStmt):
-                    self.visit(stmt.body, entries, descs, reason, tvars, inside)
-                else:
-                    self.containers[id(stmt)] = _Container(stmt, [(stmt, 0), (stmt, 1)],
-                                                           reason)
-                    self.visit(stmt.body, entries + [0], descs + [("seq", stmt)], reason,
-                               tvars, inside)
-            case n.IfThenElse():
-                if reason is None and self.varies(stmt.condition, loops, tvars):
-                    reason = f"the condition {show(stmt.condition)}"
-                self.visit(stmt.then_case, entries + [0], descs + [("if", stmt)], reason,
-                           tvars, loops)
-                if stmt.else_case is not None:
-                    self.visit(stmt.else_case, entries + [1], descs + [("if", stmt)], reason,
-                               tvars, loops)
-            case n.LetStmt():
-                if any(v in tvars for v in free_vars(stmt.value)) or any(
-                        isinstance(x, n.BufferLoad) for x in walk(stmt.value)):
-                    tvars = tvars | {stmt.var}
-                self.visit(stmt.body, entries, descs, reason, tvars, loops)
-            case n.BufferStore() | n.Evaluate():
-                self.leaves[id(stmt)] = _Leaf(entries, descs)
-            case _:
-                for child in children(stmt):
-                    self.visit(child, entries, descs, reason, tvars, loops)
-
-
-def _flatten(seq: n.SeqStmt) -> list[tuple[n.SeqStmt, int, n.Stmt]]:
-    """The statements of ``seq`` with each block or allocation around a sequence
-    replaced by that sequence's statements: (the sequence holding it, its index, it)."""
-    out = []
-    for k, child in enumerate(seq.stmts):
-        inner = child
-        while isinstance(inner, (n.Block, n.Allocate)):
-            inner = inner.body
-        if isinstance(inner, n.SeqStmt) and inner.stmts:
-            out += _flatten(inner)
-        else:
-            out.append((seq, k, child))
-    return out
-
-
-def _through(stmt: n.Stmt) -> n.Stmt:
-    """``stmt`` without the blocks, allocations and lets around it."""
-    while isinstance(stmt, (n.Block, n.Allocate, n.LetStmt, n.DeclBuffer)):
-        stmt = stmt.body
-    return stmt
-
 
 _DIFF_BLOCK = "{ [b0, b1, b2, t0, t1, t2] -> [c0, c1, c2, u0, u1, u2] : " \
               "b0 != c0 or b1 != c1 or b2 != c2 }"
@@ -232,13 +79,6 @@ _SAME_BLOCK = "{ [b0, b1, b2, t0, t1, t2] -> [b0, b1, b2, u0, u1, u2] : " \
               "t0 != u0 or t1 != u1 or t2 != u2 }"
 _DIFF_THREAD = "{ [b0, b1, b2, t0, t1, t2] -> [c0, c1, c2, u0, u1, u2] : b0 != c0 or " \
                "b1 != c1 or b2 != c2 or t0 != u0 or t1 != u1 or t2 != u2 }"
-
-
-def _first_differ(length: int, level: int) -> isl.Map:
-    """``{ [x] -> [y] : x[:level] = y[:level] and x[level] < y[level] }`` on ``length`` dims."""
-    xs = ", ".join(f"x{k}" for k in range(length))
-    ys = ", ".join(f"x{k}" if k < level else f"y{k}" for k in range(length))
-    return isl.Map(f"{{ [{xs}] -> [{ys}] : x{level} < y{level} }}")
 
 
 def plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
@@ -281,7 +121,7 @@ def plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
 
 
 def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
-    timeline = _Timeline(launch)
+    timeline = Timeline(launch)
     length = max(len(timeline.leaves[id(s.stmt)].entries) for s in statements) or 1
     tau, coords = {}, {}
     for s in statements:
@@ -318,7 +158,7 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                         race = flows.races(race, a, b)  # crosses between copies
                     commute = _commute(atomics, s, d, a) and scope != "local"
                     if not race.is_empty() and not (commute and scope != "shared"):
-                        return _evidence(why, race, coords, _private_text(scope))
+                        return race_evidence(why, race, coords, private_text(scope))
                     if commute or scope == "local":  # commuting updates; a thread's own copy
                         continue
                     across = pairs.intersect(_relate(coords, s, d, same_block))
@@ -326,16 +166,16 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                         continue
                     unordered = across.intersect(tau[s.name].lex_ge_map(tau[d.name]))
                     if not unordered.is_empty():
-                        return _evidence(why, unordered, coords,
-                                         "two threads of one block run them in either order: "
-                                         "no barrier can order them as the serial program "
-                                         "does")
-                    refused = _requirements(timeline, length, tau, coords, s, d, across, why,
-                                            intervals, wraps)
+                        return race_evidence(why, unordered, coords,
+                                             "two threads of one block run them in either order: "
+                                             "no barrier can order them as the serial "
+                                             "program does")
+                    refused = record_requirements(timeline, length, tau, coords, s, d, across,
+                                                  why, intervals, wraps)
                     if refused is not None:
                         return refused
     order = BarrierOrder(timeline.leaves, tau, statements, length, coords)
-    return _place(timeline, intervals, wraps, plan, coords, order)
+    return place_barriers(timeline, intervals, wraps, plan, coords, order)
 
 
 def _commute(atomics: dict, s, d, a) -> bool:
@@ -370,132 +210,6 @@ def _private_loops(root: n.Stmt) -> dict[n.Buffer, list[int]]:
 
 def _relate(coords, s, d, axes: isl.Map) -> isl.Map:
     return coords[s.name].apply_range(axes).apply_range(coords[d.name].reverse())
-
-
-def _private_text(scope: str) -> str:
-    if scope == "local":
-        return ("the element is in local memory, private to each thread, and two threads "
-                "would need to share it")
-    if scope == "shared":
-        return ("the element is in shared memory, private to each block, and two blocks "
-                "would need to share it")
-    return "two blocks touch one element and blocks never wait for one another"
-
-
-def _requirements(timeline, length, tau, coords, s, d, across, why, intervals, wraps):
-    """Record where a barrier must go to order the pairs ``across``; an unorderable
-    part (threads that differ inside one branch) is returned as evidence."""
-    left_s, left_d = timeline.leaves[id(s.stmt)], timeline.leaves[id(d.stmt)]
-    remaining = across
-    for level in range(length):
-        if remaining.is_empty():
-            break
-        step = tau[s.name].apply_range(_first_differ(length, level)).apply_range(
-            tau[d.name].reverse())
-        part = remaining.intersect(step)
-        if part.is_empty():
-            continue
-        remaining = remaining.subtract(part)
-        kind, node = left_s.descs[level]
-        if kind == "if":
-            return _evidence(why, part, coords, "two threads take different branches of "
-                             f"`if {show(node.condition)}`, which no barrier can order")
-        if kind == "seq":
-            i, j = left_s.entries[level], left_d.entries[level]
-            intervals.setdefault(id(node), []).append((i, j, (why, part),
-                                                       (left_s, left_d, level)))
-        else:  # a serial loop's counter: its body's container is the next level
-            body_kind, body = left_s.descs[level + 1]
-            assert body_kind == "seq"
-            a, c = left_s.entries[level + 1], left_d.entries[level + 1]
-            wraps.setdefault(id(body), []).append((a, c, (why, part),
-                                                   (left_s, left_d, level + 1)))
-    return None
-
-
-def _place(timeline, intervals, wraps, plan: BarrierPlan, coords, order: BarrierOrder):
-    # Deepest containers first: a barrier they need may order a pair of an outer one
-    # too (a barrier at the start of an inner loop's body runs between the last
-    # iteration of the outer loop and the next), which then needs none of its own.
-    # Where the quick test (_served) finds no chosen barrier between a pair, isl
-    # decides it exactly (analyses.gpu_barrier_order): a double-buffered tile read
-    # in an inner loop's next to last step and overwritten by the next outer
-    # iteration's prologue is ordered by the inner loop's barrier of the last step.
-    depth = {key: paths[2] for group in (intervals, wraps) for key, entries in group.items()
-             for *_, paths in entries}
-    chosen_by: dict[int, set[int]] = {}
-    for key in sorted(set(intervals) | set(wraps), key=lambda k: -depth[k]):
-        container = timeline.containers[key]
-        chosen = chosen_by.setdefault(key, set())
-        for i, j, reason, paths in sorted(intervals.get(key, []), key=lambda x: x[1]):
-            if not any(i < b <= j for b in chosen) and not _served(paths, chosen_by) \
-                    and not _ordered(order, reason, chosen_by):
-                chosen.add(j)
-                if container.nonuniform is not None:
-                    return _barrier_refused(container, reason, coords)
-        for a, c, reason, paths in wraps.get(key, []):
-            if not any(b > a or b <= c for b in chosen) and not _served(paths, chosen_by) \
-                    and not _ordered(order, reason, chosen_by):
-                chosen.add(0)
-                if container.nonuniform is not None:
-                    return _barrier_refused(container, reason, coords)
-        for slot in chosen:
-            owner, index = container.positions[slot]
-            plan.slots.setdefault(id(owner), set()).add(index)
-            plan.nodes[id(owner)] = owner
-    return None
-
-
-def _ordered(order: BarrierOrder, reason, chosen_by: dict[int, set[int]]) -> bool:
-    """Whether the barriers chosen so far order every pair of ``reason`` (isl)."""
-    (_, s, d, _, _), part = reason
-    return order.orders(part, s.name, d.name, chosen_by)
-
-
-def _served(paths, chosen_by: dict[int, set[int]]) -> bool:
-    """Whether a barrier already chosen in a container deeper than the pair's own runs
-    between the two: on the second's path, before it in its container (inside the
-    iteration or branch the second runs in, so after the first), or on the first's
-    path, after it (so before the second)."""
-    first, second, level = paths
-    for leaf, before in ((second, True), (first, False)):
-        for m in range(level + 1, len(leaf.descs)):
-            kind, node = leaf.descs[m]
-            if kind != "seq":
-                continue
-            at = leaf.entries[m]
-            if any((b <= at) if before else (b > at) for b in chosen_by.get(id(node), ())):
-                return True
-    return False
-
-
-def _barrier_refused(container, reason, coords):
-    why, part = reason
-    return _evidence(why, part, coords,
-                     f"they need a barrier between them, under {container.nonuniform}, "
-                     "which not every thread of the block reaches")
-
-
-def _evidence(why, pairs: isl.Map, coords, text: str) -> Counterexample:
-    model, s, d, a, b = why
-    point = inst.first_point(isl.UnionMap.from_map(pairs))
-    values, params = inst.point_coordinates(point)
-    k = s.domain.dim(isl.dim_type.set)
-    pair = isl.Set.from_point(point).unwrap()
-    src, dst = inst.instance(model, s, values[:k]), inst.instance(model, d, values[k:])
-    threads = []
-    for stmt, side in ((s, pair.domain()), (d, pair.range())):
-        where = side.apply(coords[stmt.name]).sample_point()
-        threads.append(thread_text(inst.point_coordinates(where)[0]))
-    touched = pair.domain().apply(a.relation).intersect(pair.range().apply(b.relation))
-    element_values = inst.point_coordinates(touched.sample_point())[0]
-    element = Element(a.buffer.name, tuple(int(v) for v in element_values))
-    verbs = {"write": "writes", "read": "reads"}
-    description = (f"{src} on {threads[0]} {verbs[a.kind]} {element} and {dst} on "
-                   f"{threads[1]} {verbs[b.kind]} it after it in the serial program, but "
-                   f"{text}")
-    return Counterexample(description, instances=(src, dst), element=element, params=params,
-                          values={"first thread": threads[0], "second thread": threads[1]})
 
 
 __all__ = ["BLOCK_AXES", "THREAD_AXES", "BarrierPlan", "plan_barriers"]

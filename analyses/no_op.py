@@ -38,6 +38,7 @@ from .budgeted import decider
 from .canonical import canonical_form, unmodelled
 from .dataflow import Dependences
 from .evidence import Counterexample, Proved, Refuted, Unknown
+from .kept_checks import holds_check, removing_a_check
 from .proof_options import ProofOptions
 from .stored_value import adds_zero, stores_existing_value
 
@@ -59,6 +60,9 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     must also change a buffer (the inputs and both results are in the values).
     ``Unknown`` says which rule could not be
     decided, or that the rules fail at different instances.
+
+    A statement that holds an ``assert`` is never a no-op (it may raise):
+    :mod:`.kept_checks` answers for it.
     """
     from polypad.arguments import expect
     expect(stmt, (n.Stmt, str), "stmt", "is_no_op", what="a statement of f or a block name")
@@ -69,10 +73,14 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
     direct = options is None
     options = ProofOptions.of(strict_ieee, options)
     form = canonical_form(f)
+    target = None
     if form is not None:  # a packed function's scaffolding, views or vectors
         target = form.stmt(stmt) if not isinstance(form, OpaqueSite) else None
         if target is None:
             return unmodelled(f, form, stmt)
+    if holds_check(stmt):  # an assert may raise: never a no-op
+        return removing_a_check(f, stmt)
+    if form is not None:
         return form.map_back(is_no_op(f=form.func, stmt=target, options=options))
     try:
         span = inst.leaf_range(f.body, stmt)

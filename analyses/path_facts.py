@@ -15,6 +15,7 @@ import islpy as isl
 
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
+from polypad.ir.stated import stated_condition
 from polypad.ir.substitute import substitute
 from polypad.model import set_to_condition, to_set
 from polypad.model.affine import to_pw_aff
@@ -60,7 +61,7 @@ def int_assume_facts(program: Program, site: Site, domain: isl.Set):
         lets = resolved_lets(src)
         if lets is None:
             continue
-        formula = substitute(src.stmt.value.args[0], lets)
+        formula = substitute(stated_condition(src.stmt), lets)
         if loads_in(formula):
             continue
         before = program.before(src, site)

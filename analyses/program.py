@@ -29,6 +29,7 @@ from polypad.ir.lanes import lane, lane_count
 from polypad.ir.naming import Names
 from polypad.ir.operators import logical_or
 from polypad.ir.show import show
+from polypad.ir.stated import stated_condition
 from polypad.ir.views import root, through_view
 from polypad.model import AffineSpace, to_set
 from polypad.model.affine import to_map, to_pw_aff
@@ -213,8 +214,8 @@ class Program:
 
     def parameter_context(self, site: Site) -> isl.Set:
         """The parameter values a call can have when ``site`` runs: within their dtypes
-        and the loop-free, unconditional integer assumptions that ran before it
-        (``T.assume(n >= 3)`` at the top of the function)."""
+        and the loop-free, unconditional integer assumptions and checks that ran before
+        it (``T.assume(n >= 3)`` or ``assert n == 128, ...`` at the top of the function)."""
         out = self.parameter_box()
         for index, holds in self._leading_assumptions():
             if index < site.index:  # pre-order: a loop-free, unguarded site is before
@@ -223,16 +224,15 @@ class Program:
 
     def _leading_assumptions(self) -> list[tuple[int, isl.Set]]:
         """``(site index, parameter set where it holds)`` of each integer ``T.assume``
-        outside every loop and ``if`` that isl reads exactly."""
+        or plain ``assert`` (:mod:`polypad.ir.stated`) outside every loop and ``if`` that isl
+        reads exactly."""
         def make():
             out = []
             for site in self.sites:
-                stmt = site.stmt
-                if site.loops or site.guards or not (
-                        isinstance(stmt, n.Evaluate) and isinstance(stmt.value, n.Call)
-                        and stmt.value.op == "assume"):
+                formula = stated_condition(site.stmt)
+                if site.loops or site.guards or formula is None:
                     continue
-                formula, space = stmt.value.args[0], self.space(site)
+                space = self.space(site)
                 try:
                     if wraps_somewhere(formula, space, self.parameter_box()):
                         continue

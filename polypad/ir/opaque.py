@@ -115,10 +115,29 @@ class OpaqueSite:
 _WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
 
 
-def first_opaque(func: PrimFunc) -> OpaqueSite | None:
+def is_plain_check(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is an ``assert`` on plain values: its condition reads no buffer,
+    pointer or opaque intrinsic (``assert n == 128, ...``).  The analyses read it as a
+    fact for what follows it (``checks_as_facts`` of
+    :func:`first_opaque`, :mod:`polypad.ir.stated`); it is still a check that may raise."""
+    from . import dtypes
+    from .nodes import Assert, BufferData, BufferLoad, StringImm, Var
+
+    if not isinstance(stmt, Assert) or not dtypes.is_bool(stmt.condition.dtype):
+        return False
+    return not any(is_opaque(x) or isinstance(x, (BufferLoad, BufferData, StringImm))
+                   or (isinstance(x, Var) and x.dtype == "handle")
+                   or (isinstance(x, Call) and x.op == "undef")
+                   for x in walk(stmt.condition))
+
+
+def first_opaque(func: PrimFunc, *, checks_as_facts: bool = False) -> OpaqueSite | None:
     """The first construct of ``func``, in program order, that polypad cannot run or
     model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
     ``return``, or a buffer over memory polypad does not know.  None if there is none.
+
+    With ``checks_as_facts`` (the analyses that read an assert as a fact for what
+    follows it), an assert on plain values (:func:`is_plain_check`) is not one.
     """
     from .nodes import Assert, AttrStmt, DeclBuffer, Return, ThreadAllReduce, Var
     from .views import owns_unknown_memory
@@ -133,7 +152,7 @@ def first_opaque(func: PrimFunc) -> OpaqueSite | None:
         if isinstance(stmt, AttrStmt):
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)
-        if isinstance(stmt, Assert):
+        if isinstance(stmt, Assert) and not (checks_as_facts and is_plain_check(stmt)):
             return OpaqueSite("assert", "is a packed function's check, which polypad does "
                               "not run", stmt.span)
         if isinstance(stmt, Return):

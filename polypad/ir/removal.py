@@ -31,8 +31,12 @@ from polypad.ir.nodes import (
 )
 from polypad.ir.visitor import Rewriter
 
-#: The statement that does nothing, for a function body that became empty.
-NO_OP = Evaluate(IntImm(0))
+
+def no_op() -> Evaluate:
+    """The statement that does nothing (``T.evaluate(0)``), for a body that became
+    empty: a new object at each call, since analyses find statements by identity and
+    one object in two places of a tree is refused (:mod:`polypad.ir.shared_statements`)."""
+    return Evaluate(IntImm(0))
 
 
 class StatementRemover(Rewriter):
@@ -46,7 +50,7 @@ class StatementRemover(Rewriter):
         body = self.visit(func.body)
         if body is func.body:
             return func
-        return dataclasses.replace(func, body=NO_OP if body is None else body)
+        return dataclasses.replace(func, body=no_op() if body is None else body)
 
     def visit_SeqStmt(self, node: SeqStmt) -> Stmt | None:
         new = [self.visit(s) for s in node.stmts]

@@ -19,6 +19,8 @@ A function is well formed when:
 - a block's header (:mod:`polypad.ir.block_header`) names known axis kinds
   with integer domains over variables defined outside the block, and
   regions over buffers in scope (or the block's own) with one range per axis.
+- no statement object appears twice in the tree (:mod:`.shared_statements`):
+  analyses find statements by identity.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from .nodes import (
     Select,
     Var,
 )
+from .shared_statements import shared_statement_problems
 from .show import show
 from .visitor import Visitor, walk
 
@@ -362,7 +365,7 @@ def problems(node: PrimFunc | IRModule) -> list[str]:
     expect(node, (PrimFunc, IRModule), "node", "verify")
     verifier = _Verifier()
     verifier.visit(node)
-    return verifier.problems
+    return verifier.problems + shared_statement_problems(node)
 
 
 def verify(node: PrimFunc | IRModule) -> None:

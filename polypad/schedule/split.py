@@ -48,7 +48,7 @@ from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import ancestors, replace
 from polypad.ir.naming import fresh_name, var_names
 from polypad.ir.ranges import dtype_range
-from polypad.ir.removal import NO_OP
+from polypad.ir.removal import no_op
 from polypad.ir.substitute import free_vars, substitute
 from polypad.ir.visitor import walk
 from polypad.script.derive_header import widened_axis
@@ -81,8 +81,10 @@ def split(func: n.PrimFunc, loop: n.For, factors, tail: str = "predicate"
         nest, guard = _predicate(loop, resolved, strides, new_vars, fits(strides[0]))
         return replace(func, loop, nest), _chain(nest, len(new_vars)), guard
     nests = _partition(loop, resolved, strides, new_vars, taken, extent_never_negative(func, loop))
-    # Each tail its own statements, so that an init can leave one copy alone.
-    nests = nests[:1] + [fresh_copy(x) if _ifs_beside(x) else x for x in nests[1:]]
+    # Each tail its own statements: the substitution keeps every statement that does not
+    # read the loop's counter, which would then stand in the main nest and in each tail
+    # (analyses find statements by identity; an init must be able to leave one copy alone).
+    nests = nests[:1] + [fresh_copy(x) for x in nests[1:]]
     new = _splice(func, loop, nests)
     for nest in nests:
         new = _without_dead_guards(new, _ifs_beside(nest))
@@ -115,7 +117,7 @@ def _without_dead_guards(func: n.PrimFunc, guards: list[n.IfThenElse]) -> n.Prim
         if not isinstance(parent, n.SeqStmt):
             # Its neighbours went before it (every ``if`` of the sequence was dead):
             # it is its parent's whole body now.
-            func = replace(func, guard, NO_OP)
+            func = replace(func, guard, no_op())
             continue
         rest = tuple(x for x in parent.stmts if x is not guard)
         func = replace(func, parent, rest[0] if len(rest) == 1 else n.SeqStmt(rest))

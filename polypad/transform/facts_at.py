@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polypad.ir import nodes as n
-from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import ancestors
 from polypad.ir.operators import logical_and
+from polypad.ir.stated import stated_condition
 from polypad.model.domains import conjuncts, loop_bounds
 
 from ._isl_context import IslFacts
@@ -86,8 +86,9 @@ def facts_at(func: n.PrimFunc, stmt: n.Stmt, *, assumptions: bool = False) -> Fa
         elif isinstance(parent, n.SeqStmt) and assumptions:
             for before in parent.stmts[:next(k for k, x in enumerate(parent.stmts)
                                              if x is child)]:
-                if isinstance(before, n.Evaluate) and is_call(before.value, "assume"):
-                    for part in conjuncts(before.value.args[0]):
+                stated = stated_condition(before)  # T.assume, or an assert on plain values
+                if stated is not None:
+                    for part in conjuncts(stated):
                         ctx = _known(facts, ctx, part, negated=False)
     return Facts(func, facts, ctx)
 

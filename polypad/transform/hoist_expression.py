@@ -50,6 +50,7 @@ from collections.abc import Iterator
 from polypad.arguments import expect
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
+from polypad.ir.fresh_copy import fresh_copy
 from polypad.ir.locate import replace
 from polypad.ir.naming import Names
 from polypad.ir.substitute import free_vars
@@ -216,6 +217,10 @@ class _Hoister(Rewriter):
                 other = substitute_and_fold(moved, {cand: FALSE})
                 if scope.has_block and then is not None and other is not None:
                     continue
+                if then is not None and other is not None:
+                    # What the condition did not change is one object in both copies:
+                    # analyses find statements by identity, so each copy gets its own.
+                    other = fresh_copy(other)
                 hoisted.extend(lets)
                 then = None if then is None else self.hoist(then, (*facts, cand))
                 other = None if other is None else self.hoist(other, (*facts, n.Not(cand)))

@@ -40,7 +40,7 @@ import islpy as isl
 
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and, max_, min_
-from polypad.ir.removal import NO_OP
+from polypad.ir.removal import no_op
 from polypad.model import AffineSpace, pw_aff_to_expr, to_set
 from polypad.model.domains import loop_bounds, statement_domain
 from polypad.model.nest import collect
@@ -63,7 +63,7 @@ def reduce_loop_extents(func: n.PrimFunc) -> n.PrimFunc:
     body = reducer.stmt(func.body, reducer.universe)
     if body is func.body:
         return func
-    return dataclasses.replace(func, body=NO_OP if body is None else body)
+    return dataclasses.replace(func, body=no_op() if body is None else body)
 
 
 class _Reducer:

@@ -69,7 +69,7 @@ from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import is_call
 from polypad.ir.locate import find_block, replace
-from polypad.ir.removal import NO_OP, StatementRemover
+from polypad.ir.removal import StatementRemover, no_op
 from polypad.ir.visitor import Rewriter, children
 
 from ._budget import budgeted_pass
@@ -251,7 +251,7 @@ class _Remove(StatementRemover):
     def visit_Block(self, node: n.Block) -> n.Stmt | None:
         body = self.visit(node.body)
         if body is None and node.name == self.keep:
-            return dataclasses.replace(node, body=NO_OP)
+            return dataclasses.replace(node, body=no_op())
         if body is None:
             return None
         return node if body is node.body else dataclasses.replace(node, body=body)

@@ -14,7 +14,8 @@ After::
         A[i] = 0
 
 What is known at a statement: the ranges of the enclosing loops, the affine
-conditions of the enclosing ``if`` branches, affine ``T.assume`` facts that
+conditions of the enclosing ``if`` branches, affine ``T.assume`` facts and
+conditions of plain ``assert`` statements (:mod:`polypad.ir.stated`) that
 ran before it in the same block (ISL, :mod:`._isl_context`), and -- for
 buffer contents -- :func:`analyses.context_at`, which instantiates
 assumptions and earlier stores at each load and drops a fact once its
@@ -46,7 +47,8 @@ wherever the facts hold, and the facts hold at that point by construction
 (loop bounds, the branch taken, assumptions, proven values).  Nothing is
 rewritten on an ``Unknown`` or ``Refuted`` answer.  ``T.assume`` statements
 are never changed or removed (a user assumption may only be removed once
-proven, and it is still needed by later passes).
+proven, and it is still needed by later passes), nor are asserts (a
+check may raise).
 """
 
 from __future__ import annotations
@@ -57,9 +59,9 @@ import islpy as isl
 
 from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.intrinsics import is_call
 from polypad.ir.operators import logical_and
-from polypad.ir.removal import NO_OP
+from polypad.ir.removal import no_op
+from polypad.ir.stated import stated_condition
 from polypad.ir.structural import structural_equal
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
@@ -88,7 +90,7 @@ def simplify(func: n.PrimFunc) -> n.PrimFunc:
         body = simplifier.stmt(func.body, simplifier.facts.universe, original=True)
         if body is func.body or (body is None and _is_empty(func.body)):
             return func
-        func = dataclasses.replace(func, body=NO_OP if body is None else body)
+        func = dataclasses.replace(func, body=no_op() if body is None else body)
         if not simplifier.learned:
             break
     return func
@@ -162,8 +164,9 @@ class _Simplifier:
             if new is not None:
                 for part in new.stmts if isinstance(new, n.SeqStmt) else (new,):
                     items.append((part, ctx))
-            if isinstance(child, n.Evaluate) and is_call(child.value, "assume"):
-                ctx = self.assume(child.value.args[0], ctx)
+            stated = stated_condition(child)  # T.assume, or an assert on plain values
+            if stated is not None:
+                ctx = self.assume(stated, ctx)
         merged = self.merge(items)
         stmts = [x for x, _ in merged]
         if not stmts:

@@ -137,6 +137,29 @@ def test_split_partition_in_three_has_a_tail_per_level():
     same_results(parse(SCALE), sch.func)
 
 
+def test_split_partition_gives_each_tail_its_own_statements():
+    """A statement that does not read the counter was one object in the main nest and
+    the tail (the verifier, run on every primitive's result, refuses that)."""
+    text = HEAD + '''
+    for i in T.serial(14):
+        B[i] = A[i] * 2
+        B[0] = 7
+'''
+    sch = Schedule(parse(text))
+    sch.split("i", [None, 8], tail="partition")
+    assert_structural_equal(sch.func, parse(HEAD + '''
+    for i_0, i_1 in T.grid(1, 8):
+        B[i_0 * 8 + i_1] = A[i_0 * 8 + i_1] * 2
+        B[0] = 7
+    for i_1_tail in T.serial(6):
+        B[i_1_tail + 8] = A[i_1_tail + 8] * 2
+        B[0] = 7
+'''))
+    main, tail = sch.func.body.stmts
+    assert main.body.body.stmts[1] is not tail.body.stmts[1]
+    same_results(parse(text), sch.func)
+
+
 def test_split_of_a_loop_with_a_start_offsets_the_index():
     text = HEAD + '''
     for i in T.serial(3, 14):

@@ -161,6 +161,31 @@ def test_if_then_else_expression_condition():
         assert_same_results(f, got, random_args(f, n, n=n))
 
 
+def test_unswitched_copies_share_no_statement():
+    """The statement the condition does not touch is in both copies of the loop: as two
+    objects (one object in two places is refused by the verifier, which the pass's
+    result goes through with POLYPAD_VERIFY_PASSES, and by ``checked``)."""
+    f = func("""
+    for i in T.serial(4):
+        B[i] = 0.0
+        if n > 2:
+            A[i] = B[i]
+""")
+    got = hoist(f, conditionals=C.IF_ELSE_STMT)
+    assert_structural_equal(got, func("""
+    if n > 2:
+        for i in T.serial(4):
+            B[i] = 0.0
+            A[i] = B[i]
+    else:
+        for i in T.serial(4):
+            B[i] = 0.0
+"""))
+    assert got.body.then_case.body.stmts[0] is not got.body.else_case.body
+    for n in (2, 3):
+        assert_same_results(f, got, random_args(f, n, n=n))
+
+
 def test_condition_climbs_out_of_every_loop_it_does_not_use():
     f = parse("""
 @T.prim_func
