@@ -65,7 +65,7 @@ def test_the_fuzz_script_runs_a_views_case_clean():
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
     import fuzz
 
-    outcome = fuzz.run_case(20010, 1, "views")
+    outcome = fuzz.run_case(20010, 5, "views")
     assert outcome.invalid is None and outcome.report is not None, outcome.text
     outcome.report.assert_clean(outcome.text)
     assert outcome.report.questions > 0
