@@ -115,8 +115,8 @@ def _satisfy_in(stmt, env: dict, arrays: dict) -> None:
             for s in stmt.stmts:
                 if _has_assume(s):
                     _satisfy(s, env, arrays)
-        case ir.Block() | ir.Allocate():
-            _satisfy(stmt.body, env, arrays)
+        case ir.Block() | ir.Allocate() | ir.DeclBuffer() | ir.AttrStmt():
+            _satisfy(stmt.body, env, arrays)  # a view's declaration holds the rest
         case ir.For():
             lo = _eval(stmt.min, env, arrays)
             for v in range(lo, lo + _eval(stmt.extent, env, arrays)):

@@ -19,7 +19,12 @@ the loop primitives and the block primitives of
 reference executor and Numba, and ``check_block_bindings`` of the program
 must not refute what the parser accepted.  ``--shapes aliases`` gives the
 structural programs views over their buffers (``A_1``, a 2-D ``A_2``, ``A_3``
-at an offset: ``fuzz_programs.view_access``) that their accesses go through.  The
+at an offset: ``fuzz_programs.view_access``) that their accesses go through.
+``--shapes views`` generates the nests of ``tests/fuzz_views.py``: views of
+``A`` at offsets (one declared over another's data) written and read
+through, ``int64`` loop counters beside ``int32`` ones, ``T.if_then_else``
+in indices, reductions into a view, ``T.assume`` inside the loops beside
+the stores.  The
 default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
 shapes and the others to the classic generator, which makes them exactly as
 before (an older finding at such a ``K`` is reproduced with ``--shapes
@@ -47,7 +52,7 @@ table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
 cancel the query running, which then answers Unknown.)
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21|blocks|aliases] [--shuffle] [--threads N] [--seconds S]``
+[--shapes mixed|classic|issue21|blocks|aliases|views] [--shuffle] [--threads N] [--seconds S]``
 """
 
 from __future__ import annotations
@@ -76,6 +81,7 @@ from fuzz_support import (  # noqa: E402
     check_probes,
     make_case,
 )
+from fuzz_views import views_program  # noqa: E402
 
 from polypad import budget  # noqa: E402
 
@@ -92,7 +98,7 @@ class Outcome:
     stability: Stability | None = None  # --shuffle / --threads: answers compared again
 
 
-SHAPES = ("mixed", "classic", "issue21", "blocks", "aliases")
+SHAPES = ("mixed", "classic", "issue21", "blocks", "aliases", "views")
 
 
 def generate(seed: int, index: int, shapes: str = "mixed"):
@@ -106,6 +112,9 @@ def generate(seed: int, index: int, shapes: str = "mixed"):
         text = structural_program(choose, same_extent=choose.boolean(), local=choose.boolean(),
                                   param="n" if choose.boolean() else None, aliases=True)
         return text, choose, range(0, 17), None
+    if shapes == "views":  # views at offsets, int64 counters, selects in indices
+        program = views_program(choose)
+        return program.text, choose, program.n_values, program.n_values
     if shapes == "issue21" or (shapes == "mixed" and index % 3 == 2):
         shape = shape_program(choose)
         return shape.text, choose, shape.n_values, shape.n_values

@@ -34,6 +34,8 @@ def merge_adjacent(func: n.PrimFunc, around: n.SeqStmt, k: int) -> n.PrimFunc:
 
 def _rebase(a: n.For, b: n.For) -> n.Stmt:
     """``b``'s body with ``b``'s variable written in terms of ``a``'s."""
+    if a.var.dtype != b.var.dtype:
+        return substitute(b.body, {b.var: _across_dtypes(a, b)})
     lo, hi = dtype_range(a.var.dtype)
     if a.min == b.min:
         value = a.var
@@ -47,3 +49,22 @@ def _rebase(a: n.For, b: n.For) -> n.Stmt:
         value = a.var - a.min + b.min
     return substitute(b.body, {b.var: value})
 
+
+
+def _across_dtypes(a: n.For, b: n.For) -> n.Expr:
+    """``b``'s counter, of another width than ``a``'s (an ``int64`` loop beside an
+    ``int32`` one), in ``b``'s dtype: ``T.Cast(b, i - a.min) + b.min``.
+
+    The value replaces ``b``'s variable wherever it stood, so it must have its
+    dtype (``i`` itself in an ``int64`` index left ``j + T.int64(8)`` adding an
+    ``int32`` to an ``int64``).  ``i - a.min`` lies in ``[0, extent)``, which the
+    extents, equal and each of its own dtype, keep inside both; adding ``b.min``
+    gives ``b``'s own counter, so no step wraps.
+    """
+    distance = a.var if _is_zero(a.min) else a.var - a.min
+    value = n.Cast(b.var.dtype, distance)
+    return value if _is_zero(b.min) else value + b.min
+
+
+def _is_zero(e: n.Expr) -> bool:
+    return isinstance(e, n.IntImm) and e.value == 0

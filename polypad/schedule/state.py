@@ -27,7 +27,7 @@ import inspect
 
 from polypad import budget as budgets
 from polypad.arguments import expect, expect_budget
-from polypad.errors import BudgetExceeded, NotFoundError, PolypadError
+from polypad.errors import BudgetExceeded, IllegalTransformError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
 from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
@@ -68,9 +68,9 @@ def primitive(method):
         self._depth += 1
         try:
             if outermost:
-                out = budgets.run_within(self.budget,
-                                         lambda: method(*bound.args, **bound.kwargs),
-                                         functools.partial(_refuse_unsettled, where))
+                out = _refusing_isl_failures(where, lambda: budgets.run_within(
+                    self.budget, lambda: method(*bound.args, **bound.kwargs),
+                    functools.partial(_refuse_unsettled, where)))
             else:
                 out = method(*bound.args, **bound.kwargs)
         finally:
@@ -105,6 +105,34 @@ def _refuse_unsettled(where: str, error: BudgetExceeded):
     """A primitive's legality did not settle within the budget: refuse, never apply it."""
     raise BudgetExceeded(error.seconds, f"{where} left the schedule unchanged: its "
                                         "legality was not settled in time") from None
+
+
+def _refusing_isl_failures(where: str, work):
+    """``work()``; an ISL error it raises (other than ISL's operation limit, which
+    :func:`polypad.budget.run_within` answers) refuses the primitive.
+
+    An ISL failure is a failure of ISL, never a fact about the function: the
+    legality it was deciding is unknown, so the primitive is refused, as one
+    whose legality did not settle in time is, and not applied unproved.  (ISL's
+    coalescing fails its own consistency check on some unions of domains with
+    integer divisions: fuzzer seed 20001, case 26, a ``reorder``'s dataflow.)
+    Catching it inside, at the coalescing, is no option: the failed call has
+    by then rewritten, in place, maps that other sets share, and the next ISL
+    call on them crashed the process.
+    """
+    import islpy as isl
+
+    try:
+        return work()
+    except isl.Error as err:
+        if budgets.is_exhausted(err):
+            raise
+        from analyses.evidence import Unknown
+
+        raise IllegalTransformError(
+            f"{where} left the schedule unchanged: its legality is unknown, ISL "
+            f"failed while deciding it ({err})",
+            Unknown(f"ISL failed: {err}")) from None
 
 
 def current_handles(func: n.PrimFunc, value):

@@ -241,3 +241,24 @@ def f(A: T.Buffer((8,), "int32")):
 ''')
     (a,) = make_inputs(f, np.random.default_rng(0))
     assert a.shape == (8,) and a.dtype == np.int32
+
+
+def test_inputs_establish_the_assumptions_under_a_view_declaration():
+    # Found by the fuzz (views at offsets): a view's declaration holds the rest of the
+    # function as its body, and make_inputs did not look inside it, so no assumption
+    # after a view was established and every draw broke `T.assume(i < 2 or B[i] == 3)`.
+    from polypad.semantics import lower, run
+
+    f = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((8,), "int32"), B: T.Buffer((8,), "int32")):
+    A_1 = T.decl_buffer((6,), "int32", data=A.data, elem_offset=2)
+    for i in T.serial(6):
+        T.assume(i < 2 or B[i] == 3)
+        A_1[i] = B[i]
+''')
+    a, b = make_inputs(f, np.random.default_rng(0))
+    assert b[2:6].tolist() == [3, 3, 3, 3]
+    out = [a.copy(), b.copy()]
+    run(lower(f, check_assumptions=True), *out)  # no AssumptionError
+    assert out[0][4:8].tolist() == [3, 3, 3, 3]
