@@ -17,20 +17,12 @@ from __future__ import annotations
 
 from .nodes import IRModule, PrimFunc, SeqStmt, Stmt
 from .show import show
+from .structural import spelled_path
 from .visitor import node_fields
 
 #: Where a statement is: the root's name, or (the parent's path, a suffix), spelled
 #: only for a report (a string per statement would copy the path at every level).
 _Path = str | tuple
-
-
-def _spelled(path: _Path) -> str:
-    parts = []
-    while isinstance(path, tuple):
-        path, suffix = path
-        parts.append(suffix)
-    parts.append(path)
-    return "".join(reversed(parts))
 
 
 def _statement_children(stmt: Stmt, path: _Path):
@@ -74,7 +66,7 @@ def shared_statement_problems(node: PrimFunc | IRModule) -> list[str]:
             if first is not None:
                 problems.append(
                     f"statement `{_text(stmt)}` is one object in two places, "
-                    f"{_spelled(first)} and {_spelled(path)} (analyses find statements "
+                    f"{spelled_path(first)} and {spelled_path(path)} (analyses find statements "
                     "by identity: copy it with polypad.ir.fresh_copy)")
                 continue
             seen[id(stmt)] = path

@@ -50,7 +50,9 @@ class Mismatch:
 _Path = str | tuple
 
 
-def _spelled(path: _Path) -> str:
+def spelled_path(path: _Path) -> str:
+    """The text of a path built as a chain ``(parent, suffix)`` down from a root name:
+    ``f.body.stmts[0].body``."""
     parts = []
     while isinstance(path, tuple):
         path, suffix = path
@@ -74,7 +76,7 @@ class _Matcher:
 
     def fail(self, path: _Path, lhs, rhs) -> bool:
         if self.mismatch is None:
-            self.mismatch = Mismatch(_spelled(path), lhs, rhs)
+            self.mismatch = Mismatch(spelled_path(path), lhs, rhs)
         return False
 
     # -- identities -------------------------------------------------------
