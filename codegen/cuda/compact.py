@@ -90,10 +90,13 @@ def _boxes(model, local) -> tuple[dict, dict]:
     return out, firsts
 
 
-def local_layout(func: n.PrimFunc) -> tuple[dict, dict[int, tuple[n.Expr, ...]]]:
-    """:func:`local_boxes` of ``func``, and :func:`box_indices` of their accesses."""
+def local_layout(func: n.PrimFunc, whole: frozenset | set = frozenset()
+                 ) -> tuple[dict, dict[int, tuple[n.Expr, ...]]]:
+    """:func:`local_boxes` of ``func``, and :func:`box_indices` of their accesses;
+    the buffers in ``whole`` keep their shape."""
     local = [x.buffer for x in walk(func.body)
-             if isinstance(x, n.Allocate) and x.buffer.scope == "local"]
+             if isinstance(x, n.Allocate) and x.buffer.scope == "local"
+             and x.buffer not in whole]
     if not local:
         return {}, {}
     model = extract(func)

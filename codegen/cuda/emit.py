@@ -105,6 +105,7 @@ class _Kernel(WideAccesses):
         self.params = params
         self.atomics = atomic_stores(launch.root)
         self.unwritten: set[Buffer] = set()  # local buffers a read may find unwritten
+        self.whole: set[Buffer] = set()  # local buffers with a checked access (.guards)
         #: The variable holding each axis's index, read once at the kernel's top: Numba's
         #: reads of the special registers are not hoisted out of loops by the compiler,
         #: and every address computed from them would be computed again at each iteration.
@@ -144,7 +145,8 @@ class _Kernel(WideAccesses):
         """Whether ``buffer`` may become a variable per element (:mod:`.scalars`), if
         every access of it has constant indices."""
         return (buffer.scope == "local" and buffer.dtype.startswith("float")
-                and buffer not in self.unwritten and buffer not in self.integral)
+                and buffer not in self.unwritten and buffer not in self.integral
+                and buffer not in self.whole)
 
     def declarations(self) -> list[str]:
         out = []
@@ -330,7 +332,7 @@ class _Kernel(WideAccesses):
         found = batch(loop, self.plan, self.atomics, self.launch.full)
         if found is None:
             return False
-        runs = wide_runs(found, self.aligned) if found.lanes else []
+        runs = wide_runs(found, self.aligned, self.expr.checked) if found.lanes else []
         if found.lanes and not runs:
             return False  # vectorized loops with no wide access: written as before
         inside = axes | {t.kind for t in found.threads}
@@ -365,8 +367,9 @@ class _Kernel(WideAccesses):
                         zero = constant(0, x.buffer.dtype)[0]
                         self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
                                   else f"{name} = {text}")
-                        scalar[len(self.lines) - 1 - mark] = (
-                            x.buffer, [self.expr.fold(i) for i in x.indices], guard, name)
+                        if not self.expr.checked(x.buffer, x.indices, x):  # may go wide
+                            scalar[len(self.lines) - 1 - mark] = (
+                                x.buffer, [self.expr.fold(i) for i in x.indices], guard, name)
                     mine[text] = registers[(guard, text)]
             per_copy.append((guard, mine))
         self.lines[mark:] = self.merged_runs(self.lines[mark:], scalar, depth)
@@ -415,14 +418,15 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     takes the flag array last (:mod:`.guards`)."""
     from .compact import local_layout
 
-    boxes, direct = local_layout(func)
-    unwritten = set(unwritten_shared_reads(func, "local"))
     names = Names()
     params = [names(p) for p in func.params] + [names(b) for b in host_buffers(plan)]
     checks = None
     if guards is not None:
         checks = CudaGuards(guards, names.fresh(FLAG))
         params.append(checks.flag)
+    whole = checks.checked_locals(func) if checks is not None else set()
+    boxes, direct = local_layout(func, whole)
+    unwritten = set(unwritten_shared_reads(func, "local"))
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     constants = alignment_constants(func)
     parts = [HEADER] if constants is None else [
@@ -442,6 +446,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         kernel.expr.direct = direct
         kernel.expr.guard = checks
         kernel.unwritten = unwritten
+        kernel.whole = whole
         kernel.index = index
         kernel.arguments = arguments
         used = {x.buffer for x in walk(launch.root) if isinstance(x, (ir.BufferStore,

@@ -18,10 +18,12 @@ that access (:mod:`.runtime`)::
     if _pp_inside_1(_g, D.shape, 1, bounds_fail):
         D[_g] = C[i]
 
-The index is computed once per access.  Only accesses of whole buffers are
-checked (the parameters, and what the host or a kernel allocates); a local
-buffer that :mod:`.compact` cuts to a thread's box, or that lives in
-registers, is indexed by a form isl wrote and is left as it is.
+The index is computed once per access, on the buffer's declared shape: a
+local buffer with a checked access is neither cut to a thread's box
+(:mod:`.compact`) nor made one variable per element (:mod:`.scalars`)
+(:meth:`CudaGuards.checked_locals`), a checked access never goes wide
+(:mod:`.wide_runs`), and an element the emitter keeps in a register across a
+loop is one whose accesses need no check.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from polypad.ir import nodes as ir
+from polypad.ir.visitor import walk
 
 from ..bounds_guards import BoundsGuards
 
@@ -46,9 +49,21 @@ class CudaGuards:
         self.helpers: set[tuple[str, int]] = set()
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
+        """Whether the access ``buffer[indices]`` is checked (:meth:`BoundsGuards.needs`)."""
         return self.guards.needs(buffer, indices)
 
+    def checked_locals(self, func: ir.PrimFunc) -> set[ir.Buffer]:
+        """The local buffers of ``func`` with an access this build checks: they keep
+        their declared shape and stay arrays, since a thread's box (:mod:`.compact`)
+        and one variable per element (:mod:`.scalars`) are sized from what the
+        accesses touch, an access outside the buffer included, which would then find
+        a slot of its own instead of failing its check."""
+        return {x.buffer for x in walk(func.body)
+                if isinstance(x, (ir.BufferLoad, ir.BufferStore))
+                and x.buffer.scope == "local" and self.needs(x.buffer, x.indices)}
+
     def helper_sources(self) -> list[str]:
+        """The device functions the checks emitted so far call, one per kind and rank."""
         return [_helper(kind, axes) for kind, axes in sorted(self.helpers)]
 
     def _call(self, kind: str, buffer: ir.Buffer, indices, texts: list[str], name: str,

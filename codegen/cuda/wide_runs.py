@@ -68,10 +68,12 @@ class WideRun:
     loads: set[int] = field(default_factory=set)
 
 
-def wide_runs(found: Batch, aligned) -> list[WideRun]:
+def wide_runs(found: Batch, aligned, checked) -> list[WideRun]:
     """The runs of ``found``'s copies that go wide (see the module docstring);
     ``aligned(buffer, nbytes)`` says whether ``buffer`` starts on a multiple of
-    ``nbytes`` (its scope and what the call checks)."""
+    ``nbytes`` (its scope and what the call checks), ``checked(buffer, indices)``
+    whether the access is checked at run time (:mod:`.guards`), which a wide
+    access would not be: such an access stays scalar."""
     written = {id(store.buffer) for _, store in found.copies}
     out, claimed = [], set()  # the copies in a run already (nested vectorized loops)
     for loop in found.lanes:
@@ -85,16 +87,17 @@ def wide_runs(found: Batch, aligned) -> list[WideRun]:
             fixed = {var: ir.IntImm(value, var.dtype) for var, value in constants.items()
                      if var is not loop.var}
             found_run = WideRun(k, lanes)
-            found_run.store = (_wide(store.buffer, store.indices, loop.var, lanes, fixed,
-                                     aligned)
+            found_run.store = (not checked(store.buffer, store.indices)
+                               and _wide(store.buffer, store.indices, loop.var, lanes, fixed,
+                                         aligned)
                                and not any(isinstance(x, ir.BufferLoad)
                                            and id(x.buffer) in written
                                            for part in (store.value, *store.indices)
                                            for x in walk(part)))
             for part in (store.value, *store.indices):
                 for x in walk(part):
-                    if movable(x, written) and _wide(x.buffer, x.indices, loop.var, lanes,
-                                                     fixed, aligned):
+                    if movable(x, written) and not checked(x.buffer, x.indices) \
+                            and _wide(x.buffer, x.indices, loop.var, lanes, fixed, aligned):
                         found_run.loads.add(id(x))
             if found_run.store or found_run.loads:
                 out.append(found_run)

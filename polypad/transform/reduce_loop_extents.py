@@ -41,9 +41,10 @@ import islpy as isl
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and, max_, min_
 from polypad.ir.removal import no_op
+from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, pw_aff_to_expr, to_set
 from polypad.model.domains import loop_bounds, statement_domain
-from polypad.model.nest import collect
+from polypad.model.nest import collect, is_leaf
 
 from ._budget import budgeted_pass
 from ._fold import build_if
@@ -159,7 +160,11 @@ class _Reducer:
         return []
 
     def active(self, loop: n.For, ctx: isl.Set) -> isl.Set | None:
-        """The iterations of ``loop`` (one set dim) in which some statement runs."""
+        """The iterations of ``loop`` (one set dim) in which some statement runs;
+        None where the body holds a statement the model does not see (an ``assert``,
+        an opaque call, an attribute's body): its iterations all stay."""
+        if _untracked(loop.body) is not None:
+            return None
         leaves, _ = collect(loop)
         out = None
         for leaf in leaves:
@@ -220,3 +225,19 @@ def _rebuild(node, body: n.Stmt | None) -> n.Stmt | None:
     if body is None:
         return None
     return node if body is node.body else dataclasses.replace(node, body=body)
+
+
+#: The statements :func:`~polypad.model.nest.collect` enters or records: the effect of
+#: a loop body made of these is its leaves' (stores and ``T.assume``).
+_SEEN = (n.SeqStmt, n.For, n.IfThenElse, n.LetStmt, n.Block, n.Allocate, n.DeclBuffer)
+
+
+def _untracked(body: n.Stmt) -> n.Stmt | None:
+    """The first statement in ``body`` whose effect the leaves do not show: one that
+    ``collect`` passes over (an ``assert``, which may raise; an opaque call, which
+    may do anything; the body of a ``T.attr``) and that is no constant ``evaluate``."""
+    for x in walk(body):
+        if (isinstance(x, n.Stmt) and not isinstance(x, _SEEN) and not is_leaf(x)
+                and not (isinstance(x, n.Evaluate) and isinstance(x.value, n.IntImm))):
+            return x
+    return None
