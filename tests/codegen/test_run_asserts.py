@@ -110,3 +110,20 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
 ])
 def test_the_message_is_tvms(text, message):
     assert assert_message(text) == message
+
+
+def test_an_assert_in_a_parallel_loop_runs_in_order_in_numba():
+    f = pp.parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+    for i in T.parallel(64):
+        assert i < n, "i must stay below n"
+        B[i] = A[i] * 2.0
+''')
+    a, _ = inputs()
+    for target in TARGETS:  # Numba runs the loop serially: it may raise
+        b, error = outcome(codegen.build(f, target=target), 5)
+        assert error == (AssertionFailedError, "assert i < n failed in 'f' at <string>:5: "
+                         "i must stay below n (i = 5, n = 5)", {"i": 5, "n": 5}), target
+        np.testing.assert_array_equal(b[:5], a[:5] * np.float32(2))
+        assert not b[5:].any()
