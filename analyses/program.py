@@ -46,8 +46,9 @@ class Site:
     the sequence slot at each level (even for leaves and loops, odd for the
     point just before a compound statement).  ``loop_sites``, ``guard_sites``
     and ``let_sites`` are the sites of the enclosing loops, ``if`` statements
-    and lets (a transformed tree may share one node object in two places, so
-    sites, not nodes, say which occurrence).
+    and lets.  ``verify`` refuses a tree that shares one statement object in two
+    places, but an expression or buffer may still be one object in many places;
+    sites, not nodes, say which occurrence a question is about.
     """
 
     index: int

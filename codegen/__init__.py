@@ -90,7 +90,10 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     reference executor always does) and raises
     :class:`~polypad.errors.AssumptionError` naming the first false one; it
     costs speed.  An assumption that mentions ``T.undef()`` is never checked
-    (any value satisfies it).
+    (any value satisfies it).  A plain ``assert c, msg`` (a packed function's
+    check on scalar values) is checked always, by every target, and raises
+    :class:`~polypad.errors.AssertionFailedError` with ``msg`` and the values
+    (:mod:`polypad.semantics.asserts`).
 
     ``options`` are the target's own, checked by it (:mod:`codegen.target`);
     one it does not take raises :class:`~polypad.errors.BuildArgumentError`

@@ -202,6 +202,24 @@ class AssumptionError(ExecutionError):
         super().__init__(message)
 
 
+class AssertionFailedError(ExecutionError):
+    """A plain ``assert c, msg`` (a packed function's check on scalar values,
+    :func:`polypad.ir.opaque.is_plain_check`) was false at run time.  Unlike a
+    ``T.assume``, every target always checks it: it is part of the program.
+
+    ``condition`` is the condition, ``message`` TVM's message (``"n must be a
+    multiple of 4"``; ``"ValueError: ..."`` for TVM's ``(kind, [parts])``), and
+    ``values`` the values of the condition's variables (``{"n": 6}``).
+    """
+
+    def __init__(self, message: str, condition=None, assert_message: str = "",
+                 values: dict | None = None):
+        self.condition = condition
+        self.assert_message = assert_message
+        self.values = dict(values or {})
+        super().__init__(message)
+
+
 class LoopRangeError(ExecutionError, OverflowError):
     """A loop's counter would leave its dtype: at loop entry, the first value
     ``min`` or the last ``min + extent - 1`` of a non-empty loop does not fit

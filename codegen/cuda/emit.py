@@ -28,7 +28,10 @@ axis only.  ``cuda.syncthreads()`` goes exactly where
 constants); local ones are zero-filled where the function allocates them,
 as the reference executor does, shared ones are not (docs/cuda.md).
 Buffers the function allocates outside every launch are device arrays the
-host allocates, zero-filled, for each call.
+host allocates, zero-filled, for each call.  A top-level plain ``assert`` is
+the entry ``(None, k)`` of ``KERNELS``, ``k`` its number in
+:func:`polypad.semantics.asserts.run_asserts`: the host checks it between the
+launches before and after it (:mod:`.runtime`).
 """
 
 from __future__ import annotations
@@ -411,11 +414,13 @@ class _Kernel(WideAccesses):
 
 
 def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
-         guards: BoundsGuards | None = None) -> str:
+         guards: BoundsGuards | None = None, asserts: tuple | list = ()) -> str:
     """The module text for lowered ``func`` with the barriers of ``plan``: kernels
     ``kernel_<k>``, launch configurations ``launch_<k>`` and ``KERNELS``.  With
     ``guards``, the accesses they name are checked at run time and every kernel
-    takes the flag array last (:mod:`.guards`)."""
+    takes the flag array last (:mod:`.guards`).  ``asserts`` are the conditions of
+    the top-level asserts, each a ``T.assume`` root of ``func`` now (the entry
+    ``(None, k)`` of ``KERNELS``, ``k`` its place in ``asserts``)."""
     from .compact import local_layout
 
     names = Names()
@@ -439,7 +444,12 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     arguments = [p for p in func.params if isinstance(p, Buffer)] + host_buffers(plan)
     wide: dict[Buffer, int] = {}
     uses_wide = False
+    numbers = {id(c): k for k, c in enumerate(asserts)}
     for launch in plan.structure.launches:
+        if is_check(launch.root) and id(launch.root.value.args[0]) in numbers:
+            # A top-level assert (CudaTarget.executable): the host checks it here.
+            entries.append(f"(None, {numbers.pop(id(launch.root.value.args[0]))})")
+            continue
         if is_check(launch.root):  # a parameter fact (CudaTarget.lowered): nothing to run
             continue
         kernel = _Kernel(plan, launch, names, params, boxes, widening)
@@ -460,6 +470,9 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         for buffer, nbytes in kernel.wide.items():
             wide[buffer] = max(wide.get(buffer, 0), nbytes)
         uses_wide = uses_wide or kernel.uses_wide
+    if numbers:  # never drop a check the analyses relied on
+        raise BuildError(f"cannot build {func.name!r} for cuda: lost track of a top-level "
+                         "assert on its way to the launches")
     if checks is not None:
         parts[1:1] = checks.helper_sources()  # before the kernels that call them
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")

@@ -16,7 +16,9 @@ import numpy as np
 
 from polypad.errors import ArgumentError, BuildError, MissingDependencyError
 from polypad.ir.nodes import Buffer, PrimFunc, Var
-from polypad.semantics.values import numpy_dtype
+from polypad.semantics.asserts import assert_error
+from polypad.semantics.interpreter import evaluate
+from polypad.semantics.values import convert, numpy_dtype
 
 from ..bounds_guards import BoundsGuards, bounds_error, max_axes
 from .cache import load_module
@@ -43,12 +45,13 @@ def _simulated(cuda) -> bool:
 
 
 def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
-         guards: BoundsGuards | None = None):
+         guards: BoundsGuards | None = None, asserts: tuple | list = ()):
     """Compile ``source`` (from :mod:`.emit`) and return the host function that runs
     its kernels on a call's checked arguments.  With ``guards`` (the run-time bounds
     checks the source was emitted with, :mod:`.guards`) each call passes the kernels
     a zeroed flag array and raises the :class:`~polypad.errors.BoundsCheckError` of
-    the first check it records, after the launches."""
+    the first check it records, after the launches.  ``asserts`` are the top-level
+    asserts the entries ``(None, k)`` of ``KERNELS`` stand for, checked there."""
     cuda = import_cuda()
     # From a file, so that numba-cuda's on-disk cache keeps the compiled kernels.
     module = load_module(source)
@@ -83,6 +86,12 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
             device.append(fail)
         values = [args[k] for k in scalars]
         for kernel, launch in kernels:
+            if kernel is None:  # a top-level assert, on the scalar parameters
+                failed = _failed_assert(func, asserts[launch], args)
+                if failed is not None:  # as the others do: the launches before it wrote
+                    _finish(func, guards, copies, fail, args)
+                    raise failed
+                continue
             grid, block = launch(*values)
             if min(grid) <= 0 or min(block) <= 0:
                 continue
@@ -95,13 +104,7 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
                 raise MissingDependencyError(
                     f"numba-cuda cannot compile with numpy {np.__version__} ({error}); "
                     "install numpy<2.5, as the polypad[cuda] extra does") from error
-        for moved, value in copies:
-            moved.copy_to_host(value)
-        if fail is not None:
-            recorded = fail.copy_to_host()  # waits for the kernels
-            if recorded[0] != 0:
-                raise bounds_error(func, guards, int(recorded[0]) - 1, recorded[1:],
-                                   list(args))
+        _finish(func, guards, copies, fail, args)
         # With the caller's device arrays alone the call returns once the kernels are
         # queued on the legacy default stream. Where it made device arrays of its own
         # (copies of numpy arguments, the buffers the host allocates) it waits for the
@@ -110,9 +113,28 @@ def load(func: PrimFunc, source: str, host: list[Buffer], written: set[Buffer],
         if temporary:
             cuda.synchronize()
 
-    run.kernels = kernels  # (numba kernel, launch configuration) pairs, for timing
+    # (numba kernel, launch configuration) pairs, for timing; not the asserts' entries
+    run.kernels = tuple(entry for entry in kernels if entry[0] is not None)
     run.host = host  # the buffers the host allocates, passed after the parameters
     return run
+
+
+def _finish(func: PrimFunc, guards, copies, fail, args) -> None:
+    """Copy the written buffers back, and raise the bounds error the launches recorded."""
+    for moved, value in copies:
+        moved.copy_to_host(value)
+    if fail is not None:
+        recorded = fail.copy_to_host()  # waits for the kernels
+        if recorded[0] != 0:
+            raise bounds_error(func, guards, int(recorded[0]) - 1, recorded[1:], list(args))
+
+
+def _failed_assert(func: PrimFunc, stmt, args):
+    """The :class:`~polypad.errors.AssertionFailedError` of top-level assert ``stmt``
+    where the call's scalar arguments make it false, else None."""
+    env = {p: convert(a, p.dtype) for p, a in zip(func.params, args, strict=True)
+           if isinstance(p, Var)}
+    return None if evaluate(func, stmt.condition, env) else assert_error(func, stmt, env)
 
 
 def _check_alignment(buffer: Buffer, value, nbytes: int) -> None:

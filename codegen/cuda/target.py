@@ -29,6 +29,11 @@ wrap, and it answers at the parameter values those facts allow
 (:mod:`polypad.model.parameter_facts`), as for the function as written.  They
 run as nothing.  The target does not check assumptions at run time: a build
 with ``check_assumptions=True`` of a function that has one to check is refused.
+
+A plain ``assert`` at the function's top level, over the scalar parameters,
+is checked by the host where it stands, between the launches before and after
+it (:mod:`.runtime`); one inside a kernel is refused by name
+(:class:`BuildError`).
 """
 
 from __future__ import annotations
@@ -36,9 +41,14 @@ from __future__ import annotations
 from analyses.evidence import Refuted
 from analyses.gpu_cross_thread import cross_thread_reductions
 from analyses.gpu_sync import plan_barriers
+from analyses.gpu_threads import structure
 from polypad.arguments import expect, wrong_type
 from polypad.errors import BuildArgumentError, BuildError, RaceError
-from polypad.ir.nodes import PrimFunc
+from polypad.ir.intrinsics import assume
+from polypad.ir.nodes import Assert, Evaluate, PrimFunc, Var
+from polypad.ir.substitute import free_vars
+from polypad.ir.visitor import Rewriter
+from polypad.semantics.asserts import run_asserts
 from polypad.semantics.lowering import checked_assumptions, lower
 from polypad.transform.cross_thread_atomics import cross_thread_atomics
 from polypad.transform.place_gpu_allocations import place_gpu_allocations
@@ -83,6 +93,12 @@ class CudaTarget(Target):
         # each where that is proved to compute the same; TVM's cross-thread reductions
         # as atomic updates after their init.
         func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
+        _require_host_asserts(func)
+        # The analyses below model no assert: each (top-level, on the parameters) is a
+        # parameter fact there, for the launches after it only (polypad.model.
+        # parameter_facts), which the host checks before them.
+        asserts = run_asserts(func)
+        func = _AssertAsFact().visit(func)
         plan = plan_barriers(func)
         if not isinstance(plan, Refuted):
             # Shared memory as the reference sees it: zeros where a read may find nothing
@@ -95,10 +111,36 @@ class CudaTarget(Target):
             raise RaceError(f"cannot build {func.name!r} for cuda: {_construct(func, cex)}"
                             f"{cex}", evidence=cex)
         guards = self.guards
-        source = emit(func, plan, fastmath=self.fastmath, guards=guards)
+        source = emit(func, plan, fastmath=self.fastmath, guards=guards,
+                      asserts=[a.condition for a in asserts])
         host, written = host_buffers(plan), written_buffers(func)
-        return Executable(load=lambda: load(func, source, host, written, guards),
+        return Executable(load=lambda: load(func, source, host, written, guards, asserts),
                           source=source, device_arrays=True)
+
+
+class _AssertAsFact(Rewriter):
+    def visit_Assert(self, node: Assert) -> Evaluate:
+        return Evaluate(assume(node.condition), span=node.span)
+
+
+def _require_host_asserts(func: PrimFunc) -> None:
+    """A :class:`BuildError` for a plain assert the host cannot check between launches:
+    one inside a kernel (under a loop, ``if`` or let), or one over more than the
+    scalar parameters."""
+    roots = {id(launch.root) for launch in structure(func).launches}
+    params = {p for p in func.params if isinstance(p, Var)}
+    for stmt in run_asserts(func):
+        where = f" at line {stmt.span.line}" if stmt.span is not None else ""
+        if id(stmt) not in roots:
+            raise BuildError(f"cannot build {func.name!r} for cuda: the assert{where} is "
+                             "inside a kernel (under a loop, if or let); the cuda target "
+                             "runs an assert only at the function's top level, on the "
+                             "host, between launches")
+        others = sorted(v.name for v in free_vars(stmt.condition) if v not in params)
+        if others:
+            raise BuildError(f"cannot build {func.name!r} for cuda: the assert{where} reads "
+                             f"{', '.join(others)}; the host checks a top-level assert "
+                             "over the scalar parameters only")
 
 
 def _construct(func: PrimFunc, cex) -> str:

@@ -106,7 +106,8 @@ def promotable(loop: ir.For, positive, excluded: set[Buffer], helpers: bool,
     allocated: set[Buffer] = set()
     for node in walk(loop.body):
         # A prange would take the local for a reduction variable of its own.
-        if is_check(node) or isinstance(node, ir.For) and node.kind is ForKind.PARALLEL:
+        if (is_check(node) or isinstance(node, ir.Assert)
+                or isinstance(node, ir.For) and node.kind is ForKind.PARALLEL):
             return []
         if isinstance(node, (ir.BufferLoad, ir.BufferStore)):
             accesses.setdefault(node.buffer, []).append(tuple(node.indices))

@@ -27,6 +27,16 @@ the reference executor raises for the same failure.
   It becomes the :class:`~polypad.errors.AssumptionError` the reference
   executor raises: the assumption in script syntax, the variables, and the
   elements it reads, read from the argument arrays.
+- A plain ``assert`` (always: it is part of the program), where it stands;
+  the second argument numbers it (its place in
+  :func:`~polypad.semantics.asserts.run_asserts`), the rest are the values of
+  its free variables::
+
+      if not (n % 4 == 0):
+          raise AssertionError("polypad.assert", 0, n)
+
+  It becomes the :class:`~polypad.errors.AssertionFailedError` of
+  :func:`~polypad.semantics.asserts.assert_error`.
 - A loop whose range may not fit its counter's dtype
   (:func:`codegen.loop_ranges.checked_loops`), before the loop::
 
@@ -69,6 +79,7 @@ from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.ir.substitute import free_vars
 from polypad.model.ranges import dtype_range
+from polypad.semantics.asserts import assert_error, run_asserts
 from polypad.semantics.interpreter import assumption_error
 from polypad.semantics.loop_ranges import range_error
 from polypad.semantics.lowering import checked_assumptions
@@ -85,6 +96,7 @@ from .pyexpr import ExprPrinter, constant
 MARKER = "polypad.assume"
 RANGE_MARKER = "polypad.loop_range"
 PRECONDITION_MARKER = "polypad.precondition"
+ASSERT_MARKER = "polypad.assert"
 
 
 def check_lines(stmt: ir.Evaluate, number: int, expr: ExprPrinter) -> list[str]:
@@ -92,6 +104,12 @@ def check_lines(stmt: ir.Evaluate, number: int, expr: ExprPrinter) -> list[str]:
     cond = stmt.value.args[0]
     args = [repr(MARKER), str(number), *(expr(v) for v in free_vars(cond))]
     return [f"if not ({expr(cond)}):", f"    raise AssertionError({', '.join(args)})"]
+
+
+def assert_lines(stmt: ir.Assert, number: int, expr: ExprPrinter) -> list[str]:
+    """The two lines (unindented) that run plain assert ``stmt``, number ``number``."""
+    args = [repr(ASSERT_MARKER), str(number), *(expr(v) for v in free_vars(stmt.condition))]
+    return [f"if not ({expr(stmt.condition)}):", f"    raise AssertionError({', '.join(args)})"]
 
 
 def range_check_lines(loop: ir.For, number: int, low: bool, high: bool,
@@ -155,6 +173,11 @@ def kernel_error(func: PrimFunc, precondition: CallCheck | None,
         arrays = {p: a for p, a in zip(func.params, args, strict=True)
                   if isinstance(p, Buffer) and isinstance(a, np.ndarray)}
         return assumption_error(func, stmt, env, arrays)
+    if kind == ASSERT_MARKER:
+        stmt = run_asserts(func)[error.args[1]]
+        env = {v: convert(value, v.dtype)
+               for v, value in zip(free_vars(stmt.condition), error.args[2:], strict=True)}
+        return assert_error(func, stmt, env)
     if kind == RANGE_MARKER:
         number, first, extent = error.args[1:4]
         loop = next(entry[1] for entry in checked_loops(func).values() if entry[0] == number)

@@ -60,11 +60,11 @@ not depend on (:mod:`.guards`, :mod:`.hoist`), parallel loops kept parallel.
 
 A ``T.assume`` still in the lowered function (``check_assumptions=True``) is
 emitted as a check that raises (:mod:`.checks`); a parallel loop holding one
-runs serially.  So is a loop whose range polypad cannot prove fits its
-counter's dtype, at its entry (:mod:`codegen.loop_ranges`).  ``boundscheck=True``
-compiles every function with Numba's bounds checks, and runs parallel loops
-serially too, since Numba reports an exception raised in a parallel region
-as a ``SystemError``.
+runs serially; a plain ``assert`` likewise, always.  So is a loop whose range
+polypad cannot prove fits its counter's dtype, at its entry
+(:mod:`codegen.loop_ranges`).  ``boundscheck=True`` compiles every function
+with Numba's bounds checks, and runs parallel loops serially too, since Numba
+reports an exception raised in a parallel region as a ``SystemError``.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.nodes import Buffer, ForKind, PrimFunc
 from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
+from polypad.semantics.asserts import run_asserts
 from polypad.semantics.lowering import checked_assumptions, has_check, is_check
 from polypad.semantics.vector_lanes import lanes_innermost
 
@@ -85,7 +86,7 @@ from ..loop_ranges import checked_loops, holds_check
 from ..precondition import CallCheck
 from ..source_text import ADD, ATOM, COMPARE, MUL
 from .accumulators import holds_helper, nesting, promotable, touched
-from .checks import check_lines, precondition_lines, range_check_lines
+from .checks import assert_lines, check_lines, precondition_lines, range_check_lines
 from .collapse import collapsible
 from .fastmath import DEFAULT, vector_helpers
 from .functions import Function, free_inputs, has_code, parameterized
@@ -120,6 +121,7 @@ class _Emitter:
         #: as the sequence's numbered elements and how many of them came before.
         self.before: dict[int, tuple[dict, int]] = {}
         self.checks = {id(s): k for k, s in enumerate(checked_assumptions(func))}
+        self.asserts = {id(s): k for k, s in enumerate(run_asserts(func))}
         self.range_checks = checked_loops(func)
         self.names = Names()
         self.expr = ExprPrinter(self.names)
@@ -206,6 +208,9 @@ class _Emitter:
                     self.line(depth, text)
             case ir.Evaluate():
                 pass  # expressions have no effects
+            case ir.Assert():
+                for text in assert_lines(stmt, self.asserts[id(stmt)], self.expr):
+                    self.line(depth, text)
             case ir.Block():
                 self.line(depth, "# block " + " ".join(stmt.name.split()))
                 self.stmt(stmt.body, depth)

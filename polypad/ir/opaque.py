@@ -153,6 +153,10 @@ def first_opaque(func: PrimFunc, *, checks_as_facts: bool = False) -> OpaqueSite
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)
         if isinstance(stmt, Assert) and not (checks_as_facts and is_plain_check(stmt)):
+            if checks_as_facts:
+                return OpaqueSite("assert", "is a check on a buffer, a pointer or an opaque "
+                                  "call, which polypad does not run (it runs an assert "
+                                  "on plain values)", stmt.span)
             return OpaqueSite("assert", "is a packed function's check, which polypad does "
                               "not run", stmt.span)
         if isinstance(stmt, Return):

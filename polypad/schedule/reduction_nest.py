@@ -268,9 +268,12 @@ def insert_before(func: n.PrimFunc, stmt: n.Stmt, new: n.Stmt) -> n.PrimFunc:
 def unshared(func: n.PrimFunc, loop: n.For) -> tuple[n.PrimFunc, n.For]:
     """``func`` with the statements under ``loop`` made new objects, and the loop.
 
-    ``split(tail="partition")`` leaves one statement object in the main nest and the
-    tail nest; the rewrites here find statements by identity and replace them, which
-    must reach one place only.  Variables stay: the copy binds the same ones."""
+    The rewrites here find statements by identity and replace them, which must reach
+    one place only.  ``split(tail="partition")`` no longer shares statements between
+    its nests and ``verify`` refuses a tree that does, but a schedule does not verify
+    the function it is given (unless ``POLYPAD_VERIFY_PASSES`` is set), so a tree
+    built by hand may still share: the copy is kept as the safe answer there.
+    Variables stay: the copy binds the same ones."""
     copy = fresh_copy(loop)
     return replace(func, loop, copy), copy
 

@@ -106,11 +106,14 @@ def _without_dead_guards(func: n.PrimFunc, guards: list[n.IfThenElse]) -> n.Prim
     the loops of that nest -- a reduction's init in a partition's tail, which starts
     past the reduce axis's first value, or its write-back in the main nest, which
     ends before the last.  One that may run stays, and so does one that stands in two
-    places (the split loop was shared by an earlier partition's nests): isl is asked
-    about one place.  A ``T.init()`` that goes leaves its block's header too."""
+    places (only in an input tree that shares statements, which ``verify`` refuses):
+    isl is asked about one place.  A ``T.init()`` that goes leaves its block's header too."""
     for guard in guards:
+        # Split's own nests share nothing (fresh_copy above), and verify refuses a tree
+        # that shares statements; a schedule does not verify its input, though, so an
+        # unverified hand-built tree may: what holds at one place is not enough then.
         if sum(x is guard for x in walk(func.body)) > 1:
-            continue  # a statement shared by two places: what holds at one is not enough
+            continue
         if facts_at(func, guard).decide(guard.condition) is not False:
             continue
         parent = ancestors(func, guard)[-2]

@@ -19,7 +19,8 @@ numpy's negative-index wrap-around, and a loop whose counter would leave its
 dtype a :class:`~polypad.errors.LoopRangeError` (:mod:`.loop_ranges`).  Every
 ``T.assume`` left in the lowered function is checked where it stands (the
 reference executor is always built with ``check_assumptions``); a false one is an
-:class:`~polypad.errors.AssumptionError` naming it and the values it saw.
+:class:`~polypad.errors.AssumptionError` naming it and the values it saw.  A
+plain ``assert`` is checked too (:mod:`.asserts`), as in every target.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
 
+from .asserts import assert_error
 from .loop_ranges import check_range
 from .values import convert, numpy_dtype
 
@@ -120,6 +122,9 @@ class _Interpreter:
                     raise assumption_error(self.func, stmt, self.env, self.arrays)
             case ir.Evaluate():
                 self.eval(stmt.value)
+            case ir.Assert():  # a plain assert lowering kept: always checked
+                if not self.eval(stmt.condition):
+                    raise assert_error(self.func, stmt, self.env)
             case ir.Block():
                 self.exec(stmt.body)
             case ir.Allocate():
@@ -301,3 +306,12 @@ def run(func: PrimFunc, *args, exact_floats: bool = False) -> None:
     :class:`~polypad.errors.InexactArithmeticError`: a run on integer inputs that
     passes computed what the same program computes over the reals."""
     _Interpreter(func, exact_floats).run(list(args))
+
+
+def evaluate(func: PrimFunc, expr: ir.Expr, env: dict[Var, object]):
+    """``expr`` of ``func`` where ``env`` gives its variables' values (numpy scalars of
+    their dtypes), as :func:`run` computes it."""
+    reader = _Interpreter(func)
+    reader.env = dict(env)
+    with np.errstate(all="ignore"):
+        return reader.eval(expr)

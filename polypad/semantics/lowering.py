@@ -63,15 +63,18 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
 
     Raises :class:`~polypad.errors.VerifyError` for ill-formed input and
     :class:`BuildError` for anything the targets cannot execute: an opaque
-    TVM intrinsic, ``T.attr``, ``assert`` or ``return`` is refused by name and
-    line (:func:`polypad.ir.opaque.first_opaque`).
+    TVM intrinsic, ``T.attr``, an ``assert`` reading a buffer, pointer or opaque
+    call, or ``return`` is refused by name and line
+    (:func:`polypad.ir.opaque.first_opaque`).  A plain ``assert`` stays where it
+    is, for every target to check (:mod:`.asserts`); no pass drops it.
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
     # TVM's cross-thread reductions first: the one construct first_opaque names (the
     # analyses do not model it) that every target runs, once it is loops and stores.
     func = lower_allreduce(func)
-    opaque = first_opaque(func)
+    # A plain assert is part of the program, which every target runs (.asserts).
+    opaque = first_opaque(func, checks_as_facts=True)
     if opaque is not None:  # a packed function's scaffolding, an extern call ...
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
     pipeline = (CHECKED_PIPELINE if check_assumptions
@@ -105,5 +108,5 @@ def checked_assumptions(func: PrimFunc) -> list[ir.Evaluate]:
 
 
 def has_check(stmt: ir.Stmt) -> bool:
-    """Whether an assumption check is under ``stmt``."""
-    return any(is_check(node) for node in walk(stmt))
+    """Whether an assumption check or an assert (both may raise) is under ``stmt``."""
+    return any(is_check(node) or isinstance(node, ir.Assert) for node in walk(stmt))

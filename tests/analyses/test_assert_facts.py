@@ -5,10 +5,10 @@ only where ``n >= 8``: the deciders read its condition as a fact there (where
 facts are gathered: ``polypad.ir.stated``), never before it.  The assert itself
 may raise, so it is never a no-op.
 
-The executors do not run an assert (a packed function's check); they run the
-function with each assert written as a checked ``T.assume``, which raises where it
-is false as the assert does (``checked``).  Answers are checked by running both
-ways (reference executor and Numba) and by enumerating ``n`` at a small size.
+Every target runs a plain assert (tests/codegen/test_run_asserts.py), so answers
+are checked by running the function as written (reference executor and Numba),
+and by enumerating ``n`` at a small size.  ``checked`` writes each assert as a
+``T.assume``, for the input maker only.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import codegen
 import polypad as pp
 from analyses import Proved, Refuted, Unknown
 from polypad import transform
-from polypad.errors import AssumptionError, UnmodelledError
+from polypad.errors import AssertionFailedError, UnmodelledError
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import assume
 from polypad.ir.show import show
@@ -69,7 +69,7 @@ def results(kernel, args: list) -> list | str:
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     try:
         kernel(*copies)
-    except AssumptionError:
+    except AssertionFailedError:
         return "raised"
     return [a for a in copies if isinstance(a, np.ndarray)]
 
@@ -94,8 +94,8 @@ def f(n: T.int32, A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     T.evaluate(0)
 '''))
     for target in ("python", "numba"):
-        before = codegen.build(checked(f), target=target, check_assumptions=True)
-        after = codegen.build(checked(g), target=target, check_assumptions=True)
+        before = codegen.build(f, target=target)
+        after = codegen.build(g, target=target)
         for size in (8, 9, 1000):  # the assert holds
             args = args_at(f, size, seed=size)
             assert same(results(before, args), results(after, args)), (target, size)
@@ -133,8 +133,8 @@ def test_enumerating_n_agrees_with_the_answer(text, holds):
     f = pp.parse(text)
     decided = analyses.can_remove_conditional(f, branch(f))
     assert isinstance(decided, Proved) is holds, decided
-    kernel = codegen.build(checked(f), target="python")
-    over = codegen.build(checked(everywhere(f, branch(f))), target="python")
+    kernel = codegen.build(f, target="python")
+    over = codegen.build(everywhere(f, branch(f)), target="python")
     stop = [i for i, s in enumerate(f.body.stmts) if isinstance(s, n.Assert)]
     differ = []
     for size in range(-1, 11):
