@@ -1,5 +1,6 @@
 """reduce_loop_extents: RFC 0077's example and the loops it must leave alone."""
 
+import numpy as np
 import pytest
 from pass_support import (
     assert_same_results,
@@ -10,6 +11,8 @@ from pass_support import (
     transformed,
 )
 
+import codegen
+from polypad.errors import AssertionFailedError
 from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
 from polypad.script import parse
@@ -217,3 +220,56 @@ def test_bounds_that_may_wrap_are_not_proposed():
     got = reduce(f)
     for n_value in (-2**31, -3, 0, 2, 5):
         assert_same_results(f, got, random_args(f, 0, n=n_value))
+
+
+# ------------------------------------------------- statements the model does not see
+
+
+@pytest.mark.parametrize("body", [
+    # an assert may raise: its iterations (and those in an else branch) all run
+    """
+    for i in range(8):
+        assert i < n, "i must be below n"
+        if i < 4:
+            A[i] = 1.0
+""", """
+    for i in range(8):
+        if i < 4:
+            A[i] = 1.0
+        else:
+            assert i < n, "i must be below n"
+""",
+    # an opaque call may do anything in every iteration
+    """
+    for i in range(8):
+        if i < 4:
+            A[i] = 1.0
+        T.evaluate(T.call_extern("int32", "trace", i))
+""",
+    # the body of an attribute: the loop vanished, stores and all
+    """
+    for i in range(8):
+        with T.attr(0, "pragma_unroll", 1):
+            if i < 4:
+                A[i] = 1.0
+""",
+])
+def test_a_loop_holding_a_statement_the_model_does_not_see_keeps_its_extent(body):
+    f = func(body)
+    assert_structural_equal(reduce(f), f)
+
+
+def test_an_assert_in_the_dropped_iterations_still_raises():
+    f = func("""
+    for i in range(8):
+        assert i < n, "i must be below n"
+        if i < 4:
+            A[i] = 1.0
+""")
+    for target in ("python", "numba"):
+        kernel = codegen.build(reduce(f), target=target)
+        with pytest.raises(AssertionFailedError, match="i must be below n"):
+            kernel(np.zeros(16, "float32"), np.zeros((4, 4), "float32"), 5)
+        a = np.zeros(16, "float32")
+        kernel(a, np.zeros((4, 4), "float32"), 8)
+        assert a.tolist() == [1.0] * 4 + [0.0] * 12
