@@ -68,14 +68,17 @@ class UndecidedAccess:
 
     @property
     def buffer(self) -> n.Buffer:
+        """The buffer accessed."""
         return self.node.buffer
 
     @property
     def indices(self) -> tuple[n.Expr, ...]:
+        """The access's indices, as written."""
         return tuple(self.node.indices)
 
     @property
     def is_store(self) -> bool:
+        """Whether the access is a store (else a load)."""
         return isinstance(self.node, n.BufferStore)
 
     @property

@@ -120,10 +120,15 @@ def _extent(extent, func: PrimFunc, args: list) -> int | str:
     return extent if isinstance(extent, int) else extent.name  # a let's value: its name
 
 
+def declared_buffers(func: ir.PrimFunc) -> list[ir.Buffer]:
+    """Every buffer ``func`` declares: its parameters', then each allocation's and
+    view's, in program order."""
+    buffers = [p for p in func.params if isinstance(p, ir.Buffer)]
+    return buffers + [x.buffer for x in walk(func.body)
+                      if isinstance(x, (ir.Allocate, ir.DeclBuffer))]
+
+
 def max_axes(func: ir.PrimFunc) -> int:
     """The most axes of any buffer of ``func``: a flag array records a failed check's
     index in that many slots after its number."""
-    buffers = [p for p in func.params if isinstance(p, ir.Buffer)]
-    buffers += [x.buffer for x in walk(func.body) if isinstance(x, (ir.Allocate,
-                                                                    ir.DeclBuffer))]
-    return max((len(b.shape) for b in buffers), default=1)
+    return max((len(b.shape) for b in declared_buffers(func)), default=1)

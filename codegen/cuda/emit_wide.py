@@ -47,6 +47,8 @@ class WideAccesses:
         return f"({', '.join(texts)}{',' if len(texts) == 1 else ''})"
 
     def note_wide(self, buffer: Buffer, nbytes: int) -> None:
+        """Record a wide access of ``nbytes`` to ``buffer``: the module imports
+        :mod:`.wide`, and an argument must start on a multiple of ``nbytes``."""
         self.uses_wide = True
         if any(buffer is b for b in self.arguments):
             self.wide[buffer] = max(self.wide.get(buffer, 0), nbytes)

@@ -64,6 +64,7 @@ class GuardState:
         self.helpers: set[tuple[int, bool]] = set()  # (axes, flagged)
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
+        """Whether the access ``buffer[indices]`` is checked (:meth:`BoundsGuards.needs`)."""
         return self.guards.needs(buffer, indices)
 
     def call(self, buffer: ir.Buffer, name: str, indices, texts: list[str],
@@ -87,12 +88,14 @@ class GuardState:
         """The module's check helpers that the kernel uses."""
         return [_helper(axes, flagged) for axes, flagged in sorted(self.helpers)]
 
-    def open_lines(self) -> list[str]:  # before the parallel loop
+    def open_lines(self) -> list[str]:
+        """The lines before a parallel loop: its flag array, zeroed."""
         # Not np.zeros: Numba turns that into a parallel loop of its own, and the
         # failures recorded through a helper's parameter were then lost (Numba 0.68).
         return [f"{self.fail} = np.empty({self.width}, np.int64)", f"{self.fail}[0] = 0"]
 
     def close_lines(self) -> list[str]:
+        """The lines after a parallel loop: raise the failure it recorded, if any."""
         values = ", ".join(f"{self.fail}[{k}]" for k in range(1, self.width))
         return [f"if {self.fail}[0] != 0:",
                 f"    raise AssertionError({MARKER!r}, {self.fail}[0] - 1, {values})"]

@@ -31,10 +31,9 @@ from functools import partial
 
 from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, BuildError
-from polypad.ir import nodes as ir
-from polypad.ir.nodes import Buffer, PrimFunc
-from polypad.ir.visitor import walk
+from polypad.ir.nodes import PrimFunc
 
+from ..bounds_guards import declared_buffers
 from ..precondition import CallCheck
 from ..target import Executable, Target
 from .checks import kernel_error
@@ -77,9 +76,7 @@ class NumbaTarget(Target):
 
 def _check_supported(func: PrimFunc) -> None:
     """Refuse a function the target cannot run: Numba has no float16 arithmetic."""
-    buffers = [p for p in func.params if isinstance(p, Buffer)]
-    buffers += [x.buffer for x in walk(func.body) if isinstance(x, ir.Allocate)]
-    for buffer in buffers:
+    for buffer in declared_buffers(func):
         if buffer.dtype == "float16":
             raise BuildError(f"the numba target does not support float16 (buffer "
                              f"{buffer.name!r}); use target='python' or float32")
