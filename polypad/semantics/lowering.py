@@ -14,14 +14,17 @@ target executes as nothing (:func:`remove_assume_keeping_facts`).
 
 from __future__ import annotations
 
+import functools
+
 from polypad.arguments import got
-from polypad.errors import BuildArgumentError, BuildError
+from polypad.errors import BuildArgumentError, BuildError, IslFailure
 from polypad.ir import nodes as ir
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
+from polypad.isl_failure import answering_isl_failure
 
 from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
@@ -64,7 +67,9 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
     Raises :class:`~polypad.errors.VerifyError` for ill-formed input and
     :class:`BuildError` for anything the targets cannot execute: an opaque
     TVM intrinsic, ``T.attr``, ``assert`` or ``return`` is refused by name and
-    line (:func:`polypad.ir.opaque.first_opaque`).
+    line (:func:`polypad.ir.opaque.first_opaque`), and
+    :class:`~polypad.errors.IslFailure` where ISL fails its own consistency
+    check in a lowering pass (:mod:`polypad.isl_failure`).
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
@@ -76,9 +81,18 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
     pipeline = (CHECKED_PIPELINE if check_assumptions
                 else FACTS_PIPELINE if keep_parameter_facts else PIPELINE)
+    return answering_isl_failure(lambda: _run(pipeline, func), functools.partial(
+        _refuse_isl_failure, f"codegen.lower of {func.name!r}"))
+
+
+def _run(pipeline, func: PrimFunc) -> PrimFunc:
     for lowering_pass in pipeline:
         func = lowering_pass(func)
     return func
+
+
+def _refuse_isl_failure(where: str, message: str):
+    raise IslFailure(where, message)
 
 
 def require_prim_func(func, where: str) -> None:
