@@ -30,11 +30,11 @@ import inspect
 
 from polypad.arguments import expect, expect_budget
 from polypad.budget import counting_time_limits, run_within
-from polypad.errors import IslFailure, UnmodelledError
+from polypad.errors import UnmodelledError
 from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_alias_or_vector, first_opaque
-from polypad.isl_failure import answering_isl_failure
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 
 from .evidence import Counterexample, Refuted, Unknown
 
@@ -103,13 +103,9 @@ def bounded(fn):
             raise UnmodelledError(f"{f.name!r} cannot be modelled: {opaque}")
         return answering_isl_failure(
             lambda: run_within(budget, lambda: fn(*args, **kwargs), give_up),
-            functools.partial(_raise_isl_failure, fn.__name__))
+            raising_isl_failure(fn.__name__))
 
     return deep_entry(budgeted)
-
-
-def _raise_isl_failure(where: str, message: str):
-    raise IslFailure(where, message)
 
 
 # The analyses that reason about values (the prover and what is built on it), which

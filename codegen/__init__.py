@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import analyses
 from polypad.arguments import expect
-from polypad.errors import BuildArgumentError, IslFailure, OutOfBoundsError
+from polypad.errors import BuildArgumentError, OutOfBoundsError
 from polypad.ir.nodes import BoolImm, PrimFunc
-from polypad.isl_failure import answering_isl_failure
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 from polypad.semantics import interpreter
 from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
@@ -166,10 +166,8 @@ def _answering_isl_failure(func: PrimFunc, step: str, work):
     """``work()``, one step of building ``func``; ISL failing in it raises
     :class:`~polypad.errors.IslFailure` naming the build and the step
     (:mod:`polypad.isl_failure`)."""
-    def refuse(message: str):
-        raise IslFailure(f"codegen.build of {func.name!r} ({step})", message)
-
-    return answering_isl_failure(work, refuse)
+    return answering_isl_failure(
+        work, raising_isl_failure(f"codegen.build of {func.name!r} ({step})"))
 
 
 __all__ = ["CHECKED_PIPELINE", "PIPELINE", "Executable", "Kernel", "Target", "build",

@@ -34,6 +34,7 @@ import contextvars
 
 from polypad import budget as budgets
 from polypad.concurrency import forget_all
+from polypad.errors import IslFailure
 
 # Whether an answering_isl_failure is in force in this thread (or task): only the
 # outermost one answers.  Its own variable, not the budget's deadline, so that a
@@ -64,3 +65,12 @@ def answering_isl_failure(work, answer):
     finally:
         _answering.reset(token)
     return answer(message)
+
+
+def raising_isl_failure(operation: str):
+    """The ``answer`` of an entry point with no ``Unknown`` to give: it raises
+    :class:`~polypad.errors.IslFailure` naming ``operation``."""
+    def answer(message: str):
+        raise IslFailure(operation, message)
+
+    return answer

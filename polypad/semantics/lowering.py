@@ -14,17 +14,15 @@ target executes as nothing (:func:`remove_assume_keeping_facts`).
 
 from __future__ import annotations
 
-import functools
-
 from polypad.arguments import got
-from polypad.errors import BuildArgumentError, BuildError, IslFailure
+from polypad.errors import BuildArgumentError, BuildError
 from polypad.ir import nodes as ir
 from polypad.ir.intrinsics import is_call
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
-from polypad.isl_failure import answering_isl_failure
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 
 from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
@@ -81,18 +79,14 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
     pipeline = (CHECKED_PIPELINE if check_assumptions
                 else FACTS_PIPELINE if keep_parameter_facts else PIPELINE)
-    return answering_isl_failure(lambda: _run(pipeline, func), functools.partial(
-        _refuse_isl_failure, f"codegen.lower of {func.name!r}"))
+    return answering_isl_failure(lambda: _run(pipeline, func),
+                                 raising_isl_failure(f"codegen.lower of {func.name!r}"))
 
 
 def _run(pipeline, func: PrimFunc) -> PrimFunc:
     for lowering_pass in pipeline:
         func = lowering_pass(func)
     return func
-
-
-def _refuse_isl_failure(where: str, message: str):
-    raise IslFailure(where, message)
 
 
 def require_prim_func(func, where: str) -> None:
