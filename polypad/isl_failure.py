@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import contextvars
 
-from polypad import budget as budgets
+from polypad.budget import is_exhausted
 from polypad.concurrency import forget_all
 from polypad.errors import IslFailure
 
@@ -58,7 +58,7 @@ def answering_isl_failure(work, answer):
     try:
         return work()
     except isl.Error as err:
-        if budgets.is_exhausted(err):
+        if is_exhausted(err):
             raise
         forget_all()
         message = str(err) or type(err).__name__
