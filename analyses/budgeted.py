@@ -12,8 +12,10 @@ let the error rise to it (see :func:`polypad.budget.run_within`).
 Both check the arguments first: by convention a parameter called ``f`` is
 the function under analysis and must be a :class:`~polypad.ir.nodes.PrimFunc`
 (else :class:`~polypad.errors.ArgumentTypeError`, naming the analysis);
-each analysis checks its other parameters itself.  An ISL error inside a
-decider answers ``Unknown`` with its message.
+each analysis checks its other parameters itself.  ISL failing inside (other
+than at its operation limit) answers ``Unknown`` with ISL's message in a
+decider and raises :class:`~polypad.errors.IslFailure` naming the analysis in
+a bounded one (:mod:`polypad.isl_failure`).
 
 Both run the analysis on a deep worker when an argument is a deep tree
 (:func:`polypad.ir.deep.deep_entry`): every walker under a decider may
@@ -26,14 +28,13 @@ import dataclasses
 import functools
 import inspect
 
-import islpy as isl
-
 from polypad.arguments import expect, expect_budget
-from polypad.budget import counting_time_limits, is_exhausted, run_within
+from polypad.budget import counting_time_limits, run_within
 from polypad.errors import UnmodelledError
 from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_alias_or_vector, first_opaque
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 
 from .evidence import Counterexample, Refuted, Unknown
 
@@ -55,8 +56,11 @@ def decider(fn):
         if opaque is not None:
             return Unknown(f"{f.name!r} cannot be modelled: {opaque}")
         with counting_time_limits() as limits:
-            decided = run_within(budget, lambda: _isl_failure_unknown(fn, args, kwargs),
-                                 lambda err: Unknown(str(err)))
+            decided = answering_isl_failure(
+                lambda: run_within(budget, lambda: fn(*args, **kwargs),
+                                   lambda err: Unknown(str(err))),
+                lambda message: Unknown(f"{fn.__name__} could not decide: ISL failed "
+                                        f"({message})"))
         if limits[0] and isinstance(decided, Unknown) and not decided.timed_out:
             # A time limit ended some part of the decision (an Unknown built from
             # another keeps only its reason): with more time it may be decided.
@@ -78,27 +82,12 @@ def _with_func(decided, f):
     return dataclasses.replace(decided, counterexample=dataclasses.replace(cex, func=f))
 
 
-def _isl_failure_unknown(fn, args: tuple, kwargs: dict):
-    """``fn(*args, **kwargs)``, or ``Unknown`` naming the ISL error it raised.
-
-    An ISL error inside a decider is a failure of ISL or of polypad, never a
-    fact about the function: it must not escape a decider as a traceback.
-    ISL stopping at its operation limit is the budget running out and goes
-    on rising (:func:`polypad.budget.run_within` answers it).
-    """
-    try:
-        return fn(*args, **kwargs)
-    except isl.Error as err:
-        if is_exhausted(err):
-            raise
-        return Unknown(f"{fn.__name__} could not decide: ISL failed ({err})")
-
-
 def bounded(fn):
     """``fn`` with a ``budget=`` keyword; running out of it raises ``BudgetExceeded``.
 
     A function holding a construct polypad cannot model raises
-    :class:`~polypad.errors.UnmodelledError` naming it and its line.
+    :class:`~polypad.errors.UnmodelledError` naming it and its line; ISL
+    failing inside raises :class:`~polypad.errors.IslFailure` naming ``fn``.
     """
 
     def give_up(err):
@@ -112,7 +101,9 @@ def bounded(fn):
         opaque = _unmodelled(fn, f)
         if opaque is not None:
             raise UnmodelledError(f"{f.name!r} cannot be modelled: {opaque}")
-        return run_within(budget, lambda: fn(*args, **kwargs), give_up)
+        return answering_isl_failure(
+            lambda: run_within(budget, lambda: fn(*args, **kwargs), give_up),
+            raising_isl_failure(fn.__name__))
 
     return deep_entry(budgeted)
 

@@ -24,6 +24,7 @@ import analyses
 from polypad.arguments import expect
 from polypad.errors import BuildArgumentError, OutOfBoundsError
 from polypad.ir.nodes import BoolImm, PrimFunc
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 from polypad.semantics import interpreter
 from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import CHECKED_PIPELINE, PIPELINE, lower, require_prim_func
@@ -65,7 +66,11 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     ``evidence``) when, for every parameter value the function's integer
     assumptions allow, some access falls outside its buffer, and
     :class:`BuildError` for what a target cannot run or a target that is not
-    registered.
+    registered.  Where ISL fails its own consistency check while lowering or
+    emitting, :class:`~polypad.errors.IslFailure` naming ``codegen.build`` and
+    the step; where it fails while deciding the bounds, the kernel is built
+    as when that analysis runs out of time (``Kernel.bounds`` the ``Unknown``
+    naming ISL's failure, every access checked).
 
     A function that stays inside its buffers for some parameter values only
     is built with that condition, ``Kernel.precondition`` (an expression over
@@ -133,9 +138,11 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
     expect(target, str, "target", "codegen.build", error=BuildArgumentError)
     chosen = configure(target, options)
     check_reducers(func)  # a cross-thread reduction's tree needs an order-free combiner
-    lowered = chosen.lowered(func, check_assumptions=check_assumptions)
+    lowered = _answering_isl_failure(
+        func, "lowering", lambda: chosen.lowered(func, check_assumptions=check_assumptions))
     # Decided on the function as written (lowering drops the assumptions it relies on),
-    # its cross-thread reductions written out: the model reads no such reduction.
+    # its cross-thread reductions written out: the model reads no such reduction.  ISL
+    # failing in it answers Unknown, as running out of time does: every access checked.
     found = analyses.bounds_precondition(lower_allreduce(func))
     if isinstance(found, analyses.Unknown):  # out of time: no precondition to check
         bounds, check = found, None
@@ -149,12 +156,21 @@ def build(func: PrimFunc, target: str = "numba", *, check_assumptions: bool = Fa
         raise OutOfBoundsError(f"cannot build {func.name!r}: {every}{cex}", evidence=cex)
     # The accesses left undecided are checked where they run (codegen.bounds_guards).
     chosen.guards = plan_guards(found, lowered, getattr(chosen, "boundscheck", None))
-    made = chosen.executable(lowered, check)
+    made = _answering_isl_failure(func, "emitting the kernel",
+                                  lambda: chosen.executable(lowered, check))
     return Kernel(lowered, target=target, source=made.source, bounds=bounds,
                   precondition=check.condition if check is not None else BoolImm(True),
                   check=None if made.tests_precondition else check, load=made.load,
                   explain=made.explain, runnable=made.runnable,
                   device_arrays=made.device_arrays)
+
+
+def _answering_isl_failure(func: PrimFunc, step: str, work):
+    """``work()``, one step of building ``func``; ISL failing in it raises
+    :class:`~polypad.errors.IslFailure` naming the build and the step
+    (:mod:`polypad.isl_failure`)."""
+    return answering_isl_failure(
+        work, raising_isl_failure(f"codegen.build of {func.name!r} ({step})"))
 
 
 __all__ = ["CHECKED_PIPELINE", "PIPELINE", "Executable", "Kernel", "Target", "build",

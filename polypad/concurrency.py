@@ -86,6 +86,13 @@ class Recent:
 _ALL: weakref.WeakSet[Recent] = weakref.WeakSet()
 
 
+def forget_all() -> None:
+    """Empty every :class:`Recent` cache: after ISL failed, what they hold may share
+    objects the failed call rewrote (:mod:`polypad.isl_failure`)."""
+    for cache in list(_ALL):
+        cache.clear()
+
+
 def at_fork_in_child(renew: Callable[[], None]) -> None:
     """Call ``renew()`` in every child process this process forks, before it runs.
 

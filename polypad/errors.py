@@ -251,6 +251,20 @@ class BudgetExceeded(PolypadError, TimeoutError):
                          "(pass budget=... or polypad.set_default_budget to allow more)")
 
 
+class IslFailure(PolypadError, RuntimeError):
+    """ISL failed inside a computation that has no ``Unknown`` to answer with: an
+    analysis that returns sets (``analyses.dependences``, ``domain_touched``...) or
+    ``codegen.build``.  ISL's failing its own consistency check (its coalescing, on
+    some unions of domains with integer divisions) is a failure of ISL, never a fact
+    about the function; a decider answers ``Unknown`` instead, a pass returns its
+    input unchanged (:mod:`polypad.isl_failure`).  ``operation`` names the polypad
+    call that failed, ``reason`` quotes ISL (which names its own operation)."""
+
+    def __init__(self, operation: str, reason: str):
+        self.operation, self.reason = operation, reason
+        super().__init__(f"{operation} failed: ISL failed its own check ({reason})")
+
+
 class TooDeepError(PolypadError):
     """An expression or statement is nested more deeply than polypad can walk: some
     40,000 levels (see :mod:`polypad.ir.deep`), or what Python's own parser reads

@@ -44,7 +44,7 @@ FRONT_DOOR = "polypad"
 # import only from its own row and the rows above it.
 LAYERS = [
     ("support", ["polypad.errors", "polypad.arguments", "polypad.budget", "polypad.concurrency",
-                 "polypad.durations", "polypad._version"]),
+                 "polypad.durations", "polypad.isl_failure", "polypad._version"]),
     ("IR", ["polypad.ir"]),
     ("script", ["polypad.script"]),
     ("model", ["polypad.model"]),

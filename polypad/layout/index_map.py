@@ -24,6 +24,7 @@ from numbers import Integral
 from polypad.arguments import expect, wrong_type
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import Expr, Var, as_expr, dtypes
+from polypad.ir.fold_int import fold_int_constants
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
 
@@ -116,7 +117,8 @@ class IndexMap:
             expect(index, (int, Expr), "indices", "IndexMap", what="ints or expressions")
         inputs, outputs = self._traced_for(indices)
         mapping = {v: as_expr(x, v.dtype) for v, x in zip(inputs, indices)}
-        return [substitute(o, mapping) for o in outputs]
+        # Folded: B[4] under i * 1 + 0 is B[4], never B[T.Mul(4, 1) + 0].
+        return [fold_int_constants(substitute(o, mapping)) for o in outputs]
 
     def _traced_for(self, indices) -> tuple[tuple[Var, ...], tuple[Expr, ...]]:
         """The inputs and outputs to substitute ``indices`` into.  Indices of another

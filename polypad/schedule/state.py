@@ -32,6 +32,7 @@ from polypad.ir import nodes as n
 from polypad.ir.deep import in_worker, is_deep, run_deep
 from polypad.ir.loop_names import LoopRef, find_named_loop, loop_ref
 from polypad.ir.verify import checked_result
+from polypad.isl_failure import answering_isl_failure
 from polypad.model.block_bindings import checked_bindings
 from polypad.script.derive_header import attach_headers
 
@@ -118,21 +119,16 @@ def _refusing_isl_failures(where: str, work):
     integer divisions: fuzzer seed 20001, case 26, a ``reorder``'s dataflow.)
     Catching it inside, at the coalescing, is no option: the failed call has
     by then rewritten, in place, maps that other sets share, and the next ISL
-    call on them crashed the process.
+    call on them crashed the process (:mod:`polypad.isl_failure`).
     """
-    import islpy as isl
+    from analyses.evidence import Unknown
 
-    try:
-        return work()
-    except isl.Error as err:
-        if budgets.is_exhausted(err):
-            raise
-        from analyses.evidence import Unknown
-
+    def refuse(message: str):
         raise IllegalTransformError(
             f"{where} left the schedule unchanged: its legality is unknown, ISL "
-            f"failed while deciding it ({err})",
-            Unknown(f"ISL failed: {err}")) from None
+            f"failed while deciding it ({message})", Unknown(f"ISL failed: {message}"))
+
+    return answering_isl_failure(work, refuse)
 
 
 def current_handles(func: n.PrimFunc, value):

@@ -22,6 +22,7 @@ from polypad.ir.nodes import PrimFunc
 from polypad.ir.opaque import first_opaque
 from polypad.ir.verify import verify
 from polypad.ir.visitor import walk
+from polypad.isl_failure import answering_isl_failure, raising_isl_failure
 
 from .lower_allreduce import lower_allreduce
 from .lower_vectors import lower_vectors
@@ -65,8 +66,11 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
     :class:`BuildError` for anything the targets cannot execute: an opaque
     TVM intrinsic, ``T.attr``, an ``assert`` reading a buffer, pointer or opaque
     call, or ``return`` is refused by name and line
-    (:func:`polypad.ir.opaque.first_opaque`).  A plain ``assert`` stays where it
-    is, for every target to check (:mod:`.asserts`); no pass drops it.
+    (:func:`polypad.ir.opaque.first_opaque`), and
+    :class:`~polypad.errors.IslFailure` where ISL fails its own consistency
+    check in a lowering pass (:mod:`polypad.isl_failure`).  A plain ``assert``
+    stays where it is, for every target to check (:mod:`.asserts`); no pass
+    drops it.
     """
     require_prim_func(func, "codegen.lower")
     verify(func)
@@ -79,6 +83,11 @@ def lower(func: PrimFunc, *, check_assumptions: bool = False,
         raise BuildError(f"cannot build {func.name!r}: {opaque}")
     pipeline = (CHECKED_PIPELINE if check_assumptions
                 else FACTS_PIPELINE if keep_parameter_facts else PIPELINE)
+    return answering_isl_failure(lambda: _run(pipeline, func),
+                                 raising_isl_failure(f"codegen.lower of {func.name!r}"))
+
+
+def _run(pipeline, func: PrimFunc) -> PrimFunc:
     for lowering_pass in pipeline:
         func = lowering_pass(func)
     return func

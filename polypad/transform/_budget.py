@@ -5,7 +5,9 @@ A pass's first argument must be a :class:`~polypad.ir.nodes.PrimFunc`
 here once for all of them; a pass checks its own options.  A pass that runs
 out of its budget (seconds; ``None`` for
 :func:`polypad.budget.default_budget`) returns its input unchanged: half a
-rewrite is never returned.
+rewrite is never returned.  Where ISL fails inside (its own consistency
+check, not its operation limit) the pass returns its input unchanged too:
+what ISL could not decide is not rewritten (:mod:`polypad.isl_failure`).
 
 A pass given a deep tree (a 10,000-term sum, a 64-deep nest) runs on a deep
 worker from the start (:func:`polypad.ir.deep.deep_entry`), so every walker
@@ -26,17 +28,21 @@ from polypad.budget import run_within
 from polypad.ir.deep import deep_entry
 from polypad.ir.nodes import PrimFunc
 from polypad.ir.verify import checked_result
+from polypad.isl_failure import answering_isl_failure
 
 
 def budgeted_pass(fn):
-    """``fn(func, **options)`` with a ``budget=`` keyword; running out returns ``func``."""
+    """``fn(func, **options)`` with a ``budget=`` keyword; running out, or ISL failing,
+    returns ``func``."""
     where = fn.__name__
 
     @functools.wraps(fn)
     def budgeted(func, *args, budget: float | None = None, **kwargs):
         expect(func, PrimFunc, "func", where)
         expect_budget(budget, where)
-        out = run_within(budget, lambda: fn(func, *args, **kwargs), lambda err: func)
+        out = answering_isl_failure(
+            lambda: run_within(budget, lambda: fn(func, *args, **kwargs), lambda err: func),
+            lambda message: func)
         return checked_result(out, func, where)
 
     return deep_entry(budgeted)
