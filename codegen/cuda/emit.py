@@ -445,6 +445,9 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     wide: dict[Buffer, int] = {}
     uses_wide = False
     numbers = {id(c): k for k, c in enumerate(asserts)}
+    if len(numbers) != len(asserts):  # matched to launches by identity: one each
+        raise BuildError(f"cannot build {func.name!r} for cuda: two asserts share one "
+                         "condition object (copy it: polypad.ir.fresh_copy)")
     for launch in plan.structure.launches:
         if is_check(launch.root) and id(launch.root.value.args[0]) in numbers:
             # A top-level assert (CudaTarget.executable): the host checks it here.

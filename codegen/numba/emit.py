@@ -251,9 +251,9 @@ class _Emitter:
         # Consumed here: a node shared by two places of the tree is seen again.
         seen, count = self.before.pop(id(loop), ({}, 0))
         if loop.kind is ForKind.VECTORIZED:
-            # Lanes below the loops inside, so LLVM vectorizes the innermost loop and
-            # each lane's reduction keeps its order (polypad.semantics.vector_lanes).
-            lanes, _ = lanes_innermost(loop)
+            # Lanes below the loops inside (polypad.semantics.vector_lanes: LLVM vectorizes
+            # the innermost loop), but not across a check, which the lanes' stores would pass.
+            lanes = loop if has_check(loop) else lanes_innermost(loop)[0]
             if lanes is not loop:
                 if self.vector_helpers and not self.current.vectorized:
                     self.helper(lanes, depth, "vector")
@@ -358,7 +358,7 @@ class _Emitter:
                            or holds_check(loop, self.range_checks)))
         # Checks that need not run at each iteration, before the loop (:mod:`.hoist`).
         hoisted = hoist_checks(loop, self.expr, partial(self.line, depth),
-                               not prange and self.positive(loop))
+                               not prange and self.positive(loop) and not has_check(loop))
         header = len(self.current.lines)  # where a flag array goes (:func:`.guards.flag_array`)
         if prange:
             self.current.parallel = True

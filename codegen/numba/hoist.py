@@ -16,7 +16,9 @@ runs (else the check would fail where no access runs), the access is in a
 statement directly in the loop's body and outside every lazy operand
 (``Select``, ``and``, ``or``), so that every iteration runs it, and its index
 reads no variable bound inside the loop and no buffer the loop stores to, so
-that every iteration computes the same value.  A failure is then reported
+that every iteration computes the same value; and the loop holds no
+``assert`` or checked ``T.assume`` (the caller's condition), which is part of
+the program and often what keeps the access inside.  A failure is then reported
 before the loop's first iteration instead of in it, and when another check
 in the loop would fail too, that one may be the one reported.
 """

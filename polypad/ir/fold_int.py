@@ -50,10 +50,13 @@ class _Folder(Rewriter):
             return node if value is None or not _fits(value, node.dtype) else IntImm(
                 value, node.dtype)
         kind = type(node)
-        if (kind is Mul and b == 1) or (kind in (Add, Sub) and b == 0) or (
-                kind is FloorDiv and b == 1):
+        # An identity keeps its other operand only where that has the node's dtype: in
+        # ``(0:int64 + x:int32) * 2**20`` the sum widens x, and x alone would wrap.
+        if ((kind is Mul and b == 1) or (kind in (Add, Sub) and b == 0) or (
+                kind is FloorDiv and b == 1)) and node.a.dtype == node.dtype:
             return node.a
-        if (kind is Mul and a == 1) or (kind is Add and a == 0):
+        if ((kind is Mul and a == 1) or (kind is Add and a == 0)) \
+                and node.b.dtype == node.dtype:
             return node.b
         return node
 

@@ -26,7 +26,9 @@ Why it is correct: an iteration outside the active set runs no statement
 (every guard on the way to each statement is false there), so skipping it
 changes nothing.  Guards that cannot be converted to ISL (data-dependent,
 non-affine) are left out of the instance sets, which only makes the active
-set larger, and are kept in the code.  New bounds are used only when ISL
+set larger, and are kept in the code.  A loop holding a statement the model
+does not see (an ``assert``, which may raise; an opaque call; a ``T.attr``
+body) keeps all its iterations.  New bounds are used only when ISL
 gives one affine piece each and the new range lies inside the old one for
 every value of the enclosing counters.  Vectorized and unrolled loops keep
 their extents (the RFC restricts the transform to serial and parallel loops).

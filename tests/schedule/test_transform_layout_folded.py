@@ -60,3 +60,11 @@ def test_folding_keeps_what_would_wrap_or_divide_by_zero():
     assert fold_int_constants(by_zero) is by_zero
     folded = fold_int_constants(ir.FloorMod(ir.Add(ir.IntImm(-7), ir.IntImm(0)), ir.IntImm(5)))
     assert folded == ir.IntImm(3)  # floor semantics: -7 % 5 is 3
+
+
+def test_an_identity_that_widens_its_operand_is_kept():
+    x = ir.Var("x", "int32")
+    widened = ir.Mul(ir.Add(ir.IntImm(0, "int64"), x), ir.IntImm(1 << 20, "int64"))
+    assert fold_int_constants(widened) is widened  # x * 2**20 alone would wrap in int32
+    same = ir.Mul(ir.Add(x, ir.IntImm(0, "int32")), ir.IntImm(4, "int32"))
+    assert fold_int_constants(same) == ir.Mul(x, ir.IntImm(4, "int32"))
