@@ -101,15 +101,19 @@ ASSERT_MARKER = "polypad.assert"
 
 def check_lines(stmt: ir.Evaluate, number: int, expr: ExprPrinter) -> list[str]:
     """The two lines (unindented) that check assumption ``stmt``, number ``number``."""
-    cond = stmt.value.args[0]
-    args = [repr(MARKER), str(number), *(expr(v) for v in free_vars(cond))]
-    return [f"if not ({expr(cond)}):", f"    raise AssertionError({', '.join(args)})"]
+    return _raising_lines(MARKER, number, stmt.value.args[0], expr)
 
 
 def assert_lines(stmt: ir.Assert, number: int, expr: ExprPrinter) -> list[str]:
     """The two lines (unindented) that run plain assert ``stmt``, number ``number``."""
-    args = [repr(ASSERT_MARKER), str(number), *(expr(v) for v in free_vars(stmt.condition))]
-    return [f"if not ({expr(stmt.condition)}):", f"    raise AssertionError({', '.join(args)})"]
+    return _raising_lines(ASSERT_MARKER, number, stmt.condition, expr)
+
+
+def _raising_lines(marker: str, number: int, cond: ir.Expr, expr: ExprPrinter) -> list[str]:
+    """Raise ``marker``'s AssertionError with ``number`` and the values of ``cond``'s
+    variables where ``cond`` is false (:func:`kernel_error` reads them back)."""
+    args = [repr(marker), str(number), *(expr(v) for v in free_vars(cond))]
+    return [f"if not ({expr(cond)}):", f"    raise AssertionError({', '.join(args)})"]
 
 
 def range_check_lines(loop: ir.For, number: int, low: bool, high: bool,
