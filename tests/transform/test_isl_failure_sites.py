@@ -30,7 +30,7 @@ from analyses import Proved, Unknown
 from analyses.gpu_barrier_placement import BarrierPlan
 from analyses.gpu_sync import plan_barriers
 from polypad import budget
-from polypad.concurrency import Recent
+from polypad.concurrency import Recent, generation
 from polypad.errors import BudgetExceeded, IslFailure, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
@@ -38,10 +38,14 @@ from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.isl_failure import ANOTHER_THREAD, answering_isl_failure
 from polypad.layout import IndexMap
+from polypad.model import parameter_facts
 from polypad.model.affine import AffineSpace
 from polypad.model.exact_forms import may_wrap
+from polypad.model.overflow import first_wrap
 from polypad.schedule.checked_ast import RunsChecked, checked_loops
+from polypad.schedule.location_box import _max_val
 from polypad.script import parse
+from polypad.transform._isl_context import IslFacts
 
 GUARDED = """
 @T.prim_func
@@ -158,6 +162,64 @@ def test_an_index_map_out_of_isl_operations_raises_the_budgets_error(
     with budget.within(1):
         with pytest.raises(BudgetExceeded):  # was islpy's own error
             getattr(imap, question)((10,))
+
+
+def _first_wrap_of_a_sum():
+    i, m = n.Var("i", "int8"), n.Var("m", "int8")
+    where = isl.Set("[m] -> { [i] : 0 <= i < 8 and 0 <= m < 127 }")
+    return first_wrap(i + m, AffineSpace([i]), where)
+
+
+def _exactness_of_a_sum():
+    m = n.Var("m", "int32")
+    facts = IslFacts()
+    return facts.exact(m + 1, isl.Set("[m] -> { : 0 <= m < 100 }"))
+
+
+def _fact_over_parameters():
+    m = n.Var("m", "int32")
+    space = AffineSpace([], names=Names())
+    return parameter_facts._with(None, m < 100, [m], space)
+
+
+# Each answered a weaker answer where ISL stopped: no wrap point, "not exact", no fact.
+@pytest.mark.parametrize("question, answer, stopped", [
+    (_first_wrap_of_a_sum, "i + m = 128 at i = 2, m = 126", None),
+    (_exactness_of_a_sum, True, False),
+    (_fact_over_parameters, "[m] -> {  : m <= 99 }", None),
+])
+def test_a_weaker_answer_is_no_longer_given_where_isl_stops(few_isl_operations, question,
+                                                             answer, stopped):
+    assert str(question()) == str(answer)
+    few_isl_operations(10)
+    with budget.within(1):
+        with pytest.raises(isl.Error) as err:
+            question()  # was the weaker answer `stopped`
+        assert budget.is_exhausted(err.value), err.value
+
+
+def test_isls_parser_stopped_by_the_limit_is_the_budget_running_out(few_isl_operations):
+    # ISL's parser says "syntax error" where the operation limit stopped it.
+    text = "[m] -> { [i] : 0 <= i < 8 and 0 <= m < 100 }"
+    few_isl_operations(5)
+    with budget.within(1):
+        with pytest.raises(isl.Error, match="syntax error") as err:
+            isl.Set(text)
+        assert budget.is_exhausted(err.value)  # was False: an ISL failure
+    with pytest.raises(isl.Error, match="syntax error") as err:
+        isl.Set("[m] -> { [i] : 0 <= i < }")  # a real syntax error, no limit in force
+    assert not budget.is_exhausted(err.value)
+
+
+def test_an_expected_refusal_of_isl_still_goes_on_to_the_fallback():
+    # ISL's own refusal (not a failure): max_val takes integer affine pieces only, and
+    # the graph of n / 2 answers instead; the cache of models is left as it was.
+    half = isl.PwAff("[n] -> { [i] -> [(n/2)] : n mod 2 = 0 and 0 <= n <= 10 }")
+    with pytest.raises(isl.Error, match="expecting integer affine expression"):
+        half.max_val()
+    before = generation()
+    assert _max_val(half).to_python() == 5
+    assert generation() == before
 
 
 # ---------------------------------------------------------------- ISL failing its check
