@@ -38,6 +38,7 @@ from polypad.ir.show import show
 from polypad.ir.stated import stated_condition
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import pw_aff_to_expr, set_to_condition
 from polypad.model.affine import to_map, to_pw_aff
 
@@ -266,9 +267,10 @@ class Instantiator:
             if not match.is_single_valued():
                 choices.append(match.lexmax_pw_multi_aff())
         except isl.Error as err:
-            if budget.is_exhausted(err):
-                raise  # out of time: not an answer to remember
-            return []  # no instance to name: the fact goes unused, which is safe
+            # Out of time raises (not an answer to remember), as does ISL failing;
+            # ISL's known refusal leaves no instance to name: the fact goes unused.
+            rise_unless_expected(err, DIVISIONS_REFUSED)
+            return []
         # Where the target itself runs goes without saying.
         known = isl.Map.from_domain_and_range(
             prog.domain(self.target)[0], isl.Set.universe(prog.buffer_space(load.buffer)))

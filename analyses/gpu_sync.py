@@ -54,6 +54,7 @@ from polypad.ir import nodes as n
 from polypad.ir.show import show
 from polypad.ir.views import root
 from polypad.ir.visitor import walk
+from polypad.isl_failure import raising_isl_failures
 from polypad.model import extract
 from polypad.model.isl_helpers import time_map
 
@@ -86,8 +87,13 @@ def plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
     order (see the module docstring).
 
     Raises :class:`~polypad.errors.BuildError` for a function the GPU cannot
-    run at all (:func:`analyses.gpu_threads.structure`).
+    run at all (:func:`analyses.gpu_threads.structure`), and
+    :class:`~polypad.errors.IslFailure` where ISL fails (:mod:`polypad.isl_failure`).
     """
+    return raising_isl_failures("plan_barriers", lambda: _plan_barriers(func))
+
+
+def _plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
     found = structure(func)
     plan = BarrierPlan(found)
     launch_of = found.launch_of()

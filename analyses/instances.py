@@ -24,6 +24,7 @@ import islpy as isl
 
 from polypad.ir import nodes as n
 from polypad.ir.naming import Names
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import AffineSpace, Model, StatementModel, isl_helpers, to_set
 from polypad.model.nest import is_leaf
 
@@ -227,8 +228,7 @@ def safe_lexmin(s: isl.Set) -> isl.Set:
         try:
             found = attempt().lexmin()
         except isl.Error as err:
-            if "maximal number of operations exceeded" in str(err):
-                raise
+            rise_unless_expected(err, DIVISIONS_REFUSED)  # the known refusal: next form
             continue
         if found.is_empty() != nonempty and found.is_subset(s):
             return found

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad import budget
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import AffineSpace, Model, extract, to_set
 from polypad.model.isl_helpers import empty_union_map
 
@@ -100,7 +100,7 @@ def introduced_padding_read(before: n.PrimFunc, after: n.PrimFunc, what: str
     try:
         old_model, new_model = extract(before), extract(after)
     except (PolypadError, isl.Error) as err:
-        budget.note_if_exhausted(err)
+        rise_unless_expected(err, DIVISIONS_REFUSED)  # out of budget, ISL failing: rise
         return Unknown(f"{what} may read padding: the function cannot be modelled ({err})")
     old_certain, old_maybe = unknown_padding_reads(old_model)
     new_certain, new_maybe = unknown_padding_reads(new_model)

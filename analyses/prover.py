@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad import budget
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, NotAffineError, PolypadError
 from polypad.ir import dtypes
@@ -49,6 +48,7 @@ from polypad.ir import nodes as n
 from polypad.ir.operators import as_expr
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import to_set
 from polypad.model.isl_helpers import coordinate
 from polypad.model.overflow import wrapping_operation
@@ -96,8 +96,10 @@ def prove(cond, context: Context | None = None, *, strict_ieee: bool = False,
         except NotAffineError as err:
             decided, why_not_isl = None, str(err)
         except isl.Error as err:
-            budget.note_if_exhausted(err)
-            decided, why_not_isl = None, f"isl failed ({err})"
+            # Only ISL's known refusal goes on to Z3; its operation limit is the
+            # budget's, and any other failure drops the question (isl_failure).
+            rise_unless_expected(err, DIVISIONS_REFUSED)
+            decided, why_not_isl = None, f"isl refused it ({err})"
         if decided is not None:
             return decided
     return _in_z3(Goal(cond), ctx, ProofOptions.of(strict_ieee, options), timeout_ms,
@@ -160,7 +162,7 @@ def proved_by_isl(cond: n.Expr, ctx: Context) -> bool:
             return False
         return ctx.domain.intersect(holds.complement()).is_empty()
     except (PolypadError, isl.Error) as err:
-        budget.note_if_exhausted(err)
+        rise_unless_expected(err, DIVISIONS_REFUSED)
         return False
 
 

@@ -29,6 +29,7 @@ from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.show import show
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import set_to_condition
 from polypad.model.float_semantics import REALS, py_value
 
@@ -209,7 +210,8 @@ class CounterexampleSearch:
             firsts = fix(writes.intersect_domain(ctx.domain).reverse().lexmin().range(), (),
                          params)
             return self.convert(set_to_condition(firsts, ctx.loop_vars, ctx.names, exact=True))
-        except (isl.Error, PolypadError):
+        except (isl.Error, PolypadError) as err:
+            rise_unless_expected(err, DIVISIONS_REFUSED)  # out of budget, ISL failing: rise
             return None
 
     def _another_point(self, firsts: z3.BoolRef, params: dict, tried: list

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from polypad.budget import check as check_deadline
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 
 
 @dataclass(frozen=True)
@@ -215,8 +216,7 @@ def _lexmax(times: isl.UnionMap, space: isl.Space) -> isl.UnionMap:
             if times.intersect(best.apply_range(later_than)).is_empty():
                 return best
     except isl.Error as err:
-        if "maximal number of operations exceeded" in str(err):
-            raise
+        rise_unless_expected(err, DIVISIONS_REFUSED)  # the known refusal: latest answers
     return latest(times, space)
 
 

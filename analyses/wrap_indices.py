@@ -61,13 +61,13 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polypad import budget
 from polypad.errors import PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.show import show
 from polypad.ir.visitor import Rewriter, walk
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import to_set
 
 from .context import context_at
@@ -250,7 +250,7 @@ def _may_leave(program, site_stmt: n.Stmt, index: n.Expr, extent: int) -> bool:
         inside = to_set(_inside(index, extent), program.space(site))
         return not domain.subtract(inside).is_empty()
     except (PolypadError, isl.Error) as err:
-        budget.note_if_exhausted(err)
+        rise_unless_expected(err, DIVISIONS_REFUSED)  # out of budget, ISL failing: rise
         return False  # not modelled: left alone (check_bounds still decides)
 
 

@@ -28,6 +28,7 @@ from polypad import budget
 from polypad.errors import BudgetExceeded, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
+from polypad.isl_failure import DIVISIONS_REFUSED, rise_unless_expected
 from polypad.model import Z3Env, to_z3
 from polypad.model.float_semantics import FloatSemantics
 from polypad.model.z3conv import to_z3_exact
@@ -71,14 +72,17 @@ def decide(goal: Goal, ctx: Context, options: ProofOptions, *, timeout_ms: int,
 
     ``kept`` adds the stored constants later writes keep to the facts
     (:mod:`.kept_constants`); ``why_not_isl`` is why ISL did not decide it,
-    for an ``Unknown``.  A failure inside ISL while facts are gathered is
-    ``Unknown``.
+    for an ``Unknown``.  ISL refusing a fact's set while facts are gathered (its
+    known refusal of some maps with integer divisions) is ``Unknown``; ISL's
+    operation limit is the budget's error, and any other ISL failure rises to
+    the decider, which answers ``Unknown`` naming it and drops what it computed
+    (:mod:`polypad.isl_failure`).
     """
     try:
         return _prove_z3(goal, ctx, options, timeout_ms, why_not_isl, kept)
     except isl.Error as err:
-        budget.note_if_exhausted(err)
-        return Unknown(f"isl failed while gathering facts: {err}")
+        rise_unless_expected(err, DIVISIONS_REFUSED)
+        return Unknown(f"isl refused a fact's set: {err}")
 
 
 def _prove_z3(goal: Goal, ctx: Context, options: ProofOptions, timeout_ms: int,

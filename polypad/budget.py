@@ -174,11 +174,34 @@ def exceeded_error() -> BudgetExceeded:
     return BudgetExceeded(current.seconds if current is not None else _default)
 
 
+_OUT_OF_OPERATIONS = "maximal number of operations exceeded"
+
+
 def is_exhausted(err: BaseException) -> bool:
-    """Whether ``err`` is a :class:`BudgetExceeded`, or ISL stopping at its operation limit."""
+    """Whether ``err`` is a :class:`BudgetExceeded`, or ISL stopping at its operation limit.
+
+    ISL's parser, stopped by the limit while it reads a set, says "syntax error"
+    (the limit's own message comes with the next call): for that error the
+    context is asked whether it is past its limit, by reading the empty set.
+    """
     if isinstance(err, BudgetExceeded):
         return True
-    return "maximal number of operations exceeded" in str(err)
+    text = str(err)
+    if _OUT_OF_OPERATIONS in text:
+        return True
+    return "syntax error" in text and _isl_past_its_limit()
+
+
+def _isl_past_its_limit() -> bool:
+    import islpy as isl
+
+    if isl.DEFAULT_CONTEXT.get_max_operations() == 0:
+        return False  # no limit in force: a syntax error is one
+    try:
+        isl.Set("{ : }")
+    except isl.Error as probe:
+        return _OUT_OF_OPERATIONS in str(probe)
+    return False
 
 
 def run_within(budget: float | None, work, on_exceeded):

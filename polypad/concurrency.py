@@ -19,6 +19,8 @@ helper threads that do not exist there); :class:`Recent` renews its own.
 
 from __future__ import annotations
 
+import contextvars
+import itertools
 import os
 import threading
 import weakref
@@ -55,9 +57,15 @@ class Recent:
 
     def put(self, owners: tuple, value: Any, extra: Hashable = None) -> Any:
         """Store ``value`` unless a value for ``owners`` is there already; return the
-        value stored (the first one stored wins)."""
+        value stored (the first one stored wins).
+
+        A value computed by a call that began before the caches were last emptied
+        (:func:`forget_all`) is returned but not stored: it may share objects the
+        failed call rewrote."""
         key = self._key(owners, extra)
-        with self._lock:
+        with self._lock:  # checked under the lock: forget_all counts, then clears
+            if not began_since_last_forget():
+                return value
             found = self._entries.get(key)
             if found is not None and all(a is b for a, b in zip(found[0], owners, strict=True)):
                 return found[1]
@@ -86,11 +94,49 @@ class Recent:
 _ALL: weakref.WeakSet[Recent] = weakref.WeakSet()
 
 
+# How many times the caches were emptied (forget_all), and the count when the
+# outermost polypad call running in this thread (or task) began: a call that
+# began before the last emptying may hold objects a failed call rewrote, in
+# another thread (polypad.isl_failure).
+_forgets = itertools.count(1)
+_generation = 0
+_began_at: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "polypad_began_at_generation", default=None)
+
+
 def forget_all() -> None:
     """Empty every :class:`Recent` cache: after ISL failed, what they hold may share
-    objects the failed call rewrote (:mod:`polypad.isl_failure`)."""
+    objects the failed call rewrote (:mod:`polypad.isl_failure`).
+
+    A call running meanwhile in another thread may already hold such an object;
+    :func:`began_since_last_forget` tells it (and its answer is not used)."""
+    global _generation
+    _generation = next(_forgets)
     for cache in list(_ALL):
         cache.clear()
+
+
+def generation() -> int:
+    """How many times :func:`forget_all` has emptied the caches."""
+    return _generation
+
+
+def began_since_last_forget() -> bool:
+    """Whether the outermost call running in this thread began after the caches were
+    last emptied (``True`` outside any such call)."""
+    began = _began_at.get()
+    return began is None or began == _generation
+
+
+def beginning_call():
+    """Mark the start of an outermost call in this thread: returns the token that
+    :func:`ending_call` takes back."""
+    return _began_at.set(_generation)
+
+
+def ending_call(token) -> None:
+    """Undo :func:`beginning_call`."""
+    _began_at.reset(token)
 
 
 def at_fork_in_child(renew: Callable[[], None]) -> None:

@@ -80,8 +80,8 @@ def _boxes(model, local) -> tuple[dict, dict]:
                 shape.append(span.to_python() // stride + 1)
                 lows.append(lo)
                 offsets.append((pw_aff_to_expr(lo, INDEX_VARS, model.names), stride))
-        except (NotAffineError, isl.Error):
-            continue
+        except NotAffineError:
+            continue  # ISL's error rises: codegen.build answers it (polypad.isl_failure)
         if any(isinstance(e, n.Var) for e in buffer.shape):
             continue
         if tuple(shape) != tuple(buffer.shape):
@@ -127,8 +127,8 @@ def box_indices(model, boxes: dict, firsts: dict) -> dict[int, tuple[n.Expr, ...
                     if index.n_piece() != 1 or not _integral(index):
                         raise NotAffineError("not one integral piece")
                     found.append(pw_aff_to_expr(index, s.loop_vars, model.names))
-            except (NotAffineError, isl.Error):
-                continue
+            except NotAffineError:
+                continue  # ISL's error rises: codegen.build answers it
             out[id(access.node)] = tuple(found)
     return out
 

@@ -11,12 +11,17 @@ text), from the N logical indices of a buffer to its transformed indices::
 Every question about a map *on a shape* (its transformed shape, padding,
 inverse, injectivity) is answered exactly by isl in
 :mod:`polypad.layout.relation`; nothing is enumerated, so the cost does not
-grow with the extents, and shapes may hold scalar parameters.
+grow with the extents, and shapes may hold scalar parameters.  Where ISL fails
+inside one (or stops at its operation limit under a caller's budget), the
+question raises :class:`~polypad.errors.IslFailure` naming it (or
+:class:`~polypad.errors.BudgetExceeded`), never islpy's error
+(:mod:`polypad.isl_failure`).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from numbers import Integral
@@ -27,6 +32,19 @@ from polypad.ir import Expr, Var, as_expr, dtypes
 from polypad.ir.fold_int import fold_int_constants
 from polypad.ir.show import show
 from polypad.ir.substitute import substitute
+from polypad.isl_failure import raising_isl_failures
+
+
+def _asking_isl(method):
+    """``method``, a question ISL answers: ISL failing in it raises
+    :class:`~polypad.errors.IslFailure` naming ``IndexMap.<method>``."""
+    operation = f"IndexMap.{method.__name__}"
+
+    @functools.wraps(method)
+    def asking(self, *args, **kwargs):
+        return raising_isl_failures(operation, lambda: method(self, *args, **kwargs))
+
+    return asking
 
 
 class _AxisSeparator:
@@ -156,24 +174,29 @@ class IndexMap:
 
         return LayoutRelation(self, _shape(shape, f"IndexMap.{where}"))
 
+    @_asking_isl
     def transformed_shape(self, shape) -> tuple:
         """Extents of the transformed axes: ints, or expressions of shape params."""
         return self._relation(shape, "transformed_shape").transformed_shape()
 
+    @_asking_isl
     def padding_set(self, shape):
         """The ``isl.Set`` of transformed indices no logical index maps to."""
         return self._relation(shape, "padding_set").padding_set()
 
+    @_asking_isl
     def padding_predicate(self, shape, indices: Sequence[Var] | None = None) -> Expr:
         """The padding as a condition on ``indices`` (default: fresh ``i0, i1, ...`` of
         the shape's dtype, int64 where an extent is or a transformed index passes int32),
         simplified within the transformed shape."""
         return self._relation(shape, "padding_predicate").padding_predicate(indices)
 
+    @_asking_isl
     def has_padding(self, shape) -> bool:
         """True when the transformed shape holds indices no logical index maps to."""
         return not self.padding_set(shape).is_empty()
 
+    @_asking_isl
     def inverse(self, shape):
         """The inverse on the non-padding region, with the padding predicate.
 
@@ -182,19 +205,23 @@ class IndexMap:
         """
         return self._relation(shape, "inverse").inverse()
 
+    @_asking_isl
     def is_injective(self, shape) -> bool:
         """True when no two logical indices of ``shape`` share a transformed index."""
         return self._relation(shape, "is_injective").collision() is None
 
+    @_asking_isl
     def is_bijective(self, shape) -> bool:
         """Injective, and every transformed index within the shape is used."""
         rel = self._relation(shape, "is_bijective")
         return rel.collision() is None and rel.padding_set().is_empty()
 
+    @_asking_isl
     def check_injective(self, shape) -> None:
         """Raise :class:`NonInjectiveError` naming two colliding logical indices."""
         self._relation(shape, "check_injective").check_injective()
 
+    @_asking_isl
     def physical_shape(self, shape) -> tuple:
         """The flattened N-d physical shape: row-major within each separator group, each
         group's extent in a dtype that holds it for every value of the shape's parameters
@@ -204,6 +231,7 @@ class IndexMap:
         shape = _shape(shape, "IndexMap.physical_shape")
         return group_shape(self.transformed_shape(shape), self.trace(len(shape))[2], shape)
 
+    @_asking_isl
     def pack(self, array, pad_value=None):
         """``array`` in the transformed layout, padding filled with ``pad_value``."""
         from .packing import pack
@@ -211,6 +239,7 @@ class IndexMap:
         _array(array, "IndexMap.pack")
         return pack(self, array, pad_value)
 
+    @_asking_isl
     def unpack(self, array, shape):
         """The logical array of ``shape`` held by the transformed ``array``."""
         from .packing import unpack

@@ -179,10 +179,7 @@ class LayoutRelation:
         wraps at the last ``i0`` for ``n = 2**31 - 1``)."""
         plain = set_to_condition(s, out, self.space.names)
         space = AffineSpace(out, names=self.space.names)
-        try:
-            where = space.universe.intersect(self.transformed_box.reset_tuple_id())
-        except isl.Error:  # pragma: no cover - one box, one count of axes
-            where = space.universe
+        where = space.universe.intersect(self.transformed_box.reset_tuple_id())
         if not may_wrap(plain, space, where):
             return plain
         try:

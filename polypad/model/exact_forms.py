@@ -145,10 +145,9 @@ def _wrap_point(e: n.Expr, space: AffineSpace, runs: isl.Set) -> tuple[dict, dic
         pa = to_pw_aff(e, space)
     except NotAffineError:
         return {}, {}
-    try:
-        point = point_outside(pa, e.dtype, runs, space)
-    except isl.Error:
-        return {}, {}
+    # ISL's error rises (polypad.isl_failure): a refusal naming no point because
+    # ISL ran out of operations would hide that the budget ran out.
+    point = point_outside(pa, e.dtype, runs, space)
     if point is None:
         return {}, {}
     psp = point.get_space()
@@ -182,9 +181,9 @@ def wide_form(pa: isl.PwAff, vars: list[n.Var], names, where: isl.Set) -> n.Expr
 
 
 def may_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> bool:
-    """Whether an operation of ``e`` may leave its dtype at a point of ``where``
-    (``True`` also where isl cannot tell)."""
-    try:
-        return wraps_somewhere(e, space, where)
-    except isl.Error:
-        return True
+    """Whether an operation of ``e`` may leave its dtype at a point of ``where``.
+
+    ISL's error rises (:mod:`polypad.isl_failure`): answering ``True`` on it made
+    a form that ISL could not judge, its budget spent or its check failed, a
+    refusal claiming the form wraps."""
+    return wraps_somewhere(e, space, where)

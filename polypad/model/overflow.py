@@ -116,14 +116,15 @@ class Wrap:
 def first_wrap(e: n.Expr, space: AffineSpace, where: isl.Set) -> Wrap | None:
     """The first point of ``where`` (a set over ``space``'s dims) at which ``e`` leaves
     its dtype (:func:`outside_points`), with its exact value there; ``None`` where there
-    is none, or where isl cannot say (``e`` not quasi-affine)."""
+    is none, or where isl cannot say (``e`` not quasi-affine).  ISL's error rises: the
+    entry point answers it (:mod:`polypad.isl_failure`)."""
     try:
         pa = to_pw_aff(e, space)
         outside = outside_points(pa, e.dtype, where, space)
         if outside.is_empty():
             return None
         coords, params = first_point(pa, outside)
-    except (NotAffineError, isl.Error):
+    except NotAffineError:
         return None
     names = [v.name for v in space.dims] + params
     return Wrap(e, e.dtype, coords[-1], tuple(zip(names, coords[:-1], strict=True)))

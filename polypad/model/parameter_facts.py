@@ -112,8 +112,8 @@ def _with(known: isl.Set | None, part: n.Expr, params: Sequence[n.Var],
         if wraps_somewhere(part, space, where):
             return known
         holds = to_set(part, space).params()
-    except (NotAffineError, isl.Error):
-        return known
+    except NotAffineError:
+        return known  # ISL's error rises instead (polypad.isl_failure)
     return holds if known is None else known.intersect(holds)
 
 

@@ -54,17 +54,13 @@ def runs_of(s, known: isl.Set | None) -> isl.Set:
     ran = within_dtypes(s.domain, s.space)
     if known is None:
         return ran
-    try:
-        return ran.intersect_params(known)
-    except isl.Error:  # pragma: no cover - the names come from one model
-        return ran
+    return ran.intersect_params(known)  # ISL's error rises (polypad.isl_failure)
 
 
 def _wrapping(e: n.Expr, s, runs: isl.Set) -> n.Expr | None:
-    try:
-        return wrapping_operation(e, s.space, runs, modular_root=True)
-    except isl.Error:
-        return e  # isl cannot tell: count it as one that may wrap
+    # ISL's error rises (polypad.isl_failure): counted as "may wrap", its
+    # operation limit made a refusal claiming a wrap instead of "out of budget".
+    return wrapping_operation(e, s.space, runs, modular_root=True)
 
 
 def _refusal(index: n.Expr, culprit: n.Expr, s, model, runs: isl.Set,

@@ -22,9 +22,14 @@ import islpy as isl
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.operators import logical_and
+from polypad.isl_failure import rise_unless_expected
 from polypad.model import AffineSpace, to_pw_aff, to_set
 
 from .ast_to_ir import AstToIR
+
+# ISL's refusals of a schedule it cannot write as loops (a bound with no
+# optimum): a fact about the schedule asked for, refused as such.
+_AST_REFUSALS = ("unbounded optimum",)
 
 
 class RunsChecked(AstToIR):
@@ -128,10 +133,14 @@ def checked_loops(build: isl.AstBuild, schedule: isl.UnionMap, dims: int,
 
 def _ast(build: isl.AstBuild, schedule: isl.UnionMap, where: str) -> isl.AstNode:
     """ISL's AST of ``schedule``; a :class:`PolypadError` naming ``where`` where ISL
-    fails (an unbounded optimum in its loop bounds, say) instead of ISL's error."""
+    fails (an unbounded optimum in its loop bounds, say) instead of ISL's error.
+    ISL's operation limit is the budget's error (the primitive says it did not
+    settle in time), and ISL's failure empties the caches as any does
+    (:mod:`polypad.isl_failure`)."""
     try:
         return build.node_from_schedule_map(schedule)
     except isl.Error as error:
+        rise_unless_expected(error, *_AST_REFUSALS)
         raise PolypadError(f"{where}: ISL could not build the loops: {error}") from None
 
 

@@ -114,7 +114,6 @@ def assumed(func: n.PrimFunc, stmt: n.Stmt, names) -> isl.Set:
 def _within(where: isl.Set, known: isl.Set | None) -> isl.Set:
     if known is None:
         return where
-    try:
-        return where.intersect_params(known)
-    except isl.Error:
-        return where  # knowing less is safe: a form that may wrap is widened
+    # ISL's error rises (polypad.isl_failure): its operation limit is the budget's,
+    # and a failure leaves nothing of this computation to go on with.
+    return where.intersect_params(known)

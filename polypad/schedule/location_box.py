@@ -18,6 +18,7 @@ from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.visitor import Rewriter
+from polypad.isl_failure import rise_unless_expected
 from polypad.model import AffineSpace, pw_aff_to_expr
 from polypad.model.affine import to_pw_aff
 from polypad.model.isl_helpers import maps_of, union_all
@@ -64,7 +65,10 @@ def _max_val(e: isl.PwAff) -> isl.Val:
     existentials, for which the graph of ``e`` is asked instead."""
     try:
         return e.max_val()
-    except isl.Error:
+    except isl.Error as err:
+        # That refusal, checked before ISL does anything, is the one to go on past;
+        # out of budget, or ISL failing, rises (polypad.isl_failure).
+        rise_unless_expected(err, "expecting integer affine expression")
         values = isl.Map.from_pw_aff(e).range()
         values = values.move_dims(isl.dim_type.set, 1, isl.dim_type.param, 0,
                                   values.dim(isl.dim_type.param))
