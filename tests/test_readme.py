@@ -30,7 +30,8 @@ def test_readme_commands_match_ci():
     assert install.strip() in ci and tests.strip() in ci
     assert install.strip() == (
         "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/polypad demo")
-    assert tests.strip() == '.venv/bin/pip install ".[test]" && .venv/bin/python -m pytest -q -n 2 --dist loadfile'
+    assert tests.strip() == ('.venv/bin/pip install ".[test]" && '
+                             '.venv/bin/python -m pytest -q -n 2 --dist loadfile')
 
 
 def test_demo_does_the_steps_the_readme_lists():
