@@ -70,7 +70,13 @@ class UndecidedAccess:
     where: str = ""
     #: The axes that may leave their extent (:mod:`analyses.bounds_axes`); the
     #: others are proved inside, each alone, wherever the condition holds.
-    axes: tuple[int, ...] = ()
+    #: None (not decided axis by axis) is every axis.
+    axes: tuple[int, ...] | None = None
+
+    @property
+    def checked_axes(self) -> tuple[int, ...]:
+        """The axes a run-time check tests: :attr:`axes`, or every axis where None."""
+        return tuple(range(len(self.node.indices))) if self.axes is None else self.axes
 
     @property
     def buffer(self) -> n.Buffer:
@@ -236,9 +242,16 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                                  f"{show(condition)}")
     else:
         decision = Proved("isl", f"{count} accesses stay inside their buffers")
-    left = tuple(replace(u, axes=tuple(sorted({
-        axis for access in occurrences[key] for axis in undecided_axes(checker, access, allowed)})))
-        for key, u in undecided.items())
+    # Each axis decided alone, where the run-time check will hold the parameters to
+    # `allowed`; a node written once but reached twice (a shared subtree) keeps
+    # every axis either occurrence may leave on.
+    left = []
+    for key, u in undecided.items():
+        axes = set()
+        for access in occurrences[key]:
+            axes.update(undecided_axes(checker, access, allowed))
+        left.append(replace(u, axes=tuple(sorted(axes))))
+    left = tuple(left)
     proved = frozenset(keys - {u.key for u in left})
     return BoundsPrecondition(condition, allowed, context, decision, checker, tuple(outside),
                               left, proved)

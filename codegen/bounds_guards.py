@@ -63,7 +63,7 @@ class BoundsGuards:
         #: occurrences); an access lowering wrote anew is not among them.
         self._axes: dict[tuple, set[int]] = {}
         for u in undecided:
-            self._axes.setdefault(u.key, set()).update(u.axes)
+            self._axes.setdefault(u.key, set()).update(u.checked_axes)
         #: The checked accesses, numbered as :meth:`number` gave them out:
         #: ``(buffer, indices, is_store)``.
         self.accesses: list[tuple[ir.Buffer, tuple, bool]] = []

@@ -6,6 +6,7 @@ precondition holds (checked by running every small case)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -75,6 +76,10 @@ def test_each_axis_is_recorded_alone():
     assert axes_of(CLAMP) == {"load of B[T.min(i + 2, n - 1), j]": (0,)}
     assert axes_of(OFFSET) == {"load of A[B[i], i + k]": (0,)}
     assert axes_of(LOOSE) == {"load of A[B[i], i + k]": (0, 1)}
+    # An access not decided axis by axis is checked on every axis.
+    undecided = analyses.bounds_precondition(OFFSET).undecided[0]
+    assert undecided.checked_axes == (0,)
+    assert replace(undecided, axes=None).checked_axes == (0, 1)
 
 
 class _Recording(_Interpreter):
