@@ -230,18 +230,7 @@ class Checker:
         key = (site.index, buffer, indices, access.path, tuple(access.lets.items()))
         if key in self._inside:
             return Proved("isl")
-        space = self.program.space(site)
-        if access.lets:
-            space = space.with_lets(access.lets)
-        where, dropped = self.domain(site)
-        unmodelled = [show(cond) for _, cond in dropped]
-        for cond, value in access.path:
-            try:
-                holds = executed_set(cond, space, where)
-            except NotAffineError:
-                unmodelled.append(show(cond) if value else f"not {show(cond)}")
-                continue
-            where = where.intersect(holds if value else holds.complement())
+        space, where, unmodelled = self.running(access)
         try:
             pws = [to_pw_aff(index, space) for index in indices]
         except NotAffineError as err:
@@ -268,6 +257,24 @@ class Checker:
             self._inside.add(key)
             return Proved("isl")
         return Outside(bad, tuple(unmodelled), exact, buffer)
+
+    def running(self, access: _Access) -> tuple[AffineSpace, isl.Set, list[str]]:
+        """The space of ``access``'s expressions, the instances at which it may run (its
+        statement's domain cut down to where the lazy operands around it evaluate it)
+        and the conditions left out of them (which may keep more from running)."""
+        space = self.program.space(access.site)
+        if access.lets:
+            space = space.with_lets(access.lets)
+        where, dropped = self.domain(access.site)
+        unmodelled = [show(cond) for _, cond in dropped]
+        for cond, value in access.path:
+            try:
+                holds = executed_set(cond, space, where)
+            except NotAffineError:
+                unmodelled.append(show(cond) if value else f"not {show(cond)}")
+                continue
+            where = where.intersect(holds if value else holds.complement())
+        return space, where, unmodelled
 
     def counterexample(self, access: _Access, label: str, bad: isl.Map,
                        buffer: n.Buffer | None = None) -> Counterexample:
@@ -337,7 +344,7 @@ def site_accesses(site: Site) -> list[_Access]:
     stmt = site.stmt
     match stmt:
         case n.BufferStore():
-            for e in (*stmt.indices, stmt.value):
+            for e in (stmt.value, *stmt.indices):  # the order a store evaluates them
                 _loads(site, e, (), {}, out)
             out.append(_Access(site, stmt))
         case n.Evaluate() | n.LetStmt():

@@ -27,8 +27,10 @@ keep the instance from running).  They stay run-time questions
 (``codegen.build`` checks them where they run), and :attr:`BoundsPrecondition.decision`
 is ``Unknown`` naming them.  :attr:`BoundsPrecondition.undecided` lists
 them one by one (each load or store, its buffer and indices as written, and
-why), which is what ``codegen.build`` guards at run time; every other access
-is proved inside wherever the condition holds.
+why), which is what ``codegen.build`` guards at run time, each with the
+axes it may leave on (:mod:`analyses.bounds_axes`: every axis decided
+alone, so ``A[B[i], j]`` is checked on its first axis only); every other
+access is proved inside wherever the condition holds.
 
 >>> pre = bounds_precondition(f)
 >>> pp.script(pre.condition)         # 'n < 29'
@@ -38,7 +40,7 @@ is proved inside wherever the condition holds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import islpy as isl
 
@@ -49,6 +51,7 @@ from polypad.ir.visitor import walk
 from polypad.model import set_to_condition
 
 from .bounds import Checker, Outside, site_accesses, statement_labels
+from .bounds_axes import undecided_axes
 from .budgeted import decider
 from .evidence import Counterexample, Proved, Refuted, Unknown
 from .program import program_of
@@ -65,6 +68,15 @@ class UndecidedAccess:
     description: str
     reason: str
     where: str = ""
+    #: The axes that may leave their extent (:mod:`analyses.bounds_axes`); the
+    #: others are proved inside, each alone, wherever the condition holds.
+    #: None (not decided axis by axis) is every axis.
+    axes: tuple[int, ...] | None = None
+
+    @property
+    def checked_axes(self) -> tuple[int, ...]:
+        """The axes a run-time check tests: :attr:`axes`, or every axis where None."""
+        return tuple(range(len(self.node.indices))) if self.axes is None else self.axes
 
     @property
     def buffer(self) -> n.Buffer:
@@ -108,7 +120,8 @@ class BoundsPrecondition:
 
     ``undecided`` are those accesses, in program order, one per access written
     (an access that both leaves its buffer at some parameter values and has
-    no IR form for them is one too); ``proved`` are the keys
+    no IR form for them is one too), each with the axes it may leave on
+    (:attr:`UndecidedAccess.axes`); ``proved`` are the keys
     (:func:`access_key`) of the accesses proved inside wherever ``condition``
     holds, each of whose every occurrence is (a key shared with an
     undecided access is not among them).
@@ -165,6 +178,7 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
     outside: list = []
     reasons: list[str] = []
     undecided: dict = {}  # id(node) -> UndecidedAccess, in program order
+    occurrences: dict = {}  # id(node) -> its undecided accesses (a node may be shared)
     keys: set = set()
     first_site = None
     count = 0
@@ -183,6 +197,8 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                     outside.append((access, label, found))
                 if reason is not None and reason not in reasons:
                     reasons.append(reason)
+                if reason is not None:
+                    occurrences.setdefault(id(access.node), []).append(access)
                 if reason is not None and id(access.node) not in undecided:
                     undecided[id(access.node)] = UndecidedAccess(
                         access.node, access.describe(), reason, access.where())
@@ -210,6 +226,7 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                "the accesses that may leave their buffer are checked at run time")
         reasons.append(why)
         for access, _, _ in outside:
+            occurrences.setdefault(id(access.node), []).append(access)
             undecided.setdefault(id(access.node), UndecidedAccess(
                 access.node, access.describe(), why, access.where()))
     if outside and allowed.is_empty() and not context.is_empty():
@@ -225,7 +242,16 @@ def bounds_precondition(f: n.PrimFunc) -> BoundsPrecondition | Unknown:
                                  f"{show(condition)}")
     else:
         decision = Proved("isl", f"{count} accesses stay inside their buffers")
-    left = tuple(undecided.values())
+    # Each axis decided alone, where the run-time check will hold the parameters to
+    # `allowed`; a node written once but reached twice (a shared subtree) keeps
+    # every axis either occurrence may leave on.
+    left = []
+    for key, u in undecided.items():
+        axes = set()
+        for access in occurrences[key]:
+            axes.update(undecided_axes(checker, access, allowed))
+        left.append(replace(u, axes=tuple(sorted(axes))))
+    left = tuple(left)
     proved = frozenset(keys - {u.key for u in left})
     return BoundsPrecondition(condition, allowed, context, decision, checker, tuple(outside),
                               left, proved)

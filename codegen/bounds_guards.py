@@ -7,8 +7,10 @@ cannot decide -- a data-dependent index (``B[A[i]]``), one that is not
 affine, one in which ``min``, ``//`` or ``%`` may take a wrapped operand
 (``B[T.min(i + 2, n - 1)]`` over ``int8``) -- it lists one by one
 (:attr:`~analyses.BoundsPrecondition.undecided`).  A target's code checks
-exactly those, each time it runs one: ``0 <= index < extent`` on every
-axis, the index computed once, and a failure raises the
+exactly those, each time it runs one: ``0 <= index < extent`` on each axis
+the analysis could not prove alone (:attr:`~analyses.UndecidedAccess.axes`,
+:mod:`analyses.bounds_axes`: ``A[B[i], j]`` checks its first axis only), the
+index computed once, and a failure raises the
 :class:`~polypad.errors.BoundsCheckError` the reference executor raises for
 the same access (:meth:`BoundsGuards.error`).
 
@@ -51,7 +53,17 @@ class BoundsGuards:
         self.func = func
         self.proved = proved
         self.everything = everything
-        self._where = {u.key: u.where for u in undecided}
+        #: Where each checked access is written, by ``(buffer, indices, is_store)`` as
+        #: the checks are numbered: the first of those written alike (a load and a
+        #: store of one element on two lines are told apart).
+        self._where: dict[tuple, str] = {}
+        for u in undecided:
+            self._where.setdefault((*u.key, u.is_store), u.where)
+        #: Per undecided access key, the axes it may leave on (over all its
+        #: occurrences); an access lowering wrote anew is not among them.
+        self._axes: dict[tuple, set[int]] = {}
+        for u in undecided:
+            self._axes.setdefault(u.key, set()).update(u.checked_axes)
         #: The checked accesses, numbered as :meth:`number` gave them out:
         #: ``(buffer, indices, is_store)``.
         self.accesses: list[tuple[ir.Buffer, tuple, bool]] = []
@@ -59,9 +71,18 @@ class BoundsGuards:
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
         """Whether the access ``buffer[indices]`` is checked."""
-        if not indices:
-            return False  # a 0-d buffer's one element
-        return self.everything or (buffer, tuple(indices)) not in self.proved
+        return bool(self.axes(buffer, indices))
+
+    def axes(self, buffer: ir.Buffer, indices) -> tuple[int, ...]:
+        """The axes of ``buffer[indices]`` to check: every one under
+        ``boundscheck=True`` and for an access the analysis did not see, none for
+        one it proved, else those it could not prove each alone."""
+        key = (buffer, tuple(indices))
+        if self.everything or (key not in self.proved and key not in self._axes):
+            return tuple(range(len(key[1])))
+        if key in self.proved:
+            return ()
+        return tuple(sorted(self._axes[key]))
 
     def number(self, buffer: ir.Buffer, indices, is_store: bool) -> int:
         """The number of the check of ``buffer[indices]`` (one per distinct access)."""
@@ -76,7 +97,7 @@ class BoundsGuards:
         ``shape``, worded as the reference executor's."""
         buffer, indices, is_store = self.accesses[number]
         values = [int(v) for v in values][:len(indices)]
-        where = self._where.get((buffer, indices), "")
+        where = self._where.get((buffer, indices, is_store), "")
         return BoundsCheckError(outside_message(
             "store to" if is_store else "load of", buffer, indices, values, shape,
             self.func.name, where))
@@ -132,3 +153,17 @@ def max_axes(func: ir.PrimFunc) -> int:
     """The most axes of any buffer of ``func``: a flag array records a failed check's
     index in that many slots after its number."""
     return max((len(b.shape) for b in declared_buffers(func)), default=1)
+
+
+def helper_name(kind: str, axes: int, tested: tuple[int, ...]) -> str:
+    """``_pp_<kind>_<axes>``, the helper testing every axis of an index of ``axes``;
+    ``_pp_<kind>_<axes>_<tested>`` (``_pp_index_2_0``) one testing those only."""
+    if tested == tuple(range(axes)):
+        return f"_pp_{kind}_{axes}"
+    return f"_pp_{kind}_{axes}_{''.join(str(k) for k in tested)}"
+
+
+def inside_test(tested: tuple[int, ...]) -> str:
+    """``0 <= i0 < shape[0] and ...`` over the ``tested`` axes (all of an index's
+    values still reach the error, which names the element)."""
+    return " and ".join(f"0 <= i{k} < shape[{k}]" for k in tested)

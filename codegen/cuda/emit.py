@@ -249,25 +249,31 @@ class _Kernel(WideAccesses):
         """The lines of ``store`` checked at run time (:mod:`.guards`)."""
         indices = [self.expr.fold(i) for i in store.indices]
         name = self.names(store.buffer)
+        # The value first, then the index and its check (TVM's order, the reference
+        # executor's): a load of the value outside is the failure reported.
+        atomic = id(store) in self.atomics and store.buffer.scope != "local"
+        value = update_of(store).operand if atomic else store.value
+        held = self.names.fresh("_v")
+        first = f"{held} = {self.expr(value)}"
 
         def statement(local: list[str]) -> str:
-            if id(store) in self.atomics and store.buffer.scope != "local":
-                return self.atomic(store, self.atomics[id(store)], local)
-            return f"{name}[{', '.join(local)}] = {self.expr(store.value)}"
+            if atomic:
+                return self.atomic(store, self.atomics[id(store)], local, held)
+            return f"{name}[{', '.join(local)}] = {held}"
 
-        return store_lines(self.expr.guard, self.expr, store.buffer, indices, self.names,
-                           statement)
+        return [first, *store_lines(self.expr.guard, self.expr, store.buffer, indices,
+                                    self.names, statement)]
 
     def atomic(self, store: ir.BufferStore, combiner: str,
-               texts: list[str] | None = None) -> str:
+               texts: list[str] | None = None, operand: str | None = None) -> str:
         """``cuda.atomic.add(X, (i, j), v)`` for an atomic update (:mod:`analyses.gpu_atomics`);
-        ``texts``, when given, are the index's texts."""
+        ``texts`` and ``operand``, when given, are the index's and the operand's texts."""
         op = ATOMICS[combiner][0]
         update = update_of(store)
         texts = [self.expr(i) for i in store.indices] if texts is None else texts
         index = texts[0] if len(texts) == 1 else f"({', '.join(texts)})"
-        return (f"cuda.atomic.{op}({self.names(store.buffer)}, {index}, "
-                f"{self.expr(update.operand)})")
+        operand = self.expr(update.operand) if operand is None else operand
+        return f"cuda.atomic.{op}({self.names(store.buffer)}, {index}, {operand})"
 
     def bound_loop(self, loop: ir.For, depth: int, axes: frozenset) -> None:
         index = self.index[loop.kind]

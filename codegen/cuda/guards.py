@@ -14,9 +14,14 @@ that access (:mod:`.runtime`)::
 
     C[i] = A[_pp_at_1(B[i], A.shape, 0, bounds_fail)] * np.float32(2.0)
 
+    _v = C[i]
     _g = B[i]
     if _pp_inside_1(_g, D.shape, 1, bounds_fail):
-        D[_g] = C[i]
+        D[_g] = _v
+
+A store evaluates its value first, then its index, then the check (TVM's
+order, the reference executor's): where both the value's load and the store
+are outside, the load's failure is the one recorded.
 
 The index is computed once per access, on the buffer's declared shape: a
 local buffer with a checked access is neither cut to a thread's box
@@ -33,7 +38,7 @@ from collections.abc import Callable
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import walk
 
-from ..bounds_guards import BoundsGuards
+from ..bounds_guards import BoundsGuards, helper_name, inside_test
 
 #: The name of the kernels' flag-array parameter.
 FLAG = "bounds_fail"
@@ -46,7 +51,7 @@ class CudaGuards:
     def __init__(self, guards: BoundsGuards, flag: str) -> None:
         self.guards = guards
         self.flag = flag
-        self.helpers: set[tuple[str, int]] = set()
+        self.helpers: set[tuple[str, int, tuple[int, ...]]] = set()  # kind, axes, tested
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
         """Whether the access ``buffer[indices]`` is checked (:meth:`BoundsGuards.needs`)."""
@@ -64,14 +69,18 @@ class CudaGuards:
 
     def helper_sources(self) -> list[str]:
         """The device functions the checks emitted so far call, one per kind and rank."""
-        return [_helper(kind, axes) for kind, axes in sorted(self.helpers)]
+        return [_helper(kind, axes, tested) for kind, axes, tested in sorted(self.helpers)]
 
     def _call(self, kind: str, buffer: ir.Buffer, indices, texts: list[str], name: str,
               is_store: bool, extra: str = "") -> str:
         number = self.guards.number(buffer, indices, is_store)
-        self.helpers.add((kind, len(texts)))
+        # The axes the analysis could not prove each alone (:mod:`analyses.bounds_axes`);
+        # a buffer with no element fails on any (``_pp_none``).
+        tested = tuple(range(len(texts))) if kind == "none" else \
+            self.guards.axes(buffer, indices)
+        self.helpers.add((kind, len(texts), tested))
         shape = "" if kind == "none" else f"{name}.shape, "
-        return (f"_pp_{kind}_{len(texts)}({', '.join(texts)}, {shape}{number}, "
+        return (f"{helper_name(kind, len(texts), tested)}({', '.join(texts)}, {shape}{number}, "
                 f"{self.flag}{extra})")
 
 
@@ -99,18 +108,19 @@ def store_lines(state: CudaGuards, printer, buffer: ir.Buffer, indices, names,
     return [*lines, f"if {test}:", f"    {statement(local)}"]
 
 
-def _helper(kind: str, axes: int) -> str:
+def _helper(kind: str, axes: int, tested: tuple[int, ...]) -> str:
     index = [f"i{k}" for k in range(axes)]
-    inside = " and ".join(f"0 <= i{k} < shape[{k}]" for k in range(axes))
+    inside = inside_test(tested)
+    name = helper_name(kind, axes, tested)
     record = ["    if cuda.atomic.compare_and_swap(fail, 0, number + 1) == 0:",
               *(f"        fail[{k + 1}] = i{k}" for k in range(axes))]
     head = "@cuda.jit(device=True)"
     if kind == "none":
-        return "\n".join([head, f"def _pp_none_{axes}({', '.join(index)}, number, fail, zero):",
+        return "\n".join([head, f"def {name}({', '.join(index)}, number, fail, zero):",
                           *record, "    return zero"])
     found, missed = ("True", "False") if kind == "inside" else (
         index[0] if axes == 1 else ", ".join(index), "0" if axes == 1 else
         ", ".join("0" for _ in index))
-    return "\n".join([head, f"def _pp_{kind}_{axes}({', '.join(index)}, shape, number, fail):",
+    return "\n".join([head, f"def {name}({', '.join(index)}, shape, number, fail):",
                       f"    if {inside}:", f"        return {found}", *record,
                       f"    return {missed}"])

@@ -15,6 +15,10 @@ indexing, which would turn a negative index into a real element
             raise AssertionError("polypad.bounds", number, i0)
         return i0
 
+Only the axes the analysis could not prove each alone are tested
+(:attr:`analyses.UndecidedAccess.axes`): ``_pp_index_2_0`` tests axis 0 of a
+2-d index and passes both values to the error, which names the element.
+
 Numba runs a ``numba.prange`` loop that may raise serially, and an exception
 raised in a parallel region reaches Python as a ``SystemError``.  So inside
 one the failed check writes to a flag array instead (``_pp_inside_<axes>``:
@@ -45,7 +49,7 @@ from contextlib import contextmanager
 
 from polypad.ir import nodes as ir
 
-from ..bounds_guards import BoundsGuards
+from ..bounds_guards import BoundsGuards, helper_name, inside_test
 from ..source_text import constant
 
 #: The first argument of the ``AssertionError`` a failed bounds check raises.
@@ -61,32 +65,43 @@ class GuardState:
         self.width = width  # of the flag array: 1 + the most axes of any buffer
         self.fail: str | None = None  # the flag array's name inside a prange body
         self.uses = 0  # checks written against the flag array
-        self.helpers: set[tuple[int, bool]] = set()  # (axes, flagged)
+        #: (axes, flagged, the axes it tests)
+        self.helpers: set[tuple[int, bool, tuple[int, ...]]] = set()
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
         """Whether the access ``buffer[indices]`` is checked (:meth:`BoundsGuards.needs`)."""
         return self.guards.needs(buffer, indices)
 
+    def axes(self, buffer: ir.Buffer, indices) -> tuple[int, ...]:
+        """The axes of ``buffer[indices]`` checked (:meth:`BoundsGuards.axes`)."""
+        return self.guards.axes(buffer, indices)
+
     def call(self, buffer: ir.Buffer, name: str, indices, texts: list[str],
              is_store: bool) -> str:
         """``_pp_index_<k>(i0, ..., B.shape, number)``: the checked index (serial)."""
         number = self.guards.number(buffer, indices, is_store)
-        self.helpers.add((len(texts), False))
-        return f"_pp_index_{len(texts)}({', '.join(texts)}, {name}.shape, {number})"
+        helper = self._helper(buffer, indices, len(texts), False)
+        return f"{helper}({', '.join(texts)}, {name}.shape, {number})"
 
     def test(self, buffer: ir.Buffer, name: str, indices, params: list[str],
              is_store: bool) -> str:
         """``_pp_inside_<k>(g0, ..., B.shape, number, fail)``: whether the index is
         inside, recording it in the flag array where not (a prange body)."""
         number = self.guards.number(buffer, indices, is_store)
-        self.helpers.add((len(params), True))
+        helper = self._helper(buffer, indices, len(params), True)
         self.uses += 1
-        return (f"_pp_inside_{len(params)}({', '.join(params)}, {name}.shape, {number}, "
-                f"{self.fail})")
+        return f"{helper}({', '.join(params)}, {name}.shape, {number}, {self.fail})"
+
+    def _helper(self, buffer: ir.Buffer, indices, axes: int, flagged: bool) -> str:
+        """The name of the helper checking ``buffer[indices]``'s undecided axes."""
+        tested = self.axes(buffer, indices)
+        self.helpers.add((axes, flagged, tested))
+        return helper_name("inside" if flagged else "index", axes, tested)
 
     def helper_sources(self) -> list[str]:
         """The module's check helpers that the kernel uses."""
-        return [_helper(axes, flagged) for axes, flagged in sorted(self.helpers)]
+        return [_helper(axes, flagged, tested)
+                for axes, flagged, tested in sorted(self.helpers)]
 
     def open_lines(self) -> list[str]:
         """The lines before a parallel loop: its flag array, zeroed."""
@@ -160,33 +175,40 @@ def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str)
 def store_lines(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,
                 value: Callable[[], str]) -> list[str]:
     """The lines (unindented) of the checked store to ``buffer[indices]`` of the
-    value ``value()`` prints (after the indices)."""
+    value ``value()`` prints (after the indices).
+
+    The value runs first, then the index, then its check, as in the reference
+    executor and TVM: Python evaluates an assignment's right side before its
+    target, and in a prange body the value goes to a local before the test."""
     texts = [printer(i) for i in indices]
     if state.fail is None:
         target = f"{name}[{state.call(buffer, name, indices, texts, True)}]"
         return [f"{target} = {value()}"]
     params = [printer.names.fresh("_g") for _ in texts]
+    held = printer.names.fresh("_v")
     lines = [f"{p} = {t}" for p, t in zip(params, texts, strict=True)]
     test = state.test(buffer, name, indices, params, True)
-    return [*lines, f"if {test}:", f"    {name}[{', '.join(params)}] = {value()}"]
+    return [f"{held} = {value()}", *lines, f"if {test}:",
+            f"    {name}[{', '.join(params)}] = {held}"]
 
 
-def _helper(axes: int, flagged: bool) -> str:
+def _helper(axes: int, flagged: bool, tested: tuple[int, ...]) -> str:
     index = [f"i{k}" for k in range(axes)]
-    inside = " and ".join(f"0 <= i{k} < shape[{k}]" for k in range(axes))
+    inside = inside_test(tested)
+    name = helper_name("inside" if flagged else "index", axes, tested)
     # Inlined in Numba's IR: a parallel loop's body calls a helper it does not inline
     # (the gather in benchmarks/bench_bounds_guards.py ran 9x slower than unchecked).
     head = '@numba.njit(cache=True, error_model="numpy", inline="always")'
     if not flagged:
         returned = index[0] if axes == 1 else ", ".join(index)
         return "\n".join([
-            head, f"def _pp_index_{axes}({', '.join(index)}, shape, number):",
+            head, f"def {name}({', '.join(index)}, shape, number):",
             f"    if not ({inside}):",
             f"        raise AssertionError({MARKER!r}, number, {', '.join(index)})",
             f"    return {returned}"])
     records = [f"        fail[{k + 1}] = i{k}" for k in range(axes)]
     return "\n".join([
-        head, f"def _pp_inside_{axes}({', '.join(index)}, shape, number, fail):",
+        head, f"def {name}({', '.join(index)}, shape, number, fail):",
         f"    if {inside}:",
         "        return True",
         "    if fail[0] == 0:",

@@ -14,13 +14,30 @@ in the flag array instead and keeps whether it passed, ``_ok``; the access
 reads ``(A[_h] if _ok else 0)``.  Only where that is exact: the loop surely
 runs (else the check would fail where no access runs), the access is in a
 statement directly in the loop's body and outside every lazy operand
-(``Select``, ``and``, ``or``), so that every iteration runs it, and its index
-reads no variable bound inside the loop and no buffer the loop stores to, so
-that every iteration computes the same value; and the loop holds no
+(``Select``, ``and``, ``or``), so that every iteration runs it, and the index
+of each axis it checks reads no variable bound inside the loop and no buffer
+the loop stores to, so that every iteration computes the same value; and the
+loop holds no
 ``assert`` or checked ``T.assume`` (the caller's condition), which is part of
 the program and often what keeps the access inside.  A failure is then reported
 before the loop's first iteration instead of in it, and when another check
 in the loop would fail too, that one may be the one reported.
+
+Only the axes the analysis could not prove are checked
+(:mod:`analyses.bounds_axes`), so the embedding lookup ``A[B[i], j]`` in
+``for j`` is checked before the loop too: its proved axis ``j`` may change
+in the loop (it may read the loop's counter, nothing else bound inside and
+no element), and the check passes its value at the first iteration, where
+the reference executor fails, for the message::
+
+    _h = B[i]
+    _pp_index_2_0(_h, 0, A.shape, 0)     # tests axis 0 only
+    for j in range(64):
+        C[i, j] = A[_h, j]
+
+Of the accesses in the loop's body sharing one check (a load and a store of
+one element), the first in evaluation order -- a store's value, then its
+indices, then the store -- is the one the check reports.
 """
 
 from __future__ import annotations
@@ -30,6 +47,7 @@ from collections.abc import Callable
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import children, walk
 
+from ..source_text import ATOM
 from .guards import GuardState
 
 
@@ -44,7 +62,7 @@ def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
         return []
     keys = []
     for access in hoistable(loop, state):
-        lines, held = hoisted_lines(access, state, printer)
+        lines, held = hoisted_lines(access, state, printer, loop)
         for text in lines:
             line(text)
         keys.append((access.buffer, tuple(access.indices)))
@@ -62,55 +80,87 @@ def hoistable(loop: ir.For, state: GuardState) -> list[ir.BufferLoad | ir.Buffer
     for stmt in body:
         if not isinstance(stmt, ir.BufferStore):
             continue
+        # In the order the statement runs them (the value, the indices, the store):
+        # of a load and a store of one element, the first is the one reported.
         candidates = [*_eager_loads(stmt.value), *(x for i in stmt.indices
                                                     for x in _eager_loads(i)), stmt]
         for access in candidates:
             key = (access.buffer, tuple(access.indices))
             if key in found or not state.needs(*key):
                 continue
-            reads = [x for i in access.indices for x in walk(i)]
+            tested = state.axes(*key)
+            reads = [x for k in tested for x in walk(access.indices[k])]
             if any(isinstance(x, ir.Var) and x in bound for x in reads):
                 continue
             if any(isinstance(x, ir.BufferLoad) and x.buffer in stored for x in reads):
+                continue
+            # An axis proved inside (:mod:`analyses.bounds_axes`) may change in the
+            # loop: the check reports its value at the first iteration, where the
+            # reference executor fails, so it may read the counter but nothing else
+            # bound inside, and no element.
+            rest = [x for k, i in enumerate(access.indices) if k not in tested
+                    for x in walk(i)]
+            if any((isinstance(x, ir.Var) and x in bound and x is not loop.var)
+                   or isinstance(x, ir.BufferLoad) for x in rest):
                 continue
             found[key] = access
     return list(found.values())
 
 
-def hoisted_lines(access: ir.BufferLoad | ir.BufferStore, state: GuardState, printer
-                  ) -> tuple[list[str], tuple[list[str], str | None]]:
-    """The lines (unindented) that compute and check ``access``'s index before the
-    loop, and what the access then reads: the index's locals and, inside a parallel
+def hoisted_lines(access: ir.BufferLoad | ir.BufferStore, state: GuardState, printer,
+                  loop: ir.For) -> tuple[list[str], tuple[list[str | None], str | None]]:
+    """The lines (unindented) that compute and check ``access``'s index before
+    ``loop``, and what the access then reads: per axis, the local holding a checked
+    axis's index (None for an axis proved, printed in place) and, inside a parallel
     loop's body, the local saying whether the check passed."""
     buffer, indices = access.buffer, tuple(access.indices)
     is_store = isinstance(access, ir.BufferStore)
     name = printer.names(buffer)
-    local = [printer.names.fresh("_h") for _ in indices]
-    lines = [f"{h} = {printer(i)}" for h, i in zip(local, indices, strict=True)]
+    tested = state.axes(buffer, indices)
+    local = [printer.names.fresh("_h") if k in tested else None
+             for k in range(len(indices))]
+    lines = [f"{h} = {printer(i)}" for h, i in zip(local, indices, strict=True)
+             if h is not None]
+    # The error names the element: a proved axis's index at the first iteration.
+    saved = printer.subst.get(loop.var)
+    printer.subst[loop.var] = printer.operand(loop.min, ATOM)
+    try:
+        values = [h if h is not None else printer(i)
+                  for h, i in zip(local, indices, strict=True)]
+    finally:
+        if saved is None:
+            del printer.subst[loop.var]
+        else:
+            printer.subst[loop.var] = saved
     if state.fail is None:
-        lines.append(f"{state.call(buffer, name, indices, local, is_store)}")
+        lines.append(f"{state.call(buffer, name, indices, values, is_store)}")
         return lines, (local, None)
     ok = printer.names.fresh("_ok")
-    lines.append(f"{ok} = {state.test(buffer, name, indices, local, is_store)}")
+    lines.append(f"{ok} = {state.test(buffer, name, indices, values, is_store)}")
     return lines, (local, ok)
 
 
 def _eager_loads(e: ir.Expr) -> list[ir.BufferLoad]:
-    """The loads of ``e`` that every evaluation of ``e`` runs (not in a lazy operand)."""
+    """The loads of ``e`` that every evaluation of ``e`` runs (not in a lazy operand),
+    in the order they run: operands left to right, a load's indices before it."""
     out: list[ir.BufferLoad] = []
-    stack = [e]
+    stack: list[tuple[ir.Expr, bool]] = [(e, False)]  # (expression, its operands done)
     while stack:
-        x = stack.pop()
+        x, done = stack.pop()
+        if done:
+            out.append(x)
+            continue
         match x:
             case ir.Select(condition=c):
-                stack.append(c)
+                stack.append((c, False))
             case ir.And(a=a) | ir.Or(a=a):
-                stack.append(a)
+                stack.append((a, False))
             case ir.Let():
-                stack.append(x.value)  # its body reads the let's variable
+                stack.append((x.value, False))  # its body reads the let's variable
             case ir.BufferLoad():
-                out.append(x)
-                stack.extend(x.indices)
+                stack.append((x, True))
+                stack.extend((i, False) for i in reversed(x.indices))
             case _:
-                stack.extend(c for c in children(x) if isinstance(c, ir.Expr))
+                operands = [c for c in children(x) if isinstance(c, ir.Expr)]
+                stack.extend((c, False) for c in reversed(operands))
     return out

@@ -130,9 +130,10 @@ class ExprPrinter(CommonExprs):
         self.parallel_vars: set[Var] = set()
         #: The run-time bounds checks to write (:mod:`.guards`), or None; the accesses
         #: checked before the loop being written (:mod:`.hoist`): ``(buffer, indices)``
-        #: to the locals holding the index and whether the check passed (or None).
+        #: to the locals holding the checked axes' indices (None for an axis printed
+        #: in place) and whether the check passed (or None).
         self.guard: GuardState | None = None
-        self.hoisted: dict[tuple, tuple[list[str], str | None]] = {}
+        self.hoisted: dict[tuple, tuple[list[str | None], str | None]] = {}
         self._heights: dict[int, tuple[ir.Expr, int]] = {}
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
@@ -298,7 +299,7 @@ class ExprPrinter(CommonExprs):
             return self.scalars[buffer]
         hoisted = self.hoisted.get((buffer, tuple(indices)))
         if hoisted is not None:
-            text = f"{self.names(buffer)}[{', '.join(hoisted[0])}]"
+            text = f"{self.names(buffer)}[{self._hoisted_index(hoisted[0], indices)}]"
             zero = constant(0, buffer.dtype)[0]
             return text if hoisted[1] is None else f"({text} if {hoisted[1]} else {zero})"
         if self.guard is not None and self.guard.needs(buffer, indices):
@@ -318,13 +319,20 @@ class ExprPrinter(CommonExprs):
 
         hoisted = self.hoisted.get((buffer, tuple(indices)))
         if buffer not in self.scalars and hoisted is not None:
-            target = f"{self.names(buffer)}[{', '.join(hoisted[0])}] = {text()}"
+            index = self._hoisted_index(hoisted[0], indices)
+            target = f"{self.names(buffer)}[{index}] = {text()}"
             return [target] if hoisted[1] is None else [f"if {hoisted[1]}:", f"    {target}"]
         if (buffer not in self.scalars and self.guard is not None
                 and self.guard.needs(buffer, indices)):
             return store_lines(self.guard, self, buffer, indices, self.names(buffer), text)
         target = self.load(buffer, indices)
         return [f"{target} = {text()}"]
+
+    def _hoisted_index(self, local: list[str | None], indices) -> str:
+        """The index of an access checked before the loop (:mod:`.hoist`): the locals
+        of its checked axes, the others printed in place."""
+        return ", ".join(h if h is not None else self(i)
+                         for h, i in zip(local, indices, strict=True))
 
     def _unsigned(self, index: ir.Expr, text: str) -> bool:
         """Whether to write the last index as unsigned: where it is computed from a

@@ -114,7 +114,7 @@ class KindPrimitives:
 
         Always legal: the iterations keep their order.  The extent must be a
         constant (the Numba target writes out constant-bound loops of up to
-        :data:`codegen.numba.emit.MAX_UNROLL` iterations and keeps longer ones).
+        :data:`codegen.numba.loops.MAX_UNROLL` iterations and keeps longer ones).
 
         Before::
 

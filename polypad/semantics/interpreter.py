@@ -111,8 +111,11 @@ class _Interpreter:
                 elif stmt.else_case is not None:
                     self.exec(stmt.else_case)
             case ir.BufferStore():
+                # TVM's order (CodeGenLLVM's BufferStore): the value, then the
+                # indices, then the element's bounds (docs/bounds.md).
+                value = self.eval(stmt.value)
                 index = self.index(stmt.buffer, stmt.indices, "store to")
-                self.arrays[stmt.buffer][index] = self.eval(stmt.value)
+                self.arrays[stmt.buffer][index] = value
             case ir.LetStmt():
                 self.env[stmt.var] = self.eval(stmt.value)
                 self.exec(stmt.body)
