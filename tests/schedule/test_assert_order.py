@@ -341,3 +341,27 @@ def f(n: T.int32, A: T.Buffer((4, 4), "float32"), C: T.Buffer((4,), "float32")):
                 C[vi] = C[vi] + A[vi, vk]
                 assert vi * 4 + vk < n, "lt n"
 """))
+
+
+BOUND = """
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    for i in range(8):
+        A[i] = 1.0
+        assert i < n, "i < n"
+    assert n > 2, "n"
+    for j in range(8):
+        B[j] = 2.0
+"""
+
+
+def test_bind_refuses_a_loop_holding_an_assert_and_binds_one_beside_it():
+    err = refused(BOUND, lambda s: s.bind("i", "threadIdx.x"))
+    assert "the loop holds `assert i < n` at line 6" in str(err)
+    assert err.evidence.description == "`assert i < n` at line 6 runs in each iteration " \
+                                       "of the loop over i"
+    # The barrier plan of the bound function sees the asserts between its launches.
+    sch = Schedule(parse(BOUND))
+    sch.bind("j", "threadIdx.x")
+    assert_structural_equal(sch.func, parse(BOUND.replace(
+        "for j in range(8):", 'for j in T.thread_binding(8, thread="threadIdx.x"):')))
