@@ -24,7 +24,13 @@ carries the pseudo-location's dependences, so ``parallel`` and
 ``vectorize`` refuse it (the Numba target runs such a loop serially too);
 a loop whose iterations hold no assert is not affected.
 
-The pairs are left out of a question limited to some buffers or elements
+Where an assert fails the call ends, and the caller sees every buffer it did
+not allocate: so each assert instance also reads those buffers as ``END``
+does (:func:`.flow_inputs.assert_reads`), and a store whose value an assert
+may leave behind is live out there -- not dead for being overwritten after the
+assert (:func:`analyses.is_no_op`, ``remove_no_op``).
+
+The pseudo-location's pairs are left out of a question limited to some buffers or elements
 (``Dependences(model, buffers=...)``, ``about=...``): such questions are about
 those buffers' values; :func:`polypad.schedule.legality.check_order` asks the
 whole question when the statement it moves holds an assert.

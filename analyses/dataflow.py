@@ -18,7 +18,8 @@ so each dependence knows its element:
 * **live_in**: reads that may see a value from before the function (inputs,
   padding); **live_out**: writes whose value may still be there when the
   function returns, seen by an extra instance ``END[]`` that reads every
-  buffer the function does not allocate itself.
+  buffer the function does not allocate itself -- or when an assert fails:
+  each assert instance reads those buffers too (:mod:`.assert_order`).
 
 A ``T.assume`` reads what its condition loads: a fact about those values
 at its point, which a write of one of them before it (flow) or after it
@@ -124,7 +125,8 @@ class Dependences:
 
     @property
     def live_out(self) -> isl.UnionMap:
-        """``S[i] -> Buf[e]``: writes whose value may still be there when the function returns."""
+        """``S[i] -> Buf[e]``: writes whose value may still be there when the function returns
+        (or an assert fails and the call ends there)."""
         return self._flows.forward()["live_out_untagged"]
 
     @property
@@ -154,7 +156,7 @@ class Dependences:
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """``[S -> Buf[e]] -> [S' -> Buf[e]]`` for ``kind`` in flow, flow_must, anti,
-        output, live_out (whose sink is ``END[]``) or all."""
+        output, live_out (whose sink is ``END[]``, or an assert instance) or all."""
         if kind == "all":
             return self.tagged("flow").union(self.tagged("anti")).union(self.tagged("output"))
         if kind not in _KINDS:
@@ -319,6 +321,8 @@ class _Flows:
         self.scopes = inst.allocation_scopes(model.func.body)
         kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
         end_reads, end_time = fi.end_reads(model, self.scopes, kept)
+        # Where an assert fails the caller sees its buffers: a read like END's.
+        end_reads = end_reads.union(fi.assert_reads(model, self.scopes, kept))
         statements = [s for s in model.statements if touches(s)]
         # A T.assume's loads are reads (see the module docstring); it has no write.
         writes = [a for s in statements for a in s.accesses
@@ -335,8 +339,10 @@ class _Flows:
         whole = buffers is None and about is None
         o_must_w, o_may_w, o_reads, o_must_r = (order.order_accesses(model) if whole
                                                 else (fi.empty(),) * 4)
-        if whole and order.has_asserts(model):
+        if order.has_asserts(model):
             times = [inst.statement_time(s, depth) for s in statements]
+            times += [inst.statement_time(s, depth) for s in model.statements
+                      if s.is_assert]
         self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may).union(o_must_w))
         self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may).union(o_may_w))
         self.real_r = fi.tag(fi.union(a.relation for a in reads).union(o_reads))
