@@ -339,10 +339,9 @@ class _Flows:
         whole = buffers is None and about is None
         o_must_w, o_may_w, o_reads, o_must_r = (order.order_accesses(model) if whole
                                                 else (fi.empty(),) * 4)
-        if order.has_asserts(model):
-            times = [inst.statement_time(s, depth) for s in statements]
-            times += [inst.statement_time(s, depth) for s in model.statements
-                      if s.is_assert]
+        # An assert reads the caller's buffers (and writes the pseudo-location) even
+        # where its own accesses are none of these.
+        times += [inst.statement_time(s, depth) for s in model.statements if s.is_assert]
         self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may).union(o_must_w))
         self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may).union(o_may_w))
         self.real_r = fi.tag(fi.union(a.relation for a in reads).union(o_reads))
