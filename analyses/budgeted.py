@@ -121,17 +121,16 @@ _ON_CANONICAL_FORM = frozenset({"is_no_op", "can_remove_conditional"})
 # function changes nothing they decide (one inside a binding or a guard they answer
 # Unknown about themselves).
 _ON_BINDINGS = frozenset({"check_block_bindings"})
-# The analyses built on analyses.program alone, which read an assert on plain values as
-# the fact it makes for what follows it (polypad.ir.stated); the model (dependences,
-# touched regions) has no place for a check that may raise, and still refuses one.
-_CHECKS_AS_FACTS = frozenset({"context_at", "bounds_precondition", "check_bounds"})
 
 
 def _unmodelled(fn, f):
     """What in ``f`` the analysis ``fn`` cannot model (None if nothing, or no ``f``)."""
     if f is None or fn.__name__ in _ON_CANONICAL_FORM or fn.__name__ in _ON_BINDINGS:
         return None
-    found = first_opaque(f, checks_as_facts=fn.__name__ in _CHECKS_AS_FACTS)
+    # An assert on plain values is a statement of the model (a check that may raise,
+    # which no store moves across: analyses.assert_order) and a fact for what follows
+    # it (polypad.ir.stated); one that reads memory is refused by name.
+    found = first_opaque(f, checks_as_facts=True)
     if found is None and fn.__name__ in _VALUE_ANALYSES:
         found = first_alias_or_vector(f)
     return found

@@ -208,18 +208,20 @@ def canonical_form(f: n.PrimFunc) -> CanonicalForm | OpaqueSite | None:
     found = _FORMS.get((f,))
     if found is not None:
         return None if found is _ITSELF else found
-    if first_opaque(f) is None and first_alias_or_vector(f) is None and not _rereads(f):
+    # A plain assert is the model's own statement (a check that may raise), kept as is.
+    if first_opaque(f, checks_as_facts=True) is None and first_alias_or_vector(f) is None \
+            and not _rereads(f):
         _FORMS.put((f,), _ITSELF)
         return None
     packed = None
     unpacked = f
-    if first_opaque(f) is not None:
+    if first_opaque(f, checks_as_facts=True) is not None:
         packed = unpack(f)
         if isinstance(packed, OpaqueSite):
             return packed
         unpacked = packed.func
     func, written = write_out_views_and_lanes(unpacked)
-    left = first_opaque(func) or first_alias_or_vector(func)
+    left = first_opaque(func, checks_as_facts=True) or first_alias_or_vector(func)
     if left is not None:
         return left
     scoped = None

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from polypad.ir import nodes as n
 from polypad.ir.intrinsics import assume
-from polypad.ir.opaque import OpaqueSite, first_opaque, is_opaque
+from polypad.ir.opaque import OpaqueSite, first_opaque, is_opaque, is_plain_check
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
 from polypad.ir.views import is_view
@@ -115,7 +115,7 @@ class _Unpack:
         opaque = [v for v in self.out.opaque if v in used]
         self.out.opaque = {v: self.out.opaque[v] for v in opaque}
         func = n.PrimFunc(self.func.name, (*params, *opaque), body, self.func.attrs)
-        left = first_opaque(func)
+        left = first_opaque(func, checks_as_facts=True)
         if left is not None:
             raise _Refuse(left)
         self.out.func = func
@@ -191,6 +191,8 @@ class _Unpack:
             case n.Assert(condition=cond):
                 idle = set(free_vars(cond)) <= self.idle | self._pointers(cond)
                 if not self.opaque_expr(cond) and not (idle and free_vars(cond)):
+                    if is_plain_check(s):  # the model's own: a check that may raise
+                        return s
                     return n.Evaluate(assume(cond), span=s.span)
                 why = (f"reads {self.first_call(cond)}, which polypad does not evaluate"
                        if self.opaque_expr(cond) else "checks only values that steer nothing")

@@ -128,6 +128,9 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
     if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
         return Unknown("the conditional holds a T.assume: removing the condition would "
                        "assert a fact where it was not stated")
+    if any(isinstance(x, n.Assert) for x in walk(stmt)):
+        return Unknown("the conditional holds an assert: removing the condition would run "
+                       "a check that may raise where it did not run")
     if stmt.else_case is None:
         return _decide(f, stmt, "then", options)
     decided = {}

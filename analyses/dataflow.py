@@ -18,7 +18,8 @@ so each dependence knows its element:
 * **live_in**: reads that may see a value from before the function (inputs,
   padding); **live_out**: writes whose value may still be there when the
   function returns, seen by an extra instance ``END[]`` that reads every
-  buffer the function does not allocate itself.
+  buffer the function does not allocate itself -- or when an assert fails:
+  each assert instance reads those buffers too (:mod:`.assert_order`).
 
 A ``T.assume`` reads what its condition loads: a fact about those values
 at its point, which a write of one of them before it (flow) or after it
@@ -26,6 +27,11 @@ at its point, which a write of one of them before it (flow) or after it
 anti sources like any other read; it writes nothing.  (The value prover
 uses an assumption as a fact source instead, valid until such a write:
 :mod:`.facts`.)
+
+A plain ``assert`` reads what its condition loads (through a let) too, and
+writes the pseudo-location ``assert_order[]`` that every store reads
+(:mod:`.assert_order`): no store moves across an assert.  Those pairs are in
+the whole question only, not in one limited by ``buffers`` or ``about``.
 
 A question about a few statements -- where do the values they write go,
 what overwrites them -- is answered from the forward flows
@@ -52,6 +58,7 @@ from polypad.ir.deep import deep_entry
 from polypad.ir.views import root
 from polypad.model import Model, extract
 
+from . import assert_order as order
 from . import flow_inputs as fi
 from . import instances as inst
 from .budgeted import bounded
@@ -118,7 +125,8 @@ class Dependences:
 
     @property
     def live_out(self) -> isl.UnionMap:
-        """``S[i] -> Buf[e]``: writes whose value may still be there when the function returns."""
+        """``S[i] -> Buf[e]``: writes whose value may still be there when the function returns
+        (or an assert fails and the call ends there)."""
         return self._flows.forward()["live_out_untagged"]
 
     @property
@@ -148,7 +156,7 @@ class Dependences:
 
     def tagged(self, kind: str) -> isl.UnionMap:
         """``[S -> Buf[e]] -> [S' -> Buf[e]]`` for ``kind`` in flow, flow_must, anti,
-        output, live_out (whose sink is ``END[]``) or all."""
+        output, live_out (whose sink is ``END[]``, or an assert instance) or all."""
         if kind == "all":
             return self.tagged("flow").union(self.tagged("anti")).union(self.tagged("output"))
         if kind not in _KINDS:
@@ -237,15 +245,27 @@ class Dependences:
     def _explain(self, kind: str, pairs: isl.UnionMap, certain: bool) -> Counterexample:
         point = inst.first_point(pairs)
         src, dst, element, params = self.decode(point)
-        what = {
-            "flow": f"{dst} reads {element}, which {src} writes before it",
-            "anti": f"{src} reads {element} before {dst} overwrites it",
-            "output": f"{src} writes {element} and {dst} overwrites it later",
-        }[kind]
+        what = self.pair_text(kind, point, src, dst, element)
         text = f"{kind} dependence: {what}; the new order runs {dst} before {src} or with it"
         if not certain:
             text += " (a may-dependence: a data-dependent guard decides whether it exists)"
         return Counterexample(text, instances=(src, dst), element=element, params=params)
+
+    def pair_text(self, kind: str, point: isl.Point, src: Instance, dst: Instance,
+                  element: Element) -> str:
+        """What the pair at ``point`` (decoded as ``src``, ``dst``, ``element``) is, in
+        words: an element one writes and the other accesses, or an assert and a store
+        in their order (:mod:`.assert_order`)."""
+        if order.is_order(element.buffer):
+            space = point.get_space().unwrap()
+            names = [x.unwrap().get_tuple_name(isl.dim_type.in_)
+                     for x in (space.domain(), space.range())]
+            return order.order_text(self.model, kind, src, dst, *names)
+        return {
+            "flow": f"{dst} reads {element}, which {src} writes before it",
+            "anti": f"{src} reads {element} before {dst} overwrites it",
+            "output": f"{src} writes {element} and {dst} overwrites it later",
+        }[kind]
 
     def decode(self, point: isl.Point):
         """A point of ``[[S -> A] -> [S' -> A]]`` as (Instance, Instance, Element, params)."""
@@ -263,6 +283,8 @@ class Dependences:
         element_at = coords[n_src:n_src + n_buf]
         dst_at = coords[n_src + n_buf:n_src + n_buf + n_dst]
         dst = self._instance(dst_name, dst_at)
+        if order.is_order(buf):
+            return src, dst, order.order_element(), params
         buffer = self.model.buffer(buf)
         return src, dst, Element(buffer.name, tuple(element_at)), params
 
@@ -299,6 +321,8 @@ class _Flows:
         self.scopes = inst.allocation_scopes(model.func.body)
         kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
         end_reads, end_time = fi.end_reads(model, self.scopes, kept)
+        # Where an assert fails the caller sees its buffers: a read like END's.
+        end_reads = end_reads.union(fi.assert_reads(model, self.scopes, kept))
         statements = [s for s in model.statements if touches(s)]
         # A T.assume's loads are reads (see the module docstring); it has no write.
         writes = [a for s in statements for a in s.accesses
@@ -310,14 +334,24 @@ class _Flows:
         depth = inst.depth_of(model)
         times = [inst.statement_time(s, depth) for s in statements
                  if any(kept(a.buffer) for a in s.accesses)]
-        self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may))
-        self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may))
-        self.real_r = fi.tag(fi.union(a.relation for a in reads))
-        self.must_reads = fi.tag(fi.union(a.relation for a in reads if not a.may)).domain()
+        # No store moves across an assert: the asserts write a pseudo-location every
+        # store reads (.assert_order), in the whole question only.
+        whole = buffers is None and about is None
+        o_must_w, o_may_w, o_reads, o_must_r = (order.order_accesses(model) if whole
+                                                else (fi.empty(),) * 4)
+        # An assert reads the caller's buffers (and writes the pseudo-location) even
+        # where its own accesses are none of these.
+        times += [inst.statement_time(s, depth) for s in model.statements if s.is_assert]
+        self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may).union(o_must_w))
+        self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may).union(o_may_w))
+        self.real_r = fi.tag(fi.union(a.relation for a in reads).union(o_reads))
+        self.must_reads = fi.tag(fi.union(a.relation for a in reads if not a.may)
+                                 .union(o_must_r)).domain()
         self.must_writes = self.must_w.domain()
         self.kill_t, self.end_t = fi.tag(kills), fi.tag(end_reads)
         every = fi.union(a.relation for s in statements for a in s.accesses if kept(a.buffer))
-        every = every.union(kills).union(end_reads)
+        every = every.union(kills).union(end_reads).union(o_reads).union(o_must_w)
+        every = every.union(o_may_w)
         time = fi.drop_constant_dims(fi.union(times).union(kill_times).union(end_time))
         self.tagged_time = every.domain_map().apply_range(time)
         self._tagged: dict[str, isl.UnionMap] = {}
@@ -337,8 +371,11 @@ class _Flows:
             "flow_must": must_dep.subtract_range(end_tags).intersect_range(self.must_reads),
             "live_out": may_dep.intersect_range(end_tags),
         })
-        # Reads of a local buffer before any write see garbage, not an input.
+        # Reads of a local buffer before any write see garbage, not an input; a store
+        # before the first assert reads no buffer through the pseudo-location.
         no_source = fi.untag_domain(flow.may_no_source.subtract_domain(end_tags))
+        no_source = fi.keep_maps(no_source, lambda m: not order.is_order(
+            m.get_space().range().get_tuple_name(isl.dim_type.set)))
         live_in, unwritten = no_source, fi.empty()
         for scope in self.scopes:
             if scope.buffer in self.model.buffer_names:

@@ -8,7 +8,9 @@ with these pieces:
 * a kill ``K<k>[outer loops] -> Buf[every element]`` at the end of each
   ``Allocate`` (:func:`allocation_kills`);
 * an extra instance ``END[]`` after everything, reading every buffer the
-  function does not allocate itself: the caller (:func:`end_reads`);
+  function does not allocate itself: the caller (:func:`end_reads`); and so
+  does every assert instance, where the caller sees them if it fails
+  (:func:`assert_reads`);
 * program order, the model's 2d+1 times, without the dimensions that hold one
   value for every event (:func:`drop_constant_dims`), and backwards
   (:func:`negate_time`) for the questions asked about a few sources.
@@ -178,6 +180,23 @@ def end_reads(model: Model, scopes, kept=lambda buffer: True
             isl.Map.from_domain_and_range(space.universe, box)))
     time = inst.time_map(space, [2 * last + 2], inst.depth_of(model), space.universe)
     return reads, isl.UnionMap.from_map(time)
+
+
+def assert_reads(model: Model, scopes, kept=lambda buffer: True) -> isl.UnionMap:
+    """``S[i] -> Buf[every element]`` for each assert instance and every buffer not
+    allocated inside the function (that ``kept`` accepts): where the assert fails, the
+    call ends and the caller sees those buffers, as ``END`` does
+    (:mod:`.assert_order`)."""
+    local = {id(scope.buffer) for scope in scopes}
+    boxes = [inst.buffer_box(model, buffer) for buffer in model.buffer_names.objects()
+             if id(buffer) not in local and kept(buffer)]
+    reads = empty()
+    for s in model.statements:
+        if s.is_assert:
+            for box in boxes:
+                reads = reads.union(isl.UnionMap.from_map(
+                    isl.Map.from_domain_and_range(s.domain, box)))
+    return reads
 
 
 def as_union(m) -> isl.UnionMap:

@@ -131,7 +131,7 @@ class Timeline:
                         isinstance(x, n.BufferLoad) for x in walk(stmt.value)):
                     tvars = tvars | {stmt.var}
                 self.visit(stmt.body, entries, descs, reason, tvars, loops)
-            case n.BufferStore() | n.Evaluate():
+            case n.BufferStore() | n.Evaluate() | n.Assert():  # the model's leaves
                 self.leaves[id(stmt)] = TimedLeaf(entries, descs)
             case _:
                 for child in children(stmt):

@@ -26,6 +26,7 @@ from polypad.ir.visitor import walk
 from polypad.model.isl_helpers import maps_of
 
 from . import instances as inst
+from .assert_order import is_order
 from .dataflow import dependences
 from .evidence import Counterexample
 
@@ -52,8 +53,10 @@ def carried_dependence(func: n.PrimFunc, loop: n.For, name: str, *,
         found = tagged.zip().intersect_domain(carried.wrap()).zip()
         if found.is_empty():
             continue
-        src, dst, element, params = deps.decode(inst.first_point(found))
-        what = {
+        point = inst.first_point(found)
+        src, dst, element, params = deps.decode(point)
+        what = deps.pair_text(kind, point, src, dst, element) if is_order(
+            element.buffer) else {
             "flow": f"{dst} reads {element}, which {src} writes",
             "anti": f"{src} reads {element} before {dst} overwrites it",
             "output": f"{src} writes {element} and {dst} overwrites it",

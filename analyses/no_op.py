@@ -128,8 +128,12 @@ def is_no_op(f: n.PrimFunc, stmt: n.Stmt | str, *, strict_ieee: bool = False,
         return Unknown("some value it writes may be read later, but ISL gave no instance of it")
     src, dst, element, params = deps.decode(point)
     params = _params_of_pair(model, point, params)
+    sink = point.get_space().unwrap().range().unwrap().get_tuple_name(isl.dim_type.in_)
     if dst.statement == "END":
         read = f"{element} still holds it when {f.name} returns (the caller reads it)"
+    elif sink != "END" and model.statement(sink).is_assert:
+        read = (f"{element} still holds it where the assert {dst} fails and {f.name} "
+                "stops (the caller reads it)")
     else:
         read = f"{dst} reads it"
     seen = f"{src} writes {element} and {read}: rules 1 and 2 fail"

@@ -87,6 +87,7 @@ from polypad.model import Access, Model, StatementModel
 from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_all
 
 from . import instances as inst
+from .assert_order import is_order
 from .budgeted import bounded
 from .combiners import Update, update_of
 from .dataflow import Dependences, Violation, dependences
@@ -158,6 +159,7 @@ class ReductionDependences:
 
     def __init__(self, deps: Dependences, reductions: tuple[Reduction, ...]) -> None:
         self.decode = deps.decode
+        self.pair_text = deps.pair_text
         self.deps = deps
         self.model = deps.model
         self.reductions = reductions
@@ -223,8 +225,10 @@ class ReductionDependences:
         return fallback
 
     def _explain(self, kind: str, pairs: isl.UnionMap, certain: bool) -> Counterexample:
-        src, dst, element, params = self.deps.decode(inst.first_point(pairs))
-        what = {
+        point = inst.first_point(pairs)
+        src, dst, element, params = self.deps.decode(point)
+        what = self.pair_text(kind, point, src, dst, element) if is_order(
+            element.buffer) else {
             "flow": f"{dst} reads {element}, which {src} writes before it",
             "anti": f"{src} reads {element} before {dst} overwrites it",
             "output": f"{src} writes {element} and {dst} overwrites it later",

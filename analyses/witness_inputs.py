@@ -1,4 +1,5 @@
-"""Random arguments that honour a function's ``T.assume`` facts.
+"""Random arguments that honour a function's ``T.assume`` facts (and its plain asserts'
+conditions on scalars, so that a run goes past them).
 
 The reference executor checks every assumption at run time, so inputs drawn
 at random must satisfy them: scalars are drawn until the assumptions on
@@ -20,6 +21,7 @@ from __future__ import annotations
 import operator
 
 from polypad.ir import nodes as ir
+from polypad.ir.opaque import is_plain_check
 from polypad.ir.visitor import walk
 
 _BINARY = {
@@ -132,13 +134,13 @@ def _satisfy_in(stmt, env: dict, arrays: dict) -> None:
 
 
 def _scalar_values(f: ir.PrimFunc, rng) -> dict:
-    """Values for the scalar parameters that satisfy every assumption on scalars alone."""
+    """Values for the scalar parameters that satisfy every assumption (and plain assert) on
+    scalars alone."""
     scalars = [p for p in f.params if isinstance(p, ir.Var)]
-    conds = [
-        n.args[0] for n in walk(f.body)
-        if isinstance(n, ir.Call) and n.op == "assume"
-        and not any(isinstance(m, ir.BufferLoad) for m in walk(n.args[0]))
-    ]
+    # A plain assert's condition too: a run that fails it stops there (it raises).
+    stated = [n.args[0] for n in walk(f.body) if isinstance(n, ir.Call) and n.op == "assume"]
+    stated += [n.condition for n in walk(f.body) if is_plain_check(n)]
+    conds = [c for c in stated if not any(isinstance(m, ir.BufferLoad) for m in walk(c))]
     for _ in range(1000):
         env = {v: int(rng.integers(0, 17)) for v in scalars}
         try:

@@ -113,6 +113,10 @@ class OpaqueSite:
 
 
 _WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
+# Every target runs a plain assert; one whose condition reads memory or a pointer is
+# the packed function's own scaffolding, which no target runs nor the model holds.
+_WHY_ASSERT = ("is a check on a buffer, a pointer or an opaque call, which polypad "
+               "neither runs nor models (it runs and models an assert on scalar values)")
 
 
 def is_plain_check(stmt: Stmt) -> bool:
@@ -136,8 +140,9 @@ def first_opaque(func: PrimFunc, *, checks_as_facts: bool = False) -> OpaqueSite
     model: a pointer parameter, an opaque intrinsic, ``T.attr``, ``assert``,
     ``return``, or a buffer over memory polypad does not know.  None if there is none.
 
-    With ``checks_as_facts`` (the analyses that read an assert as a fact for what
-    follows it), an assert on plain values (:func:`is_plain_check`) is not one.
+    With ``checks_as_facts`` (the model and the analyses built on it, which hold an
+    assert on plain values as a check that may raise and a fact for what follows
+    it), an assert on plain values (:func:`is_plain_check`) is not one.
     """
     from .nodes import Assert, AttrStmt, DeclBuffer, Return, ThreadAllReduce, Var
     from .views import owns_unknown_memory
@@ -153,12 +158,7 @@ def first_opaque(func: PrimFunc, *, checks_as_facts: bool = False) -> OpaqueSite
             return OpaqueSite(f"T.attr(..., {stmt.key!r}, ...)", "is an annotation polypad "
                               "does not interpret", stmt.span)
         if isinstance(stmt, Assert) and not (checks_as_facts and is_plain_check(stmt)):
-            if checks_as_facts:
-                return OpaqueSite("assert", "is a check on a buffer, a pointer or an opaque "
-                                  "call, which polypad does not run (it runs an assert "
-                                  "on plain values)", stmt.span)
-            return OpaqueSite("assert", "is a packed function's check, which polypad does "
-                              "not run", stmt.span)
+            return OpaqueSite("assert", _WHY_ASSERT, stmt.span)
         if isinstance(stmt, Return):
             return OpaqueSite("return", "ends a packed function, which polypad does not "
                               "run", stmt.span)

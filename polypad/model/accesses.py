@@ -88,6 +88,8 @@ def _reads(leaf: Leaf) -> list[tuple[n.BufferLoad, _Path]]:
     stmt = leaf.stmt
     if isinstance(stmt, n.BufferStore):
         exprs += [stmt.value, *stmt.indices]
+    elif isinstance(stmt, n.Assert):
+        exprs.append(stmt.condition)  # scalars, but a let it uses may load
     else:
         exprs.append(stmt.value)
     found: list[tuple[n.BufferLoad, _Path]] = []

@@ -19,7 +19,7 @@ from .accesses import statement_accesses
 from .affine import AffineSpace
 from .domains import statement_domain
 from .isl_helpers import union_all
-from .model import Model, StatementModel
+from .model import ASSERT_ORDER, Model, StatementModel
 from .nest import collect
 from .parameter_facts import function_parameters, parameter_facts
 from .program_order import leaf_time
@@ -56,11 +56,12 @@ def extract(func: n.PrimFunc) -> Model:
 
 
 def _extract(func: n.PrimFunc) -> Model:
-    opaque = first_opaque(func)
+    # A plain assert is a statement of the model (:mod:`.nest`); one reading memory is not.
+    opaque = first_opaque(func, checks_as_facts=True)
     if opaque is not None:
         raise UnmodelledError(f"{func.name!r} cannot be modelled: {opaque}")
     names = Names()
-    buffers = Names()
+    buffers = Names(reserved=(ASSERT_ORDER,))
     # Parameters and buffers of the signature claim their plain names first.
     for p in func.params:
         if isinstance(p, n.Var):

@@ -26,6 +26,10 @@ from polypad.ir.naming import Names
 from .affine import AffineSpace
 from .isl_helpers import union_all, union_sets
 
+#: The ISL tuple of the pseudo-location that keeps stores and asserts in order
+#: (:mod:`analyses.assert_order`); no buffer is given this name.
+ASSERT_ORDER = "assert_order"
+
 
 @dataclass(eq=False)
 class Access:
@@ -48,7 +52,8 @@ class Access:
 
 @dataclass(eq=False)
 class StatementModel:
-    """One leaf statement (a ``BufferStore`` or ``T.assume``) and its instances.
+    """One leaf statement (a ``BufferStore``, ``T.assume`` or plain ``assert``) and its
+    instances.
 
     ``domain`` holds the instances: loop bounds and the affine ``if`` guards
     around the statement (an else-branch contributes the negation).  When a
@@ -60,7 +65,7 @@ class StatementModel:
     """
 
     name: str
-    stmt: n.BufferStore | n.Evaluate
+    stmt: n.BufferStore | n.Evaluate | n.Assert
     loop_vars: tuple[n.Var, ...]
     loops: tuple[n.For, ...]
     domain: isl.Set
@@ -86,7 +91,19 @@ class StatementModel:
 
     @property
     def is_assume(self) -> bool:
+        """Whether this is a ``T.assume``: a fact, with no effect."""
         return isinstance(self.stmt, n.Evaluate)
+
+    @property
+    def is_assert(self) -> bool:
+        """Whether this is an ``assert``: a check that may raise, which writes nothing
+        (its order against the stores is kept by :mod:`analyses.dataflow`)."""
+        return isinstance(self.stmt, n.Assert)
+
+    @property
+    def is_store(self) -> bool:
+        """Whether this is a ``BufferStore``."""
+        return isinstance(self.stmt, n.BufferStore)
 
     def __repr__(self) -> str:
         return f"StatementModel({self.name}: {self.domain})"

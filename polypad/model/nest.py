@@ -1,7 +1,9 @@
 """The loop-nest structure of a function: its leaf statements in context.
 
 A *leaf* is a statement instance kind the model tracks: every
-``BufferStore`` and every ``Evaluate(T.assume(...))``.  :func:`collect`
+``BufferStore``, every ``Evaluate(T.assume(...))`` and every ``assert`` on
+scalar values (:func:`polypad.ir.opaque.is_plain_check`: a check that may
+raise, ordered against every store by :mod:`analyses.dataflow`).  :func:`collect`
 walks a function body once, in program order, and records for each leaf
 the loops, ``if`` guards (with the branch taken), let bindings and block
 around it, plus its sequence position at every loop level (for the 2d+1
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
+from polypad.ir.opaque import is_plain_check
 from polypad.ir.views import root
 from polypad.ir.visitor import walk
 
@@ -37,7 +40,7 @@ class Guard:
 class Leaf:
     """One leaf statement and everything around it."""
 
-    stmt: n.BufferStore | n.Evaluate
+    stmt: n.BufferStore | n.Evaluate | n.Assert
     loops: tuple[n.For, ...]
     guards: tuple[Guard, ...]
     lets: dict
@@ -73,7 +76,7 @@ def _uses(leaf: Leaf, var: n.Var) -> bool:
 
 def is_leaf(stmt: n.Stmt) -> bool:
     """True for the statements the model tracks as instances."""
-    if isinstance(stmt, n.BufferStore):
+    if isinstance(stmt, n.BufferStore) or is_plain_check(stmt):
         return True
     return (
         isinstance(stmt, n.Evaluate)

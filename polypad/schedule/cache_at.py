@@ -61,6 +61,7 @@ from .cache_common import cache_buffer, describe, require_access
 from .checked_ast import checked_loops
 from .exact_bounds import assumed
 from .exact_bounds import bound as exact_bound
+from .legality import refuse_crossed_check
 from .location_ast import ExactLoops
 from .location_box import ShiftToBox, box_around, one_map, relation_of
 from .location_legality import refuse_access
@@ -104,6 +105,8 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
                 if a.buffer is old and a.kind == "write":
                     refuse_access(model, s, a, f"{where}: {{who}} writes {old.name}, so the "
                                   "block's reads would see a stale copy")
+    if kind == "write":
+        refuse_crossed_check(loop.body, where, "the copy-out at the end of each iteration")
     depth = next(k for k, lp in enumerate(inside[0].loops) if lp is loop) + 1
     p = Placement(func, model, found, found, [], loop, inside, depth, where)
     touched = one_map(at_iteration(p, [relation_of(s, old) for s in inside]))

@@ -70,7 +70,9 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     if reassociate:
         found = reduction_dependences(func).violations(schedule)
     else:
-        if moved is None:
+        # The order of stores against an assert is in the whole question only
+        # (analyses.assert_order): a moved loop holding an assert asks it.
+        if moved is None or any(isinstance(x, n.Assert) for x in walk(moved)):
             deps = analyses.dependences(func)
         else:
             written = {id(s.buffer): s.buffer for s in walk(moved)
@@ -239,6 +241,7 @@ def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore | list, loop
     order (an argmax's ``T.init()``): none of them counts against another."""
     import analyses
     from analyses import instances as inst
+    from analyses.assert_order import is_order
 
     deps = analyses.dependences(func)
     model = deps.model
@@ -260,10 +263,13 @@ def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore | list, loop
     for kind in ("flow", "output", "anti"):
         found = deps.tagged(kind).zip().intersect_domain(sources.wrap()).zip()
         if not found.is_empty():
-            src, dst, element, params = deps.decode(inst.first_point(found))
+            point = inst.first_point(found)
+            src, dst, element, params = deps.decode(point)
+            what = (deps.pair_text(kind, point, src, dst, element) if is_order(element.buffer)
+                    else f"{src} touches {element} before the init {dst}")
             cex = Counterexample(
-                f"{kind} dependence: {src} touches {element} before the init {dst}; "
-                f"moving the init before the loop over {loop.var.name} would reverse them",
+                f"{kind} dependence: {what}; moving the init before the loop over "
+                f"{loop.var.name} would reverse them",
                 instances=(src, dst), element=element, params=params)
             raise IllegalTransformError(f"decompose_reduction would break a dependence: "
                                         f"{cex}", cex)
@@ -305,11 +311,13 @@ def check_cache_write(func: n.PrimFunc, block: str | None, region: n.Stmt,
     reads only what it wrote (:func:`_check_cache_values`), and nothing in the block's
     stage outside the block accesses it before the copy-out runs."""
     where = describe(block)
+    stage = func.body if block is None else stage_of(func, region)
+    refuse_crossed_check(stage, f"cache_write of {buffer.name} for {where}",
+                         "the copy-out after it")
     _check_cache_values(func, region, buffer, where)
     if block is None:
         return
     inside = {id(node) for node in walk(region)}
-    stage = stage_of(func, region)
     outside = [a for a in (*loads_of(stage, buffer), *stores_to(stage, buffer))
                if id(a) not in inside]
     if outside:
@@ -317,6 +325,25 @@ def check_cache_write(func: n.PrimFunc, block: str | None, region: n.Stmt,
             f"cache_write of {buffer.name} for {where}: the stage around the block also "
             f"accesses {buffer.name} outside the block, before the copy-out would run",
             evidence=buffer.name)
+
+
+def refuse_crossed_check(scope: n.Stmt, where: str, late: str) -> None:
+    """Refuse a rewrite that moves stores of ``scope`` to ``late`` (a copy-out after
+    it) where ``scope`` holds an assert: where the assert fails, the stores before it
+    would not have happened (no store moves across an assert, :mod:`analyses.assert_order`;
+    conservatively, wherever in ``scope`` the assert stands)."""
+    from polypad.ir.show import show
+
+    found = next((x for x in walk(scope) if isinstance(x, n.Assert)), None)
+    if found is None:
+        return
+    line = f" at line {found.span.line}" if found.span is not None else ""
+    cex = Counterexample(f"`assert {show(found.condition)}`{line} may fail after a store "
+                         f"that {late} would make instead, after it")
+    raise IllegalTransformError(
+        f"{where}: {late} would write back stores made before `assert "
+        f"{show(found.condition)}`{line}, which no store moves across (where it fails, "
+        "they must have happened)", cex)
 
 
 def _check_cache_values(func: n.PrimFunc, region: n.Stmt, buffer: n.Buffer,

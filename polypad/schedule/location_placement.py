@@ -91,6 +91,13 @@ def placement(func: n.PrimFunc, block: str, loop, primitive: str) -> Placement:
             raise PolypadError(f"{where}: block {block!r} holds {show(s.stmt.value)}, which "
                                "cannot be placed in the loop; move it out of the block first "
                                "(or drop it with pp.transform.remove_assume)")
+        if s.is_assert:
+            # Run once per iteration of the loop it would move into, it would run where
+            # nothing said it runs; run at one iteration only, stores of the others
+            # would cross it (no effect moves across an assert: analyses.dataflow).
+            raise PolypadError(f"{where}: block {block!r} holds `assert "
+                               f"{show(s.stmt.condition)}`, which cannot be placed in the "
+                               "loop; move it out of the block first")
     depth = next(k for k, lp in enumerate(under[0].loops) if lp is target) + 1
     return Placement(func, model, found, nest, moved, target, under, depth, where)
 

@@ -204,7 +204,7 @@ def demand(nest: Nest, producer: StageInfo) -> tuple[bool, ...]:
 def _stage(func: n.PrimFunc, model, block: str) -> StageInfo:
     sch = Schedule(func)
     names = sch.get_loops(block)
-    statements = [st for st in model.statements if st.block == block and not st.is_assume]
+    statements = [st for st in model.statements if st.block == block and st.is_store]
     if not statements:
         raise PolypadError(f"autoschedule: block {block!r} holds no statement")
     update = statements[-1]  # the last store: the update of a reduction, or the only one

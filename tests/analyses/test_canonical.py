@@ -14,10 +14,12 @@ import numpy as np
 from overcompute_brute import everywhere, inputs, results_differ, same_results
 
 import analyses
+import codegen
 import polypad as pp
 from analyses import Element, Proved, Refuted, Unknown
 from analyses.canonical import canonical_form
 from analyses.scoped_lets import scope_lets
+from polypad.errors import AssertionFailedError
 from polypad.ir import nodes as n
 from polypad.ir.opaque import OpaqueSite
 from polypad.ir.visitor import walk
@@ -193,13 +195,23 @@ def f(n: T.int32, A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
 
 
 def test_an_assert_holds_for_what_follows_it():
-    f, made = form(GUARDED.format(check='assert n == 16, ("ValueError", ["n"])'))
+    f = pp.parse(GUARDED.format(check='assert n == 16, ("ValueError", ["n"])'))
+    # A plain assert is a statement of the model: the function is its own canonical form.
+    assert canonical_form(f) is None
     (branch,) = ifs(f)
     decided = analyses.can_remove_conditional(f, branch)
     assert isinstance(decided, Proved), decided
-    # Run as its canonical form (the assert a checked assumption): only n = 16 runs.
-    g = made.func
-    assert same_results(g, everywhere(g, ifs(g)[0]))
+    # Only n = 16 runs past the assert; elsewhere both raise before any store.
+    for value in (0, 14, 16, 20):
+        outs = []
+        for g in (f, everywhere(f, branch)):
+            a, b = np.full(16, 1.5, "float32"), np.zeros(16, "float32")
+            try:
+                codegen.build(g, target="python")(value, a, b)
+                outs.append((None, b.tolist()))
+            except AssertionFailedError as error:
+                outs.append((error.assert_message, b.tolist()))
+        assert outs[0] == outs[1], value
     # Without the check, n = 0 keeps B as the caller passed it.
     plain = pp.parse(GUARDED.format(check="T.evaluate(0)"))
     decided = analyses.can_remove_conditional(plain, ifs(plain)[0])
@@ -281,10 +293,10 @@ def f(args: T.handle, num_args: T.int32, A: T.Buffer((4,), "float32")):
         A[i] = A[i] + 1.0
 ''')
     # The type code only its own check reads is no parameter; num_args is, and its check
-    # an assumption.
+    # (on a plain value) stays, a statement of the model.
     assert [p.name for p in made.func.params] == ["num_args", "A"]
-    assumes = [x for x in walk(made.func.body) if isinstance(x, n.Evaluate)]
-    assert [pp.script(x).strip() for x in assumes] == ["T.assume(num_args == 1)"]
+    kept = [x for x in walk(made.func.body) if isinstance(x, (n.Evaluate, n.Assert))]
+    assert [pp.script(x).strip() for x in kept] == ["assert num_args == 1, ('TypeError', ['n'])"]
     assert [site.what for site in made.packed.left_out] == ["assert"]
 
 

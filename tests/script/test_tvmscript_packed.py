@@ -74,14 +74,12 @@ def test_building_is_refused_naming_the_construct_and_its_line():
 
 def test_deciders_answer_unknown_naming_the_construct_and_its_line():
     f = parse(textwrap.dedent(PACKED))
-    reason = ("'scale' cannot be modelled: assert at line 5 is a packed function's check, "
-              "which polypad does not run")
-    # check_bounds reads `assert num_args == 2` (plain values) as a fact for what follows,
-    # and names the first construct it cannot read after it.
+    # The model holds `assert num_args == 2` (plain values): a check that may raise and
+    # a fact for what follows; the first construct after it that it cannot hold is named.
+    reason = ("'scale' cannot be modelled: T.tvm_struct_get at line 6 is an opaque TVM "
+              "intrinsic: its effect on memory is unknown to polypad")
     answer = analyses.check_bounds(f)
-    assert isinstance(answer, analyses.Unknown) and answer.reason == (
-        "'scale' cannot be modelled: T.tvm_struct_get at line 6 is an opaque TVM intrinsic: "
-        "its effect on memory is unknown to polypad")
+    assert isinstance(answer, analyses.Unknown) and answer.reason == reason
     with pytest.raises(UnmodelledError) as info:
         analyses.dependences(f)
     assert str(info.value) == reason
