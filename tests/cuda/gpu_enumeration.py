@@ -15,7 +15,7 @@ import operator
 from analyses.gpu_sync import BarrierPlan, plan_barriers
 from analyses.gpu_threads import AXES, BLOCK_AXES
 from polypad.ir import nodes as n
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children, walk
 
 _OPS = {n.Add: operator.add, n.Sub: operator.sub, n.Mul: operator.mul,
         n.FloorDiv: operator.floordiv, n.FloorMod: operator.mod, n.Min: min, n.Max: max,
@@ -83,23 +83,21 @@ def accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None, fres
                 accesses(branch, env, out, plan, thread, launch, barriers, fresh)
         case n.BufferStore():
             if thread is not None:
-                bound = {x.kind for x in _loops_around(launch.root, stmt)}
+                bound = _kinds_around(launch.root)[id(stmt)]
                 if any(thread[k] != 0 for k, axis in enumerate(AXES) if axis not in bound):
                     return
             key = tuple(sorted((v.name, x) for v, x in env.items()))
             count = barriers[0] if barriers is not None else None
-            for load in walk(stmt.value):
-                if isinstance(load, n.BufferLoad):
-                    out.append((id(stmt), key, load.buffer,
-                                tuple(value(i, env) for i in load.indices), "read", count,
-                                tuple(env[v] for v in fresh.get(load.buffer, ()))))
+            for load in _loads(stmt):
+                out.append((id(stmt), key, load.buffer,
+                            tuple(value(i, env) for i in load.indices), "read", count,
+                            tuple(env[v] for v in fresh.get(load.buffer, ()))))
             out.append((id(stmt), key, stmt.buffer,
                         tuple(value(i, env) for i in stmt.indices), "write", count,
                         tuple(env[v] for v in fresh.get(stmt.buffer, ()))))
         case n.Allocate():
             axes = {"shared": BLOCK_AXES, "local": AXES}.get(stmt.buffer.scope, ())
-            kinds = {x.var: x.kind for launch_ in plan.structure.launches
-                     for x in walk(launch_.root) if isinstance(x, n.For)}
+            kinds = _loop_kinds(plan.structure)
             copies = tuple(v for v in env if kinds.get(v) in axes)
             accesses(stmt.body, env, out, plan, thread, launch, barriers,
                      {**fresh, stmt.buffer: copies})
@@ -107,10 +105,49 @@ def accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None, fres
             accesses(stmt.body, env, out, plan, thread, launch, barriers, fresh)
 
 
-def _loops_around(root, target):
-    for node in walk(root):
-        if isinstance(node, n.For) and any(x is target for x in walk(node.body)):
-            yield node
+# Memos of the two questions the walk asks at every store and allocation it runs: a
+# walk of the launch per question made the enumeration quadratic in the kernel's size.
+# Each entry keeps its key's object alive, so that no id is reused while it is here.
+_KINDS_AROUND: dict[int, tuple[object, dict]] = {}
+_LOOP_KINDS: dict[int, tuple[object, dict]] = {}
+_LOADS: dict[int, tuple[object, list]] = {}
+
+
+def _loads(store) -> list:
+    """The loads of ``store``'s value, in walk order."""
+    memo = _LOADS.get(id(store))
+    if memo is None:
+        found = [x for x in walk(store.value) if isinstance(x, n.BufferLoad)]
+        memo = _LOADS[id(store)] = (store, found)
+    return memo[1]
+
+
+def _kinds_around(root) -> dict:
+    """``id(store) -> {kinds of the loops around it}`` for every store under ``root``."""
+    memo = _KINDS_AROUND.get(id(root))
+    if memo is None:
+        found: dict = {}
+        stack = [(root, frozenset())]
+        while stack:
+            node, kinds = stack.pop()
+            if isinstance(node, n.BufferStore):  # one object may sit in two places
+                found[id(node)] = found.get(id(node), frozenset()) | kinds
+            if isinstance(node, n.For):
+                stack.append((node.body, kinds | {node.kind}))
+            elif isinstance(node, n.Stmt):
+                stack.extend((child, kinds) for child in children(node))
+        memo = _KINDS_AROUND[id(root)] = (root, found)
+    return memo[1]
+
+
+def _loop_kinds(structure) -> dict:
+    """``loop variable -> kind`` for every loop of every launch of ``structure``."""
+    memo = _LOOP_KINDS.get(id(structure))
+    if memo is None:
+        kinds = {x.var: x.kind for launch in structure.launches
+                 for x in walk(launch.root) if isinstance(x, n.For)}
+        memo = _LOOP_KINDS[id(structure)] = (structure, kinds)
+    return memo[1]
 
 
 def parameter_env(func, params: dict) -> dict:
