@@ -30,7 +30,7 @@ from analyses.evidence import Unknown
 from polypad.errors import BoundsCheckError
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, PrimFunc
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children, walk
 from polypad.semantics.interpreter import outside_message
 
 
@@ -76,7 +76,9 @@ class BoundsGuards:
         ``shape``, worded as the reference executor's."""
         buffer, indices, is_store = self.accesses[number]
         values = [int(v) for v in values][:len(indices)]
-        where = self._where.get((buffer, indices), "")
+        where = self._where.get((buffer, indices))
+        if where is None:  # an access lowering wrote anew: where the lowered one stands
+            where = statement_locations(self.func).get((buffer, indices), "")
         return BoundsCheckError(outside_message(
             "store to" if is_store else "load of", buffer, indices, values, shape,
             self.func.name, where))
@@ -118,6 +120,27 @@ def _extent(extent, func: PrimFunc, args: list) -> int | str:
     if isinstance(extent, ir.IntImm):
         return int(extent.value)
     return extent if isinstance(extent, int) else extent.name  # a let's value: its name
+
+
+def statement_locations(func: ir.PrimFunc) -> dict[tuple, str]:
+    """`` at file:line`` of the statement each access of ``func`` stands in (its first,
+    where it stands in several), as the reference executor names it: the innermost
+    statement whose own expressions hold it (a loop's extent, an ``if``'s condition,
+    a store's indices and value).  For an access lowering wrote anew (a view's flat
+    index), which the analysis of the function as written did not locate."""
+    found: dict[tuple, str] = {}
+    for stmt in walk(func.body):
+        if not isinstance(stmt, ir.Stmt) or stmt.span is None:
+            continue
+        where = f" at {stmt.span.filename}:{stmt.span.line}"
+        if isinstance(stmt, ir.BufferStore):
+            found.setdefault((stmt.buffer, tuple(stmt.indices)), where)
+        for child in children(stmt):
+            if isinstance(child, ir.Expr):
+                for x in walk(child):
+                    if isinstance(x, ir.BufferLoad):
+                        found.setdefault((x.buffer, tuple(x.indices)), where)
+    return found
 
 
 def declared_buffers(func: ir.PrimFunc) -> list[ir.Buffer]:

@@ -53,7 +53,7 @@ from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
-from ..source_text import ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
+from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, OR, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .guards import GuardState, load_text, store_lines
@@ -182,10 +182,33 @@ class ExprPrinter(CommonExprs):
             case ir.Let():
                 body = self(expr.body)
                 return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
+            case ir.Select() | ir.Min() | ir.Max() if self._mixes_counter(expr):
+                return self._typed_choice(expr)
         printed = self.common(expr)
         if printed is not None:
             return printed
         raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
+
+    def _mixes_counter(self, expr: ir.Expr) -> bool:
+        """Whether integer ``expr`` chooses between operands one of which reads a
+        parallel loop's counter.  Numba types that counter ``uint64`` in a
+        ``prange`` body, and a choice between a ``uint64`` and a signed integer
+        (``i if i < n else 3``, ``min(i, n)``) is a ``float64``, which no array
+        takes as an index."""
+        if not self.parallel_vars or not dtypes.is_int(expr.dtype) or expr.dtype == "uint64":
+            return False
+        return any(isinstance(v, Var) and v in self.parallel_vars for v in _walk(expr))
+
+    def _typed_choice(self, expr: ir.Select | ir.Min | ir.Max) -> tuple[str, int]:
+        """``expr`` with each operand it chooses from cast to its dtype (see
+        :meth:`_mixes_counter`): the value chosen is the same, and so is its type."""
+        cast = numpy_type(expr.dtype)
+        if isinstance(expr, ir.Select):
+            return (f"{cast}({self(expr.true_value)}) if "
+                    f"{self.operand(expr.condition, OR)} else "
+                    f"{cast}({self(expr.false_value)})"), COND
+        fn = "min" if isinstance(expr, ir.Min) else "max"
+        return f"{fn}({cast}({self(expr.a)}), {cast}({self(expr.b)}))", ATOM
 
     # -- long expressions -----------------------------------------------------
 

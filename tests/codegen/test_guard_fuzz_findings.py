@@ -1,0 +1,71 @@
+"""What the run-time guards' fuzz (``benchmarks/fuzz.py --shapes guards``) found in
+the Numba target, each pinned by the smallest function that showed it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from codegen_support import copy
+
+import codegen
+from polypad.errors import BoundsCheckError
+from polypad.script import parse
+
+pytestmark = pytest.mark.numba
+
+# A view at an offset is lowered to a flat index (A_flat[4 + X[i]]) that the
+# analysis of the function as written never saw: checked, but its message had
+# no location (guards 30001/1).
+VIEW_GATHER = parse('''
+@T.prim_func
+def view_gather(A: T.Buffer((16,), "int32"), X: T.Buffer((4,), "int32"),
+                C: T.Buffer((4,), "int32")):
+    A_1 = T.decl_buffer((8,), "int32", data=A.data, elem_offset=4)
+    for i in T.serial(4):
+        C[i] = A_1[X[i]]
+''')
+
+# In a prange body Numba types the counter uint64; a checked index choosing between
+# it and a signed integer (i if i < n else 3, min(i, n)) was a float64, which Numba
+# refused to index with (guards 30001/10: the kernel did not compile).
+PARALLEL_CHOICE = parse('''
+@T.prim_func
+def parallel_choice(A: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32"), n: T.int32):
+    A_1 = T.decl_buffer((8,), "int32", data=A.data, elem_offset=6)
+    C[0] = A_1[T.max(7 - n, 2)]
+    for i in T.parallel(8):
+        C[i + 4] = A_1[T.if_then_else(i < n, i, 3)] + A_1[T.min(i, n)]
+''')
+
+
+def outcomes(func, args) -> list:
+    """What the reference executor and the Numba kernel each did on copies of
+    ``args``: the message of a BoundsCheckError, or the buffers."""
+    out = []
+    for target in ("python", "numba"):
+        mine = copy(args)
+        try:
+            codegen.build(func, target=target)(*mine)
+        except BoundsCheckError as err:
+            out.append(str(err))
+        else:
+            out.append([a.tolist() for a in mine if isinstance(a, np.ndarray)])
+    return out
+
+
+def test_a_flat_view_index_that_fails_is_named_where_it_stands():
+    args = [np.zeros(16, "int32"), np.array([0, 1, 40, 2], "int32"), np.zeros(4, "int32")]
+    reference, numba = outcomes(VIEW_GATHER, args)
+    assert numba == reference == ("load of A_flat[44] is outside its shape (16,) in "
+                                  "'view_gather' at <string>:7 (as written: A_flat[4 + X[i]])")
+
+
+def test_a_checked_choice_of_a_parallel_counter_compiles_and_agrees():
+    kernel = codegen.build(PARALLEL_CHOICE)
+    assert "numba.prange" in kernel.source
+    assert "np.int32(i) if i < n else np.int32(3)" in kernel.source
+    for n in (9, 0, 4):
+        reference, numba = outcomes(PARALLEL_CHOICE, [np.arange(16, dtype="int32"),
+                                                      np.zeros(16, "int32"), n])
+        assert numba == reference
+    assert reference[1][4:12] == [12, 14, 16, 18, 19, 19, 19, 19]  # n = 4
