@@ -18,7 +18,8 @@ accesses to run time (:mod:`codegen.bounds_guards`):
 * stores under data-dependent ``if``;
 * loops a target may run in parallel (``# par``): each iteration stores one
   element of ``C`` of its own (``C[i + e]``, ``e`` the same in every
-  iteration) and reads no buffer the loop writes.  :attr:`GuardsProgram.parallel`
+  iteration, now and then summed over an inner loop, whose checks that do not
+  change go before it) and reads no other element of a buffer the loop writes.  :attr:`GuardsProgram.parallel`
   writes them ``T.parallel``, :attr:`GuardsProgram.cuda` binds them to
   ``threadIdx.x``.
 
@@ -206,7 +207,16 @@ class _Builder:
         scope = [(var, extent)]
         shift = c.choice(["n", "m", str(c.integer(0, 16 - extent))]
                          + ([] if self.cuda_friendly else ["X[0]", "X[n]"]))
-        line = f"C[{var} + {shift}] = {self.value(scope, avoid=('C',))}"
+        target = f"C[{var} + {shift}]"
+        if c.integer(0, 2) == 0:  # an inner loop: a check it does not change goes before it
+            inner, dtype = self.loop_var(), c.choice(COUNTER_DTYPES)
+            text, inner_extent = self.extent(dtype)
+            self.lines.append(f"{pad}    for {inner} in T.serial({text}):")
+            pad, scope = pad + "    ", scope + [(inner, inner_extent)]
+            self.features.add("inner loop")
+            line = f"{target} = {target} + {self.value(scope, avoid=('C',))}"
+        else:
+            line = f"{target} = {self.value(scope, avoid=('C',))}"
         if not self.cuda_friendly and c.integer(0, 3) == 0:
             self.stated(scope, pad + "    ")
         if c.integer(0, 2) == 0:

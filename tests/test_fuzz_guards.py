@@ -54,7 +54,8 @@ def test_the_programs_hold_every_shape_and_parse():
             assert "T.parallel(" in program.parallel and "# par" not in program.parallel
     assert features >= {"min", "max", "clamp", "select", "div", "mod", "pdiv", "pmod",
                         "gather", "gather_param", "param extent", "int8", "int16", "int64",
-                        "view", "assert", "assert in loop", "assume", "data if", "parallel"}
+                        "view", "assert", "assert in loop", "assume", "data if", "parallel",
+                        "inner loop"}
 
 
 def test_a_cuda_friendly_program_binds_its_parallel_loops_and_asserts_at_the_top():

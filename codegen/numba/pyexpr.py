@@ -16,6 +16,11 @@
   ranges needs no wrap and stays plain.
 - ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
   Python's short-circuit operators), so a guarded load is never executed.
+  In a ``numba.prange`` body Numba types the counter ``uint64``, and a
+  choice between it and a signed integer (``i if i < n else 3``,
+  ``min(i, n)``) would be a ``float64``: there each operand of an integer
+  ``Select``, ``min`` or ``max`` reading a parallel counter is cast to its
+  dtype.
 - An expression ``Let`` becomes an immediately applied lambda,
   ``(lambda x: body)(value)``: Numba inlines it, whereas the walrus operator
   does not type in Numba, and hoisting the value out of a lazy branch could
