@@ -19,9 +19,9 @@ accesses to run time (:mod:`codegen.bounds_guards`):
 * loops a target may run in parallel (``# par``): each iteration stores one
   element of ``C`` of its own (``C[i + e]``, ``e`` the same in every
   iteration, now and then summed over an inner loop, whose checks that do not
-  change go before it) and reads no other element of a buffer the loop writes.  :attr:`GuardsProgram.parallel`
-  writes them ``T.parallel``, :attr:`GuardsProgram.cuda` binds them to
-  ``threadIdx.x``.
+  change go before it) and reads no other element of a buffer the loop
+  writes.  :attr:`GuardsProgram.parallel` writes them ``T.parallel``,
+  :attr:`GuardsProgram.cuda` binds them to ``threadIdx.x``.
 
 Nothing keeps the accesses inside: the inputs (:func:`draw_inputs`: random
 ``n``, ``m`` and ``X``, some inside, some not) decide.  With ``cuda_friendly``
