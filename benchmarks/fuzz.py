@@ -257,6 +257,7 @@ def guards_rows(stats: list[GuardsStats]) -> list[tuple[str, object]]:
         *((f"  runs of {k}", v) for k, v in sorted(total("runs").items())),
         ("  builds cuda refused", f"{sum(refused.values())} ("
          + ", ".join(sorted({k.split(": ")[1] for k in refused})) + ")"),
+        ("  reference runs enumerated (proved)", sum(s.enumerated for s in stats)),
         ("  parallel: another element", sum(s.parallel_messages for s in stats)),
         ("  store index vs value order", sum(s.store_or_value for s in stats)),
     ]

@@ -24,7 +24,9 @@ match.  And the analysis's :attr:`~analyses.BoundsPrecondition.proved` must
 be sound: where the reference stops at an access outside its buffer (after
 the precondition held, with every assumption true so far), that access is
 no proved one -- which also catches an ``assert`` that proved an access
-running before it.
+running before it.  The same is asked of the reference alone at every ``n``
+of a small range and its dtype's ends, against a few values of ``m`` and two
+index buffers (:func:`enumerate_proved`).
 
 Findings: ``unsound`` (a result or an error that differs, a guard region
 written, a proved access outside), ``order`` (the same error class with
@@ -35,11 +37,12 @@ another message in a serial run: which of two failing checks runs first),
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
 import numpy as np
-from fuzz_guards import SIZES, GuardsProgram, draw_inputs, guards_program
+from fuzz_guards import ENDS, SIZES, GuardsProgram, draw_inputs, guards_program
 from fuzz_programs import Seeded
 from fuzz_support import Report
 
@@ -54,7 +57,9 @@ from polypad.errors import (
     OutOfBoundsError,
     PolypadError,
 )
+from polypad.ir import nodes as ir
 from polypad.ir.show import show
+from polypad.ir.visitor import walk
 from polypad.script import parse
 from polypad.semantics import interpreter
 
@@ -76,6 +81,7 @@ class GuardsStats:
     runs: dict[str, int] = field(default_factory=dict)  # variant: runs compared
     parallel_messages: int = 0  # same class, another element, in a parallel run
     store_or_value: int = 0  # a store's index checked before its value's loads, or after
+    enumerated: int = 0  # reference runs of enumerate_proved
 
     def count(self, table: dict, key: str) -> None:
         table[key] = table.get(key, 0) + 1
@@ -220,8 +226,29 @@ def check_proved(func, reference, values: dict, report: Report, what: str) -> No
                        f"inputs {_show(values)}")
 
 
+def enumerate_proved(func, reference, m_dtype: str, rng, report: Report,
+                     stats: GuardsStats) -> None:
+    """:func:`check_proved` at every ``n`` in ``[-2, 17)`` and its dtype's ends, ``m``
+    in a few small values and its dtype's ends, with ``X`` inside and ``X`` drawn
+    wide: the reference alone, a few hundred small runs."""
+    xs = [rng.integers(0, 8, 8).astype("int32"), rng.integers(-3, 20, 8).astype("int32")]
+    for n in [*range(-2, 17), 2**31 - 1, -2**31]:
+        for m in (-1, 0, 1, 3, 7, *ENDS[m_dtype][:2]):
+            for x in xs:
+                values = {"A": np.arange(16, dtype="int32"), "X": x.copy(),
+                          "C": np.zeros(16, "int32"), "D": np.zeros((4, 4), "int32"),
+                          "n": n, "m": m}
+                stats.enumerated += 1
+                if call(reference, [_copy(values)[k] for k in ORDER]).error \
+                        == BoundsCheckError.__name__:
+                    check_proved(func, reference, values, report, "enumerated")
+
+
 def compare(name: str, want: Ran, got: Ran, outer: list, values: dict, report: Report,
-            stats: GuardsStats) -> None:
+            stats: GuardsStats, func=None) -> None:
+    """Findings where ``got`` (of variant ``name``) is not ``want`` (the reference's),
+    or the guard regions ``outer`` were written; ``func`` is the function as the
+    reference ran it, to tell a store's index from its value."""
     parallel = name in ("numba parallel", "cuda")
     where = f"{name}, inputs {_show(values)}"
     if outer and clobbered(outer):
@@ -233,7 +260,7 @@ def compare(name: str, want: Ran, got: Ran, outer: list, values: dict, report: R
     elif want.error is not None and want.message != got.message:
         if parallel:
             stats.parallel_messages += 1
-        elif {want.message.split(" ")[0], got.message.split(" ")[0]} == {"load", "store"}:
+        elif func is not None and store_or_value(func, want.message, got.message):
             # The order of a store's index and its value's loads: being aligned apart.
             stats.store_or_value += 1
         else:
@@ -246,6 +273,36 @@ def compare(name: str, want: Ran, got: Ran, outer: list, values: dict, report: R
                 report.unsound(f"{name}: {param} differs",
                                f"reference {a.tolist()}, {name} {b.tolist()}; {where}")
                 break
+
+
+_WRITTEN = re.compile(r"^(load of|store to) .* at \S+:(\d+) \(as written: (.*)\)$")
+
+
+def store_or_value(func, first: str, second: str) -> bool:
+    """Whether two failed-check messages name accesses of one store statement, one
+    in its target (the store, or a load in its indices) and one in its value:
+    which of them fails first is the order being aligned apart."""
+    a, b = _WRITTEN.match(first), _WRITTEN.match(second)
+    if a is None or b is None or a[2] != b[2]:
+        return False
+    for stmt in walk(func.body):
+        if not (isinstance(stmt, ir.BufferStore) and stmt.span is not None
+                and stmt.span.line == int(a[2])):
+            continue
+        target = {("store to", _written(stmt))} | {
+            ("load of", _written(x)) for i in stmt.indices for x in walk(i)
+            if isinstance(x, ir.BufferLoad)}
+        value = {("load of", _written(x)) for x in walk(stmt.value)
+                 if isinstance(x, ir.BufferLoad)}
+        one, other = (a[1], a[3]), (b[1], b[3])
+        if (one in target and other in value) or (one in value and other in target):
+            return True
+    return False
+
+
+def _written(access) -> str:
+    """An access as a failed check's message writes it (``as written: ...``)."""
+    return f"{access.buffer.name}[{', '.join(show(i).strip() for i in access.indices)}]"
 
 
 def _finding(kind: str, what: str, detail: str):
@@ -300,7 +357,8 @@ def check_guards_case(seed: int, index: int) -> tuple[GuardsProgram, Report, Gua
                 report.crash(f"run {name}", err)
                 continue
             stats.count(stats.runs, name)
-            compare(name, want, got, outer, values, report, stats)
+            compare(name, want, got, outer, values, report, stats, reference.func)
+    enumerate_proved(func, reference, program.m_dtype, rng, report, stats)
     report.questions = stats.compared
     return program, report, stats
 

@@ -75,23 +75,38 @@ def test_a_write_into_a_guard_region_is_found():
     assert clobbered(outer) == ["A", "D"]
 
 
+ORDERED = parse('''
+@T.prim_func
+def ordered(A: T.Buffer((4,), "int32"), X: T.Buffer((4,), "int32")):
+    for i in T.serial(4):
+        A[X[i]] = A[X[i] + 1]
+    A[0] = A[X[0]]
+''')
+
+
+def failed(access: str, element: int, line: int) -> Ran:
+    """A BoundsCheckError's outcome, worded as the reference words it."""
+    return Ran("BoundsCheckError", f"{access.split('[')[0]}[{element}] is outside its "
+               f"shape (4,) in 'ordered' at <string>:{line} (as written: "
+               f"{access.split(' ', 2)[2]})")
+
+
 def test_a_result_or_an_error_that_differs_is_unsound_and_a_message_is_an_order():
     values = {"n": 1, "m": 2, "X": np.zeros(8, "int32")}
     ran = Ran(None, "", tuple(np.zeros(4, "int32") for _ in range(4)))
     other = Ran(None, "", (np.ones(4, "int32"),) + ran.buffers[1:])
-    error = Ran("BoundsCheckError", "load of A[16] is outside ...")
+    store = failed("store to A[X[i]]", 9, 5)
     report, stats = Report(), GuardsStats()
-    compare("numba", ran, other, [], values, report, stats)
-    compare("numba", ran, error, [], values, report, stats)
-    compare("numba", error, Ran("BoundsCheckError", "load of A[17] ..."), [], values,
-            report, stats)
-    compare("numba", error, Ran("BoundsCheckError", "store to C[17] ..."), [], values,
-            report, stats)
-    compare("cuda", error, Ran("BoundsCheckError", "load of A[17] ..."), [], values,
-            report, stats)
+    for name, want, got in [
+            ("numba", ran, other), ("numba", ran, store),
+            ("numba", store, failed("load of A[X[i] + 1]", 10, 5)),  # the store's value
+            ("numba", store, failed("load of X[0]", 9, 6)),  # another statement
+            ("numba", failed("load of A[X[0]]", 9, 6), failed("load of X[0]", 9, 6)),
+            ("cuda", store, failed("load of A[X[i] + 1]", 10, 5))]:
+        compare(name, want, got, [], values, report, stats, ORDERED)
     assert [(f.kind, f.what) for f in report.findings] == [
         ("unsound", "numba: A differs"), ("unsound", "numba: outcome differs"),
-        ("order", "numba: another message")]
+        ("order", "numba: another message"), ("order", "numba: another message")]
     assert (stats.store_or_value, stats.parallel_messages) == (1, 1)
 
 
