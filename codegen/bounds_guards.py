@@ -52,9 +52,13 @@ class BoundsGuards:
         self.proved = proved
         self.everything = everything
         self._where = {u.key: u.where for u in undecided}
+        #: Where the statement being emitted stands (:func:`location`), set by the
+        #: emitter: an access written alike in two statements gets a check of each.
+        self.at: str | None = None
         #: The checked accesses, numbered as :meth:`number` gave them out:
-        #: ``(buffer, indices, is_store)``.
+        #: ``(buffer, indices, is_store)``, and the location of each.
         self.accesses: list[tuple[ir.Buffer, tuple, bool]] = []
+        self._wheres: list[str | None] = []
         self._numbers: dict[tuple, int] = {}
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
@@ -64,11 +68,13 @@ class BoundsGuards:
         return self.everything or (buffer, tuple(indices)) not in self.proved
 
     def number(self, buffer: ir.Buffer, indices, is_store: bool) -> int:
-        """The number of the check of ``buffer[indices]`` (one per distinct access)."""
-        key = (buffer, tuple(indices), is_store)
+        """The number of the check of ``buffer[indices]`` (one per distinct access in
+        each statement, :attr:`at`)."""
+        key = (buffer, tuple(indices), is_store, self.at)
         if key not in self._numbers:
             self._numbers[key] = len(self.accesses)
-            self.accesses.append(key)
+            self.accesses.append(key[:3])
+            self._wheres.append(self.at)
         return self._numbers[key]
 
     def error(self, number: int, values, shape) -> BoundsCheckError:
@@ -76,7 +82,9 @@ class BoundsGuards:
         ``shape``, worded as the reference executor's."""
         buffer, indices, is_store = self.accesses[number]
         values = [int(v) for v in values][:len(indices)]
-        where = self._where.get((buffer, indices))
+        where = self._wheres[number]
+        if where is None:
+            where = self._where.get((buffer, indices))
         if where is None:  # an access lowering wrote anew: where the lowered one stands
             where = statement_locations(self.func).get((buffer, indices), "")
         return BoundsCheckError(outside_message(
@@ -122,6 +130,12 @@ def _extent(extent, func: PrimFunc, args: list) -> int | str:
     return extent if isinstance(extent, int) else extent.name  # a let's value: its name
 
 
+def location(stmt: ir.Stmt) -> str:
+    """`` at file:line`` of ``stmt``, as the reference executor names where an access
+    failed (the statement whose own expressions hold it); empty without a span."""
+    return f" at {stmt.span.filename}:{stmt.span.line}" if stmt.span is not None else ""
+
+
 def statement_locations(func: ir.PrimFunc) -> dict[tuple, str]:
     """`` at file:line`` of the statement each access of ``func`` stands in (its first,
     where it stands in several), as the reference executor names it: the innermost
@@ -132,7 +146,7 @@ def statement_locations(func: ir.PrimFunc) -> dict[tuple, str]:
     for stmt in walk(func.body):
         if not isinstance(stmt, ir.Stmt) or stmt.span is None:
             continue
-        where = f" at {stmt.span.filename}:{stmt.span.line}"
+        where = location(stmt)
         if isinstance(stmt, ir.BufferStore):
             found.setdefault((stmt.buffer, tuple(stmt.indices)), where)
         for child in children(stmt):

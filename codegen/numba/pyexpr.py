@@ -58,6 +58,7 @@ from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
+from ..bounds_guards import location
 from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, OR, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
@@ -142,14 +143,22 @@ class ExprPrinter(CommonExprs):
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
     @contextmanager
-    def at(self, depth: int) -> Iterator[None]:
+    def at(self, depth: int, stmt: ir.Stmt | None = None) -> Iterator[None]:
         """Print a statement's expressions at indentation ``depth``: a long one
-        may write temporaries on lines before the statement."""
+        may write temporaries on lines before the statement.  The checks printed
+        meanwhile report ``stmt``'s location (:attr:`BoundsGuards.at`)."""
         saved, self.depth = self.depth, depth
+        checks = self.guard.guards if self.guard is not None and stmt is not None \
+            and not isinstance(stmt, ir.SeqStmt) else None
+        located = checks.at if checks is not None else None
+        if checks is not None:
+            checks.at = location(stmt)
         try:
             yield
         finally:
             self.depth = saved
+            if checks is not None:
+                checks.at = located
 
     def bound(self, var: Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""

@@ -69,3 +69,28 @@ def test_a_checked_choice_of_a_parallel_counter_compiles_and_agrees():
                                                       np.zeros(16, "int32"), n])
         assert numba == reference
     assert reference[1][4:12] == [12, 14, 16, 18, 19, 19, 19, 19]  # n = 4
+
+
+# One access written alike in two statements had one check, reported at the
+# location of the last: X[(j + n) % 13] failed at line 5 and was named at line 8
+# (guards 30012/14).
+TWICE = parse('''
+@T.prim_func
+def twice(X: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32"), n: T.int32):
+    for j in T.serial(4):
+        C[j] = X[(j + n) % 13]
+        for k in T.serial(2):
+            if X[k] > 0:
+                C[k] = X[(j + n) % 13] + 1
+''')
+
+
+def test_an_access_written_alike_in_two_statements_is_named_where_it_failed():
+    at_first = [np.array([1, 1, 0, 0, 0, 0, 0, 0], "int32"), np.zeros(8, "int32"), 7]
+    reference, numba = outcomes(TWICE, at_first)
+    assert numba == reference == ("load of X[8] is outside its shape (8,) in 'twice' at "
+                                  "<string>:5 (as written: X[(j + n) % 13])")
+    # n = 5: j + n = 8 first at j = 3, after the second statement ran for j = 0 .. 2.
+    reference, numba = outcomes(TWICE, [at_first[0], np.zeros(8, "int32"), 5])
+    assert numba == reference and reference.endswith("at <string>:5 (as written: "
+                                                     "X[(j + n) % 13])")
