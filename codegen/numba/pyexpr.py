@@ -12,8 +12,11 @@
   Numba computes ``int32 + int32`` in 64 bits, so an operation whose result
   may leave its dtype's range (interval arithmetic over the loop ranges the
   emitter records, :mod:`polypad.model.ranges`) is wrapped in its dtype's
-  constructor, ``np.int32(a * b)``.  Index arithmetic inside known loop
-  ranges needs no wrap and stays plain.
+  constructor, ``np.int32(a * b)``.  An ``int64`` ``+``, ``-`` or ``*`` that
+  may wrap is computed in ``uint64``, ``np.int64(np.uint64(a) + np.uint64(b))``:
+  Numba's signed arithmetic is LLVM's ``nsw``, whose overflow the optimizer
+  assumes away.  Index arithmetic inside known loop ranges needs no wrap and
+  stays plain.
 - ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
   Python's short-circuit operators), so a guarded load is never executed.
   In a ``numba.prange`` body Numba types the counter ``uint64``, and a
@@ -321,6 +324,11 @@ class ExprPrinter(CommonExprs):
         if (fold is not None and dtypes.is_int(expr.dtype) and expr.dtype not in _NATIVE
                 and self.ranges.may_wrap(expr)):
             return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+        if (expr.dtype == "int64" and isinstance(expr, (ir.Add, ir.Sub, ir.Mul))
+                and self.ranges.may_wrap(expr)):
+            # Numba's signed add is LLVM's `add nsw`: an overflow is undefined, and LLVM
+            # folds min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1. Unsigned wraps.
+            return f"np.int64(np.uint64({a}) {op} np.uint64({b}))", ATOM
         return f"{a} {op} {b}", level
 
     def load_of(self, expr: ir.BufferLoad) -> str:

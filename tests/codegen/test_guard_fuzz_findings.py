@@ -94,3 +94,32 @@ def test_an_access_written_alike_in_two_statements_is_named_where_it_failed():
     reference, numba = outcomes(TWICE, [at_first[0], np.zeros(8, "int32"), 5])
     assert numba == reference and reference.endswith("at <string>:5 (as written: "
                                                      "X[(j + n) % 13])")
+
+
+# int64 arithmetic that wraps: Numba's signed add is LLVM's `add nsw`, so LLVM
+# assumed 5 + m does not overflow and folded min(max(5 + m, 0), 15) to 15 at
+# m = 2**63 - 1 (the reference: 5 + m wraps negative, the max gives 0); and
+# min(j + m, 7) read X[7] where the reference's index wrapped to -2**63 and raised
+# (guards 30012/62, 30012/78).
+WRAP64 = parse('''
+@T.prim_func
+def wrap64(A: T.Buffer((16,), "int32"), X: T.Buffer((8,), "int32"),
+           C: T.Buffer((16,), "int32"), m: T.int64):
+    C[(14 * m + 1) % 15] = A[T.min(T.max(5 + m, 0), 15)]
+    for j in T.serial(2):
+        C[j + 3] = X[T.min(j + m, 7)]
+''')
+
+
+def test_int64_arithmetic_that_wraps_wraps_in_numba():
+    args = [np.arange(100, 116, dtype="int32"), np.arange(8, dtype="int32"),
+            np.zeros(16, "int32")]
+    reference, numba = outcomes(WRAP64, [*args, 2**63 - 1])
+    assert numba == reference == (
+        "load of X[-9223372036854775808] is outside its shape (8,) in 'wrap64' at "
+        "<string>:7 (as written: X[T.min(T.Cast(\"int64\", j) + m, 7)])")
+    reference, numba = outcomes(WRAP64, [*args, 2**63 - 5])  # 5 + m wraps, j + m not
+    assert numba == reference
+    wrapped = (14 * (2**63 - 5) + 1 + 2**63) % 2**64 - 2**63
+    assert reference[2][wrapped % 15] == 100 and reference[2][3:5] == [7, 7]  # A[0], X[7]
+    assert "np.int64(np.uint64(5) + np.uint64(m))" in codegen.build(WRAP64).source
