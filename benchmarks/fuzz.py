@@ -24,7 +24,16 @@ at an offset: ``fuzz_programs.view_access``) that their accesses go through.
 ``A`` at offsets (one declared over another's data) written and read
 through, ``int64`` loop counters beside ``int32`` ones, ``T.if_then_else``
 in indices, reductions into a view, ``T.assume`` inside the loops beside
-the stores.  The
+the stores.  ``--shapes guards`` checks the run-time bounds checks and the
+asserts instead of the passes (``tests/fuzz_guards.py`` writes functions
+whose indices the bounds analysis may not decide -- ``T.min``, ``//`` and
+``%`` by a parameter, gathers, counters that wrap, a view at an offset --
+with asserts and ``T.assume`` at random places and stores under
+data-dependent ``if``; ``tests/fuzz_guards_check.py`` runs each on random
+inputs in the reference executor, Numba serial, with ``boundscheck=True``
+and with its loops parallel, and the cuda target on Numba's simulator, and
+requires the same buffers or the same error, no write to a guard region
+around Numba's arrays, and no access proved inside found outside).  The
 default, ``mixed``, gives every case ``K`` with ``K % 3 == 2`` to the new
 shapes and the others to the classic generator, which makes them exactly as
 before (an older finding at such a ``K`` is reproduced with ``--shapes
@@ -52,7 +61,8 @@ table of the cases run.  (Ctrl-C is no way to stop it: Z3 takes the signal to
 cancel the query running, which then answers Unknown.)
 
 Run: ``python benchmarks/fuzz.py [--count 10000] [--seed 0] [--case K]
-[--shapes mixed|classic|issue21|blocks|aliases|views] [--shuffle] [--threads N] [--seconds S]``
+[--shapes mixed|classic|issue21|blocks|aliases|views|guards] [--shuffle] [--threads N]
+[--seconds S]``
 """
 
 from __future__ import annotations
@@ -69,6 +79,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz_block_primitives import check_bindings, check_block_primitives  # noqa: E402
 from fuzz_blocks import block_program  # noqa: E402
+from fuzz_guards_check import GuardsStats, check_guards_case  # noqa: E402
 from fuzz_primitives import check_primitives  # noqa: E402
 from fuzz_programs import NestOptions, Seeded, nest_program, structural_program  # noqa: E402
 from fuzz_shapes import shape_program  # noqa: E402
@@ -96,9 +107,10 @@ class Outcome:
     seconds: float
     invalid: str | None = None  # the generator wrote a program polypad rejects
     stability: Stability | None = None  # --shuffle / --threads: answers compared again
+    guards: GuardsStats | None = None  # --shapes guards: what ran on each target
 
 
-SHAPES = ("mixed", "classic", "issue21", "blocks", "aliases", "views")
+SHAPES = ("mixed", "classic", "issue21", "blocks", "aliases", "views", "guards")
 
 
 def generate(seed: int, index: int, shapes: str = "mixed"):
@@ -128,6 +140,11 @@ def generate(seed: int, index: int, shapes: str = "mixed"):
 
 def run_case(seed: int, index: int, shapes: str = "mixed", *, shuffle: bool = False,
              threads: int = 0) -> Outcome:
+    if shapes == "guards":  # its own check: every target on the same inputs
+        start = time.perf_counter()
+        program, report, stats = check_guards_case(seed, index)
+        return Outcome(index, program.text, report, time.perf_counter() - start,
+                       guards=stats)
     text, choose, n_values, scalars = generate(seed, index, shapes)
     start = time.perf_counter()
     try:
@@ -208,6 +225,7 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
         ("time", f"{elapsed:.0f} s, {rate:.2f} cases/s; 10,000 cases ~ "
                  f"{10_000 / rate / 3600:.1f} h" if rate else f"{elapsed:.0f} s"),
     ]
+    rows += guards_rows([o.guards for o in checked if o.guards is not None])
     width = max(len(k) for k, _ in rows)
     print("\n" + "\n".join(f"{k:<{width}}  {v}" for k, v in rows))
     for name in sorted(set(known)):
@@ -217,6 +235,32 @@ def summary(seed: int, outcomes: list[Outcome], elapsed: float) -> None:
     for o in checked:
         for what, seconds in o.report.overruns:
             print(f"over budget: case {o.index}: {what} took {seconds:.1f} s")
+
+
+def guards_rows(stats: list[GuardsStats]) -> list[tuple[str, object]]:
+    """The table's rows for ``--shapes guards``: inputs, reference outcomes, runs per
+    target, refusals by cuda, messages that differ legitimately."""
+    if not stats:
+        return []
+
+    def total(table: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in stats:
+            for key, count in getattr(s, table).items():
+                out[key] = out.get(key, 0) + count
+        return out
+    refused = total("refused")
+    return [
+        ("guards: inputs compared", sum(s.compared for s in stats)),
+        ("  left out (T.assume false)", sum(s.assumption_false for s in stats)),
+        *((f"  reference {k}", v) for k, v in sorted(total("outcomes").items())),
+        *((f"  runs of {k}", v) for k, v in sorted(total("runs").items())),
+        ("  builds cuda refused", f"{sum(refused.values())} ("
+         + ", ".join(sorted({k.split(": ")[1] for k in refused})) + ")"),
+        ("  reference runs enumerated (proved)", sum(s.enumerated for s in stats)),
+        ("  parallel: another element", sum(s.parallel_messages for s in stats)),
+        ("  store index vs value order", sum(s.store_or_value for s in stats)),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

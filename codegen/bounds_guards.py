@@ -32,7 +32,7 @@ from analyses.evidence import Unknown
 from polypad.errors import BoundsCheckError
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, PrimFunc
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children, walk
 from polypad.semantics.interpreter import outside_message
 
 
@@ -64,9 +64,13 @@ class BoundsGuards:
         self._axes: dict[tuple, set[int]] = {}
         for u in undecided:
             self._axes.setdefault(u.key, set()).update(u.checked_axes)
+        #: Where the statement being emitted stands (:func:`location`), set by the
+        #: emitter: an access written alike in two statements gets a check of each.
+        self.at: str | None = None
         #: The checked accesses, numbered as :meth:`number` gave them out:
-        #: ``(buffer, indices, is_store)``.
+        #: ``(buffer, indices, is_store)``, and the location of each.
         self.accesses: list[tuple[ir.Buffer, tuple, bool]] = []
+        self._wheres: list[str | None] = []
         self._numbers: dict[tuple, int] = {}
 
     def needs(self, buffer: ir.Buffer, indices) -> bool:
@@ -85,11 +89,13 @@ class BoundsGuards:
         return tuple(sorted(self._axes[key]))
 
     def number(self, buffer: ir.Buffer, indices, is_store: bool) -> int:
-        """The number of the check of ``buffer[indices]`` (one per distinct access)."""
-        key = (buffer, tuple(indices), is_store)
+        """The number of the check of ``buffer[indices]`` (one per distinct access in
+        each statement, :attr:`at`)."""
+        key = (buffer, tuple(indices), is_store, self.at)
         if key not in self._numbers:
             self._numbers[key] = len(self.accesses)
-            self.accesses.append(key)
+            self.accesses.append(key[:3])
+            self._wheres.append(self.at)
         return self._numbers[key]
 
     def error(self, number: int, values, shape) -> BoundsCheckError:
@@ -97,7 +103,11 @@ class BoundsGuards:
         ``shape``, worded as the reference executor's."""
         buffer, indices, is_store = self.accesses[number]
         values = [int(v) for v in values][:len(indices)]
-        where = self._where.get((buffer, indices, is_store), "")
+        where = self._wheres[number]
+        if where is None:
+            where = self._where.get((buffer, indices, is_store))
+        if where is None:  # an access lowering wrote anew: where the lowered one stands
+            where = statement_locations(self.func).get((buffer, indices), "")
         return BoundsCheckError(outside_message(
             "store to" if is_store else "load of", buffer, indices, values, shape,
             self.func.name, where))
@@ -139,6 +149,33 @@ def _extent(extent, func: PrimFunc, args: list) -> int | str:
     if isinstance(extent, ir.IntImm):
         return int(extent.value)
     return extent if isinstance(extent, int) else extent.name  # a let's value: its name
+
+
+def location(stmt: ir.Stmt) -> str:
+    """`` at file:line`` of ``stmt``, as the reference executor names where an access
+    failed (the statement whose own expressions hold it); empty without a span."""
+    return f" at {stmt.span.filename}:{stmt.span.line}" if stmt.span is not None else ""
+
+
+def statement_locations(func: ir.PrimFunc) -> dict[tuple, str]:
+    """`` at file:line`` of the statement each access of ``func`` stands in (its first,
+    where it stands in several), as the reference executor names it: the innermost
+    statement whose own expressions hold it (a loop's extent, an ``if``'s condition,
+    a store's indices and value).  For an access lowering wrote anew (a view's flat
+    index), which the analysis of the function as written did not locate."""
+    found: dict[tuple, str] = {}
+    for stmt in walk(func.body):
+        if not isinstance(stmt, ir.Stmt) or stmt.span is None:
+            continue
+        where = location(stmt)
+        if isinstance(stmt, ir.BufferStore):
+            found.setdefault((stmt.buffer, tuple(stmt.indices)), where)
+        for child in children(stmt):
+            if isinstance(child, ir.Expr):
+                for x in walk(child):
+                    if isinstance(x, ir.BufferLoad):
+                        found.setdefault((x.buffer, tuple(x.indices)), where)
+    return found
 
 
 def declared_buffers(func: ir.PrimFunc) -> list[ir.Buffer]:

@@ -48,7 +48,7 @@ from polypad.ir.operators import add, as_expr
 from polypad.ir.visitor import walk
 from polypad.semantics.lowering import is_check
 
-from ..bounds_guards import BoundsGuards
+from ..bounds_guards import BoundsGuards, location
 from ..source_text import AND
 from .batch import MAX_BATCH, VECTOR_LANES, batch, movable
 from .compact import INDEX_VARS
@@ -183,6 +183,16 @@ class _Kernel(WideAccesses):
             self.line(depth, "pass")
 
     def stmt(self, stmt: ir.Stmt, depth: int, axes: frozenset) -> None:
+        checks = self.expr.guard.guards if self.expr.guard is not None else None
+        if checks is None or isinstance(stmt, ir.SeqStmt):
+            return self._stmt(stmt, depth, axes)
+        located, checks.at = checks.at, location(stmt)  # where its checks report
+        try:
+            self._stmt(stmt, depth, axes)
+        finally:
+            checks.at = located
+
+    def _stmt(self, stmt: ir.Stmt, depth: int, axes: frozenset) -> None:
         match stmt:
             case ir.SeqStmt():
                 slots = self.plan.at(stmt)

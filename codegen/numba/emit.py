@@ -137,7 +137,7 @@ class _Emitter(LoopWriter, HelperWriter):
         if isinstance(stmt, (ir.For, ir.IfThenElse)) and depth >= MAX_INDENT:
             self.helper(stmt, depth, "nest")
             return
-        with self.expr.at(depth):  # where a long expression's temporaries go
+        with self.expr.at(depth, stmt):  # where long expressions' temporaries go
             self._stmt(stmt, depth)
 
     def _stmt(self, stmt: ir.Stmt, depth: int) -> None:

@@ -47,6 +47,7 @@ from collections.abc import Callable
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import children, walk
 
+from ..bounds_guards import location
 from ..source_text import ATOM
 from .guards import GuardState
 
@@ -61,8 +62,11 @@ def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
     if state is None or not runs:
         return []
     keys = []
-    for access in hoistable(loop, state):
+    for access, stmt in hoistable(loop, state):
+        # Reported where the access stands, as the reference reports it.
+        located, state.guards.at = state.guards.at, location(stmt)
         lines, held = hoisted_lines(access, state, printer, loop)
+        state.guards.at = located
         for text in lines:
             line(text)
         keys.append((access.buffer, tuple(access.indices)))
@@ -70,13 +74,14 @@ def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
     return keys
 
 
-def hoistable(loop: ir.For, state: GuardState) -> list[ir.BufferLoad | ir.BufferStore]:
+def hoistable(loop: ir.For, state: GuardState
+              ) -> list[tuple[ir.BufferLoad | ir.BufferStore, ir.BufferStore]]:
     """The checked accesses of ``loop``'s body whose check can go before it (distinct
-    by ``(buffer, indices)``, in order)."""
+    by ``(buffer, indices)``, in order), each with the statement holding it."""
     bound = {x.var for x in walk(loop) if isinstance(x, (ir.For, ir.LetStmt, ir.Let))}
     stored = {x.buffer for x in walk(loop.body) if isinstance(x, ir.BufferStore)}
     body = loop.body.stmts if isinstance(loop.body, ir.SeqStmt) else (loop.body,)
-    found: dict[tuple, ir.BufferLoad | ir.BufferStore] = {}
+    found: dict[tuple, tuple] = {}
     for stmt in body:
         if not isinstance(stmt, ir.BufferStore):
             continue
@@ -103,7 +108,7 @@ def hoistable(loop: ir.For, state: GuardState) -> list[ir.BufferLoad | ir.Buffer
             if any((isinstance(x, ir.Var) and x in bound and x is not loop.var)
                    or isinstance(x, ir.BufferLoad) for x in rest):
                 continue
-            found[key] = access
+            found[key] = (access, stmt)
     return list(found.values())
 
 

@@ -12,10 +12,18 @@
   Numba computes ``int32 + int32`` in 64 bits, so an operation whose result
   may leave its dtype's range (interval arithmetic over the loop ranges the
   emitter records, :mod:`polypad.model.ranges`) is wrapped in its dtype's
-  constructor, ``np.int32(a * b)``.  Index arithmetic inside known loop
-  ranges needs no wrap and stays plain.
+  constructor, ``np.int32(a * b)``.  An ``int64`` ``+``, ``-`` or ``*`` that
+  may wrap is computed in ``uint64``, ``np.int64(np.uint64(a) + np.uint64(b))``:
+  Numba's signed arithmetic is LLVM's ``nsw``, whose overflow the optimizer
+  assumes away.  Index arithmetic inside known loop ranges needs no wrap and
+  stays plain.
 - ``Select``, ``and`` and ``or`` stay lazy (a conditional expression,
   Python's short-circuit operators), so a guarded load is never executed.
+  In a ``numba.prange`` body Numba types the counter ``uint64``, and a
+  choice between it and a signed integer (``i if i < n else 3``,
+  ``min(i, n)``) would be a ``float64``: there each operand of an integer
+  ``Select``, ``min`` or ``max`` reading a parallel counter is cast to its
+  dtype.
 - An expression ``Let`` becomes an immediately applied lambda,
   ``(lambda x: body)(value)``: Numba inlines it, whereas the walrus operator
   does not type in Numba, and hoisting the value out of a lazy branch could
@@ -53,7 +61,8 @@ from polypad.ir.visitor import children
 from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
-from ..source_text import ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
+from ..bounds_guards import location
+from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, OR, UNARY, CommonExprs
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .guards import GuardState, load_text, store_lines
@@ -138,14 +147,22 @@ class ExprPrinter(CommonExprs):
         self._pending: dict[int, tuple[ir.Expr, int]] = {}
 
     @contextmanager
-    def at(self, depth: int) -> Iterator[None]:
+    def at(self, depth: int, stmt: ir.Stmt | None = None) -> Iterator[None]:
         """Print a statement's expressions at indentation ``depth``: a long one
-        may write temporaries on lines before the statement."""
+        may write temporaries on lines before the statement.  The checks printed
+        meanwhile report ``stmt``'s location (:attr:`BoundsGuards.at`)."""
         saved, self.depth = self.depth, depth
+        checks = self.guard.guards if self.guard is not None and stmt is not None \
+            and not isinstance(stmt, ir.SeqStmt) else None
+        located = checks.at if checks is not None else None
+        if checks is not None:
+            checks.at = location(stmt)
         try:
             yield
         finally:
             self.depth = saved
+            if checks is not None:
+                checks.at = located
 
     def bound(self, var: Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -183,10 +200,33 @@ class ExprPrinter(CommonExprs):
             case ir.Let():
                 body = self(expr.body)
                 return f"(lambda {self.names(expr.var)}: {body})({self(expr.value)})", ATOM
+            case ir.Select() | ir.Min() | ir.Max() if self._mixes_counter(expr):
+                return self._typed_choice(expr)
         printed = self.common(expr)
         if printed is not None:
             return printed
         raise BuildError(f"the numba target cannot emit {type(expr).__name__}")
+
+    def _mixes_counter(self, expr: ir.Expr) -> bool:
+        """Whether integer ``expr`` chooses between operands one of which reads a
+        parallel loop's counter.  Numba types that counter ``uint64`` in a
+        ``prange`` body, and a choice between a ``uint64`` and a signed integer
+        (``i if i < n else 3``, ``min(i, n)``) is a ``float64``, which no array
+        takes as an index."""
+        if not self.parallel_vars or not dtypes.is_int(expr.dtype) or expr.dtype == "uint64":
+            return False
+        return any(isinstance(v, Var) and v in self.parallel_vars for v in _walk(expr))
+
+    def _typed_choice(self, expr: ir.Select | ir.Min | ir.Max) -> tuple[str, int]:
+        """``expr`` with each operand it chooses from cast to its dtype (see
+        :meth:`_mixes_counter`): the value chosen is the same, and so is its type."""
+        cast = numpy_type(expr.dtype)
+        if isinstance(expr, ir.Select):
+            return (f"{cast}({self(expr.true_value)}) if "
+                    f"{self.operand(expr.condition, OR)} else "
+                    f"{cast}({self(expr.false_value)})"), COND
+        fn = "min" if isinstance(expr, ir.Min) else "max"
+        return f"{fn}({cast}({self(expr.a)}), {cast}({self(expr.b)}))", ATOM
 
     # -- long expressions -----------------------------------------------------
 
@@ -285,6 +325,11 @@ class ExprPrinter(CommonExprs):
         if (fold is not None and dtypes.is_int(expr.dtype) and expr.dtype not in _NATIVE
                 and self.ranges.may_wrap(expr)):
             return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+        if (expr.dtype == "int64" and isinstance(expr, (ir.Add, ir.Sub, ir.Mul))
+                and self.ranges.may_wrap(expr)):
+            # Numba's signed add is LLVM's `add nsw`: an overflow is undefined, and LLVM
+            # folds min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1. Unsigned wraps.
+            return f"np.int64(np.uint64({a}) {op} np.uint64({b}))", ATOM
         return f"{a} {op} {b}", level
 
     def load_of(self, expr: ir.BufferLoad) -> str:

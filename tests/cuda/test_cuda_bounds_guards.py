@@ -144,3 +144,26 @@ def test_a_store_reports_its_values_load_before_its_own_index():
     assert bounds_messages(ORDER, args) == [
         "load of E[11] is outside its shape (10,) in 'order' at <string>:7 "
         "(as written: E[i + 5])"] * 2
+
+
+def test_an_access_written_alike_in_two_statements_is_named_where_it_failed():
+    # Under data-dependent ifs, both undecided: one check each, each with its line.
+    twice = parse('''
+@T.prim_func
+def twice(X: T.Buffer((8,), "int32"), C: T.Buffer((8,), "int32"), n: T.int32):
+    T.assume(0 <= n and n < 100)
+    for j in T.serial(4):
+        if X[j] > 0:
+            C[j + n] = 1
+        for k in T.serial(2):
+            if X[k] > 0:
+                C[j + n] = 2
+''')
+    messages = []
+    for target in ("cuda", "python"):
+        with pytest.raises(BoundsCheckError) as info:
+            codegen.build(twice, target=target)(np.ones(8, "int32"), np.zeros(8, "int32"), 8)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] == (
+        "store to C[8] is outside its shape (8,) in 'twice' at <string>:7 "
+        "(as written: C[j + n])")
