@@ -13,7 +13,9 @@ each statement at the top of the function is one launch) cannot read:
   ``x_red_temp_v1``: thread 0 of each block writes its element of it), which
   a kernel cannot allocate.  :func:`hoist_launch_globals` allocates it above
   the launches instead (the host allocates it, zero-filled, for each call)
-  where that computes the same: where no value of it crosses the iterations
+  where it is outside every thread loop (inside one it is each thread's own,
+  which scope ``"local"`` says, and the refusal suggests) and that computes
+  the same: where no value of it crosses the iterations
   of the loops it leaves (a fresh allocation reads zero where the hoisted one
   would hold another iteration's value), which
   :func:`analyses.allocation_scope.carried_flow` decides with isl.  Where that
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace as with_fields
 
-from analyses.gpu_threads import children
+from analyses.gpu_threads import THREAD_AXES, children
 from polypad.ir import nodes as n
 from polypad.ir.locate import replace
 from polypad.ir.operators import as_expr
@@ -77,8 +79,8 @@ def hoist_launch_globals(func: n.PrimFunc) -> n.PrimFunc:
     params = {p for p in func.params if isinstance(p, n.Var)}
     for alloc, loops in _launch_globals(func.body):
         shape_vars = {v for e in alloc.buffer.shape for v in free_vars(as_expr(e))}
-        if not shape_vars <= params:
-            continue
+        if not shape_vars <= params or any(loop.kind in THREAD_AXES for loop in loops):
+            continue  # inside a thread loop, one per thread: scope "local" is the answer
         hoisted = replace(func, alloc, alloc.body)
         hoisted = with_fields(hoisted, body=n.Allocate(alloc.buffer, hoisted.body,
                                                        span=alloc.span))
