@@ -16,7 +16,8 @@ reference executor's own meaning.  :func:`bitcast_codegen` is the intrinsic's
 code, shared with a test that runs it on Numba's CPU target (no GPU needed)
 against numpy's ``view``.
 
-:data:`BITS_VERSION` is written into every module that uses them: bump it
+:data:`codegen.cuda.module_text.BITS_VERSION` is written into every module that uses them
+(this module is imported only by the generated modules, as it makes the intrinsics): bump it
 with any change here, so that numba-cuda's on-disk cache, keyed by the module
 file, never reuses a kernel compiled with the old code.
 """
@@ -29,9 +30,6 @@ from numba import config
 #: The number types a bit cast may give, by their numpy name.
 TARGETS = ("int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32",
            "int64", "uint64", "float64")
-#: How a module with bit casts imports this one (the version: see the module docstring).
-BITS_IMPORT = "from codegen.cuda import bits as _pp_bits  # value bit casts, version {version}"
-BITS_VERSION = 1
 
 
 def _simulated(target: str):

@@ -51,13 +51,14 @@ from polypad.semantics.lowering import is_check
 from ..bounds_guards import BoundsGuards
 from ..source_text import AND
 from .batch import MAX_BATCH, VECTOR_LANES, batch, movable
-from .bits import BITS_IMPORT, BITS_VERSION
 from .compact import INDEX_VARS
 from .emit_wide import WIDE_IMPORT, WIDE_VERSION, WideAccesses
 from .expr import ExprPrinter, Names, constant, numpy_type
 from .guards import FLAG, CudaGuards, store_lines
 from .module_text import (
     ALIGNMENT_NAME,
+    BITS_IMPORT,
+    BITS_VERSION,
     HEADER,
     aligned_arguments,
     alignment,

@@ -103,3 +103,20 @@ def test_shifts_by_any_amount_give_numpys_answer():
     # fast_exp's constant amount needs no test.
     assert "np.int32((np.int32(np.int32(math.floor(X[bx, tx])) + 127)) << (23))" in \
         K.codegen.build(EXP2, target="cuda").source
+
+
+def test_off_the_simulator_each_cast_is_a_numba_cuda_intrinsic():
+    """The GPU's definitions, made in a process of their own (this one runs the
+    simulator); compiling them needs NVVM, which the GPU check runs."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = ("from codegen.cuda import bits\n"
+            "print(sorted({type(getattr(bits, f'as_{t}')).__name__ for t in bits.TARGETS}))")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, cwd=root)
+    assert out.stdout.strip() == "['_Intrinsic']"
