@@ -4,8 +4,10 @@
 (and the last step of dlight's ``Reduction`` and ``GEMV`` rules) makes every
 thread of a block update one element; TVM's ``LowerCrossThreadReduction``
 turns it into ``tvm_thread_allreduce`` (warp shuffles and a tree in shared
-memory).  polypad does not build that intrinsic: to the ``cuda`` target the
-updates race, and the refusal should say what the construct is.
+memory).  polypad builds that intrinsic as TVM prints it (lowered), and the
+block form as atomic updates where numba.cuda has the atomic; otherwise to the
+``cuda`` target the updates race, and the refusal should say what the
+construct is.
 :func:`cross_thread_reductions` finds such blocks, so that the target can name
 the one behind a race.
 """
@@ -34,9 +36,10 @@ class CrossThreadReduction:
         return (f"block {self.block!r} is a cross-thread reduction: its reduction axis "
                 f"{self.axis!r} is bound to loop {self.loop.var.name!r} on "
                 f"{self.loop.kind.value}, which TVM lowers to tvm_thread_allreduce; the "
-                f"cuda target does not build tvm_thread_allreduce (rfactor the reduction "
-                f"and tree_reduce its partial sums, or make the update atomic with "
-                f"sch.atomic: docs/cuda.md, Block-level reductions)")
+                f"cuda target does not lower this block to tvm_thread_allreduce (rfactor "
+                f"the reduction and tree_reduce its partial sums, make the update atomic "
+                f"with sch.atomic, or build TVM's lowered text, whose tvm_thread_allreduce "
+                f"it builds: docs/cuda.md, Block-level reductions)")
 
 
 def cross_thread_reductions(func: n.PrimFunc) -> list[CrossThreadReduction]:

@@ -391,11 +391,6 @@ GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_c
        "argmax_cross_thread_lowered", "broadcast_bind_annotated", "sum_thread_rows_lowered",
        "softmax_cross_thread", "softmax_cross_thread_lowered")
 
-#: Thread-bound functions the cuda target refuses, with the start of its BuildError: TVM's
-#: lowering allocates the argmax's temporaries in global memory inside the kernel.
-NOT_ON_CUDA = {"argmax_cross_thread_lowered":
-               "buffer 'x_red_temp_v0' is allocated in global memory inside a kernel"}
-
 #: The lowered cross-thread reductions (``T.tvm_thread_allreduce``): sum, min, max, argmax,
 #: a sum per threadIdx.y over threadIdx.x, and softmax's max then sum.
 ALLREDUCE = ("min_cross_thread_lowered", "sum_split_cross_thread_lowered",

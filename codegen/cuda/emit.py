@@ -57,6 +57,8 @@ from .expr import ExprPrinter, Names, constant, numpy_type
 from .guards import FLAG, CudaGuards, store_lines
 from .module_text import (
     ALIGNMENT_NAME,
+    BITS_IMPORT,
+    BITS_VERSION,
     HEADER,
     aligned_arguments,
     alignment,
@@ -459,7 +461,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     widening = widening_lets(func)
     arguments = [p for p in func.params if isinstance(p, Buffer)] + host_buffers(plan)
     wide: dict[Buffer, int] = {}
-    uses_wide = False
+    uses_wide = uses_bits = False
     numbers = {id(c): k for k, c in enumerate(asserts)}
     if len(numbers) != len(asserts):  # matched to launches by identity: one each
         raise BuildError(f"cannot build {func.name!r} for cuda: two asserts share one "
@@ -489,6 +491,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         for buffer, nbytes in kernel.wide.items():
             wide[buffer] = max(wide.get(buffer, 0), nbytes)
         uses_wide = uses_wide or kernel.uses_wide
+        uses_bits = uses_bits or kernel.expr.uses_bits
     if numbers:  # never drop a check the analyses relied on
         raise BuildError(f"cannot build {func.name!r} for cuda: lost track of a top-level "
                          "assert on its way to the launches")
@@ -497,6 +500,8 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")
     if uses_wide:
         parts[0] += f"\n\n{WIDE_IMPORT.format(version=WIDE_VERSION)}"
+    if uses_bits:
+        parts[0] += f"\n\n{BITS_IMPORT.format(version=BITS_VERSION)}"
     if wide:
         parts.append(aligned_arguments(arguments, wide))
     return "\n\n\n".join(parts) + "\n"

@@ -12,7 +12,9 @@ target (the Numba CPU target has its own printer; the two share only
   arithmetic over the loop ranges in scope, :mod:`polypad.model.ranges`) is
   wrapped in its dtype's constructor, since Numba computes in 64 bits;
 - math intrinsics are the ``math`` module's functions, which Numba maps to
-  libdevice on the GPU; ``Select``, ``and`` and ``or`` stay lazy.
+  libdevice on the GPU; ``Select``, ``and`` and ``or`` stay lazy;
+- a value bit cast (``T.reinterpret``) is a call of :mod:`.bits`, since
+  numba.cuda has no ``view`` of a scalar.
 
 An expression ``Let`` is refused: a CUDA kernel has no closures to inline.
 """
@@ -36,6 +38,7 @@ _BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
 _MATH = {"exp", "log", "sqrt", "sin", "cos", "tanh", "floor", "ceil", "erf", "isnan"}
 _BITWISE = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+_SHIFTS = {"shift_left": "<<", "shift_right": ">>"}
 
 #: Names the generated module uses, so no variable may take them.
 RESERVED = frozenset({"np", "math", "cuda", "range", "min", "max", "abs", "run", "KERNELS"})
@@ -90,6 +93,8 @@ class ExprPrinter(CommonExprs):
         self.elements = ElementAccesses()
         #: The run-time bounds checks to write (:mod:`.guards`), or None.
         self.guard: CudaGuards | None = None
+        #: Whether a value bit cast was printed: the module imports :mod:`.bits`.
+        self.uses_bits = False
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -199,9 +204,10 @@ class ExprPrinter(CommonExprs):
     def call(self, expr: ir.Call) -> tuple[str, int]:
         if expr.op == "likely":
             return self.print(expr.args[0])
-        if is_value_bitcast(expr):  # the same bits read as another type: numpy's view
+        if is_value_bitcast(expr):  # the same bits read as another type (.bits)
             source, value = numpy_type(expr.args[1].dtype), self(expr.args[1])
-            return f"{source}({value}).view({numpy_type(expr.dtype)})", ATOM
+            self.uses_bits = True
+            return f"_pp_bits.as_{expr.dtype}({source}({value}))", ATOM
         args = [self(a) for a in expr.args]
         if expr.op in _MATH:
             return f"math.{expr.op}({args[0]})", ATOM
@@ -218,7 +224,27 @@ class ExprPrinter(CommonExprs):
         if expr.op in _BITWISE:
             return f"{numpy_type(expr.dtype)}(({args[0]}) {_BITWISE[expr.op]} ({args[1]}))", \
                 ATOM
+        if expr.op == "bitwise_not":
+            return f"{numpy_type(expr.dtype)}(~({args[0]}))", ATOM
+        if expr.op in _SHIFTS:
+            return self.shift(expr, args), ATOM
         raise BuildError(f"the cuda target cannot emit T.{expr.op}")
+
+    def shift(self, expr: ir.Call, args: list[str]) -> str:
+        """A shift with numpy's meaning (docs/semantics.md), cast back to its dtype since
+        Numba shifts in 64 bits.  LLVM leaves a shift by the width or more undefined,
+        so an amount not known to lie in ``[0, bits)`` is tested; a kernel has no
+        lambda to evaluate it once as the Numba CPU target does, so it is printed
+        twice (an expression has no effect: the same value each time)."""
+        cast, symbol, bits = numpy_type(expr.dtype), _SHIFTS[expr.op], dtypes.bits(expr.dtype)
+        shifted = f"{cast}(({args[0]}) {symbol} ({args[1]}))"
+        amount = self.ranges.of(expr.args[1])
+        if amount is not None and 0 <= amount[0] and amount[1] < bits:
+            return shifted
+        outside = f"{cast}(0)"  # both branches of the dtype: Numba unifies them
+        if expr.op == "shift_right" and expr.dtype[0] != "u":
+            outside = f"{cast}(-1 if ({args[0]}) < 0 else 0)"
+        return f"({shifted} if 0 <= ({args[1]}) < {bits} else {outside})"
 
 
 _FOLD = {ir.Add: lambda a, b: a + b, ir.Sub: lambda a, b: a - b, ir.Mul: lambda a, b: a * b}

@@ -51,6 +51,7 @@ from polypad.ir.visitor import Rewriter
 from polypad.semantics.asserts import run_asserts
 from polypad.semantics.lowering import checked_assumptions, lower
 from polypad.transform.cross_thread_atomics import cross_thread_atomics
+from polypad.transform.launch_buffers import hoist_launch_globals, sink_top_views
 from polypad.transform.place_gpu_allocations import place_gpu_allocations
 from polypad.transform.shared_zero_fill import with_zero_fill
 from polypad.transform.unify_thread_bindings import unify_thread_bindings
@@ -91,7 +92,9 @@ class CudaTarget(Target):
         # TVM's root-level tiles allocated in the kernel, and its cooperative copies (a
         # thread loop inside one bound to its axis) in the form the launch model reads,
         # each where that is proved to compute the same; TVM's cross-thread reductions
-        # as atomic updates after their init.
+        # as atomic updates after their init; TVM's flattened views declared in each
+        # launch, and its global temporaries allocated in a launch hoisted above it.
+        func = hoist_launch_globals(sink_top_views(func))
         func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
         _require_host_asserts(func)
         # The analyses below model no assert: each (top-level, on the parameters) is a

@@ -236,20 +236,26 @@ def _tree(loop: n.For, reds, reducer: n.CommReducer, threads: int,
 
 
 def _check_lets(stmt: n.Stmt, found: n.ThreadAllReduce) -> None:
-    """Refuse a let around the reduction whose value reads memory: the split evaluates
-    it again after the reduction (in both halves), where what it read may have changed."""
+    """Refuse a let around the reduction whose value reads memory the loop writes: the
+    split evaluates it again after the reduction (in both halves), where what it read
+    may have changed (a store of another thread, or the reduction's own targets).
+    Memory nothing in the loop writes (layer norm's ``x[i] - mean``) reads the same
+    in both halves."""
+    written = {root(x.buffer) for x in walk(stmt) if isinstance(x, n.BufferStore)}
+    written |= {root(t.buffer) for t in found.targets}
     while isinstance(stmt, _WRAPPERS) or isinstance(stmt, n.SeqStmt):
         if isinstance(stmt, n.SeqStmt):
             stmt = next((x for x in stmt.stmts if _contains(x, found)), None)
             if stmt is None or stmt is found:
                 return
             continue
-        if isinstance(stmt, n.LetStmt) and any(isinstance(x, n.BufferLoad)
-                                               for x in walk(stmt.value)):
+        changed = sorted({x.buffer.name for x in walk(stmt.value) if isinstance(x, n.BufferLoad)
+                          and root(x.buffer) in written}) if isinstance(stmt, n.LetStmt) else []
+        if changed:
             raise BuildError(f"the cross-thread reduction{at(found)} sits under the let "
-                             f"{stmt.var.name}, whose value reads memory: polypad would "
-                             "evaluate it again after the reduction; store it in a local "
-                             "buffer first")
+                             f"{stmt.var.name}, whose value reads {', '.join(changed)}, "
+                             "which the loop writes: polypad would evaluate it again after "
+                             "the reduction; store it in a local buffer first")
         stmt = stmt.body
 
 

@@ -33,8 +33,22 @@ def test_a_let_that_reads_memory_around_the_reduction_is_refused():
                                "        v = A[t]\n        A[t] = T.float32(0)\n", "v",
                                "B[t] = v + red[0]"))
     for target in ("python", "numba"):
-        with pytest.raises(BuildError, match=r"sits under the let v, whose value reads memory"):
+        with pytest.raises(BuildError, match=r"sits under the let v, whose value reads A, "
+                                             r"which the loop writes"):
             codegen.build(func, target=target)
+
+
+def test_a_let_that_reads_memory_the_loop_does_not_write_is_read_alike_in_both_halves():
+    """Layer norm's ``d = x[t] - mean``: nothing in the loop writes A, so the split reads
+    the same value again after the reduction."""
+    func = pp.parse(_reduction("", 'T.thread_binding(8, thread="threadIdx.x")',
+                               "        v = A[t] * T.float32(2)\n", "v",
+                               "B[t] = v + red[0]"))
+    a = np.random.default_rng(7).integers(-4, 5, 10).astype("float32")
+    for target in ("python", "numba"):
+        b = np.zeros(10, "float32")
+        codegen.build(func, target=target)(a.copy(), b)
+        np.testing.assert_array_equal(b[:8], 2 * a[:8] + 2 * a[:8].sum(), target)
 
 
 def test_private_memory_written_through_a_view_is_refused_too():

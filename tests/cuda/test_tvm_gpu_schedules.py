@@ -194,7 +194,8 @@ def test_a_cross_thread_product_has_no_atomic_and_is_refused_by_name():
     assert str(info.value).startswith(
         "cannot build 'main' for cuda: block 'B' is a cross-thread reduction: its reduction "
         "axis 'v_k' is bound to loop 'k' on threadIdx.x, which TVM lowers to "
-        "tvm_thread_allreduce; the cuda target does not build tvm_thread_allreduce")
+        "tvm_thread_allreduce; the cuda target does not lower this block to "
+        "tvm_thread_allreduce")
     assert info.value.evidence.element.buffer == "B"
 
 
