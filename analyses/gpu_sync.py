@@ -42,7 +42,10 @@ loop that depends on the thread is refused, naming that condition.
 The parts: the block time of a launch (:mod:`analyses.gpu_block_time`), the gaps
 each pair needs and the barriers that fill them
 (:mod:`analyses.gpu_barrier_placement`, asking :mod:`analyses.gpu_barrier_order`),
-and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).
+and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).  The isl
+relations that do not depend on the bindings (the serial order, the conflicting
+pairs, the threads two statements run on) are remembered between the plans of a
+schedule's binds by their inputs' text (:mod:`analyses.gpu_isl_memo`).
 """
 
 from __future__ import annotations
