@@ -24,6 +24,7 @@ from polypad.ir import nodes as n
 from polypad.ir.show import show
 
 from .gpu_barrier_order import BarrierOrder
+from .gpu_isl_memo import remembered
 from .gpu_race_evidence import race_evidence
 from .gpu_threads import Structure
 
@@ -63,11 +64,15 @@ def record_requirements(timeline, length, tau, coords, s, d, across, why, interv
     part (threads that differ inside one branch) is returned as evidence."""
     left_s, left_d = timeline.leaves[id(s.stmt)], timeline.leaves[id(d.stmt)]
     remaining = across
+    texts = (str(tau[s.name]), str(tau[d.name]), str(length))
     for level in range(length):
         if remaining.is_empty():
             break
-        step = tau[s.name].apply_range(first_differ(length, level)).apply_range(
-            tau[d.name].reverse())
+        # Depends on the two block times only: remembered across a schedule's binds.
+        step = remembered("first differ", (*texts, str(level)),
+                          lambda: tau[s.name].apply_range(  # noqa: B023 (called now)
+                              first_differ(length, level)).apply_range(  # noqa: B023
+                              tau[d.name].reverse()))
         part = remaining.intersect(step)
         if part.is_empty():
             continue

@@ -42,7 +42,10 @@ loop that depends on the thread is refused, naming that condition.
 The parts: the block time of a launch (:mod:`analyses.gpu_block_time`), the gaps
 each pair needs and the barriers that fill them
 (:mod:`analyses.gpu_barrier_placement`, asking :mod:`analyses.gpu_barrier_order`),
-and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).
+and the counterexample of a race (:mod:`analyses.gpu_race_evidence`).  The isl
+relations that do not depend on the bindings (the serial order, the conflicting
+pairs, the threads two statements run on) are remembered between the plans of a
+schedule's binds by their inputs' text (:mod:`analyses.gpu_isl_memo`).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from .gpu_atomics import atomic_stores
 from .gpu_barrier_order import BarrierOrder
 from .gpu_barrier_placement import BarrierPlan, place_barriers, record_requirements
 from .gpu_block_time import Timeline
+from .gpu_isl_memo import remembered
 from .gpu_private_flow import PrivateFlow
 from .gpu_race_evidence import private_text, race_evidence
 from .gpu_threads import (
@@ -142,16 +146,25 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
     atomics = atomic_stores(launch.root)
     intervals: dict[int, list] = {}  # container -> [(i, j, why)]
     wraps: dict[int, list] = {}  # container -> [(a, c, why)]
+    # The serial order and the conflicting pairs do not depend on the bindings:
+    # remembered by their inputs' text across the plans of one schedule's binds.
+    times = {s.name: str(s.time) for s in statements}
+    relations = {id(a): str(a.relation) for s in statements for a in s.accesses}
     for s in statements:
         for d in statements:
-            before = s.time.lex_lt_map(d.time)
+            before = remembered("serial order", (times[s.name], times[d.name]),
+                                lambda: s.time.lex_lt_map(d.time))  # noqa: B023 (called now)
             if before.is_empty():
                 continue
             for a in s.accesses:
                 for b in d.accesses:
                     if a.buffer is not b.buffer or (a.kind == "read" and b.kind == "read"):
                         continue
-                    pairs = a.relation.apply_range(b.relation.reverse()).intersect(before)
+                    pairs = remembered(
+                        "conflicts", (times[s.name], times[d.name], relations[id(a)],
+                                      relations[id(b)]),
+                        lambda: a.relation.apply_range(  # noqa: B023 (called now)
+                            b.relation.reverse()).intersect(before))  # noqa: B023
                     scope = a.buffer.scope
                     for k in private_loops.get(a.buffer, ()):
                         pairs = pairs.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
@@ -170,7 +183,10 @@ def _plan_launch(model, launch: Launch, statements, plan: BarrierPlan):
                     across = pairs.intersect(_relate(coords, s, d, same_block))
                     if across.is_empty():
                         continue
-                    unordered = across.intersect(tau[s.name].lex_ge_map(tau[d.name]))
+                    not_before = remembered(
+                        "block order not before", (str(tau[s.name]), str(tau[d.name])),
+                        lambda: tau[s.name].lex_ge_map(tau[d.name]))  # noqa: B023 (called now)
+                    unordered = across.intersect(not_before)
                     if not unordered.is_empty():
                         return race_evidence(why, unordered, coords,
                                              "two threads of one block run them in either order: "
@@ -215,7 +231,10 @@ def _private_loops(root: n.Stmt) -> dict[n.Buffer, list[int]]:
 
 
 def _relate(coords, s, d, axes: isl.Map) -> isl.Map:
-    return coords[s.name].apply_range(axes).apply_range(coords[d.name].reverse())
+    # Depends on the two statements' threads only: remembered across a schedule's binds.
+    return remembered("threads related", (str(coords[s.name]), str(coords[d.name]), str(axes)),
+                      lambda: coords[s.name].apply_range(axes).apply_range(
+                          coords[d.name].reverse()))
 
 
 __all__ = ["BLOCK_AXES", "THREAD_AXES", "BarrierPlan", "plan_barriers"]
