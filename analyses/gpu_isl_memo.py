@@ -15,8 +15,10 @@ Each such relation is a pure function of its isl inputs, so it is remembered
 by their printed text (exact: isl prints every constraint, and polypad's ids
 carry no user data) and the computation's name; a later plan whose inputs
 print the same gets the same relation, and any change to a statement's
-domain, time, accesses or block time gives other text, hence a fresh
-computation.  Nothing about the program's objects is kept by identity, so a
+time, accesses or block time gives other text, hence a fresh computation.  A
+statement's domain is not a key of its own: its time is a map restricted to
+the domain (``[n] -> { S0[i] -> [0, i, 0] : 3 <= i < n }``), so a change to the
+domain prints another time.  Nothing about the program's objects is kept by identity, so a
 program rebuilt by a primitive hits the entries of its unchanged parts.
 
 The entries live in a :class:`polypad.concurrency.Recent` (a lock around each

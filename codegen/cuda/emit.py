@@ -66,6 +66,7 @@ from .module_text import (
     launch_function,
 )
 from .registers import promotable
+from .shifts import helper_source as shift_source
 from .wide_runs import wide_runs
 from .widening import widening_lets, widening_stores
 
@@ -462,6 +463,7 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     arguments = [p for p in func.params if isinstance(p, Buffer)] + host_buffers(plan)
     wide: dict[Buffer, int] = {}
     uses_wide = uses_bits = False
+    shifts: set[tuple[str, str]] = set()
     numbers = {id(c): k for k, c in enumerate(asserts)}
     if len(numbers) != len(asserts):  # matched to launches by identity: one each
         raise BuildError(f"cannot build {func.name!r} for cuda: two asserts share one "
@@ -492,11 +494,13 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
             wide[buffer] = max(wide.get(buffer, 0), nbytes)
         uses_wide = uses_wide or kernel.uses_wide
         uses_bits = uses_bits or kernel.expr.uses_bits
+        shifts |= kernel.expr.shifts
     if numbers:  # never drop a check the analyses relied on
         raise BuildError(f"cannot build {func.name!r} for cuda: lost track of a top-level "
                          "assert on its way to the launches")
     if checks is not None:
         parts[1:1] = checks.helper_sources()  # before the kernels that call them
+    parts[1:1] = [shift_source(op, dtype, numpy_type(dtype)) for op, dtype in sorted(shifts)]
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")
     if uses_wide:
         parts[0] += f"\n\n{WIDE_IMPORT.format(version=WIDE_VERSION)}"

@@ -14,7 +14,9 @@ target (the Numba CPU target has its own printer; the two share only
 - math intrinsics are the ``math`` module's functions, which Numba maps to
   libdevice on the GPU; ``Select``, ``and`` and ``or`` stay lazy;
 - a value bit cast (``T.reinterpret``) is a call of :mod:`.bits`, since
-  numba.cuda has no ``view`` of a scalar.
+  numba.cuda has no ``view`` of a scalar;
+- a shift by an amount not proved in ``[0, bits)`` is a call of a device function
+  of the module (:mod:`.shifts`), which tests the amount.
 
 An expression ``Let`` is refused: a CUDA kernel has no closures to inline.
 """
@@ -33,6 +35,7 @@ from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .guards import CudaGuards, load_text
 from .scalars import ElementAccesses
+from .shifts import helper_name as shift_helper
 
 _BINARY = BINARY
 _WRAPPING = (ir.Add, ir.Sub, ir.Mul)
@@ -95,6 +98,9 @@ class ExprPrinter(CommonExprs):
         self.guard: CudaGuards | None = None
         #: Whether a value bit cast was printed: the module imports :mod:`.bits`.
         self.uses_bits = False
+        #: The guarded shifts printed, ``(op, dtype)``: the module defines their
+        #: device functions (:mod:`.shifts`).
+        self.shifts: set[tuple[str, str]] = set()
 
     def bound(self, var: ir.Var, lo: ir.Expr, hi: ir.Expr) -> None:
         """Record that ``var`` lies between the values of ``lo`` and ``hi`` (inclusive)."""
@@ -233,18 +239,14 @@ class ExprPrinter(CommonExprs):
     def shift(self, expr: ir.Call, args: list[str]) -> str:
         """A shift with numpy's meaning (docs/semantics.md), cast back to its dtype since
         Numba shifts in 64 bits.  LLVM leaves a shift by the width or more undefined,
-        so an amount not known to lie in ``[0, bits)`` is tested; a kernel has no
-        lambda to evaluate it once as the Numba CPU target does, so it is printed
-        twice (an expression has no effect: the same value each time)."""
-        cast, symbol, bits = numpy_type(expr.dtype), _SHIFTS[expr.op], dtypes.bits(expr.dtype)
-        shifted = f"{cast}(({args[0]}) {symbol} ({args[1]}))"
+        so an amount not known to lie in ``[0, bits)`` is tested where it runs, in a
+        device function of the module that takes each operand once (:mod:`.shifts`)."""
+        cast, bits = numpy_type(expr.dtype), dtypes.bits(expr.dtype)
         amount = self.ranges.of(expr.args[1])
         if amount is not None and 0 <= amount[0] and amount[1] < bits:
-            return shifted
-        outside = f"{cast}(0)"  # both branches of the dtype: Numba unifies them
-        if expr.op == "shift_right" and expr.dtype[0] != "u":
-            outside = f"{cast}(-1 if ({args[0]}) < 0 else 0)"
-        return f"({shifted} if 0 <= ({args[1]}) < {bits} else {outside})"
+            return f"{cast}(({args[0]}) {_SHIFTS[expr.op]} ({args[1]}))"
+        self.shifts.add((expr.op, expr.dtype))
+        return f"{shift_helper(expr.op, expr.dtype)}({args[0]}, {args[1]})"
 
 
 _FOLD = {ir.Add: lambda a, b: a + b, ir.Sub: lambda a, b: a - b, ir.Mul: lambda a, b: a * b}

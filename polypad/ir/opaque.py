@@ -187,11 +187,35 @@ def _call_site(call: Call, span: Span | None) -> OpaqueSite:
     from .nodes import StringImm
 
     named = call.args[0] if call.args and isinstance(call.args[0], StringImm) else None
+    widths = _bitcast_widths(call)
+    if widths is not None:  # a value bit cast, but not between numbers of one width
+        (src, src_bits), (dst, dst_bits) = widths
+        return OpaqueSite(f'T.reinterpret("{dst}", <{src}>)', f"reads the bits of a "
+                          f"{src_bits}-bit {src} as a {dst_bits}-bit {dst}: the widths "
+                          "differ, and polypad runs a value bit cast only between numbers "
+                          f"of one width (cast to a {dst_bits}-bit number first)", span)
     if call.op in ("call_packed", "call_cpacked") and named is not None:
         return OpaqueSite(f'T.{call.op}("{named.value}", ...)', "calls a function of TVM's "
                           "runtime, which polypad does not have: its effect on memory is "
                           "unknown to polypad", span)
     return OpaqueSite(f"T.{call.op}", _WHY_CALL, span)
+
+
+def _bitcast_widths(call: Call) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """The dtypes and widths of a scalar number's ``T.reinterpret`` to a number of another
+    width, or None for any other call."""
+    from . import dtypes
+
+    if call.op != "reinterpret" or len(call.args) != 2:
+        return None
+    src, dst = call.args[1].dtype, call.dtype
+
+    def numeric(d: str) -> bool:
+        return dtypes.is_valid(d) and (dtypes.is_int(d) or dtypes.is_float(d))
+
+    if not (numeric(src) and numeric(dst)) or dtypes.bits(src) == dtypes.bits(dst):
+        return None
+    return (src, dtypes.bits(src)), (dst, dtypes.bits(dst))
 
 
 def first_alias_or_vector(func: PrimFunc) -> OpaqueSite | None:

@@ -15,10 +15,12 @@ each statement at the top of the function is one launch) cannot read:
   the launches instead (the host allocates it, zero-filled, for each call)
   where it is outside every thread loop (inside one it is each thread's own,
   which scope ``"local"`` says, and the refusal suggests) and that computes
-  the same: where no value of it crosses the iterations
-  of the loops it leaves (a fresh allocation reads zero where the hoisted one
-  would hold another iteration's value), which
-  :func:`analyses.allocation_scope.carried_flow` decides with isl.  Where that
+  the same: where no dependence on it of any kind (flow, anti, output) is carried
+  by the loops it leaves, so that different iterations touch different elements
+  (a fresh allocation reads zero where the hoisted one would hold another
+  iteration's value, and the launch model would see two blocks write one
+  element where each block had its own), which
+  :func:`analyses.allocation_scope.carried_dependence` decides with isl.  Where that
   does not hold, or its shape depends on more than the scalar parameters, the
   allocation stays and the launch model refuses it as before.
 """
@@ -34,36 +36,38 @@ from polypad.ir.operators import as_expr
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import walk
 
-_TOP = (n.Block, n.Allocate, n.LetStmt)
+#: The statements the launch model walks through at the top of a function to the launches.
+_WRAPPERS = (n.DeclBuffer, n.Block, n.Allocate, n.LetStmt)
 
 
 def sink_top_views(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` with each view declared at its top (above the launches) declared inside
     each launch that uses it, and nowhere else (see the module docstring)."""
-    if not any(isinstance(s, n.DeclBuffer) for s in _top_statements(func.body)):
+    if not any(views for _, views in _launches(func.body)):
         return func
     return with_fields(func, body=_sink(func.body, ()))
 
 
-def _top_statements(stmt: n.Stmt):
-    """The statements the launch model walks through at the top of a function."""
-    yield stmt
-    match stmt:
-        case n.SeqStmt():
-            for s in stmt.stmts:
-                yield from _top_statements(s)
-        case n.DeclBuffer() | n.Block() | n.Allocate() | n.LetStmt():
-            yield from _top_statements(stmt.body)
+def _launches(stmt: n.Stmt, views: tuple[n.DeclBuffer, ...] = ()):
+    """Each launch below the statements the launch model walks through at the top of a
+    function, with the views declared above it (outermost first)."""
+    if isinstance(stmt, n.SeqStmt):
+        for s in stmt.stmts:
+            yield from _launches(s, views)
+    elif isinstance(stmt, _WRAPPERS):
+        declared = (stmt,) if isinstance(stmt, n.DeclBuffer) else ()
+        yield from _launches(stmt.body, views + declared)
+    else:
+        yield stmt, views
 
 
 def _sink(stmt: n.Stmt, views: tuple[n.DeclBuffer, ...]) -> n.Stmt:
-    match stmt:
-        case n.DeclBuffer():
-            return _sink(stmt.body, views + (stmt,))
-        case n.SeqStmt():
-            return with_fields(stmt, stmts=tuple(_sink(s, views) for s in stmt.stmts))
-        case n.Block() | n.Allocate() | n.LetStmt():
-            return with_fields(stmt, body=_sink(stmt.body, views))
+    if isinstance(stmt, n.DeclBuffer):
+        return _sink(stmt.body, views + (stmt,))
+    if isinstance(stmt, n.SeqStmt):
+        return with_fields(stmt, stmts=tuple(_sink(s, views) for s in stmt.stmts))
+    if isinstance(stmt, _WRAPPERS):
+        return with_fields(stmt, body=_sink(stmt.body, views))
     used = {id(getattr(m, "buffer", None)) for m in walk(stmt)}
     for view in reversed(views):  # the outermost view stays outermost
         if id(view.buffer) in used:
@@ -74,7 +78,7 @@ def _sink(stmt: n.Stmt, views: tuple[n.DeclBuffer, ...]) -> n.Stmt:
 def hoist_launch_globals(func: n.PrimFunc) -> n.PrimFunc:
     """``func`` with each global buffer allocated inside a launch allocated above the
     launches instead, where that is proved to compute the same (module docstring)."""
-    from analyses.allocation_scope import carried_flow
+    from analyses.allocation_scope import carried_dependence
 
     params = {p for p in func.params if isinstance(p, n.Var)}
     for alloc, loops in _launch_globals(func.body):
@@ -88,18 +92,13 @@ def hoist_launch_globals(func: n.PrimFunc) -> n.PrimFunc:
         # (a variable two loops share brings both: more checked, never fewer).
         left = {loop.var for loop in loops}
         around = [s for s in walk(hoisted.body) if isinstance(s, n.For) and s.var in left]
-        if carried_flow(hoisted, alloc.buffer, around) is None:
+        if carried_dependence(hoisted, alloc.buffer, around) is None:
             func = hoisted
     return func
 
 
 def _launch_globals(stmt: n.Stmt) -> list[tuple[n.Allocate, list[n.For]]]:
     """The global allocations inside the launches, each with the loops around it."""
-    match stmt:
-        case n.SeqStmt():
-            return [found for s in stmt.stmts for found in _launch_globals(s)]
-        case n.DeclBuffer() | n.Block() | n.Allocate() | n.LetStmt():
-            return _launch_globals(stmt.body)
     found = []
 
     def visit(node: n.Stmt, loops: list[n.For]) -> None:
@@ -109,7 +108,8 @@ def _launch_globals(stmt: n.Stmt) -> list[tuple[n.Allocate, list[n.For]]]:
         for child in children(node):
             visit(child, inner)
 
-    visit(stmt, [])
+    for launch, _ in _launches(stmt):
+        visit(launch, [])
     return found
 
 

@@ -142,3 +142,23 @@ def test_binding_a_reduction_axis_is_refused_alike_after_its_row_was_bound():
     assert refused.evidence.element == Element("B", (0,))
     assert refused.evidence.instances == (Instance("B_1", {"i": 0, "k": 0}),
                                           Instance("B_1", {"i": 0, "k": 1}))
+
+
+def test_a_statements_time_carries_its_domain_so_the_key_needs_no_domain():
+    """The memo keys a statement by its time's text: the time is a map whose domain is
+    exactly the statement's domain, so two guards that differ print two times."""
+    from polypad.model.extract import extract
+
+    text = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "float32")):
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        if tx > 2:
+            A[tx] = T.float32(1)
+'''
+    times = []
+    for guard in ("tx > 2", "tx > 3"):
+        (s,) = extract(pp.parse(text.replace("tx > 2", guard))).statements
+        assert s.time.domain().is_equal(s.domain)
+        times.append(str(s.time))
+    assert times[0] != times[1]

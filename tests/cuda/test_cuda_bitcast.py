@@ -13,6 +13,7 @@ from numba.extending import intrinsic
 
 import polypad as pp
 from codegen.cuda.bits import bitcast_typer
+from polypad.errors import BuildError
 
 BITS = pp.parse('''
 @T.prim_func
@@ -98,7 +99,8 @@ def test_shifts_by_any_amount_give_numpys_answer():
     for got, want in zip(gpu, ref, strict=True):
         np.testing.assert_array_equal(got, want)
     source = K.codegen.build(SHIFTS, target="cuda").source
-    assert "L[tx] = (np.int32((A[tx]) << (S[tx])) if 0 <= (S[tx]) < 32 else np.int32(0))" \
+    assert "L[tx] = _pp_shift_left_int32(A[tx], S[tx])" in source
+    assert "def _pp_shift_left_int32(value, amount):\n    if 0 <= amount < 32:" \
         in source
     # fast_exp's constant amount needs no test.
     assert "np.int32((np.int32(np.int32(math.floor(X[bx, tx])) + 127)) << (23))" in \
@@ -120,3 +122,16 @@ def test_off_the_simulator_each_cast_is_a_numba_cuda_intrinsic():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True, cwd=root)
     assert out.stdout.strip() == "['_Intrinsic']"
+
+
+def test_a_bit_cast_between_widths_is_refused_saying_the_widths_differ():
+    f = pp.parse('''
+@T.prim_func
+def bits(A: T.Buffer((16,), "int64"), B: T.Buffer((16,), "float32")):
+    for tx in T.thread_binding(16, thread="threadIdx.x"):
+        B[tx] = T.reinterpret("float32", A[tx])
+''')
+    with pytest.raises(BuildError, match=r'^cannot build \'bits\': T\.reinterpret\("float32", '
+                                         r"<int64>\) at line 5 reads the bits of a 64-bit "
+                                         r"int64 as a 32-bit float32: the widths differ"):
+        K.codegen.build(f, target="cuda")

@@ -13,7 +13,9 @@ import pytest
 import codegen
 import polypad as pp
 from polypad.errors import BuildError
+from polypad.ir import nodes as n
 from polypad.ir.structural import assert_structural_equal
+from polypad.ir.visitor import walk
 from polypad.transform.launch_buffers import hoist_launch_globals, sink_top_views
 
 TWO_LAUNCHES = '''
@@ -79,3 +81,48 @@ def test_a_temporary_whose_value_crosses_blocks_stays_and_is_refused():
     with pytest.raises(BuildError, match="buffer 'tmp' is allocated in global memory "
                                          "inside a kernel"):
         codegen.build(func, target="cuda")
+
+
+# Each block writes all of its own tmp (one element a thread), then reads a neighbour's.
+BLOCK_LOCAL = '''
+@T.prim_func
+def f(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for bx in T.thread_binding(4, thread="blockIdx.x"):
+        tmp = T.alloc_buffer((4,), "float32")
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            tmp[tx] = A[bx * 4 + tx]
+        for tx in T.thread_binding(4, thread="threadIdx.x"):
+            B[bx * 4 + tx] = tmp[(tx + 1) % 4]
+'''
+
+
+def test_a_temporary_every_block_writes_whole_stays_and_is_refused():
+    """No value crosses the blocks (each reads what it wrote), but every block writes
+    ``tmp[0]``: hoisted, the blocks would share what each had its own of, and the
+    launch model would refuse a race the source does not have.  Nothing moves; the
+    refusal is the one for a global allocation in a kernel."""
+    func = pp.parse(BLOCK_LOCAL)
+    assert_structural_equal(hoist_launch_globals(func), func)
+    with pytest.raises(BuildError, match="buffer 'tmp' is allocated in global memory "
+                                         "inside a kernel"):
+        codegen.build(func, target="cuda")
+
+
+def test_the_hoisted_block_local_temporary_carries_output_and_anti_dependences():
+    """Hoisted, no flow crosses ``bx`` (why the flow test alone let it move), but the
+    writes of one element by two blocks do, with the instances that meet."""
+    from analyses.allocation_scope import carried_dependence, carried_flow
+
+    hoisted = pp.parse(BLOCK_LOCAL.replace('        tmp = T.alloc_buffer((4,), "float32")\n',
+                                           "").replace(
+        "    for bx", '    tmp = T.alloc_buffer((4,), "float32")\n    for bx', 1))
+    alloc = hoisted.body
+    assert isinstance(alloc, n.Allocate) and alloc.buffer.name == "tmp"
+    bx = [s for s in walk(hoisted.body) if isinstance(s, n.For) and s.var.name == "bx"]
+    assert carried_flow(hoisted, alloc.buffer, bx) is None
+    anti = carried_dependence(hoisted, alloc.buffer, bx)
+    assert anti.description == ("S0(bx=1, tx=1) writes tmp[1], which S1(bx=0, tx=0) "
+                                "reads in another iteration of loop 'bx'")
+    output = carried_dependence(hoisted, alloc.buffer, bx, ("output",))
+    assert output.description == ("S0(bx=1, tx=0) writes tmp[0], which S0(bx=0, tx=0) "
+                                  "writes in another iteration of loop 'bx'")

@@ -78,11 +78,19 @@ def test_a_bit_cast_is_numpys_view_on_every_cpu_target():
         np.testing.assert_array_equal(out.view(np.int32), a + 1, target)
 
 
-def test_a_bit_cast_between_widths_stays_opaque_and_is_refused_by_name():
+def test_a_bit_cast_between_widths_is_refused_saying_the_widths_differ():
+    """Every target and the model refuse it by its widths, not as an unknown intrinsic."""
+    import analyses
+    from polypad.errors import UnmodelledError
+
     f = pp.parse(BITS.replace('"int32"', '"int64"'))
-    with pytest.raises(BuildError, match="cannot build 'bits': T.reinterpret at line 5 is an "
-                                         "opaque TVM intrinsic"):
-        codegen.build(f, target="python")
+    why = (r'T\.reinterpret\("float32", <int64>\) at line 5 reads the bits of a 64-bit '
+           r"int64 as a 32-bit float32: the widths differ")
+    for target in ("python", "numba"):
+        with pytest.raises(BuildError, match=f"^cannot build 'bits': {why}"):
+            codegen.build(f, target=target)
+    with pytest.raises(UnmodelledError, match=why):
+        analyses.dependences(f)
 
 
 def test_sort_is_refused_naming_the_runtime_function_it_calls():
