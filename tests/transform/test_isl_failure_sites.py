@@ -299,3 +299,26 @@ def test_a_failure_in_another_thread_voids_a_call_running_meanwhile(failing_coal
     # A call that begins after the failure answers, and caches.
     assert answering_isl_failure(lambda: cache.put((owner,), "fresh"), None) == "fresh"
     assert cache.get((owner,)) == "fresh"
+
+
+def test_a_call_beginning_while_the_caches_are_emptied_finds_no_old_entry():
+    # forget_all counts before it clears: a call that begins in between, when this
+    # cache is not cleared yet, must not find the entry stored before the failure.
+    from polypad.concurrency import forget_all
+
+    owner, seen = object(), []
+
+    class CallsMeanwhile(Recent):
+        def clear(self):
+            if not seen:  # the count moved, this cache not yet cleared
+                other = threading.Thread(target=lambda: seen.append(answering_isl_failure(
+                    lambda: self.get((owner,)), lambda message: ("failed", message))))
+                other.start()
+                other.join(timeout=60)
+            super().clear()
+
+    cache = CallsMeanwhile(4)
+    cache.put((owner,), "stored before the failure")
+    forget_all()
+    assert seen == [None]
+    assert cache.get((owner,)) is None
