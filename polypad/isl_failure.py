@@ -17,7 +17,10 @@ entry point's own answer:
 - a schedule primitive is refused with an
   :class:`~polypad.errors.IllegalTransformError` whose evidence is the
   ``Unknown``;
-- ``codegen.build`` raises :class:`~polypad.errors.IslFailure`.
+- ``codegen.build`` raises :class:`~polypad.errors.IslFailure`, as do
+  ``polypad.model.extract`` and the dependences a :class:`Dependences`
+  computes on first use, maybe after the call that made it
+  (:func:`raises_isl_failures`).
 
 As with the budget, only the outermost of nested calls answers; an inner one
 lets the failure rise.  The computation that failed is dropped as a whole:
@@ -111,6 +114,21 @@ def raising_isl_failures(operation: str, work):
     questions, ``plan_barriers``); ISL failing in it raises
     :class:`~polypad.errors.IslFailure` naming ``operation``."""
     return answering_isl_failure(work, raising_isl_failure(operation))
+
+
+def raises_isl_failures(operation: str):
+    """Decorator: each call of the function is :func:`raising_isl_failures` naming
+    ``operation`` (for work done lazily, maybe after the call that made its object)."""
+    import functools
+
+    def wrap(method):
+        @functools.wraps(method)
+        def asking(*args, **kwargs):
+            return raising_isl_failures(operation, lambda: method(*args, **kwargs))
+
+        return asking
+
+    return wrap
 
 
 def rise_unless_expected(err: BaseException, *expected: str) -> None:

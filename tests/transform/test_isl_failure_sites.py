@@ -38,7 +38,7 @@ from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.isl_failure import ANOTHER_THREAD, answering_isl_failure
 from polypad.layout import IndexMap
-from polypad.model import parameter_facts
+from polypad.model import extract, parameter_facts
 from polypad.model.affine import AffineSpace
 from polypad.model.exact_forms import may_wrap
 from polypad.model.overflow import first_wrap
@@ -257,6 +257,27 @@ def test_plan_barriers_where_isl_fails_raises_an_isl_failure(failing_coalesce, m
     monkeypatch.undo()
     plan = plan_barriers(func)
     assert isinstance(plan, BarrierPlan) and plan.count == 1
+
+
+
+def test_extract_where_isl_fails_raises_an_isl_failure(failing_coalesce):
+    with pytest.raises(IslFailure) as err:
+        extract(parse(SHIFTED))
+    assert err.value.operation == "extract" and INJECTED in str(err.value)
+
+
+@pytest.mark.parametrize("ask", [lambda d: d.tagged("flow"), lambda d: d.flow,
+                                 lambda d: d.anti, lambda d: d.tagged_output_from(["S0"]),
+                                 lambda d: d.tagged_flow_out_of(["S0"])])
+def test_dependences_computed_later_where_isl_fails_raise_an_isl_failure(monkeypatch, ask):
+    # Made while ISL is whole; its flows are computed on first use, after the call.
+    deps = analyses.dependences(parse(SHIFTED))
+    _fail_coalesce(monkeypatch)
+    for kind in (isl.UnionSet, isl.Map, isl.UnionMap):  # the flows' maps and sets too
+        monkeypatch.setattr(kind, "coalesce", isl.Set.coalesce)
+    with pytest.raises(IslFailure) as err:
+        ask(deps)
+    assert err.value.operation == "dependences" and INJECTED in str(err.value)
 
 
 # ---------------------------------------------------------------- threads
