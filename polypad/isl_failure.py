@@ -150,10 +150,18 @@ def rise_unless_expected(err: BaseException, *expected: str) -> None:
     """
     import islpy as isl
 
+    rise_if_exhausted(err)
+    if isinstance(err, isl.Error) and not any(text in str(err) for text in expected):
+        raise err
+
+
+def rise_if_exhausted(err: BaseException) -> None:
+    """Raise the budget's :class:`~polypad.errors.BudgetExceeded` (noted as a time
+    limit) where ``err`` is ISL's operation limit or the budget's own error: for a
+    handler that would read ``err`` as the user's mistake (ISL's parser says "syntax
+    error" where the limit stopped it)."""
     if is_exhausted(err):
         if isinstance(err, BudgetExceeded):
             raise err
         note_if_exhausted(err)
         raise exceeded_error() from None
-    if isinstance(err, isl.Error) and not any(text in str(err) for text in expected):
-        raise err

@@ -44,8 +44,10 @@ from polypad.model.exact_forms import may_wrap
 from polypad.model.overflow import first_wrap
 from polypad.schedule.checked_ast import RunsChecked, checked_loops
 from polypad.schedule.location_box import _max_val
+from polypad.schedule.reschedule_plan import parse_band
 from polypad.script import parse
 from polypad.transform._isl_context import IslFacts
+from polypad.viz.points import as_union_set
 
 GUARDED = """
 @T.prim_func
@@ -210,6 +212,20 @@ def test_isls_parser_stopped_by_the_limit_is_the_budget_running_out(few_isl_oper
         isl.Set("[m] -> { [i] : 0 <= i < }")  # a real syntax error, no limit in force
     assert not budget.is_exhausted(err.value)
 
+
+@pytest.mark.parametrize("read", [
+    lambda text: parse_band(None, text, "reschedule"),
+    lambda text: as_union_set(text, "show_set"),
+])
+def test_a_text_the_limit_stopped_is_not_read_as_the_users_syntax_error(
+        few_isl_operations, read):
+    text = "[m] -> { S[i] -> [i] : 0 <= i < 8 and 0 <= m < 100 }"
+    few_isl_operations(5)
+    with budget.within(1), pytest.raises(BudgetExceeded):
+        read(text)  # was "cannot read ... syntax error"
+    with pytest.raises(PolypadError, match="cannot read") as err:
+        read("[m] -> { S[i] -> [i] : 0 <= i < }")  # the user's typo, no limit in force
+    assert not isinstance(err.value, BudgetExceeded)
 
 def test_an_expected_refusal_of_isl_still_goes_on_to_the_fallback():
     # ISL's own refusal (not a failure): max_val takes integer affine pieces only, and
