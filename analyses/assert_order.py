@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.ir.show import show
+from polypad.ir.opaque import check_text
 from polypad.model import Model, StatementModel
 from polypad.model.isl_helpers import empty_union_map, union_all
 from polypad.model.model import ASSERT_ORDER
@@ -118,5 +118,4 @@ def order_text(model: Model, kind: str, src: Instance, dst: Instance,
 
 
 def _assert(s: StatementModel) -> str:
-    line = f" at line {s.stmt.span.line}" if s.stmt.span is not None else ""
-    return f"`assert {show(s.stmt.condition)}`{line}"
+    return check_text(s.stmt)

@@ -53,6 +53,7 @@ from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
 from polypad.ir.naming import fresh_block_name
+from polypad.ir.opaque import check_text
 from polypad.ir.stages import seq
 from polypad.ir.views import require_unshared
 from polypad.ir.visitor import walk
@@ -162,8 +163,7 @@ def _refuse_loads_before_check(body: n.Stmt, block: n.Stmt, buffer: n.Buffer,
         late = [x for x in loads if id(x) not in own
                 and (order[id(x)] > order[id(check)] or id(x) in shared)]
         if late:
-            line = f" at line {check.span.line}" if check.span is not None else ""
-            text = f"`assert {show(check.condition)}`{line}"
+            text = check_text(check)
             raise IllegalTransformError(
                 f"{where}: the copy-in at the start of each iteration would load "
                 f"{show(late[0])} before {text}, which guards it (no load moves above an "

@@ -257,7 +257,7 @@ def test_a_block_holding_an_assert_is_not_placed_in_a_loop():
     text = BLOCKS.replace("            A[vi] = 1.0",
                           "            A[vi] = 1.0\n            assert vi < n, \"vi < n\"")
     err = refused(text, lambda s: s.compute_at("P", "j"), PolypadError)
-    assert "holds `assert vi < n`, which cannot be placed in the loop" in str(err)
+    assert "holds `assert vi < n` at line 8, which cannot be placed in the loop" in str(err)
 
 
 CACHED = """
