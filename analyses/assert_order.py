@@ -15,9 +15,17 @@ every statement with an effect, in both directions, through one pseudo-location
   before it -- a flow dependence -- and before the first assert after it --
   an anti dependence).
 
-Two stores both read it, so it orders no store against another: loops on one
-side of an assert reorder, tile, merge and fuse as before.  A ``T.assume``
-has no effect and takes no part.  Every legality check built on the
+What is ordered, exactly: model statements, each as a whole.  A store
+statement's loads run with it, so they are ordered with it: no load moves
+above an assert either (the assert is a fact for the load's bounds,
+:func:`analyses.bounds_precondition`, and where it fails no load after it
+ran).  Two stores both read it, so it orders no store against another: loops
+on one side of an assert reorder, tile, merge and fuse as before.  A
+``T.assume`` has no effect and takes no part.  A rewrite that separates
+loads from their statement is not seen here and checks itself:
+``cache_read(..., at=loop)``, whose copy-in loads at the start of each
+iteration, refuses to load before an assert that came before the load
+(:mod:`polypad.schedule.cache_at`).  Every legality check built on the
 dependences (order, merge, compute location, loop kinds) sees these pairs
 without a case of its own.  A loop holding an assert instance per iteration
 carries the pseudo-location's dependences, so ``parallel`` and
@@ -40,7 +48,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from polypad.ir.show import show
+from polypad.ir.opaque import check_text
 from polypad.model import Model, StatementModel
 from polypad.model.isl_helpers import empty_union_map, union_all
 from polypad.model.model import ASSERT_ORDER
@@ -110,5 +118,4 @@ def order_text(model: Model, kind: str, src: Instance, dst: Instance,
 
 
 def _assert(s: StatementModel) -> str:
-    line = f" at line {s.stmt.span.line}" if s.stmt.span is not None else ""
-    return f"`assert {show(s.stmt.condition)}`{line}"
+    return check_text(s.stmt)

@@ -383,7 +383,7 @@ def _loads(site: Site, e: n.Expr, path: _Path, lets: dict, out: list[_Access]) -
 def statement_labels(body: n.Stmt) -> list[str]:
     """How evidence names each statement, in the order of
     :func:`analyses.context.collect_sites`: the innermost block's name, else
-    the model's ``S<k>`` for a store or assumption (as ``polypad check``
+    the model's ``S<k>`` for a store, assumption or plain assert (as ``polypad check``
     numbers them), ``for j`` for a loop's bounds, ``if`` or ``let x``."""
     out: list[str] = []
     leaves = 0
@@ -391,7 +391,7 @@ def statement_labels(body: n.Stmt) -> list[str]:
     def visit(stmt: n.Stmt, block: str | None) -> None:
         nonlocal leaves
         match stmt:
-            case n.BufferStore() | n.Evaluate() if is_leaf(stmt):
+            case n.BufferStore() | n.Evaluate() | n.Assert() if is_leaf(stmt):
                 own = f"S{leaves}"
                 leaves += 1
             case n.For():

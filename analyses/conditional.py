@@ -70,6 +70,7 @@ from .context import context_at
 from .evidence import Counterexample, Decision, Proved, Refuted, Unknown
 from .execution_refutation import refute_by_execution, runs_exactly
 from .facts import has_undef
+from .kept_checks import holds_check
 from .no_op import is_no_op
 from .padding_reads import introduced_padding_read
 from .proof_options import ProofOptions
@@ -128,7 +129,7 @@ def can_remove_conditional(f: n.PrimFunc, stmt: n.IfThenElse | str, *,
     if any(isinstance(x, n.Evaluate) and is_call(x.value, "assume") for x in walk(stmt)):
         return Unknown("the conditional holds a T.assume: removing the condition would "
                        "assert a fact where it was not stated")
-    if any(isinstance(x, n.Assert) for x in walk(stmt)):
+    if holds_check(stmt):
         return Unknown("the conditional holds an assert: removing the condition would run "
                        "a check that may raise where it did not run")
     if stmt.else_case is None:

@@ -56,6 +56,7 @@ from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
 from polypad.ir.views import root
+from polypad.isl_failure import raises_isl_failures
 from polypad.model import Model, extract
 
 from . import assert_order as order
@@ -300,7 +301,8 @@ class _Flows:
     Every answer is computed on first use: the forward flow dependences
     (with ``live_in`` and ``live_out``) by :meth:`forward`, which also answer
     :meth:`flow_out_of`, the output and anti ones by :meth:`tagged`, and
-    :meth:`output_from` with time reversed unless the full answer is at hand.
+    :meth:`output_from` with time reversed unless the full answer is at hand;
+ISL failing in one (maybe long after the call that made them) raises ``IslFailure``.
     Time dimensions that hold one value for every event are dropped first
     (see :func:`analyses.flow_inputs.drop_constant_dims`).
     """
@@ -358,6 +360,7 @@ class _Flows:
         self._forward: dict[str, isl.UnionMap] | None = None
         self._out_of: dict[frozenset[str], isl.UnionMap] = {}
 
+    @raises_isl_failures("dependences")
     def forward(self) -> dict[str, isl.UnionMap]:
         """The flow dependences, tagged and not, with ``live_in`` and ``live_out``."""
         if self._forward is not None:
@@ -397,6 +400,7 @@ class _Flows:
         """The dataflow from ``must``/``may`` sources to ``sink``, through ``kill``."""
         return value_flow(sink, must, may, kill, self.tagged_time)
 
+    @raises_isl_failures("dependences")
     def tagged(self, kind: str) -> isl.UnionMap:
         """The tagged dependences of ``kind`` (one of :data:`_KINDS`)."""
         if kind in ("flow", "flow_must", "live_out"):
@@ -410,6 +414,7 @@ class _Flows:
             self._tagged[kind] = flow.may_dependence
         return self._tagged[kind]
 
+    @raises_isl_failures("dependences")
     def flow_out_of(self, names: frozenset[str]) -> isl.UnionMap:
         """The tagged flow and live-out dependences from a statement in ``names`` to a read
         outside them (or ``END``).
@@ -430,6 +435,7 @@ class _Flows:
         self._out_of[names] = out
         return out
 
+    @raises_isl_failures("dependences")
     def output_from(self, names: frozenset[str]) -> isl.UnionMap:
         """The tagged output dependences whose source is a statement in ``names``.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from polypad.errors import NotFoundError, PolypadError
 from polypad.ir import nodes as n
-from polypad.ir.opaque import is_plain_check
+from polypad.ir.opaque import first_check, is_plain_check
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 
@@ -25,7 +25,7 @@ from .prover import prove
 
 def holds_check(stmt: n.Stmt) -> bool:
     """Whether ``stmt`` is or contains an ``assert``."""
-    return any(isinstance(x, n.Assert) for x in walk(stmt))
+    return first_check(stmt) is not None
 
 
 def removing_a_check(f: n.PrimFunc, stmt: n.Stmt) -> Refuted | Unknown:

@@ -87,7 +87,6 @@ from polypad.model import Access, Model, StatementModel
 from polypad.model.isl_helpers import empty_union_map, empty_union_set, union_all
 
 from . import instances as inst
-from .assert_order import is_order
 from .budgeted import bounded
 from .combiners import Update, update_of
 from .dataflow import Dependences, Violation, dependences
@@ -227,12 +226,7 @@ class ReductionDependences:
     def _explain(self, kind: str, pairs: isl.UnionMap, certain: bool) -> Counterexample:
         point = inst.first_point(pairs)
         src, dst, element, params = self.deps.decode(point)
-        what = self.pair_text(kind, point, src, dst, element) if is_order(
-            element.buffer) else {
-            "flow": f"{dst} reads {element}, which {src} writes before it",
-            "anti": f"{src} reads {element} before {dst} overwrites it",
-            "output": f"{src} writes {element} and {dst} overwrites it later",
-        }[kind]
+        what = self.pair_text(kind, point, src, dst, element)
         text = (f"{kind} dependence: {what}; the new order runs {dst} before {src} or with "
                 "it (reassociating, only updates of one element by one reduction may swap)")
         if not certain:

@@ -35,11 +35,16 @@ class Recent:
     optional hashable ``extra`` key; it is found only while every owner is
     the very object it was stored with (the entry holds them, so no other
     object can take their ``id`` meanwhile).  Safe to share between threads.
+
+    Each entry is tagged with the :func:`generation` it was stored at, and found
+    only in that generation: :func:`forget_all` counts before it clears, so an
+    entry it has not cleared yet is already out of date for a call that begins
+    in between.
     """
 
     def __init__(self, keep: int) -> None:
         self._keep = keep
-        self._entries: dict[Hashable, tuple[tuple, Any]] = {}
+        self._entries: dict[Hashable, tuple[tuple, Any, int]] = {}
         self._lock = threading.Lock()
         _ALL.add(self)
 
@@ -51,7 +56,7 @@ class Recent:
         """The value stored for ``owners`` and ``extra``, or ``None``."""
         with self._lock:
             found = self._entries.get(self._key(owners, extra))
-        if found is None or any(a is not b for a, b in zip(found[0], owners, strict=True)):
+        if found is None or not _current(found, owners):
             return None
         return found[1]
 
@@ -63,21 +68,26 @@ class Recent:
         (:func:`forget_all`) is returned but not stored: it may share objects the
         failed call rewrote."""
         key = self._key(owners, extra)
-        with self._lock:  # checked under the lock: forget_all counts, then clears
-            if not began_since_last_forget():
+        with self._lock:
+            # The generation read once: where forget_all counts after this, the
+            # entry is stored under the old count and found by no later call.
+            now = _generation
+            began = _began_at.get()
+            if began is not None and began != now:
                 return value
             found = self._entries.get(key)
-            if found is not None and all(a is b for a, b in zip(found[0], owners, strict=True)):
+            if found is not None and _current(found, owners):
                 return found[1]
             if found is None and len(self._entries) >= self._keep:
                 self._entries.pop(next(iter(self._entries)))
-            self._entries[key] = (owners, value)
+            self._entries[key] = (owners, value, now)
             return value
 
     def extras(self) -> list[Hashable]:
         """The ``extra`` keys of the entries held, oldest first."""
         with self._lock:
-            return [extra for (_, extra) in self._entries]
+            return [extra for (_, extra), entry in self._entries.items()
+                    if entry[2] == _generation]
 
     def clear(self) -> None:
         """Forget every entry."""
@@ -92,6 +102,14 @@ class Recent:
 
 
 _ALL: weakref.WeakSet[Recent] = weakref.WeakSet()
+
+
+def _current(entry: tuple, owners: tuple) -> bool:
+    """Whether ``entry`` belongs to ``owners`` and was stored since the caches were
+    last emptied."""
+    stored_owners, _, stored_at = entry
+    return stored_at == _generation and all(
+        a is b for a, b in zip(stored_owners, owners, strict=True))
 
 
 # How many times the caches were emptied (forget_all), and the count when the
@@ -109,7 +127,9 @@ def forget_all() -> None:
     objects the failed call rewrote (:mod:`polypad.isl_failure`).
 
     A call running meanwhile in another thread may already hold such an object;
-    :func:`began_since_last_forget` tells it (and its answer is not used)."""
+    :func:`began_since_last_forget` tells it (and its answer is not used).  The
+    count moves first: a call that begins before every cache is cleared finds no
+    entry of the old count (:class:`Recent` tags each entry with its count)."""
     global _generation
     _generation = next(_forgets)
     for cache in list(_ALL):

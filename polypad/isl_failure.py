@@ -17,7 +17,10 @@ entry point's own answer:
 - a schedule primitive is refused with an
   :class:`~polypad.errors.IllegalTransformError` whose evidence is the
   ``Unknown``;
-- ``codegen.build`` raises :class:`~polypad.errors.IslFailure`.
+- ``codegen.build`` raises :class:`~polypad.errors.IslFailure`, as do
+  ``polypad.model.extract`` and the dependences a :class:`Dependences`
+  computes on first use, maybe after the call that made it
+  (:func:`raises_isl_failures`).
 
 As with the budget, only the outermost of nested calls answers; an inner one
 lets the failure rise.  The computation that failed is dropped as a whole:
@@ -113,6 +116,21 @@ def raising_isl_failures(operation: str, work):
     return answering_isl_failure(work, raising_isl_failure(operation))
 
 
+def raises_isl_failures(operation: str):
+    """Decorator: each call of the function is :func:`raising_isl_failures` naming
+    ``operation`` (for work done lazily, maybe after the call that made its object)."""
+    import functools
+
+    def wrap(method):
+        @functools.wraps(method)
+        def asking(*args, **kwargs):
+            return raising_isl_failures(operation, lambda: method(*args, **kwargs))
+
+        return asking
+
+    return wrap
+
+
 def rise_unless_expected(err: BaseException, *expected: str) -> None:
     """For a handler that caught ``err`` (an ``islpy.Error``, or a
     :class:`~polypad.errors.PolypadError`) and would go on without ISL's answer:
@@ -132,10 +150,18 @@ def rise_unless_expected(err: BaseException, *expected: str) -> None:
     """
     import islpy as isl
 
+    rise_if_exhausted(err)
+    if isinstance(err, isl.Error) and not any(text in str(err) for text in expected):
+        raise err
+
+
+def rise_if_exhausted(err: BaseException) -> None:
+    """Raise the budget's :class:`~polypad.errors.BudgetExceeded` (noted as a time
+    limit) where ``err`` is ISL's operation limit or the budget's own error: for a
+    handler that would read ``err`` as the user's mistake (ISL's parser says "syntax
+    error" where the limit stopped it)."""
     if is_exhausted(err):
         if isinstance(err, BudgetExceeded):
             raise err
         note_if_exhausted(err)
         raise exceeded_error() from None
-    if isinstance(err, isl.Error) and not any(text in str(err) for text in expected):
-        raise err

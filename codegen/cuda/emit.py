@@ -63,6 +63,7 @@ from .module_text import (
     aligned_arguments,
     alignment,
     alignment_constants,
+    host_buffers,
     launch_function,
 )
 from .registers import promotable
@@ -78,16 +79,6 @@ MAX_UNROLL = 64
 SPELLING = {ForKind.BLOCK_IDX_X: "cuda.blockIdx.x", ForKind.BLOCK_IDX_Y: "cuda.blockIdx.y",
             ForKind.BLOCK_IDX_Z: "cuda.blockIdx.z", ForKind.THREAD_IDX_X: "cuda.threadIdx.x",
             ForKind.THREAD_IDX_Y: "cuda.threadIdx.y", ForKind.THREAD_IDX_Z: "cuda.threadIdx.z"}
-def host_buffers(plan: BarrierPlan) -> list[Buffer]:
-    """The buffers allocated outside every launch in global memory: the host allocates
-    them for each call and passes them after the parameters."""
-    out = []
-    for alloc in plan.structure.allocations:
-        if alloc.buffer.scope in ("global", ""):
-            out.append(alloc.buffer)
-    return out
-
-
 class _Kernel(WideAccesses):
     """The text of one kernel."""
 

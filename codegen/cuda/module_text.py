@@ -5,6 +5,7 @@ kernels themselves)."""
 
 from __future__ import annotations
 
+from analyses.gpu_barrier_placement import BarrierPlan
 from analyses.gpu_threads import AXES, Launch
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, PrimFunc
@@ -78,3 +79,13 @@ def aligned_arguments(arguments: list[Buffer], wide: dict[Buffer, int]) -> str:
     return ("# The arguments read or written in runs (.wide): the bytes each must "
             "start on.\nALIGNED_ARGUMENTS = {"
             + ", ".join(f"{k}: {v}" for k, v in sorted(aligned.items())) + "}")
+
+
+def host_buffers(plan: BarrierPlan) -> list[Buffer]:
+    """The buffers allocated outside every launch in global memory: the host allocates
+    them for each call and passes them after the parameters."""
+    out = []
+    for alloc in plan.structure.allocations:
+        if alloc.buffer.scope in ("global", ""):
+            out.append(alloc.buffer)
+    return out

@@ -115,8 +115,26 @@ class OpaqueSite:
 _WHY_CALL = "is an opaque TVM intrinsic: its effect on memory is unknown to polypad"
 # Every target runs a plain assert; one whose condition reads memory or a pointer is
 # the packed function's own scaffolding, which no target runs nor the model holds.
-_WHY_ASSERT = ("is a check on a buffer, a pointer or an opaque call, which polypad "
-               "neither runs nor models (it runs and models an assert on scalar values)")
+_WHY_ASSERT = ("is a check whose condition reads a buffer, a pointer or an opaque call "
+               "itself, which polypad neither runs nor models (it runs and models an "
+               "assert on scalar values, a let's value loaded from a buffer included)")
+
+
+def first_check(stmt: Stmt):
+    """The first ``assert`` in ``stmt`` (``stmt`` itself, or one under it) in program
+    order, or None."""
+    from .nodes import Assert
+
+    return next((x for x in walk(stmt) if isinstance(x, Assert)), None)
+
+
+def check_text(check) -> str:
+    """How a message names an ``assert``: ```assert n < 8` at line 6`` (the line where
+    known)."""
+    from .show import show
+
+    line = f" at line {check.span.line}" if check.span is not None else ""
+    return f"`assert {show(check.condition)}`{line}"
 
 
 def is_plain_check(stmt: Stmt) -> bool:

@@ -14,6 +14,7 @@ from polypad.ir.deep import deep_entry
 from polypad.ir.naming import Names
 from polypad.ir.opaque import first_opaque
 from polypad.ir.show import show
+from polypad.isl_failure import raising_isl_failures
 
 from .accesses import statement_accesses
 from .affine import AffineSpace
@@ -52,7 +53,9 @@ def extract(func: n.PrimFunc) -> Model:
     found = _MODELS.get((func,))
     if found is not None:
         return found
-    return _MODELS.put((func,), _extract(func))
+    # A public call: ISL failing in it raises IslFailure (inside another call, that
+    # call answers), never islpy's error.
+    return raising_isl_failures("extract", lambda: _MODELS.put((func,), _extract(func)))
 
 
 def _extract(func: n.PrimFunc) -> Model:

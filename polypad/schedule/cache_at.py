@@ -46,14 +46,17 @@ import dataclasses
 
 import islpy as isl
 
-from polypad.errors import PolypadError
+from analyses.evidence import Counterexample
+from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir import operators as op
 from polypad.ir.locate import ancestors, find_block, find_buffer, find_loop, replace
 from polypad.ir.naming import fresh_block_name
+from polypad.ir.opaque import check_text
 from polypad.ir.stages import seq
 from polypad.ir.views import require_unshared
+from polypad.ir.visitor import walk
 from polypad.model import AffineSpace, extract, pw_aff_to_expr
 from polypad.model.isl_helpers import empty_union_map, union_sets
 
@@ -107,6 +110,8 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
                                   "block's reads would see a stale copy")
     if kind == "write":
         refuse_crossed_check(loop.body, where, "the copy-out at the end of each iteration")
+    else:
+        _refuse_loads_before_check(loop.body, found, old, where)
     depth = next(k for k, lp in enumerate(inside[0].loops) if lp is loop) + 1
     p = Placement(func, model, found, found, [], loop, inside, depth, where)
     touched = one_map(at_iteration(p, [relation_of(s, old) for s in inside]))
@@ -134,6 +139,37 @@ def cache_at(func: n.PrimFunc, block: str, buffer, scope: str, name: str | None,
                             fresh_block_name(func, cache.name), into_cache=False))
     new_loop = dataclasses.replace(loop, body=n.Allocate(cache, seq(*stages)))
     return replace(func, loop, new_loop), cache.name
+
+
+def _refuse_loads_before_check(body: n.Stmt, block: n.Stmt, buffer: n.Buffer,
+                               where: str) -> None:
+    """Refuse a copy-in that would load ``buffer`` before an assert that ran before the
+    load in the original iteration: the assert is a fact for the load's bounds (and
+    where it fails, nothing after it ran), so no load moves above one either.
+
+    An assert comes before a load of ``block`` in one iteration of the loop where the
+    load follows it in the text, or where both are in one inner loop of ``body`` (a
+    later inner iteration's load follows the assert).  The assert's own loads do not
+    count: it does not guard them."""
+    from polypad.ir.show import show
+
+    order = {id(x): k for k, x in enumerate(walk(body))}
+    loads = [x for x in walk(block) if isinstance(x, n.BufferLoad) and x.buffer is buffer]
+    inner = [x for x in walk(body) if isinstance(x, n.For)]
+    for check in (x for x in walk(body) if isinstance(x, n.Assert)):
+        own = {id(x) for x in walk(check)}
+        around = next((lp for lp in inner if any(x is check for x in walk(lp))), None)
+        shared = {id(x) for x in walk(around)} if around is not None else set()
+        late = [x for x in loads if id(x) not in own
+                and (order[id(x)] > order[id(check)] or id(x) in shared)]
+        if late:
+            text = check_text(check)
+            raise IllegalTransformError(
+                f"{where}: the copy-in at the start of each iteration would load "
+                f"{show(late[0])} before {text}, which guards it (no load moves above an "
+                "assert: it is a fact for the load's bounds)",
+                Counterexample(f"{show(late[0])} is loaded after {text} in the iteration, "
+                               "and the copy-in would load it before"))
 
 
 def _corner(p: Placement, pa: isl.PwAff, ctx: isl.Set, known: isl.Set) -> n.Expr:

@@ -20,7 +20,7 @@ from analyses import instances as inst
 from analyses.evidence import Counterexample
 from polypad.errors import BuildError, IllegalTransformError
 from polypad.ir import nodes as n
-from polypad.ir.show import show
+from polypad.ir.opaque import check_text, first_check
 from polypad.ir.views import root
 from polypad.ir.visitor import walk
 from polypad.transform.shared_zero_fill import with_zero_fill
@@ -32,12 +32,11 @@ def check_bind(bound: n.PrimFunc, node: n.For, name: str, axis: str) -> None:
     if node.kind not in (n.ForKind.SERIAL, n.ForKind.UNROLL) and node.kind.value != axis:
         raise IllegalTransformError(f"bind of loop {name!r} to {axis}: the loop is "
                                     f"{node.kind.value} already")
-    check = next((x for x in walk(node) if isinstance(x, n.Assert)), None)
+    check = first_check(node)
     if check is not None:
         # As parallel refuses it (analyses.assert_order): the threads would run the checks
         # and the stores around them in no order, and no kernel runs an assert.
-        line = f" at line {check.span.line}" if check.span is not None else ""
-        text = f"`assert {show(check.condition)}`{line}"
+        text = check_text(check)
         raise IllegalTransformError(
             f"bind of loop {name!r} to {axis}: the loop holds {text}, which would run in "
             "every thread in no order (no store moves across an assert), and the cuda "

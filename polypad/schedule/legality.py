@@ -38,6 +38,7 @@ from polypad.errors import IllegalTransformError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors
 from polypad.ir.loop_names import loop_name
+from polypad.ir.opaque import check_text, first_check
 from polypad.ir.stages import loads_of, stage_of, stores_to
 from polypad.ir.visitor import walk
 from polypad.model import extract
@@ -72,7 +73,7 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     else:
         # The order of stores against an assert is in the whole question only
         # (analyses.assert_order): a moved loop holding an assert asks it.
-        if moved is None or any(isinstance(x, n.Assert) for x in walk(moved)):
+        if moved is None or first_check(moved) is not None:
             deps = analyses.dependences(func)
         else:
             written = {id(s.buffer): s.buffer for s in walk(moved)
@@ -332,18 +333,15 @@ def refuse_crossed_check(scope: n.Stmt, where: str, late: str) -> None:
     it) where ``scope`` holds an assert: where the assert fails, the stores before it
     would not have happened (no store moves across an assert, :mod:`analyses.assert_order`;
     conservatively, wherever in ``scope`` the assert stands)."""
-    from polypad.ir.show import show
-
-    found = next((x for x in walk(scope) if isinstance(x, n.Assert)), None)
+    found = first_check(scope)
     if found is None:
         return
-    line = f" at line {found.span.line}" if found.span is not None else ""
-    cex = Counterexample(f"`assert {show(found.condition)}`{line} may fail after a store "
-                         f"that {late} would make instead, after it")
+    text = check_text(found)
+    cex = Counterexample(f"{text} may fail after a store that {late} would make instead, "
+                         "after it")
     raise IllegalTransformError(
-        f"{where}: {late} would write back stores made before `assert "
-        f"{show(found.condition)}`{line}, which no store moves across (where it fails, "
-        "they must have happened)", cex)
+        f"{where}: {late} would write back stores made before {text}, which no store "
+        "moves across (where it fails, they must have happened)", cex)
 
 
 def _check_cache_values(func: n.PrimFunc, region: n.Stmt, buffer: n.Buffer,

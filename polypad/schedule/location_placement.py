@@ -21,6 +21,7 @@ import islpy as isl
 from polypad.errors import NotAffineError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.locate import ancestors, find_block, find_loop
+from polypad.ir.opaque import check_text
 from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.model import Model, StatementModel, extract
@@ -95,9 +96,8 @@ def placement(func: n.PrimFunc, block: str, loop, primitive: str) -> Placement:
             # Run once per iteration of the loop it would move into, it would run where
             # nothing said it runs; run at one iteration only, stores of the others
             # would cross it (no effect moves across an assert: analyses.dataflow).
-            raise PolypadError(f"{where}: block {block!r} holds `assert "
-                               f"{show(s.stmt.condition)}`, which cannot be placed in the "
-                               "loop; move it out of the block first")
+            raise PolypadError(f"{where}: block {block!r} holds {check_text(s.stmt)}, which "
+                               "cannot be placed in the loop; move it out of the block first")
     depth = next(k for k, lp in enumerate(under[0].loops) if lp is target) + 1
     return Placement(func, model, found, nest, moved, target, under, depth, where)
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from polypad.errors import PolypadError
+from polypad.isl_failure import rise_if_exhausted
 from polypad.model import Model, StatementModel
 from polypad.model.affine import to_map
 from polypad.model.isl_helpers import maps_of, time_map, union_all
@@ -144,6 +145,7 @@ def parse_band(scope: Scope, text: str, primitive: str) -> dict[str, tuple[isl.P
     try:
         umap = isl.UnionMap(text)
     except isl.Error as err:
+        rise_if_exhausted(err)  # the budget ran out, not the user's typo
         raise PolypadError(f"{primitive}: cannot read the band {text!r} as an ISL map: "
                            f"{err}") from None
     maps = maps_of(umap)

@@ -35,7 +35,9 @@ its value wherever it is evaluated in the loop.  Evaluating it once before
 the loop is harmless for pure, total expressions; an expression that can fail
 (a buffer load, a division by a variable) is hoisted only when it is the
 whole condition of an ``if`` that runs on every iteration of a loop with a
-positive constant extent, so it was going to be evaluated anyway.  A loop
+positive constant extent, before any assert in it, so it was going to be
+evaluated anyway (an assert before it is a fact for it: ``assert n < 8``
+guards ``A[n]``, and the loop's first iteration fails it before loading).  A loop
 whose body holds a block is not unswitched when both copies survive, since
 that would duplicate the block's name.
 """
@@ -119,7 +121,8 @@ class _Scope:
     bindings: dict  # var -> the For / LetStmt / Let inside the body that binds it
     counts: Counter  # var -> how many times it is bound inside the body
     written: set  # buffers stored to or allocated inside the body
-    unconditional: set  # ids of the LetStmt / IfThenElse nodes run on every iteration
+    unconditional: set  # ids of the LetStmt / IfThenElse nodes run on every iteration,
+    #                     before any assert in it
     has_block: bool
 
     @property
@@ -151,6 +154,13 @@ def _scope(loop: n.For) -> _Scope:
             stack.append(s.body)
         elif isinstance(s, n.IfThenElse):
             scope.unconditional.add(id(s))
+    # An assert is a fact for what follows it (a load's bounds): what an iteration
+    # evaluates only after one may not be evaluated before the loop, where it has not run.
+    order = {id(x): k for k, x in enumerate(walk(loop.body))}
+    first_assert = min((order[id(x)] for x in walk(loop.body) if isinstance(x, n.Assert)),
+                       default=None)
+    if first_assert is not None:
+        scope.unconditional = {k for k in scope.unconditional if order[k] < first_assert}
     return scope
 
 

@@ -18,6 +18,7 @@ import islpy as isl
 
 from polypad.arguments import expect
 from polypad.errors import ArgumentTypeError, ArgumentValueError
+from polypad.isl_failure import rise_if_exhausted
 
 MAX_POINTS = 4096  # points drawn one by one in a panel; beyond, a density picture
 MAX_ENUMERATED = 1 << 18  # points enumerated at all (a touched region, a density's bins)
@@ -40,6 +41,7 @@ def as_union_set(value, where: str) -> isl.UnionSet:
         try:
             return isl.UnionSet(value)
         except isl.Error as err:
+            rise_if_exhausted(err)  # the budget ran out, not the user's typo
             raise ArgumentValueError(f"{where}: cannot read {value!r} as an isl set: {err}") \
                 from None
     if isinstance(value, isl.BasicSet):

@@ -373,3 +373,22 @@ def test_within_must_be_a_statement_of_the_function():
         analyses.check_bounds(f, within=g.body.stmts[1])
     with pytest.raises(PolypadError, match="within"):
         analyses.check_bounds(f, within="j")
+
+
+def test_the_evidence_names_a_statement_after_an_assert_as_the_model_does():
+    # The model counts a plain assert as a statement (S0 here): the store to A[n] is S2.
+    from polypad.model import extract
+
+    f = parse('''
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8,), "float32")):
+    assert n > 0, "n > 0"
+    A[0] = 1.0
+    A[n] = 2.0
+''')
+    assert [s.name for s in extract(f).statements] == ["S0", "S1", "S2"]
+    r = analyses.check_bounds(f)
+    assert isinstance(r, Refuted)
+    assert r.counterexample.instances == (Instance("S2", {}),)
+    found = analyses.bounds_precondition(f).violation({f.params[0]: 9})
+    assert found.instances == (Instance("S2", {}),)

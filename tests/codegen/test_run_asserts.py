@@ -98,8 +98,8 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         B[i] = A[i]
 ''')
     for target in TARGETS:
-        with pytest.raises(BuildError, match="assert at line 4 is a check on a buffer, a "
-                                             "pointer or an opaque call"):
+        with pytest.raises(BuildError, match="assert at line 4 is a check whose condition "
+                                             "reads a buffer, a pointer or an opaque call"):
             codegen.build(f, target=target)
 
 

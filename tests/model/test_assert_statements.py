@@ -108,9 +108,10 @@ def f(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
     for i in range(8):
         B[i] = A[i]
 """)
-    reason = ("'f' cannot be modelled: assert at line 4 is a check on a buffer, a pointer or "
-              "an opaque call, which polypad neither runs nor models (it runs and models an "
-              "assert on scalar values)")
+    reason = ("'f' cannot be modelled: assert at line 4 is a check whose condition reads a "
+              "buffer, a pointer or an opaque call itself, which polypad neither runs nor "
+              "models (it runs and models an assert on scalar values, a let's value loaded "
+              "from a buffer included)")
     with pytest.raises(UnmodelledError) as info:
         extract(f)
     assert str(info.value) == reason

@@ -257,7 +257,7 @@ def test_a_block_holding_an_assert_is_not_placed_in_a_loop():
     text = BLOCKS.replace("            A[vi] = 1.0",
                           "            A[vi] = 1.0\n            assert vi < n, \"vi < n\"")
     err = refused(text, lambda s: s.compute_at("P", "j"), PolypadError)
-    assert "holds `assert vi < n`, which cannot be placed in the loop" in str(err)
+    assert "holds `assert vi < n` at line 8, which cannot be placed in the loop" in str(err)
 
 
 CACHED = """
@@ -309,6 +309,57 @@ def f(n: T.int32, A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
                 outs.append((error.assert_message, c.tolist()))
         assert outs[0] == outs[1], value
 
+
+
+GUARDED_LOAD = """
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((8,), "float32"), C: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.block("B"):
+            vi = T.axis.spatial(8, i)
+            C[vi] = 5.0
+            assert n < 8, "n < 8"
+            C[vi] = A[n] * 2.0
+"""
+
+
+def test_cache_read_at_a_loop_would_load_before_the_check_that_guards_the_load():
+    # At n = 8 the original stores C[0] = 5.0 and fails the check; a copy-in of A[n]
+    # at the start of the iteration would read outside A before the check ran.
+    err = refused(GUARDED_LOAD, lambda s: s.cache_read("B", "A", "local", at="i"))
+    assert "would load A[n] before `assert n < 8` at line 8, which guards it" in str(err)
+    assert err.evidence.description == (
+        "A[n] is loaded after `assert n < 8` at line 8 in the iteration, and the copy-in "
+        "would load it before")
+
+
+def test_cache_read_at_a_loop_loading_before_the_check_runs_the_same():
+    sch = Schedule(parse(CACHED))
+    sch.cache_read("B", "A", "local", at="i")
+    verify(sch.func)
+    assert_structural_equal(sch.func, parse("""
+@T.prim_func
+def f(n: T.int32, A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
+    for i in T.serial(4):
+        A_local = T.alloc_buffer((1,), "float32", scope="local")
+        with T.sblock("A_local"):
+            A_local[0] = A[i + 0]
+        with T.sblock("B"):
+            vi = T.axis.remap("S", [i])
+            C[vi] = A_local[vi - i] * 2.0
+            assert vi < n, "vi < n"
+"""))
+    old, new = (codegen.build(f, target="python") for f in (parse(CACHED), sch.func))
+    for value in range(6):
+        outs = []
+        for kernel in (old, new):
+            a, c = np.arange(4, dtype="float32") + 1, np.zeros(4, "float32")
+            try:
+                kernel(value, a, c)
+                outs.append((None, c.tolist()))
+            except AssertionFailedError as error:
+                outs.append((error.assert_message, c.tolist()))
+        assert outs[0] == outs[1], value
 
 REDUCED = """
 @T.prim_func

@@ -14,6 +14,8 @@ from pass_support import (
     transformed,
 )
 
+import codegen
+from polypad.errors import AssertionFailedError
 from polypad.ir.structural import assert_structural_equal
 from polypad.script import parse
 from polypad.transform import HoistedConditionals as C
@@ -220,6 +222,26 @@ DATA = {
             if B[n] > 0.0:
                 A[i] = 1.0
 """,
+    # The assert guards the load: at n = 4 the loop fails it before loading B[4].
+    "an if evaluated after an assert": """
+    for i in T.serial(4):
+        assert n < 4, "n < 4"
+        if B[n] > 0.0:
+            A[i] = 1.0
+""",
+    "a let evaluated after an assert": """
+    for i in T.serial(4):
+        assert n < 4, "n < 4"
+        x = B[n]
+        A[i] = x
+""",
+    "a division after an assert in an inner loop": """
+    for i in T.serial(4):
+        for j in T.serial(2):
+            assert n > 0, "n > 0"
+        x = 8 // n
+        A[i] = T.Cast("float32", x)
+""",
 }
 
 
@@ -243,6 +265,36 @@ def test_data_dependent_condition_read_only_in_loop_is_hoisted():
 """))
     for seed in range(4):
         assert_same_results(f, got, random_args(f, seed, n=0))
+
+
+def outcome(f, args):
+    """What running ``f`` leaves: the failed assert's message (or None) and the buffers."""
+    copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    try:
+        codegen.build(f, target="python")(*copies)
+        failed = None
+    except AssertionFailedError as error:
+        failed = error.assert_message
+    return failed, [a.tolist() for a in copies if isinstance(a, np.ndarray)]
+
+
+def test_a_load_before_the_assert_is_still_hoisted_and_runs_the_same():
+    f = func("""
+    for i in T.serial(4):
+        x = B[0]
+        assert n < 4, "n < 4"
+        A[i] = x
+""")
+    got = hoist(f)
+    assert_structural_equal(got, func("""
+    x = B[0]
+    for i in T.serial(4):
+        assert n < 4, "n < 4"
+        A[i] = x
+"""))
+    for value in range(6):
+        args = random_args(f, value, n=value)
+        assert outcome(f, args) == outcome(got, args), value
 
 
 def test_block_is_not_duplicated():

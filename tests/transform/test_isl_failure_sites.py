@@ -39,14 +39,16 @@ from polypad.ir.show import show
 from polypad.ir.visitor import walk
 from polypad.isl_failure import ANOTHER_THREAD, answering_isl_failure
 from polypad.layout import IndexMap
-from polypad.model import parameter_facts
+from polypad.model import extract, parameter_facts
 from polypad.model.affine import AffineSpace
 from polypad.model.exact_forms import may_wrap
 from polypad.model.overflow import first_wrap
 from polypad.schedule.checked_ast import RunsChecked, checked_loops
 from polypad.schedule.location_box import _max_val
+from polypad.schedule.reschedule_plan import parse_band
 from polypad.script import parse
 from polypad.transform._isl_context import IslFacts
+from polypad.viz.points import as_union_set
 
 GUARDED = """
 @T.prim_func
@@ -212,6 +214,20 @@ def test_isls_parser_stopped_by_the_limit_is_the_budget_running_out(few_isl_oper
     assert not budget.is_exhausted(err.value)
 
 
+@pytest.mark.parametrize("read", [
+    lambda text: parse_band(None, text, "reschedule"),
+    lambda text: as_union_set(text, "show_set"),
+])
+def test_a_text_the_limit_stopped_is_not_read_as_the_users_syntax_error(
+        few_isl_operations, read):
+    text = "[m] -> { S[i] -> [i] : 0 <= i < 8 and 0 <= m < 100 }"
+    few_isl_operations(5)
+    with budget.within(1), pytest.raises(BudgetExceeded):
+        read(text)  # was "cannot read ... syntax error"
+    with pytest.raises(PolypadError, match="cannot read") as err:
+        read("[m] -> { S[i] -> [i] : 0 <= i < }")  # the user's typo, no limit in force
+    assert not isinstance(err.value, BudgetExceeded)
+
 def test_an_expected_refusal_of_isl_still_goes_on_to_the_fallback():
     # ISL's own refusal (not a failure): max_val takes integer affine pieces only, and
     # the graph of n / 2 answers instead; the cache of models is left as it was.
@@ -262,6 +278,27 @@ def test_plan_barriers_where_isl_fails_raises_an_isl_failure(failing_coalesce, m
     assert isinstance(plan, BarrierPlan) and plan.count == 1
 
 
+
+def test_extract_where_isl_fails_raises_an_isl_failure(failing_coalesce):
+    with pytest.raises(IslFailure) as err:
+        extract(parse(SHIFTED))
+    assert err.value.operation == "extract" and INJECTED in str(err.value)
+
+
+@pytest.mark.parametrize("ask", [lambda d: d.tagged("flow"), lambda d: d.flow,
+                                 lambda d: d.anti, lambda d: d.tagged_output_from(["S0"]),
+                                 lambda d: d.tagged_flow_out_of(["S0"])])
+def test_dependences_computed_later_where_isl_fails_raise_an_isl_failure(monkeypatch, ask):
+    # Made while ISL is whole; its flows are computed on first use, after the call.
+    deps = analyses.dependences(parse(SHIFTED))
+    _fail_coalesce(monkeypatch)
+    for kind in (isl.UnionSet, isl.Map, isl.UnionMap):  # the flows' maps and sets too
+        monkeypatch.setattr(kind, "coalesce", isl.Set.coalesce)
+    with pytest.raises(IslFailure) as err:
+        ask(deps)
+    assert err.value.operation == "dependences" and INJECTED in str(err.value)
+
+
 # ---------------------------------------------------------------- threads
 
 
@@ -302,3 +339,26 @@ def test_a_failure_in_another_thread_voids_a_call_running_meanwhile(failing_coal
     # A call that begins after the failure answers, and caches.
     assert answering_isl_failure(lambda: cache.put((owner,), "fresh"), None) == "fresh"
     assert cache.get((owner,)) == "fresh"
+
+
+def test_a_call_beginning_while_the_caches_are_emptied_finds_no_old_entry():
+    # forget_all counts before it clears: a call that begins in between, when this
+    # cache is not cleared yet, must not find the entry stored before the failure.
+    from polypad.concurrency import forget_all
+
+    owner, seen = object(), []
+
+    class CallsMeanwhile(Recent):
+        def clear(self):
+            if not seen:  # the count moved, this cache not yet cleared
+                other = threading.Thread(target=lambda: seen.append(answering_isl_failure(
+                    lambda: self.get((owner,)), lambda message: ("failed", message))))
+                other.start()
+                other.join(timeout=60)
+            super().clear()
+
+    cache = CallsMeanwhile(4)
+    cache.put((owner,), "stored before the failure")
+    forget_all()
+    assert seen == [None]
+    assert cache.get((owner,)) is None
