@@ -25,6 +25,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.ranges import Range, dtype_range, wrapping_operations
 from polypad.ir.show import show
+from polypad.ir.visitor import walk
 
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
@@ -50,15 +51,24 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
 
     ``modular_root`` is :func:`.ranges.wrapping_operations`'s: for a buffer
     index, whose exact value a bounds check confines to the buffer.
+
+    The values of the let-bound variables of ``space`` that ``expr`` reaches
+    (transitively) are searched too: ISL reads such a variable as its value
+    exactly (:func:`to_pw_aff`), so a value that wrapped when the let ran
+    (``x: T.int8 = T.Cast("int8", j) + T.int8(100)``) is not the one ISL
+    computes with, even where ``expr`` itself (``T.Cast("int32", x)``) cannot wrap.
     """
-    candidates = wrapping_operations(expr, bounds, modular_root=modular_root)
+    roots = [(expr, modular_root)] + [(value, False) for value in let_values(expr, space)]
+    candidates = [e for root, modular in roots
+                  for e in wrapping_operations(root, bounds, modular_root=modular)]
     if candidates and bounds is None:
         # The dtype ranges of the loop counters let nearly every `i + 1` through;
         # the box of the domain (cached, as callers ask many questions of one
         # domain) clears most of them at an interval's cost instead of ISL's.
         box = _box(domain, space)
         if box:
-            candidates = wrapping_operations(expr, box, modular_root=modular_root)
+            candidates = [e for root, modular in roots
+                          for e in wrapping_operations(root, box, modular_root=modular)]
     for e in candidates:
         try:
             pa = to_pw_aff(e, space)
@@ -67,6 +77,23 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
         if not outside_points(pa, e.dtype, domain, space).is_empty():
             return e
     return None
+
+
+def let_values(expr: n.Expr, space: AffineSpace) -> list[n.Expr]:
+    """The values of ``space``'s let-bound variables that ``expr`` reads, transitively
+    (a value reading another let variable brings that one's value too)."""
+    if not space.lets:
+        return []
+    out: list[n.Expr] = []
+    seen: set = set()
+    todo = [expr]
+    while todo:
+        for node in walk(todo.pop()):
+            if isinstance(node, n.Var) and node in space.lets and node not in seen:
+                seen.add(node)
+                out.append(space.lets[node])
+                todo.append(space.lets[node])
+    return out
 
 
 def outside_points(pa: isl.PwAff, dtype: str, where: isl.Set,
