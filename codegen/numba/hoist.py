@@ -63,6 +63,8 @@ def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
         return []
     keys = []
     for access, stmt in hoistable(loop, state):
+        if (access.buffer, tuple(access.indices)) in printer.hoisted:
+            continue  # checked before a loop around this one already
         # Reported where the access stands, as the reference reports it.
         located, state.guards.at = state.guards.at, location(stmt)
         lines, held = hoisted_lines(access, state, printer, loop)
