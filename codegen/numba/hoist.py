@@ -17,11 +17,12 @@ statement directly in the loop's body and outside every lazy operand
 (``Select``, ``and``, ``or``), so that every iteration runs it, and the index
 of each axis it checks reads no variable bound inside the loop and no buffer
 the loop stores to, so that every iteration computes the same value; and the
-loop holds no
-``assert`` or checked ``T.assume`` (the caller's condition), which is part of
-the program and often what keeps the access inside.  A failure is then reported
-before the loop's first iteration instead of in it, and when another check
-in the loop would fail too, that one may be the one reported.
+loop holds no ``assert`` or checked ``T.assume`` (the caller's condition),
+which is part of the program and often what keeps the access inside, and no
+loop whose range is checked (:mod:`codegen.loop_ranges`), whose
+``LoopRangeError`` the reference executor would raise first.  A failure is then
+reported before the loop's first iteration instead of in it, and when another
+bounds check in the loop would fail too, that one may be the one reported.
 
 Only the axes the analysis could not prove are checked
 (:mod:`analyses.bounds_axes`), so the embedding lookup ``A[B[i], j]`` in

@@ -53,3 +53,29 @@ def test_a_check_hoisted_by_an_outer_loop_is_not_hoisted_again(y):
     assert reference == ([[*range(8)], [1, 0], [2, 2, 0, 1, 1, 0, 0, 0]] if y == 1 else
                          "BoundsCheckError: load of X[9] is outside its shape (8,) in "
                          "'both_loops' at <string>:6 (as written: X[Y[0]])")
+
+
+# The inner loop's int8 range may not fit (n = 126: 126 .. 129): the reference raises
+# LoopRangeError there, before the gather after it runs; the check of X[Y[0]] hoisted
+# out of the loop over j raised BoundsCheckError first.
+RANGE_FIRST = parse('''
+@T.prim_func
+def range_first(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
+                C: T.Buffer((8,), "int32"), n: T.int8):
+    for j in T.serial(4):
+        for k in T.serial(n, n + T.int8(4)):
+            C[1] = C[1] + 1
+        C[0] = X[Y[0]]
+''')
+
+
+@pytest.mark.parametrize(("y", "n"), [(1, 0), (9, 0), (1, 126), (9, 126)])
+def test_no_check_is_hoisted_past_a_loop_range_check(y, n):
+    reference, numba = outcomes(RANGE_FIRST, _gather_args(y, n))
+    assert numba == reference
+    if n == 126:
+        assert reference.startswith("LoopRangeError: ")
+    elif y == 9:
+        assert reference.startswith("BoundsCheckError: load of X[9]")
+    else:
+        assert reference[2][:2] == [1, 16]
