@@ -38,7 +38,9 @@ the reference executor fails, for the message::
 
 Of the accesses in the loop's body sharing one check (a load and a store of
 one element), the first in evaluation order -- a store's value, then its
-indices, then the store -- is the one the check reports.
+indices, then the store -- is the one the check reports.  An access that an
+earlier statement of the body also makes (in an ``if``, an inner loop, a lazy
+operand) is not hoisted: that statement would fail first, at its own line.
 """
 
 from __future__ import annotations
@@ -85,7 +87,13 @@ def hoistable(loop: ir.For, state: GuardState
     stored = {x.buffer for x in walk(loop.body) if isinstance(x, ir.BufferStore)}
     body = loop.body.stmts if isinstance(loop.body, ir.SeqStmt) else (loop.body,)
     found: dict[tuple, tuple] = {}
+    # The accesses of the statements before: one of them failing first is reported
+    # at its own line, so a later statement's check of the same element stays put.
+    earlier: set[tuple] = set()
     for stmt in body:
+        before = set(earlier)
+        earlier.update((x.buffer, tuple(x.indices)) for x in walk(stmt)
+                       if isinstance(x, (ir.BufferLoad, ir.BufferStore)))
         if not isinstance(stmt, ir.BufferStore):
             continue
         # In the order the statement runs them (the value, the indices, the store):
@@ -94,7 +102,7 @@ def hoistable(loop: ir.For, state: GuardState
                                                     for x in _eager_loads(i)), stmt]
         for access in candidates:
             key = (access.buffer, tuple(access.indices))
-            if key in found or not state.needs(*key):
+            if key in found or key in before or not state.needs(*key):
                 continue
             tested = state.axes(*key)
             reads = [x for k in tested for x in walk(access.indices[k])]

@@ -79,3 +79,26 @@ def test_no_check_is_hoisted_past_a_loop_range_check(y, n):
         assert reference.startswith("BoundsCheckError: load of X[9]")
     else:
         assert reference[2][:2] == [1, 16]
+
+
+# X[Y[0]] is read under an `if` at line 7 before the statement at line 8 that reads it
+# on every iteration: hoisted for line 8, the check named line 8 where the reference
+# fails at line 7.
+EARLIER_NESTED = parse('''
+@T.prim_func
+def earlier_nested(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
+                   C: T.Buffer((8,), "int32")):
+    for j in T.serial(4):
+        if Y[1] == 0:
+            C[1] = X[Y[0]] + 1
+        C[3] = X[Y[0]]
+''')
+
+
+@pytest.mark.parametrize("y", [1, 9])
+def test_a_check_made_earlier_in_the_body_is_not_hoisted(y):
+    reference, numba = outcomes(EARLIER_NESTED, _gather_args(y))
+    assert numba == reference
+    if y == 9:
+        assert reference == ("BoundsCheckError: load of X[9] is outside its shape (8,) in "
+                             "'earlier_nested' at <string>:7 (as written: X[Y[0]])")
