@@ -132,7 +132,10 @@ class ExprPrinter(CommonExprs):
         a, b = self.operand(expr.a, left), self.operand(expr.b, level + 1)
         if (isinstance(expr, _WRAPPING) and dtypes.is_int(expr.dtype)
                 and expr.dtype not in ("int64", "uint64") and self.ranges.may_wrap(expr)):
-            return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+            # Through int64, a no-op on a GPU (Numba computes in 64 bits): on the
+            # simulator a scalar argument is a Python int, and np.int32 of one out of
+            # range raises where np.int32 of an np.int64 wraps.
+            return f"{numpy_type(expr.dtype)}(np.int64({a} {op} {b}))", ATOM
         if (isinstance(expr, (ir.Add, ir.Sub, ir.Mul)) and expr.dtype == "int64"
                 and self.ranges.may_wrap(expr)):
             # As the Numba target: signed overflow is undefined to LLVM (it folds

@@ -66,3 +66,18 @@ def plain(C: T.Buffer((4,), "int64")):
     C = np.zeros(4, "int64")
     kernel(C)
     assert C.tolist() == [1, 4, 7, 10]
+
+
+NARROW_VALUES = [(2 ** 31 - 1, 3), (-2 ** 31, -1), (5, 7), (2 ** 31 - 1, 2 ** 31 - 1)]
+
+
+@pytest.mark.parametrize("expression", ["n + 1", "n * k", "n - k", "(n + k) // 2"])
+def test_int32_arithmetic_on_scalar_arguments_wraps_as_the_reference(expression):
+    # On the simulator the scalars are Python ints: np.int32(n + 1) raised OverflowError.
+    func = parse(f'''
+@T.prim_func
+def wrap32(C: T.Buffer((1,), "int32"), n: T.int32, k: T.int32):
+    C[0] = {expression}
+''')
+    assert (_results(func, "cuda", "int32", NARROW_VALUES)
+            == _results(func, "python", "int32", NARROW_VALUES))
