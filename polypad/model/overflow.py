@@ -25,7 +25,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.ranges import Range, dtype_range, wrapping_operations
 from polypad.ir.show import show
-from polypad.ir.visitor import walk
+from polypad.ir.visitor import children
 
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
@@ -58,7 +58,7 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
     (``x: T.int8 = T.Cast("int8", j) + T.int8(100)``) is not the one ISL
     computes with, even where ``expr`` itself (``T.Cast("int32", x)``) cannot wrap.
     """
-    roots = [(expr, modular_root)] + [(value, False) for value in let_values(expr, space)]
+    roots = [(expr, modular_root), *let_values(expr, space, modular_root)]
     candidates = [e for root, modular in roots
                   for e in wrapping_operations(root, bounds, modular_root=modular)]
     if candidates and bounds is None:
@@ -79,21 +79,35 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
     return None
 
 
-def let_values(expr: n.Expr, space: AffineSpace) -> list[n.Expr]:
+def let_values(expr: n.Expr, space: AffineSpace, modular_root: bool = False
+               ) -> list[tuple[n.Expr, bool]]:
     """The values of ``space``'s let-bound variables that ``expr`` reads, transitively
-    (a value reading another let variable brings that one's value too)."""
+    (a value reading another let variable brings that one's value too), each with
+    whether its wraps may be let through as a modular root's
+    (:func:`.ranges.wrapping_operations`): where every read of the variable only
+    feeds ``+``, ``-`` and ``*`` of its dtype up to ``expr``'s modular root
+    (``A[2 * i + x - x]``), the wrapped value is the exact one modulo ``2**bits``,
+    and so is the root."""
     if not space.lets:
         return []
-    out: list[n.Expr] = []
-    seen: set = set()
-    todo = [expr]
+    found: dict[n.Var, bool] = {}
+    todo: list[tuple[n.Expr, bool]] = [(expr, modular_root)]
     while todo:
-        for node in walk(todo.pop()):
-            if isinstance(node, n.Var) and node in space.lets and node not in seen:
-                seen.add(node)
-                out.append(space.lets[node])
-                todo.append(space.lets[node])
-    return out
+        root, root_modular = todo.pop()
+        stack = [(root, root_modular)]
+        while stack:
+            node, modular = stack.pop()
+            if isinstance(node, n.Var) and node in space.lets:
+                # A read outside a modular position makes the value's wraps count.
+                if found.get(node, True) and (node not in found or not modular):
+                    found[node] = modular and found.get(node, True)
+                    todo.append((space.lets[node], found[node]))
+                continue
+            ring = isinstance(node, (n.Add, n.Sub, n.Mul)) and dtypes.is_int(node.dtype)
+            for child in children(node):
+                if isinstance(child, n.Expr):
+                    stack.append((child, modular and ring and child.dtype == node.dtype))
+    return [(space.lets[var], modular) for var, modular in found.items()]
 
 
 def outside_points(pa: isl.PwAff, dtype: str, where: isl.Set,
