@@ -45,6 +45,7 @@ from polypad.errors import NotAffineError, NotFoundError, PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import guarded
 from polypad.ir.lanes import lane, lane_count
+from polypad.ir.location import source_location
 from polypad.ir.show import show
 from polypad.ir.views import is_view, through_view
 from polypad.ir.visitor import children, walk
@@ -86,8 +87,7 @@ class _Access:
 
     def where(self) -> str:
         """`` at f.py:4``, or nothing where the statement has no source span."""
-        span = self.site.stmt.span
-        return f" at {span.filename}:{span.line}" if span is not None else ""
+        return source_location(self.site.stmt)
 
 
 @decider

@@ -31,6 +31,7 @@ from __future__ import annotations
 from analyses.evidence import Unknown
 from polypad.errors import BoundsCheckError
 from polypad.ir import nodes as ir
+from polypad.ir.location import source_location as location  # the emitters' name
 from polypad.ir.nodes import Buffer, PrimFunc
 from polypad.ir.visitor import children, walk
 from polypad.semantics.interpreter import outside_message
@@ -42,7 +43,7 @@ class BoundsGuards:
     ``proved`` are the access keys (``(buffer, indices)``) proved inside;
     ``everything`` checks every access (no analysis to trust);
     ``undecided`` are the analysis's :class:`~analyses.UndecidedAccess` list,
-    for the source location in messages.  An emitter asks :meth:`needs` for
+    for the axes each checks.  An emitter asks :meth:`needs` for
     each access it writes and :meth:`number` for the number its check passes
     when it fails; :meth:`error` turns that number and the index values into
     polypad's error.
@@ -53,12 +54,6 @@ class BoundsGuards:
         self.func = func
         self.proved = proved
         self.everything = everything
-        #: Where each checked access is written, by ``(buffer, indices, is_store)`` as
-        #: the checks are numbered: the first of those written alike (a load and a
-        #: store of one element on two lines are told apart).
-        self._where: dict[tuple, str] = {}
-        for u in undecided:
-            self._where.setdefault((*u.key, u.is_store), u.where)
         #: Per undecided access key, the axes it may leave on (over all its
         #: occurrences); an access lowering wrote anew is not among them.
         self._axes: dict[tuple, set[int]] = {}
@@ -105,8 +100,9 @@ class BoundsGuards:
         values = [int(v) for v in values][:len(indices)]
         where = self._wheres[number]
         if where is None:
-            where = self._where.get((buffer, indices, is_store))
-        if where is None:  # an access lowering wrote anew: where the lowered one stands
+            # Only for a check printed outside every statement, which no emitter does
+            # today (each sets :attr:`at` per statement): the first statement of the
+            # lowered function holding the access.
             where = statement_locations(self.func).get((buffer, indices), "")
         return BoundsCheckError(outside_message(
             "store to" if is_store else "load of", buffer, indices, values, shape,
@@ -151,18 +147,12 @@ def _extent(extent, func: PrimFunc, args: list) -> int | str:
     return extent if isinstance(extent, int) else extent.name  # a let's value: its name
 
 
-def location(stmt: ir.Stmt) -> str:
-    """`` at file:line`` of ``stmt``, as the reference executor names where an access
-    failed (the statement whose own expressions hold it); empty without a span."""
-    return f" at {stmt.span.filename}:{stmt.span.line}" if stmt.span is not None else ""
-
-
 def statement_locations(func: ir.PrimFunc) -> dict[tuple, str]:
     """`` at file:line`` of the statement each access of ``func`` stands in (its first,
     where it stands in several), as the reference executor names it: the innermost
     statement whose own expressions hold it (a loop's extent, an ``if``'s condition,
-    a store's indices and value).  For an access lowering wrote anew (a view's flat
-    index), which the analysis of the function as written did not locate."""
+    a store's indices and value).  The fallback of :meth:`BoundsGuards.error` for a
+    check printed outside every statement."""
     found: dict[tuple, str] = {}
     for stmt in walk(func.body):
         if not isinstance(stmt, ir.Stmt) or stmt.span is None:

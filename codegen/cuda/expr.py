@@ -10,7 +10,10 @@ target (the Numba CPU target has its own printer; the two share only
   semantics on every target;
 - an integer operation of a narrow dtype that may leave its range (interval
   arithmetic over the loop ranges in scope, :mod:`polypad.model.ranges`) is
-  wrapped in its dtype's constructor, since Numba computes in 64 bits;
+  wrapped in its dtype's constructor, since Numba computes in 64 bits; an
+  ``int64`` ``+``, ``-`` or ``*`` that may wrap is computed in ``uint64``
+  (``np.int64(np.uint64(np.int64(a)) + np.uint64(np.int64(b)))``), as the
+  Numba target does, since LLVM assumes a signed one never overflows;
 - math intrinsics are the ``math`` module's functions, which Numba maps to
   libdevice on the GPU; ``Select``, ``and`` and ``or`` stay lazy;
 - a value bit cast (``T.reinterpret``) is a call of :mod:`.bits`, since
@@ -140,7 +143,18 @@ class ExprPrinter(CommonExprs):
         a, b = self.operand(expr.a, left), self.operand(expr.b, level + 1)
         if (isinstance(expr, _WRAPPING) and dtypes.is_int(expr.dtype)
                 and expr.dtype not in ("int64", "uint64") and self.ranges.may_wrap(expr)):
-            return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
+            # Through int64, a no-op on a GPU (Numba computes in 64 bits): on the
+            # simulator a scalar argument is a Python int, and np.int32 of one out of
+            # range raises where np.int32 of an np.int64 wraps.
+            return f"{numpy_type(expr.dtype)}(np.int64({a} {op} {b}))", ATOM
+        if (isinstance(expr, (ir.Add, ir.Sub, ir.Mul)) and expr.dtype == "int64"
+                and self.ranges.may_wrap(expr)):
+            # As the Numba target: signed overflow is undefined to LLVM (it folds
+            # min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1), unsigned wraps.  The inner
+            # np.int64 is a no-op on a GPU; on the simulator it makes a Python int (a
+            # scalar argument) a numpy one, which np.uint64 takes even when negative.
+            a, b = self.operand(expr.a, 0), self.operand(expr.b, 0)
+            return f"np.int64(np.uint64(np.int64({a})) {op} np.uint64(np.int64({b})))", ATOM
         return f"{a} {op} {b}", level
 
     def load(self, buffer: ir.Buffer, indices, node=None) -> str:

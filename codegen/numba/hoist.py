@@ -17,11 +17,12 @@ statement directly in the loop's body and outside every lazy operand
 (``Select``, ``and``, ``or``), so that every iteration runs it, and the index
 of each axis it checks reads no variable bound inside the loop and no buffer
 the loop stores to, so that every iteration computes the same value; and the
-loop holds no
-``assert`` or checked ``T.assume`` (the caller's condition), which is part of
-the program and often what keeps the access inside.  A failure is then reported
-before the loop's first iteration instead of in it, and when another check
-in the loop would fail too, that one may be the one reported.
+loop holds no ``assert`` or checked ``T.assume`` (the caller's condition),
+which is part of the program and often what keeps the access inside, and no
+loop whose range is checked (:mod:`codegen.loop_ranges`), whose
+``LoopRangeError`` the reference executor would raise first.  A failure is then
+reported before the loop's first iteration instead of in it, and when another
+bounds check in the loop would fail too, that one may be the one reported.
 
 Only the axes the analysis could not prove are checked
 (:mod:`analyses.bounds_axes`), so the embedding lookup ``A[B[i], j]`` in
@@ -37,7 +38,9 @@ the reference executor fails, for the message::
 
 Of the accesses in the loop's body sharing one check (a load and a store of
 one element), the first in evaluation order -- a store's value, then its
-indices, then the store -- is the one the check reports.
+indices, then the store -- is the one the check reports.  An access that an
+earlier statement of the body also makes (in an ``if``, an inner loop, a lazy
+operand) is not hoisted: that statement would fail first, at its own line.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def hoist_checks(loop: ir.For, printer, line: Callable[[str], None], runs: bool
         return []
     keys = []
     for access, stmt in hoistable(loop, state):
+        if (access.buffer, tuple(access.indices)) in printer.hoisted:
+            continue  # checked before a loop around this one already
         # Reported where the access stands, as the reference reports it.
         located, state.guards.at = state.guards.at, location(stmt)
         lines, held = hoisted_lines(access, state, printer, loop)
@@ -82,7 +87,13 @@ def hoistable(loop: ir.For, state: GuardState
     stored = {x.buffer for x in walk(loop.body) if isinstance(x, ir.BufferStore)}
     body = loop.body.stmts if isinstance(loop.body, ir.SeqStmt) else (loop.body,)
     found: dict[tuple, tuple] = {}
+    # The accesses of the statements before: one of them failing first is reported
+    # at its own line, so a later statement's check of the same element stays put.
+    earlier: set[tuple] = set()
     for stmt in body:
+        before = set(earlier)
+        earlier.update((x.buffer, tuple(x.indices)) for x in walk(stmt)
+                       if isinstance(x, (ir.BufferLoad, ir.BufferStore)))
         if not isinstance(stmt, ir.BufferStore):
             continue
         # In the order the statement runs them (the value, the indices, the store):
@@ -91,7 +102,7 @@ def hoistable(loop: ir.For, state: GuardState
                                                     for x in _eager_loads(i)), stmt]
         for access in candidates:
             key = (access.buffer, tuple(access.indices))
-            if key in found or not state.needs(*key):
+            if key in found or key in before or not state.needs(*key):
                 continue
             tested = state.axes(*key)
             reads = [x for k in tested for x in walk(access.indices[k])]

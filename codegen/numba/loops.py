@@ -166,9 +166,12 @@ class LoopWriter:
         prange = (loop.kind is ForKind.PARALLEL and not self.current.serial
                   and not (self.boundscheck or has_check(loop)
                            or holds_check(loop, self.range_checks)))
-        # Checks that need not run at each iteration, before the loop (:mod:`.hoist`).
+        # Checks that need not run at each iteration, before the loop (:mod:`.hoist`);
+        # not past an assert, a checked assume or a loop's range check in its body,
+        # which the reference executor would raise first.
         hoisted = hoist_checks(loop, self.expr, partial(self.line, depth),
-                               not prange and self.positive(loop) and not has_check(loop))
+                               not prange and self.positive(loop) and not has_check(loop)
+                               and not holds_check(loop, self.range_checks))
         header = len(self.current.lines)  # where a flag array goes (:func:`.guards.flag_array`)
         if prange:
             self.current.parallel = True

@@ -25,6 +25,7 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as n
 from polypad.ir.ranges import Range, dtype_range, wrapping_operations
 from polypad.ir.show import show
+from polypad.ir.visitor import children
 
 from .affine import AffineSpace, to_pw_aff
 from .conditions import to_set
@@ -50,15 +51,24 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
 
     ``modular_root`` is :func:`.ranges.wrapping_operations`'s: for a buffer
     index, whose exact value a bounds check confines to the buffer.
+
+    The values of the let-bound variables of ``space`` that ``expr`` reaches
+    (transitively) are searched too: ISL reads such a variable as its value
+    exactly (:func:`to_pw_aff`), so a value that wrapped when the let ran
+    (``x: T.int8 = T.Cast("int8", j) + T.int8(100)``) is not the one ISL
+    computes with, even where ``expr`` itself (``T.Cast("int32", x)``) cannot wrap.
     """
-    candidates = wrapping_operations(expr, bounds, modular_root=modular_root)
+    roots = [(expr, modular_root), *let_values(expr, space, modular_root)]
+    candidates = [e for root, modular in roots
+                  for e in wrapping_operations(root, bounds, modular_root=modular)]
     if candidates and bounds is None:
         # The dtype ranges of the loop counters let nearly every `i + 1` through;
         # the box of the domain (cached, as callers ask many questions of one
         # domain) clears most of them at an interval's cost instead of ISL's.
         box = _box(domain, space)
         if box:
-            candidates = wrapping_operations(expr, box, modular_root=modular_root)
+            candidates = [e for root, modular in roots
+                          for e in wrapping_operations(root, box, modular_root=modular)]
     for e in candidates:
         try:
             pa = to_pw_aff(e, space)
@@ -67,6 +77,37 @@ def wrapping_operation(expr: n.Expr, space: AffineSpace, domain: isl.Set,
         if not outside_points(pa, e.dtype, domain, space).is_empty():
             return e
     return None
+
+
+def let_values(expr: n.Expr, space: AffineSpace, modular_root: bool = False
+               ) -> list[tuple[n.Expr, bool]]:
+    """The values of ``space``'s let-bound variables that ``expr`` reads, transitively
+    (a value reading another let variable brings that one's value too), each with
+    whether its wraps may be let through as a modular root's
+    (:func:`.ranges.wrapping_operations`): where every read of the variable only
+    feeds ``+``, ``-`` and ``*`` of its dtype up to ``expr``'s modular root
+    (``A[2 * i + x - x]``), the wrapped value is the exact one modulo ``2**bits``,
+    and so is the root."""
+    if not space.lets:
+        return []
+    found: dict[n.Var, bool] = {}
+    todo: list[tuple[n.Expr, bool]] = [(expr, modular_root)]
+    while todo:
+        root, root_modular = todo.pop()
+        stack = [(root, root_modular)]
+        while stack:
+            node, modular = stack.pop()
+            if isinstance(node, n.Var) and node in space.lets:
+                # A read outside a modular position makes the value's wraps count.
+                if found.get(node, True) and (node not in found or not modular):
+                    found[node] = modular and found.get(node, True)
+                    todo.append((space.lets[node], found[node]))
+                continue
+            ring = isinstance(node, (n.Add, n.Sub, n.Mul)) and dtypes.is_int(node.dtype)
+            for child in children(node):
+                if isinstance(child, n.Expr):
+                    stack.append((child, modular and ring and child.dtype == node.dtype))
+    return [(space.lets[var], modular) for var, modular in found.items()]
 
 
 def outside_points(pa: isl.PwAff, dtype: str, where: isl.Set,

@@ -17,6 +17,7 @@ import numpy as np
 
 from polypad.errors import AssertionFailedError
 from polypad.ir import nodes as ir
+from polypad.ir.location import source_location
 from polypad.ir.nodes import PrimFunc, Var
 from polypad.ir.show import show
 from polypad.ir.substitute import free_vars
@@ -58,9 +59,8 @@ def assert_error(func: PrimFunc, stmt: ir.Assert, env: dict[Var, object]) -> Ass
     values = {v.name: _python(env[v]) for v in free_vars(stmt.condition) if v in env}
     message = assert_message(stmt.message)
     shown = ", ".join(f"{name} = {value}" for name, value in values.items())
-    where = f" at {stmt.span.filename}:{stmt.span.line}" if stmt.span is not None else ""
     return AssertionFailedError(
-        f"assert {show(stmt.condition).strip()} failed in {func.name!r}{where}"
+        f"assert {show(stmt.condition).strip()} failed in {func.name!r}{source_location(stmt)}"
         + (f": {message}" if message else "") + (f" ({shown})" if shown else ""),
         condition=stmt.condition, assert_message=message, values=values)
 

@@ -40,6 +40,7 @@ from polypad.errors import (
 from polypad.ir import nodes as ir
 from polypad.ir.deep import deep_entry, guarded
 from polypad.ir.intrinsics import is_call
+from polypad.ir.location import source_location
 from polypad.ir.nodes import Buffer, PrimFunc, Stmt, Var
 from polypad.ir.opaque import is_value_bitcast
 from polypad.ir.show import show
@@ -154,7 +155,8 @@ class _Interpreter:
                 inside = False
         if not inside:
             raise BoundsCheckError(outside_message(
-                what, buffer, indices, index, array.shape, self.func.name, _where(self.stmt)))
+                what, buffer, indices, index, array.shape, self.func.name,
+                source_location(self.stmt)))
         return index
 
     # -- expressions --------------------------------------------------------
@@ -215,7 +217,8 @@ class _Interpreter:
         limit = _EXACT_INTEGERS.get(value.dtype.itemsize)
         if limit is None or not abs(value) < limit or value != np.floor(value):
             raise InexactArithmeticError(
-                f"{show(expr).strip()} gave {value} in {self.func.name!r}{_where(self.stmt)}: "
+                f"{show(expr).strip()} gave {value} in {self.func.name!r}"
+                f"{source_location(self.stmt)}: "
                 f"not an integer below {limit} in magnitude, where {value.dtype} may round")
 
     def call(self, expr: ir.Call):
@@ -253,13 +256,6 @@ def outside_message(what: str, buffer: Buffer, indices, values, shape, func_name
             f"(as written: {buffer.name}[{written}])")
 
 
-def _where(stmt: Stmt | None) -> str:
-    """`` at file:line`` of ``stmt``, or nothing when it has no location."""
-    if stmt is None or stmt.span is None:
-        return ""
-    return f" at {stmt.span.filename}:{stmt.span.line}"
-
-
 def _python(value):
     """A numpy scalar as the Python number it holds (for messages and ``values``)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -295,7 +291,7 @@ def assumption_error(func: PrimFunc, stmt: ir.Evaluate, env: dict[Var, object],
         values.setdefault(element, _python(arrays[node.buffer][index]))
     shown = ", ".join(f"{name} = {value}" for name, value in values.items())
     return AssumptionError(
-        f"{show(stmt).strip()} is false in {func.name!r}{_where(stmt)}"
+        f"{show(stmt).strip()} is false in {func.name!r}{source_location(stmt)}"
         + (f": {shown}" if shown else ""), assumption=cond, values=values)
 
 

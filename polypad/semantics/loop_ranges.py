@@ -20,14 +20,9 @@ from __future__ import annotations
 
 from polypad.errors import LoopRangeError
 from polypad.ir import nodes as ir
+from polypad.ir.location import source_location
 from polypad.ir.nodes import PrimFunc
 from polypad.model.ranges import dtype_range
-
-
-def _where(loop: ir.For) -> str:
-    if loop.span is None:
-        return ""
-    return f" at {loop.span.filename}:{loop.span.line}"
 
 
 def range_error(func: PrimFunc, loop: ir.For, first: int, extent: int) -> LoopRangeError:
@@ -39,7 +34,7 @@ def range_error(func: PrimFunc, loop: ir.For, first: int, extent: int) -> LoopRa
     dtype, last = loop.var.dtype, first + extent - 1
     lo, hi = dtype_range(dtype)
     return LoopRangeError(
-        f"loop {loop.var.name!r} of {func.name!r}{_where(loop)} runs from {first} to "
+        f"loop {loop.var.name!r} of {func.name!r}{source_location(loop)} runs from {first} to "
         f"{last} (min {first}, extent {extent}), outside the range [{lo}, {hi}] of its "
         f"{dtype} counter", var=loop.var.name, dtype=dtype, first=first, last=last)
 

@@ -66,18 +66,7 @@ class IslFacts:
         space = self.space()
         # ISL's error rises: its operation limit is the budget's, and its failing
         # drops the whole computation (polypad.isl_failure), never answers "not exact".
-        return not any(wraps_somewhere(x, space, ctx) for x in self._with_lets(e))
-
-    def _with_lets(self, e: n.Expr) -> list[n.Expr]:
-        """``e`` and the values of the let-bound variables it reaches, transitively."""
-        out, seen, todo = [e], set(), [e]
-        while todo:
-            for node in walk(todo.pop()):
-                if isinstance(node, n.Var) and node in self.lets and node not in seen:
-                    seen.add(node)
-                    out.append(self.lets[node])
-                    todo.append(self.lets[node])
-        return out
+        return not wraps_somewhere(e, space, ctx)  # follows the let values itself
 
     def decide(self, cond: n.Expr, ctx: isl.Set) -> bool | None:
         """``True``/``False`` when ``ctx`` decides the affine ``cond``, else ``None``."""

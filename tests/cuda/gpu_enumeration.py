@@ -105,8 +105,9 @@ def accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None, fres
             accesses(stmt.body, env, out, plan, thread, launch, barriers, fresh)
 
 
-# Memos of the two questions the walk asks at every store and allocation it runs: a
-# walk of the launch per question made the enumeration quadratic in the kernel's size.
+# Memos of the three questions the walk asks at every store and allocation it runs
+# (a store's loads, the kinds of the loops around a store, each loop variable's kind):
+# a walk of the launch per question made the enumeration quadratic in the kernel's size.
 # Each entry keeps its key's object alive, so that no id is reused while it is here.
 _KINDS_AROUND: dict[int, tuple[object, dict]] = {}
 _LOOP_KINDS: dict[int, tuple[object, dict]] = {}

@@ -47,7 +47,7 @@ def test_every_spelling_of_the_thread_axes_builds_the_same_kernel():
 def test_a_launch_extent_of_a_scalar_parameter_is_computed_at_the_call(n):
     kernel = codegen.build(K.SYMBOLIC, target="cuda")
     # n + 3 may wrap around int32, as it would in the kernel.
-    assert ("def launch_0(n):\n    return (int(np.int32(n + 3) // 4), 1, 1), (4, 1, 1)"
+    assert ("def launch_0(n):\n    return (int(np.int32(np.int64(n + 3)) // 4), 1, 1), (4, 1, 1)"
             in kernel.source)
     rng = np.random.default_rng(n)
     a = rng.integers(-4, 5, n).astype("float32")
