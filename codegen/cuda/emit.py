@@ -59,12 +59,13 @@ from .module_text import (
     ALIGNMENT_NAME,
     BITS_IMPORT,
     BITS_VERSION,
-    HEADER,
     aligned_arguments,
     alignment,
     alignment_constants,
+    axis_index_names,
     host_buffers,
     launch_function,
+    module_header,
 )
 from .registers import promotable
 from .shifts import helper_source as shift_source
@@ -444,12 +445,9 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
     unwritten = set(unwritten_shared_reads(func, "local"))
     scalars = [names(p) for p in func.params if isinstance(p, ir.Var)]
     constants = alignment_constants(func)
-    parts = [HEADER] if constants is None else [
-        HEADER.replace("from numba import cuda", "from numba import config, cuda"), constants]
+    parts = [""] if constants is None else ["", constants]  # the header goes in last
     entries = []
-    index = {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
-                               .replace("threadIdx.", "tid_"))
-             for axis in AXES}  # bid_x ... tid_z
+    index = axis_index_names(names)
     widening = widening_lets(func)
     arguments = [p for p in func.params if isinstance(p, Buffer)] + host_buffers(plan)
     wide: dict[Buffer, int] = {}
@@ -493,10 +491,10 @@ def emit(func: PrimFunc, plan: BarrierPlan, *, fastmath: bool = False,
         parts[1:1] = checks.helper_sources()  # before the kernels that call them
     parts[1:1] = [shift_source(op, dtype, numpy_type(dtype)) for op, dtype in sorted(shifts)]
     parts.append(f"KERNELS = ({', '.join(entries)}{',' if len(entries) == 1 else ''})")
-    if uses_wide:
-        parts[0] += f"\n\n{WIDE_IMPORT.format(version=WIDE_VERSION)}"
+    imports = [WIDE_IMPORT.format(version=WIDE_VERSION)] if uses_wide else []
     if uses_bits:
-        parts[0] += f"\n\n{BITS_IMPORT.format(version=BITS_VERSION)}"
+        imports.append(BITS_IMPORT.format(version=BITS_VERSION))
+    parts[0] = module_header(constants, imports)
     if wide:
         parts.append(aligned_arguments(arguments, wide))
     return "\n\n\n".join(parts) + "\n"

@@ -89,3 +89,18 @@ def host_buffers(plan: BarrierPlan) -> list[Buffer]:
         if alloc.buffer.scope in ("global", ""):
             out.append(alloc.buffer)
     return out
+
+
+def module_header(constants: str | None, imports: list[str]) -> str:
+    """The module's first part: :data:`HEADER`, importing numba's ``config`` too where
+    ``constants`` (:func:`alignment_constants`) align shared arrays, then ``imports``."""
+    text = HEADER if constants is None else HEADER.replace("from numba import cuda",
+                                                           "from numba import config, cuda")
+    return "\n\n".join([text, *imports])
+
+
+def axis_index_names(names) -> dict:
+    """The local variable holding each launch axis's index (``bid_x`` ... ``tid_z``),
+    read once at a kernel's top."""
+    return {axis: names.fresh(axis.value.replace("blockIdx.", "bid_")
+                              .replace("threadIdx.", "tid_")) for axis in AXES}
