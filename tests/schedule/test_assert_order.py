@@ -271,6 +271,21 @@ def f(n: T.int32, A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
 """
 
 
+def same_cached_runs(after: n.PrimFunc) -> None:
+    """``CACHED`` and ``after`` leave the same ``C`` and raise the same assert at each n."""
+    old, new = (codegen.build(f, target="python") for f in (parse(CACHED), after))
+    for value in range(6):
+        outs = []
+        for kernel in (old, new):
+            a, c = np.arange(4, dtype="float32") + 1, np.zeros(4, "float32")
+            try:
+                kernel(value, a, c)
+                outs.append((None, c.tolist()))
+            except AssertionFailedError as error:
+                outs.append((error.assert_message, c.tolist()))
+        assert outs[0] == outs[1], value
+
+
 @pytest.mark.parametrize("at, late", [(None, "the copy-out after it"),
                                       ("i", "the copy-out at the end of each iteration")])
 def test_cache_write_would_write_back_only_after_the_check(at, late):
@@ -297,18 +312,7 @@ def f(n: T.int32, A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
             C[vi] = A_local[vi] * 2.0
             assert vi < n, "vi < n"
 """))
-    old, new = (codegen.build(f, target="python") for f in (parse(CACHED), sch.func))
-    for value in range(6):
-        outs = []
-        for kernel in (old, new):
-            a, c = np.arange(4, dtype="float32") + 1, np.zeros(4, "float32")
-            try:
-                kernel(value, a, c)
-                outs.append((None, c.tolist()))
-            except AssertionFailedError as error:
-                outs.append((error.assert_message, c.tolist()))
-        assert outs[0] == outs[1], value
-
+    same_cached_runs(sch.func)
 
 
 GUARDED_LOAD = """
@@ -349,17 +353,8 @@ def f(n: T.int32, A: T.Buffer((4,), "float32"), C: T.Buffer((4,), "float32")):
             C[vi] = A_local[vi - i] * 2.0
             assert vi < n, "vi < n"
 """))
-    old, new = (codegen.build(f, target="python") for f in (parse(CACHED), sch.func))
-    for value in range(6):
-        outs = []
-        for kernel in (old, new):
-            a, c = np.arange(4, dtype="float32") + 1, np.zeros(4, "float32")
-            try:
-                kernel(value, a, c)
-                outs.append((None, c.tolist()))
-            except AssertionFailedError as error:
-                outs.append((error.assert_message, c.tolist()))
-        assert outs[0] == outs[1], value
+    same_cached_runs(sch.func)
+
 
 REDUCED = """
 @T.prim_func
