@@ -30,7 +30,7 @@ compare every answer with one computed from nothing.
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import threading
 from collections.abc import Callable, Iterator
 
 import islpy as isl
@@ -41,8 +41,9 @@ from polypad.concurrency import Recent
 KEEP = 4096
 
 _RELATIONS = Recent(KEEP)
-_AFRESH: contextvars.ContextVar[bool] = contextvars.ContextVar("polypad_gpu_isl_afresh",
-                                                               default=False)
+# Per thread, for tests only; not a context variable: no option steers an analysis
+# through one (tests/analyses/test_proof_options.py), and this one changes no answer.
+_AFRESH = threading.local()
 _reuses = 0  # counted without a lock: a number for tests and benchmarks, not a decision
 
 
@@ -51,7 +52,7 @@ def remembered(computation: str, texts: tuple, compute: Callable[[], isl.Map]) -
     any ints it also reads) are ``texts``, named ``computation``: computed once per
     distinct ``texts``."""
     global _reuses
-    if _AFRESH.get():
+    if getattr(_AFRESH, "on", False):
         return compute()
     key = (computation, *texts)
     found = _RELATIONS.get((), key)
@@ -64,12 +65,13 @@ def remembered(computation: str, texts: tuple, compute: Callable[[], isl.Map]) -
 @contextlib.contextmanager
 def computing_afresh() -> Iterator[None]:
     """Within the block, :func:`remembered` computes every relation anew and neither
-    reads nor stores an entry (for the tests that compare both ways)."""
-    token = _AFRESH.set(True)
+    reads nor stores an entry (for the tests that compare both ways), in the calling
+    thread."""
+    before, _AFRESH.on = getattr(_AFRESH, "on", False), True
     try:
         yield
     finally:
-        _AFRESH.reset(token)
+        _AFRESH.on = before
 
 
 def reuses() -> int:

@@ -41,7 +41,7 @@ def test_a_bit_cast_is_a_call_of_the_bits_module_and_runs_as_numpys_view():
     np.testing.assert_array_equal(gpu[1].view(np.int32), ref[1].view(np.int32))
     source = K.codegen.build(BITS, target="cuda").source
     assert "from codegen.cuda import bits as _pp_bits  # value bit casts, version 1\n" in source
-    assert ("B[bx * 8 + tx] = _pp_bits.as_float32(np.int32(np.int32(A[bx * 8 + tx] + 1)))"
+    assert ("B[bx * 8 + tx] = _pp_bits.as_float32(np.int32(np.int32(np.int64(A[bx * 8 + tx] + 1))))"
             in source)
     assert ".view(" not in source
 
@@ -103,8 +103,8 @@ def test_shifts_by_any_amount_give_numpys_answer():
     assert "def _pp_shift_left_int32(value, amount):\n    if 0 <= amount < 32:" \
         in source
     # fast_exp's constant amount needs no test.
-    assert "np.int32((np.int32(np.int32(math.floor(X[bx, tx])) + 127)) << (23))" in \
-        K.codegen.build(EXP2, target="cuda").source
+    assert ("np.int32((np.int32(np.int64(np.int32(math.floor(X[bx, tx])) + 127))) << (23))"
+            in K.codegen.build(EXP2, target="cuda").source)
 
 
 def test_off_the_simulator_each_cast_is_a_numba_cuda_intrinsic():
