@@ -147,7 +147,7 @@ class ExprPrinter(CommonExprs):
             # simulator a scalar argument is a Python int, and np.int32 of one out of
             # range raises where np.int32 of an np.int64 wraps.
             return f"{numpy_type(expr.dtype)}(np.int64({a} {op} {b}))", ATOM
-        if (isinstance(expr, (ir.Add, ir.Sub, ir.Mul)) and expr.dtype == "int64"
+        if (isinstance(expr, _WRAPPING) and expr.dtype == "int64"
                 and self.ranges.may_wrap(expr)):
             # As the Numba target: signed overflow is undefined to LLVM (it folds
             # min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1), unsigned wraps.  The inner

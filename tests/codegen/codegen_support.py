@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 
 import codegen
+from polypad.errors import BoundsCheckError, PolypadError
 from polypad.ir.nodes import Buffer, PrimFunc
 
 
@@ -39,3 +42,29 @@ def run_both(kernel: codegen.Kernel, args: list, *, rtol: float = 0.0) -> list:
             np.testing.assert_allclose(got, want, rtol=rtol, atol=0, err_msg=param.name)
             assert got.dtype == want.dtype
     return ours
+
+
+def outcomes(func: PrimFunc, args: list, *, named: bool = False) -> list:
+    """What the reference executor and the Numba kernel each did on copies of
+    ``args``: the buffers, or the message of a ``BoundsCheckError`` (with ``named``,
+    of any ``PolypadError``, prefixed by its class name)."""
+    caught = PolypadError if named else BoundsCheckError
+    out = []
+    for target in ("python", "numba"):
+        mine = copy(args)
+        try:
+            codegen.build(func, target=target)(*mine)
+        except caught as err:
+            out.append(f"{type(err).__name__}: {err}" if named else str(err))
+        else:
+            out.append([a.tolist() for a in mine if isinstance(a, np.ndarray)])
+    return out
+
+
+def calls(source: str) -> list[str]:
+    """The names of the check helpers the kernel function calls, one per call."""
+    tree = ast.parse(source)
+    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "kernel")
+    return [node.func.id for node in ast.walk(kernel)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id.startswith(("_pp_index_", "_pp_inside_"))]

@@ -6,11 +6,9 @@ two would fail."""
 
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 import pytest
-from codegen_support import copy, run_both
+from codegen_support import calls, copy, run_both
 
 import codegen
 from polypad.errors import BoundsCheckError
@@ -46,14 +44,6 @@ def diagonal(A: T.Buffer((6, 5), "float32"), B: T.Buffer((4, 5), "int32"),
             C[i, j] = A[B[i, j], j]
 ''')
 
-
-def calls(source: str) -> list[str]:
-    """The check helpers the kernel function calls, one per call."""
-    tree = ast.parse(source)
-    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "kernel")
-    return [node.func.id for node in ast.walk(kernel)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id.startswith(("_pp_index_", "_pp_inside_"))]
 
 
 def messages(kernels, args) -> list[str]:

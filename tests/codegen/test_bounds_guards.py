@@ -5,11 +5,9 @@ proved ones free, and ``boundscheck=False`` opts out."""
 
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 import pytest
-from codegen_support import copy, run_both
+from codegen_support import calls, copy, run_both
 
 import analyses
 import codegen
@@ -59,14 +57,6 @@ def kernels():
     return {f.name: (codegen.build(f), codegen.build(f, target="python"))
             for f in (CLAMP, GATHER, GUARDED)}
 
-
-def calls(source: str) -> list[str]:
-    """The names of the check helpers the kernel function calls, one per call."""
-    tree = ast.parse(source)
-    kernel = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "kernel")
-    return [node.func.id for node in ast.walk(kernel)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id.startswith(("_pp_index_", "_pp_inside_"))]
 
 
 def same_error(kernels, name, args) -> str:

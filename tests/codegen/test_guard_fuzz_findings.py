@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from codegen_support import copy
+from codegen_support import outcomes
 
 import codegen
-from polypad.errors import BoundsCheckError
 from polypad.script import parse
 
 pytestmark = pytest.mark.numba
@@ -37,20 +36,6 @@ def parallel_choice(A: T.Buffer((16,), "int32"), C: T.Buffer((16,), "int32"), n:
         C[i + 4] = A_1[T.if_then_else(i < n, i, 3)] + A_1[T.min(i, n)]
 ''')
 
-
-def outcomes(func, args) -> list:
-    """What the reference executor and the Numba kernel each did on copies of
-    ``args``: the message of a BoundsCheckError, or the buffers."""
-    out = []
-    for target in ("python", "numba"):
-        mine = copy(args)
-        try:
-            codegen.build(func, target=target)(*mine)
-        except BoundsCheckError as err:
-            out.append(str(err))
-        else:
-            out.append([a.tolist() for a in mine if isinstance(a, np.ndarray)])
-    return out
 
 
 def test_a_flat_view_index_that_fails_is_named_where_it_stands():

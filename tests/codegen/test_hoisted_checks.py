@@ -5,26 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from codegen_support import copy
+from codegen_support import outcomes
 
-import codegen
-from polypad.errors import PolypadError
 from polypad.script import parse
-
-
-def outcomes(func, args) -> list:
-    """What the reference executor and the Numba kernel each did on copies of
-    ``args``: the error class and message, or the buffers."""
-    out = []
-    for target in ("python", "numba"):
-        mine = copy(args)
-        try:
-            codegen.build(func, target=target)(*mine)
-        except PolypadError as err:
-            out.append(f"{type(err).__name__}: {err}")
-        else:
-            out.append([a.tolist() for a in mine if isinstance(a, np.ndarray)])
-    return out
 
 
 def _gather_args(y: int, *scalars) -> list:
@@ -48,7 +31,7 @@ def both_loops(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
 
 @pytest.mark.parametrize("y", [1, 9])
 def test_a_check_hoisted_by_an_outer_loop_is_not_hoisted_again(y):
-    reference, numba = outcomes(BOTH_LOOPS, _gather_args(y))
+    reference, numba = outcomes(BOTH_LOOPS, _gather_args(y), named=True)
     assert numba == reference
     assert reference == ([[*range(8)], [1, 0], [2, 2, 0, 1, 1, 0, 0, 0]] if y == 1 else
                          "BoundsCheckError: load of X[9] is outside its shape (8,) in "
@@ -71,7 +54,7 @@ def range_first(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
 
 @pytest.mark.parametrize(("y", "n"), [(1, 0), (9, 0), (1, 126), (9, 126)])
 def test_no_check_is_hoisted_past_a_loop_range_check(y, n):
-    reference, numba = outcomes(RANGE_FIRST, _gather_args(y, n))
+    reference, numba = outcomes(RANGE_FIRST, _gather_args(y, n), named=True)
     assert numba == reference
     if n == 126:
         assert reference.startswith("LoopRangeError: ")
@@ -97,7 +80,7 @@ def earlier_nested(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
 
 @pytest.mark.parametrize("y", [1, 9])
 def test_a_check_made_earlier_in_the_body_is_not_hoisted(y):
-    reference, numba = outcomes(EARLIER_NESTED, _gather_args(y))
+    reference, numba = outcomes(EARLIER_NESTED, _gather_args(y), named=True)
     assert numba == reference
     if y == 9:
         assert reference == ("BoundsCheckError: load of X[9] is outside its shape (8,) in "
