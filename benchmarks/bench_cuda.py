@@ -113,20 +113,20 @@ def sgemm_schedules(size: int, variants: bool) -> list:
     from polypad.examples import matmul
 
     func = matmul.matmul(size, size, size)
-    out = [("8x8 per thread, 128x128 tiles, k step 8 unrolled by 2, double-buffered",
-            matmul.schedule_cuda(func))]
+    out = [("8x8 per thread in runs of 4, 128x128 tiles, k step 8 unrolled by 2, "
+            "double-buffered, tile copies and C in runs of 4", matmul.schedule_cuda(func))]
     if variants:
-        out.append(("8x8 per thread, not double-buffered (2 barriers per step)",
+        out.append(("8x8 per thread, single ones 16 apart, copies element by element, "
+                    "double-buffered", matmul.schedule_cuda(func, vector=1)))
+        out.append(("8x8 per thread in runs of 4, not double-buffered (2 barriers per step)",
                     matmul.schedule_cuda(func, double_buffer=False)))
-        out.append(("4x4 per thread, 64x64 tiles, k step 8 unrolled fully, double-buffered",
+        out.append(("4x4 per thread in runs of 4, 64x64 tiles, k step 8 unrolled fully, "
+                    "double-buffered",
                     matmul.schedule_cuda(func, per_thread=4, k_unroll=8)))
-        out.append(("8x8 per thread, double-buffered, next tiles through registers",
+        out.append(("8x8 per thread in runs of 4, double-buffered, next tiles through registers",
                     matmul.schedule_cuda(func, through_registers=True)))
-        out.append(("8x8 per thread in runs of 4 (shared loads of 4 floats), double-buffered",
-                    matmul.schedule_cuda(func, vector=4)))
-        out.append(("8x8 per thread in runs of 4, double-buffered, tile copies and C in "
-                    "runs of 4 (global loads and stores of 4 floats)",
-                    matmul.schedule_cuda(func, vector=4, wide_copies=True)))
+        out.append(("8x8 per thread in runs of 4 (shared loads of 4 floats), copies element "
+                    "by element, double-buffered", matmul.schedule_cuda(func, wide_copies=False)))
     return out
 
 

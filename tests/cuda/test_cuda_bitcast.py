@@ -118,7 +118,9 @@ def test_off_the_simulator_each_cast_is_a_numba_cuda_intrinsic():
     root = Path(__file__).resolve().parents[2]
     code = ("from codegen.cuda import bits\n"
             "print(sorted({type(getattr(bits, f'as_{t}')).__name__ for t in bits.TARGETS}))")
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "PYTHONPATH": str(root)}
+    # The project first, then whatever the caller's path holds (the GPU check's wheels).
+    path = os.pathsep.join(x for x in (str(root), os.environ.get("PYTHONPATH")) if x)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "PYTHONPATH": path}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True, cwd=root)
     assert out.stdout.strip() == "['_Intrinsic']"

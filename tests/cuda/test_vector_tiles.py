@@ -87,7 +87,7 @@ def test_set_alignment_refusals():
 def test_sgemm_in_runs_of_consecutive_rows_and_columns():
     func = matmul.matmul(16, 16, 8)
     sch = matmul.schedule_cuda(func, threads=2, per_thread=4, k_tile=4, k_unroll=1,
-                               vector=2, double_buffer=False)
+                               vector=2, wide_copies=False, double_buffer=False)
     text = script(sch.func)
     # Each thread's rows: 2 * i_2 + 4 * i_1 + i_3, runs of 2 that 2 threads interleave;
     # A's tile k major, both tiles aligned on 2 floats.
@@ -113,8 +113,8 @@ def test_sgemm_in_runs_of_consecutive_rows_and_columns():
 
 
 @pytest.mark.parametrize("shape, options", [
-    ((8, 16, 8), dict(vector=4, k_unroll=2)),  # double-buffered, runs of 4
-    ((6, 10, 5), dict(vector=2)),  # partial tiles at every edge
+    ((8, 16, 8), dict(vector=4, k_unroll=2, wide_copies=False)),  # double-buffered, runs of 4
+    ((6, 10, 5), dict(vector=2, wide_copies=False)),  # partial tiles at every edge
     ((8, 8, 4), dict(vector=4, wide_copies=True)),  # tile copies and C in runs
     ((6, 8, 3), dict(vector=2, wide_copies=True)),  # partial tiles, runs of 2
 ])
@@ -123,7 +123,7 @@ def test_sgemm_runs_double_buffered_and_with_partial_tiles(shape, options):
     sch = matmul.schedule_cuda(func, threads=2, per_thread=4, k_tile=4, **options)
     source = codegen.build(sch.func, target="cuda").source
     assert ("_pp_wide.load" in source and "_pp_wide.store" in source) == \
-        options.get("wide_copies", False)
+        options["wide_copies"]
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[2], ref[2])
     check_by_enumeration(sch.func)
@@ -135,8 +135,8 @@ def test_vector_must_divide_the_outputs_per_thread():
         matmul.schedule_cuda(matmul.matmul(32, 32, 8), vector=3)
 
 
-def test_the_default_sgemm_asks_no_alignment():
-    source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8)).func,
+def test_the_classic_sgemm_asks_no_alignment():
+    source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8), vector=1).func,
                            target="cuda").source
     assert "alignment" not in source and "from numba import cuda\n" in source
 
@@ -164,4 +164,4 @@ def test_sgemm_wide_copies_move_tiles_and_c_in_runs():
 def test_wide_copies_need_runs():
     with pytest.raises(ArgumentValueError, match=r"wide_copies=True moves runs of vector "
                                                  r"elements; give vector=4 \(or 2\)"):
-        matmul.schedule_cuda(matmul.matmul(16, 16, 8), wide_copies=True)
+        matmul.schedule_cuda(matmul.matmul(16, 16, 8), vector=1, wide_copies=True)

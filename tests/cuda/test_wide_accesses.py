@@ -211,10 +211,10 @@ def test_an_unrolled_run_of_an_aligned_shared_buffer_is_one_load(align, shift, l
     np.testing.assert_array_equal(gpu[1], ref[1])
 
 
-def test_the_default_sgemm_has_no_wide_access():
+def test_the_classic_sgemm_has_no_wide_access():
     from polypad.examples import matmul
 
-    source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8)).func,
+    source = codegen.build(matmul.schedule_cuda(matmul.matmul(16, 16, 8), vector=1).func,
                            target="cuda").source
     assert "_pp_wide" not in source
 
