@@ -132,6 +132,12 @@ class ExprPrinter(CommonExprs):
                 return constant(self.constants[expr], expr.dtype)
             case ir.Var():
                 return self.names(expr), ATOM
+            case ir.Cast(value=value) if _may_not_fit(value.dtype, expr.dtype):
+                # Through its own type first: a no-op on a GPU, where the value already
+                # has it; on the simulator a scalar argument is a Python int, which
+                # np.int32 refuses out of range where np.int32 of an np.int64 wraps.
+                inner = f"{numpy_type(value.dtype)}({self(value)})"
+                return f"{numpy_type(expr.dtype)}({inner})", ATOM
         printed = self.common(expr)
         if printed is not None:
             return printed
@@ -266,9 +272,21 @@ class ExprPrinter(CommonExprs):
 _FOLD = {ir.Add: lambda a, b: a + b, ir.Sub: lambda a, b: a - b, ir.Mul: lambda a, b: a * b}
 
 
+def _may_not_fit(source: str, target: str) -> bool:
+    """Whether an integer cast from ``source`` to ``target`` may meet a value outside
+    ``target``'s range (a narrower type, or one of the other signedness)."""
+    if not (dtypes.is_int(source) and dtypes.is_int(target)) or source == target:
+        return False
+    signed_source, signed_target = not source.startswith("u"), not target.startswith("u")
+    if signed_source == signed_target:
+        return dtypes.bits(target) < dtypes.bits(source)
+    return signed_source or dtypes.bits(target) <= dtypes.bits(source)
+
+
 def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
     """``expr`` with ``constants`` substituted and its constant sums and products folded
-    (only ``+``, ``-``, ``*`` of int32/int64, whose values Python's integers keep)."""
+    (only ``+``, ``-``, ``*`` of int32/int64: an int32 one only where Python's value
+    fits, an int64 one wrapped to 64 bits as the kernel's arithmetic wraps)."""
     match expr:
         case ir.Var() if expr in constants:
             return ir.IntImm(constants[expr], expr.dtype)
@@ -276,7 +294,9 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
             a, b = _fold(expr.a, constants), _fold(expr.b, constants)
             if isinstance(a, ir.IntImm) and isinstance(b, ir.IntImm):
                 value = _FOLD[type(expr)](a.value, b.value)
-                if -2 ** 31 <= value < 2 ** 31 or expr.dtype == "int64":
+                if expr.dtype == "int64":  # wraps, as the kernel's int64 arithmetic does
+                    return ir.IntImm((value + 2 ** 63) % 2 ** 64 - 2 ** 63, expr.dtype)
+                if -2 ** 31 <= value < 2 ** 31:
                     return ir.IntImm(value, expr.dtype)
             if isinstance(expr, ir.Mul) and any(isinstance(x, ir.IntImm) and x.value == 0
                                                 for x in (a, b)):

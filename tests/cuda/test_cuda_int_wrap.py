@@ -81,3 +81,48 @@ def wrap32(C: T.Buffer((1,), "int32"), n: T.int32, k: T.int32):
 ''')
     assert (_results(func, "cuda", "int32", NARROW_VALUES)
             == _results(func, "python", "int32", NARROW_VALUES))
+
+
+def test_an_unrolled_int64_index_folds_its_constants_wrapped():
+    """The printer folds an unrolled counter's constants into an index: an int64 product
+    of constants past 2**63 wraps there as the kernel's arithmetic would (the build
+    raised DTypeError on the folded 2**64)."""
+    func = parse('''
+@T.prim_func
+def folded(B: T.Buffer((8,), "int64")):
+    for tx in T.thread_binding(4, thread="threadIdx.x"):
+        for u in T.unroll(2):
+            B[T.int64(4611686018427387904) * T.int64(4) + T.Cast("int64", tx) * T.int64(2)
+              + T.Cast("int64", u)] = T.Cast("int64", tx) + T.int64(7)
+''')
+    kernel = codegen.build(func, target="cuda")
+    stores = [line.strip() for line in kernel.source.splitlines() if "B[" in line]
+    assert stores == ["B[np.int64(tx) * 2 + np.int64(0)] = np.int64(tx) + 7",
+                      "B[np.int64(tx) * 2 + np.int64(1)] = np.int64(tx) + 7"]
+    ours, reference = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    kernel(ours)
+    codegen.build(func, target="python")(reference)
+    np.testing.assert_array_equal(ours, reference)
+    np.testing.assert_array_equal(reference, [7, 7, 8, 8, 9, 9, 10, 10])
+
+
+@pytest.mark.parametrize("source, target", [("int64", "int32"), ("int64", "uint8"),
+                                            ("int32", "int16"), ("int32", "uint32"),
+                                            ("uint32", "int32"), ("int64", "uint64")])
+def test_a_narrowing_cast_of_a_scalar_argument_wraps_as_the_reference(source, target):
+    """A cast to a narrower type (or the other signedness) of a scalar argument: on the
+    simulator the argument is a Python int, which ``np.int32`` refused out of range
+    (``OverflowError``); it goes through its own type first, as on a GPU."""
+    func = parse(f'''
+@T.prim_func
+def narrow(C: T.Buffer((2,), "{target}"), m: T.{source}):
+    for tx in T.thread_binding(2, thread="threadIdx.x"):
+        C[tx] = T.Cast("{target}", m) + T.Cast("{target}", tx)
+''')
+    info = np.iinfo(source)
+    kernel, reference = codegen.build(func, target="cuda"), codegen.build(func, target="python")
+    for m in (info.min, info.max, info.min + 12345, info.max // 3):
+        ours, theirs = np.zeros(2, target), np.zeros(2, target)
+        kernel(ours, m)
+        reference(theirs, m)
+        np.testing.assert_array_equal(ours, theirs)
