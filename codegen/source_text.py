@@ -57,6 +57,18 @@ def constant(value, dtype: str, target: str, *, module: str = "np") -> tuple[str
     return f"{numpy_type(dtype, target)}({int(value)})", ATOM
 
 
+def wrapping_int64(a: str, op: str, b: str, *, numpy_operands: bool = False) -> str:
+    """The text of an int64 ``a op b`` (``+ - *``) that may wrap, computed in uint64:
+    Numba's signed arithmetic is LLVM's ``nsw``, an overflow undefined (LLVM folds
+    ``min(max(5 + m, 0), 15)`` to 15 at ``m = 2**63 - 1``), where unsigned wraps.
+    ``numpy_operands`` makes each operand an ``np.int64`` first, a no-op in a kernel,
+    for the cuda simulator, where a scalar argument is a Python int (which
+    ``np.uint64`` takes even when negative only as a numpy one)."""
+    if numpy_operands:
+        a, b = f"np.int64({a})", f"np.int64({b})"
+    return f"np.int64(np.uint64({a}) {op} np.uint64({b}))"
+
+
 class CommonExprs:
     """The expression forms both Python-source targets spell alike.
 

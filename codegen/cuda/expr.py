@@ -31,9 +31,9 @@ from polypad.ir import dtypes
 from polypad.ir import nodes as ir
 from polypad.ir.naming import Names as _Names
 from polypad.ir.opaque import is_value_bitcast
-from polypad.model.ranges import Ranges
+from polypad.model.ranges import Ranges, wrap
 
-from ..source_text import ADD, ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs
+from ..source_text import ADD, ATOM, BINARY, COMPARE, MUL, UNARY, CommonExprs, wrapping_int64
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .guards import CudaGuards, load_text
@@ -155,12 +155,8 @@ class ExprPrinter(CommonExprs):
             return f"{numpy_type(expr.dtype)}(np.int64({a} {op} {b}))", ATOM
         if (isinstance(expr, _WRAPPING) and expr.dtype == "int64"
                 and self.ranges.may_wrap(expr)):
-            # As the Numba target: signed overflow is undefined to LLVM (it folds
-            # min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1), unsigned wraps.  The inner
-            # np.int64 is a no-op on a GPU; on the simulator it makes a Python int (a
-            # scalar argument) a numpy one, which np.uint64 takes even when negative.
             a, b = self.operand(expr.a, 0), self.operand(expr.b, 0)
-            return f"np.int64(np.uint64(np.int64({a})) {op} np.uint64(np.int64({b})))", ATOM
+            return wrapping_int64(a, op, b, numpy_operands=True), ATOM
         return f"{a} {op} {b}", level
 
     def load(self, buffer: ir.Buffer, indices, node=None) -> str:
@@ -295,7 +291,7 @@ def _fold(expr: ir.Expr, constants: dict) -> ir.Expr:
             if isinstance(a, ir.IntImm) and isinstance(b, ir.IntImm):
                 value = _FOLD[type(expr)](a.value, b.value)
                 if expr.dtype == "int64":  # wraps, as the kernel's int64 arithmetic does
-                    return ir.IntImm((value + 2 ** 63) % 2 ** 64 - 2 ** 63, expr.dtype)
+                    return ir.IntImm(wrap(value, expr.dtype), expr.dtype)
                 if -2 ** 31 <= value < 2 ** 31:
                     return ir.IntImm(value, expr.dtype)
             if isinstance(expr, ir.Mul) and any(isinstance(x, ir.IntImm) and x.value == 0

@@ -62,7 +62,7 @@ from polypad.ir.visitor import walk as _walk
 from polypad.model.ranges import Ranges, wrap
 
 from ..bounds_guards import location
-from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, OR, UNARY, CommonExprs
+from ..source_text import ATOM, BINARY, COMPARE, COND, MUL, OR, UNARY, CommonExprs, wrapping_int64
 from ..source_text import constant as source_constant
 from ..source_text import numpy_type as source_numpy_type
 from .guards import GuardState, load_text, store_lines
@@ -327,9 +327,7 @@ class ExprPrinter(CommonExprs):
             return f"{numpy_type(expr.dtype)}({a} {op} {b})", ATOM
         if (expr.dtype == "int64" and isinstance(expr, (ir.Add, ir.Sub, ir.Mul))
                 and self.ranges.may_wrap(expr)):
-            # Numba's signed add is LLVM's `add nsw`: an overflow is undefined, and LLVM
-            # folds min(max(5 + m, 0), 15) to 15 at m = 2**63 - 1. Unsigned wraps.
-            return f"np.int64(np.uint64({a}) {op} np.uint64({b}))", ATOM
+            return wrapping_int64(a, op, b), ATOM
         return f"{a} {op} {b}", level
 
     def load_of(self, expr: ir.BufferLoad) -> str:
