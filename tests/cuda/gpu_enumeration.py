@@ -13,6 +13,7 @@ such an index may take is checked against a few actual ones.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 
@@ -183,12 +184,22 @@ def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = No
     parameters' values (by name); ``memory`` the values (numpy arrays, by buffer name)
     of the buffers a data-dependent index reads, which the launch must not write."""
     plan = plan_barriers(func) if plan is None else plan
+    with holding(memory):
+        return _check(func, drop, plan, params)
+
+
+@contextlib.contextmanager
+def holding(memory: dict | None):
+    """Within the block, a data-dependent index reads ``memory`` (numpy arrays by
+    buffer name): for :func:`accesses` called directly."""
+    before = dict(_MEMORY)
     _MEMORY.clear()
     _MEMORY.update(memory or {})
     try:
-        return _check(func, drop, plan, params)
+        yield
     finally:
         _MEMORY.clear()
+        _MEMORY.update(before)
 
 
 def _check(func, drop, plan, params):
