@@ -125,6 +125,28 @@ def test_an_embedding_lookup_needs_no_barrier_and_matches_the_reference():
         np.testing.assert_array_equal(gpu[2], table[x])
 
 
+def test_the_serial_lookup_split_and_bound_by_the_schedule_builds_as_written_bound():
+    serial = pp.parse('''
+@T.prim_func
+def lookup(A: T.Buffer((16,), "float32"), X: T.Buffer((64,), "int32"),
+           B: T.Buffer((64,), "float32")):
+    for i in range(64):
+        B[i] = A[X[i]]
+''')
+    sch = pp.Schedule(serial)
+    bx, tx = sch.split("i", [None, 32])
+    sch.bind(bx, "blockIdx.x")  # checked by the barrier plan: no pair, no barrier
+    sch.bind(tx, "threadIdx.x")
+    lines = _lines(codegen.build(sch.func, target="cuda").source)
+    assert "cuda.syncthreads()" not in lines
+    assert "B[i_0 * 32 + i_1] = A[_pp_at_1(X[i_0 * 32 + i_1], A.shape, 0, bounds_fail)]" \
+        in lines
+    x = _indices(64, 16)[0]
+    table = np.arange(16, dtype="float32")
+    gpu, ref = K.run_both(sch.func, [table, x, np.zeros(64, "float32")], reference=serial)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+
+
 @pytest.mark.parametrize("bad", [16, -1])
 def test_a_gathered_index_outside_the_table_raises_as_the_reference_does(bad):
     x = _indices(64, 16)[0]
