@@ -25,11 +25,11 @@ check (:mod:`analyses.bounds`) decides.
 A model built with ``gathers=True`` (:func:`polypad.model.extract_gathers`,
 for the GPU's barrier plan) instead over-approximates an axis whose index
 reads memory (``A[X[i]]``: a gather, ``B[X[i]] = ...``: a scatter) by every
-element of the buffer's extent on that axis, and marks the access ``may``
-with the loads it reads in ``gathered``.  Every element the access can touch
-without leaving its buffer is in that range; one outside is stopped by the
-run-time bounds check that such an access always gets, unless the user turns
-checks off (``boundscheck=False``, unsafe).
+element of the buffer's extent on that axis it may name (:mod:`.gathers`),
+and marks the access ``may`` with the loads it reads in ``gathered``.  Every
+element the access can touch without leaving its buffer is in that range;
+one outside is stopped by the run-time bounds check that such an access
+always gets, unless the user turns checks off (``boundscheck=False``, unsafe).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from polypad.ir.views import through_view
 from polypad.ir.visitor import children
 
 from .affine import AffineSpace, _Converter, to_map
-from .conditions import condition_set, to_set
+from .conditions import condition_set
+from .gathers import any_element
 from .model import Access
 from .nest import Leaf
 from .overflow import first_wrap, wrapping_operation, wraps_somewhere
@@ -169,7 +170,7 @@ def _relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
 def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
                    buffers: Names, domain: isl.Set, loads: list | None = None) -> isl.Map:
     conv = _Converter(space)
-    pws, anywhere = [], []
+    pws, anywhere = [], {}
     for k, index in enumerate(indices):
         try:
             pws.append(conv.pw_aff(index))
@@ -185,32 +186,15 @@ def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpac
             if loads is not None and isinstance(err.expr, n.BufferLoad):
                 # A data-dependent index (the converter stopped at a load): any element.
                 loads.append(err.expr)
-                anywhere.append(k)
+                anywhere[k] = index
                 pws.append(space.const(0))  # a placeholder, replaced below
                 continue
             where = f"index {k} of {_describe(node)} in statement {name}"
             raise NotAffineError(f"{err} (in {where})", err.expr, err.evidence) from None
     relation = to_map(space, pws, buffers.name(buffer))
     if anywhere:
-        relation = _any_element(relation, buffer, anywhere, space, buffers.name(buffer))
+        relation = any_element(relation, buffer, anywhere, space, domain, buffers.name(buffer))
     return relation
-
-
-def _any_element(relation: isl.Map, buffer: n.Buffer, axes: list[int], space: AffineSpace,
-                 name: str) -> isl.Map:
-    """``relation`` with each axis of ``axes`` free over the buffer's extent on it:
-    ``S[i] -> A[e] : 0 <= e < 16`` for the gather ``A[X[i]]`` of a 16-element ``A``."""
-    dims = tuple(n.Var(f"e{k}") for k in range(len(buffer.shape)))
-    target = AffineSpace(dims, tuple_name=name, names=space.names, ctx=space.ctx)
-    box = target.universe
-    for k in axes:
-        relation = relation.project_out(isl.dim_type.out, k, 1).insert_dims(
-            isl.dim_type.out, k, 1)
-        extent = buffer.shape[k]
-        extent = extent if isinstance(extent, n.Expr) else n.IntImm(int(extent))
-        box = box.intersect(to_set(n.And(dims[k] >= 0, dims[k] < extent), target))
-    relation = relation.set_tuple_name(isl.dim_type.out, name)
-    return relation.intersect_range(box)
 
 
 def _describe(node) -> str:

@@ -23,8 +23,10 @@ With ``gathers=True`` (:func:`program_text`) some phases gather through an index
 buffer ``X`` (``R[...] = S[X[...]]``, a may-dependence on every element of ``S``) or
 scatter (``R[X[...]] = ...``), and :func:`verdict` checks with a few actual
 arrays ``X`` (:data:`X_VALUES`; each barrier shown needed with those or with a
-constant ``X``, :data:`NEEDED_X`) and, for a refusal, with ``X`` all equal to the
-element the evidence names (so that every gathered access touches it).
+constant ``X``, :data:`NEEDED_X`) and, for a refusal, with those arrays: one must
+make the evidence's two threads touch its element.  Some gathered indices are
+clipped (``T.min(T.max(X[...], 2), 9)``) or confined to a thread's segment
+(``T.floormod(X[...], 4) + 4 * T.floordiv(tx, 2)``), ranges isl narrows.
 
 ``"unsound"`` and ``"bad evidence"`` are bugs.  ``"redundant"`` is a barrier
 too many, which costs time only; one is known: where every statement of a
@@ -209,6 +211,9 @@ class _Maker:
         if rng.random() < 0.2:
             origin = target
         x = f"X[{self.index(names)}]"
+        if rng.random() < 0.4:  # a range isl can narrow: a clip, or a thread's segment
+            x = rng.choice([f"T.min(T.max({x}, 2), 9)", f"T.floormod({x}, 4) + 4 * "
+                            f"T.floordiv({t}, {rng.choice([2, 4])})"])
         kind = rng.choice(["gather", "gather", "scatter", "input"])
         if kind == "scatter":
             line = f"{target}[{x}] = {origin}[{self.index(names)}] + A[bx * {SHARED} + {t}]"
@@ -275,15 +280,16 @@ def verdict(func: n.PrimFunc) -> Verdict:
     # The evidence's values of the parameters; where it leaves n free, any value will do.
     given = {name: int(v) for name, v in (cex.params or {}).items()}
     points = [given] if "n" in given or not has_n else [{**given, **v} for v in values]
-    if "is read from memory" in cex.description:  # a may-race: X names the element
-        (element,) = cex.element.indices
-        points = [{**p, "X": np.full(SHARED, element, "int32")} for p in points]
+    if "is read from memory" in cex.description:  # a may-race: some X names the element
+        points = [{**p, "X": x} for p in points for x in NEEDED_X]
     elif values[0].get("X") is not None:
         points = [{**p, "X": x} for p in points for x in X_VALUES]
-    at = next((p for p in points if _evidence_holds(func, cex, p)), None)
-    if at is None:
+    # Where the evidence holds (for a may-race, with some X), some X must leave every
+    # placement of barriers unordered: one with the evidence's pair orderable may not.
+    held = [p for p in points if _evidence_holds(func, cex, p)]
+    if not held:
         return Verdict("refused", "bad evidence", cex.description)
-    if _fails(func, _every_uniform_slot(func), [at]):
+    if _fails(func, _every_uniform_slot(func), held):
         return Verdict("refused", None)
     return Verdict("refused", "over-refused", cex.description)
 

@@ -292,3 +292,35 @@ def test_vector_and_local_gathers_need_no_barrier(name, size, high):
         check_by_enumeration(func, plan=plan, memory={"X": x})
         gpu, ref = K.run_both(func, [a, x, np.zeros(64, "float32")])
         np.testing.assert_array_equal(gpu[2], ref[2])
+
+
+# Each thread scatters into its own four elements (tx * 4 + X[...] % 4): no element
+# is named by two threads, so the scatter needs neither a barrier nor an atomic.  With
+# the segments of two threads overlapping (tx // 2 * 4), two threads may write one.
+SEGMENTED = '''
+@T.prim_func
+def segmented(A: T.Buffer((32,), "float32"), X: T.Buffer((32,), "int32"),
+              B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for k in range(4):
+            B[SEGMENT * 4 + T.floormod(X[tx * 4 + k], 4)] = A[tx * 4 + k]
+'''
+
+
+def test_a_scatter_into_each_threads_own_segment_builds_and_overlapping_ones_race():
+    func = pp.parse(SEGMENTED.replace("SEGMENT", "tx"))
+    plan = plan_barriers(func)
+    assert isinstance(plan, BarrierPlan) and plan.count == 0
+    a = np.arange(32, dtype="float32")
+    for x in [*_indices(32, 100), np.full(32, -3, "int32")]:
+        check_by_enumeration(func, plan=plan, memory={"X": x})
+        gpu, ref = K.run_both(func, [a, x, np.zeros(32, "float32")])
+        np.testing.assert_array_equal(gpu[2], ref[2])
+    overlapping = pp.parse(SEGMENTED.replace("SEGMENT", "tx // 2"))
+    found = plan_barriers(overlapping)
+    assert isinstance(found, Refuted)
+    cex = found.counterexample
+    assert cex.values == {"first thread": "block (0, 0, 0) thread (0, 0, 0)",
+                          "second thread": "block (0, 0, 0) thread (1, 0, 0)"}
+    assert "may write the same element (B[" in cex.description
+    assert "X[tx * 4 + k] is read from memory" in cex.description
