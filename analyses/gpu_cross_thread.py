@@ -85,11 +85,11 @@ def init_at_first_thread(func: n.PrimFunc, loop: n.For, init: n.BufferStore) -> 
     ``loop`` (decided with isl on the model's domain of ``init``)."""
     import islpy as isl
 
-    from polypad.model import extract
+    from polypad.model import extract_gathers
 
     if not isinstance(loop.min, n.IntImm):
         return False
-    found = [s for s in extract(func).statements if s.stmt is init]
+    found = [s for s in extract_gathers(func).statements if s.stmt is init]
     for s in found:
         k = next((j for j, x in enumerate(s.loops) if x is loop), None)
         if s.may or k is None:

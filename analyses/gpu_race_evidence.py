@@ -1,9 +1,16 @@
 """The counterexample for a race of a GPU launch: both instances, their threads and
-the element, in words (:mod:`analyses.gpu_sync`)."""
+the element, in words (:mod:`analyses.gpu_sync`).
+
+Where an access's index reads memory (``B[X[i]] = ...``), the model holds every
+element the index could name (:func:`polypad.model.extract_gathers`): the two
+instances *may* touch the same element, whichever values ``X`` holds, and the
+evidence says so, naming the load, with one such element as the example."""
 
 from __future__ import annotations
 
 import islpy as isl
+
+from polypad.ir.show import show
 
 from . import instances as inst
 from .evidence import Counterexample, Element
@@ -39,9 +46,18 @@ def race_evidence(why, pairs: isl.Map, coords, text: str) -> Counterexample:
     element_values = inst.point_coordinates(touched.sample_point())[0]
     element = Element(a.buffer.name, tuple(int(v) for v in element_values))
     verbs = {"write": "writes", "read": "reads"}
-    description = (f"{src} on {threads[0]} {verbs[a.kind]} {element} and {dst} on "
-                   f"{threads[1]} {verbs[b.kind]} it after it in the serial program, but "
-                   f"{text}")
+    loads = tuple(dict.fromkeys((*a.gathered, *b.gathered)))
+    if loads:
+        what = "write" if a.kind == b.kind == "write" else "touch"
+        read = " and ".join(show(x) for x in loads)
+        description = (f"{src} on {threads[0]} and {dst} on {threads[1]} may {what} the "
+                       f"same element ({element}, for one; {src} first in the serial "
+                       f"program): {read} is read from memory, so the index may take any "
+                       f"value inside {a.buffer.name}, and {text}")
+    else:
+        description = (f"{src} on {threads[0]} {verbs[a.kind]} {element} and {dst} on "
+                       f"{threads[1]} {verbs[b.kind]} it after it in the serial program, but "
+                       f"{text}")
     return Counterexample(description, instances=(src, dst), element=element, params=params,
                           values={"first thread": threads[0], "second thread": threads[1]})
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import islpy as isl
 
 from polypad.ir import nodes as n
-from polypad.model import extract
+from polypad.model import extract_gathers
 
 from . import instances as inst
 from .evidence import Element, Instance
@@ -56,7 +56,7 @@ def unwritten_shared_reads(func: n.PrimFunc, scope: str = "shared"
     allocated = _enclosing_loops(func, scope)
     if not allocated:
         return {}
-    model = extract(func)
+    model = extract_gathers(func)
     out: dict[n.Buffer, tuple[Instance, Element]] = {}
     for buffer, around in allocated.items():
         writes = [(s, a) for s in model.statements for a in s.accesses

@@ -29,7 +29,10 @@ pair ordered as before, so every read sees the same write).  Such a pair is
   :mod:`analyses.gpu_private_flow`).
 
 :func:`plan_barriers` finds every conflicting pair with isl (the access
-relations of :mod:`polypad.model`, restricted to the serial order), refuses
+relations of :func:`polypad.model.extract_gathers`, restricted to the serial
+order; an index that reads memory, ``A[X[i]]``, is there every element of the
+buffer's extent on its axis, so its pairs are the may-dependences of every
+value it may take, each given the barrier it would need), refuses
 the unordered ones with a :class:`Counterexample` naming both instances, both
 threads (block and thread indices) and the element, and places the fewest
 barriers that order the rest: each needed gap of a sequence gets a barrier
@@ -58,7 +61,7 @@ from polypad.ir.show import show
 from polypad.ir.views import root
 from polypad.ir.visitor import walk
 from polypad.isl_failure import raising_isl_failures
-from polypad.model import extract
+from polypad.model import extract_gathers
 from polypad.model.isl_helpers import time_map
 
 from .evidence import Counterexample, Refuted
@@ -101,7 +104,7 @@ def _plan_barriers(func: n.PrimFunc) -> BarrierPlan | Refuted:
     found = structure(func)
     plan = BarrierPlan(found)
     launch_of = found.launch_of()
-    model = extract(func)
+    model = extract_gathers(func)
     by_launch: dict[int, list] = {}
     for s in model.statements:
         launch = launch_of.get(id(s.stmt))

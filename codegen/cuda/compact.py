@@ -22,7 +22,8 @@ thread's indices by the bound loops' counters they equal and divides by
 the stride, so ``C_local[i_2 + 16 * i_1, ...]`` of the thread ``i_2`` reads
 ``C_local[i_1, ...]`` -- a constant once ``i_1`` is unrolled, with no
 division left for Numba to compile.  An access isl cannot write so (more
-than one piece) keeps ``(e - lo) // s``.
+than one piece) keeps ``(e - lo) // s``.  A buffer some index read from memory
+addresses (``L[X[i]]``) keeps its shape: that index may name any element.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from analyses.gpu_threads import coordinates
 from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 from polypad.ir.visitor import walk
-from polypad.model import extract
+from polypad.model import extract_gathers
 from polypad.model.to_ir import pw_aff_to_expr
 
 #: The thread's index on each axis, as variables the boxes' offsets are written in (the
@@ -50,7 +51,7 @@ def local_boxes(func: n.PrimFunc) -> dict[n.Buffer, tuple[tuple[int, ...], list]
              if isinstance(x, n.Allocate) and x.buffer.scope == "local"]
     if not local:
         return {}
-    model = extract(func)
+    model = extract_gathers(func)
     return _boxes(model, local)[0]
 
 
@@ -61,6 +62,8 @@ def _boxes(model, local) -> tuple[dict, dict]:
     for buffer in local:
         name = model.buffer_name(buffer)
         touched = None
+        if any(a.gathered for s in model.statements for a in s.accesses if a.buffer is buffer):
+            continue  # an index read from memory may name any element: the whole buffer
         for s in model.statements:
             for access in s.accesses:
                 if access.buffer is buffer:
@@ -99,7 +102,7 @@ def local_layout(func: n.PrimFunc, whole: frozenset | set = frozenset()
              and x.buffer not in whole]
     if not local:
         return {}, {}
-    model = extract(func)
+    model = extract_gathers(func)
     boxes, firsts = _boxes(model, local)
     return boxes, box_indices(model, boxes, firsts)
 

@@ -5,7 +5,8 @@
 * :func:`pw_aff_to_expr` / :func:`set_to_condition` — the way back, with
   floor division kept;
 * :func:`extract` — a ``PrimFunc``'s :class:`Model`: statement domains,
-  access relations and the schedule;
+  access relations and the schedule (:func:`extract_gathers`: with an index
+  that reads memory over-approximated by its buffer's extent);
 * :func:`to_z3` / :class:`Z3Env` — expressions as Z3 terms, with floor
   ``//`` and ``%``, buffers as uninterpreted functions, and floats as the
   env's :class:`FloatSemantics` says (:data:`REALS` or :data:`STRICT_IEEE`).
@@ -22,7 +23,7 @@ from .affine import AffineSpace, equal_everywhere, to_pw_aff
 from .block_axes import check_axes
 from .block_regions import check_declared
 from .conditions import to_set
-from .extract import extract
+from .extract import extract, extract_gathers
 from .float_semantics import REALS, STRICT_IEEE, FloatSemantics, float_semantics
 from .model import Access, Model, StatementModel
 from .to_ir import pw_aff_to_expr, set_to_condition
@@ -30,7 +31,7 @@ from .z3conv import Z3Env, to_z3
 
 __all__ = [
     "REALS", "STRICT_IEEE", "Access", "AffineSpace", "FloatSemantics", "Model", "Names",
-    "StatementModel", "Z3Env", "extract", "float_semantics", "pw_aff_to_expr",
+    "StatementModel", "Z3Env", "extract", "extract_gathers", "float_semantics", "pw_aff_to_expr",
     "set_to_condition", "to_pw_aff", "to_set", "to_z3",
 ]
 

@@ -21,6 +21,15 @@ n = 127``).  A
 wrap that only feeds ``+ - *`` is harmless: the executed index then equals
 the exact one whenever the exact one is inside the buffer, which the bounds
 check (:mod:`analyses.bounds`) decides.
+
+A model built with ``gathers=True`` (:func:`polypad.model.extract_gathers`,
+for the GPU's barrier plan) instead over-approximates an axis whose index
+reads memory (``A[X[i]]``: a gather, ``B[X[i]] = ...``: a scatter) by every
+element of the buffer's extent on that axis it may name (:mod:`.gathers`),
+and marks the access ``may`` with the loads it reads in ``gathered``.  Every
+element the access can touch without leaving its buffer is in that range;
+one outside is stopped by the run-time bounds check that such an access
+always gets, unless the user turns checks off (``boundscheck=False``, unsafe).
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from polypad.ir.visitor import children
 
 from .affine import AffineSpace, _Converter, to_map
 from .conditions import condition_set
+from .gathers import any_element
 from .model import Access
 from .nest import Leaf
 from .overflow import first_wrap, wrapping_operation, wraps_somewhere
@@ -49,9 +59,12 @@ _Path = tuple[tuple[n.Expr, bool], ...]
 
 def statement_accesses(
     leaf: Leaf, name: str, space: AffineSpace, domain: isl.Set, may: bool, buffers: Names,
-    known: isl.Set | None = None,
+    known: isl.Set | None = None, gathers: bool = False,
 ) -> tuple[Access, ...]:
     """Every access of ``leaf`` (statement ``name``): the write first, then reads in order.
+
+    With ``gathers``, an index that reads memory is over-approximated by its
+    buffer's extent (see the module docstring) instead of refused.
 
     ``known``, a set of parameter values outside which no instance of the leaf
     runs (:mod:`.parameter_facts`), narrows only where an index or a condition
@@ -61,9 +74,11 @@ def statement_accesses(
     runs = domain if known is None else domain.intersect_params(known)
     out: list[Access] = []
     if isinstance(stmt, n.BufferStore):
-        relation = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers, runs)
+        relation, loads = _relation(stmt.buffer, stmt.indices, stmt, name, space, buffers,
+                                    runs, gathers)
         owner, indices = through_view(stmt.buffer, stmt.indices)
-        out.append(Access("write", owner, indices, stmt, relation.intersect_domain(domain), may))
+        out.append(Access("write", owner, indices, stmt, relation.intersect_domain(domain),
+                          may or bool(loads), loads))
     # A long expression reads the same element many times (`A[i] + A[i] + ...`):
     # each distinct access and path is converted once.
     reads: dict = {}
@@ -71,9 +86,11 @@ def statement_accesses(
         key = (load.buffer, load.indices, path)
         found = reads.get(key)
         if found is None:
-            relation = _relation(load.buffer, load.indices, load, name, space, buffers, runs)
+            relation, loads = _relation(load.buffer, load.indices, load, name, space,
+                                        buffers, runs, gathers)
             where, exact = _path_set(path, space, domain, runs)
-            found = reads[key] = (relation.intersect_domain(where), may or not exact)
+            found = reads[key] = (relation.intersect_domain(where),
+                                  may or not exact or bool(loads), loads)
         owner, indices = through_view(load.buffer, load.indices)
         out.append(Access("read", owner, indices, load, *found))
     return tuple(out)
@@ -135,22 +152,25 @@ def _path_set(path: _Path, space: AffineSpace, domain: isl.Set,
 
 
 def _relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
-              buffers: Names, domain: isl.Set) -> isl.Map:
+              buffers: Names, domain: isl.Set, gathers: bool = False
+              ) -> tuple[isl.Map, tuple[n.BufferLoad, ...]]:
     """``S[...] -> Owner[...]``: the elements the access touches, in the memory owner's
-    indices; a vector access touches one element per lane."""
+    indices (a vector access touches one element per lane), and the loads its
+    over-approximated axes read (with ``gathers``; else such an index raises)."""
     count = max((lane_count(i) for i in indices), default=1)
-    relation = None
+    relation, loads = None, []
     for k in range(count):
         owner, at = through_view(buffer, tuple(lane(i, k) for i in indices))
-        one = _lane_relation(owner, at, node, name, space, buffers, domain)
+        one = _lane_relation(owner, at, node, name, space, buffers, domain,
+                             loads if gathers else None)
         relation = one if relation is None else relation.union(one)
-    return relation
+    return relation, tuple(dict.fromkeys(loads))
 
 
 def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpace,
-                   buffers: Names, domain: isl.Set) -> isl.Map:
+                   buffers: Names, domain: isl.Set, loads: list | None = None) -> isl.Map:
     conv = _Converter(space)
-    pws = []
+    pws, anywhere = [], {}
     for k, index in enumerate(indices):
         try:
             pws.append(conv.pw_aff(index))
@@ -163,9 +183,18 @@ def _lane_relation(buffer: n.Buffer, indices, node, name: str, space: AffineSpac
                     f"{show(index)} may wrap around its {culprit.dtype} range{at}", index,
                     wrap)
         except NotAffineError as err:
+            if loads is not None and isinstance(err.expr, n.BufferLoad):
+                # A data-dependent index (the converter stopped at a load): any element.
+                loads.append(err.expr)
+                anywhere[k] = index
+                pws.append(space.const(0))  # a placeholder, replaced below
+                continue
             where = f"index {k} of {_describe(node)} in statement {name}"
             raise NotAffineError(f"{err} (in {where})", err.expr, err.evidence) from None
-    return to_map(space, pws, buffers.name(buffer))
+    relation = to_map(space, pws, buffers.name(buffer))
+    if anywhere:
+        relation = any_element(relation, buffer, anywhere, space, domain, buffers.name(buffer))
+    return relation
 
 
 def _describe(node) -> str:

@@ -31,6 +31,7 @@ from .program_order import leaf_time
 # costs a tenth of a second.  A model is not changed once built (its names may
 # gain the variables later conversions name).
 _MODELS = Recent(16)
+_GATHER_MODELS = Recent(16)  # extract_gathers's, apart: the two differ on a gather
 
 
 @deep_entry
@@ -58,7 +59,26 @@ def extract(func: n.PrimFunc) -> Model:
     return raising_isl_failures("extract", lambda: _MODELS.put((func,), _extract(func)))
 
 
-def _extract(func: n.PrimFunc) -> Model:
+@deep_entry
+def extract_gathers(func: n.PrimFunc) -> Model:
+    """:func:`extract`, but an index that reads memory (``A[X[i]]``, ``B[X[i]] = v``) is
+    over-approximated by its buffer's whole extent on that axis instead of refused:
+    the access is ``may``, its relation holds every element it could touch inside
+    the buffer, and its ``gathered`` names the loads (:mod:`.accesses`).  For the
+    GPU's barrier plan and race check, where more pairs only mean more barriers or
+    a refusal; an analysis that needs exact elements uses :func:`extract`.
+
+    >>> extract_gathers(f).statements[0].accesses[1].relation
+    ... # { S0[bx, tx] -> A[e0] : 0 <= bx <= 1 and 0 <= tx <= 31 and 0 <= e0 <= 15 }
+    """
+    found = _GATHER_MODELS.get((func,))
+    if found is not None:
+        return found
+    return raising_isl_failures(
+        "extract_gathers", lambda: _GATHER_MODELS.put((func,), _extract(func, gathers=True)))
+
+
+def _extract(func: n.PrimFunc, gathers: bool = False) -> Model:
     # A plain assert is a statement of the model (:mod:`.nest`); one reading memory is not.
     opaque = first_opaque(func, checks_as_facts=True)
     if opaque is not None:
@@ -94,7 +114,8 @@ def _extract(func: n.PrimFunc) -> Model:
         space = AffineSpace(leaf.loop_vars, tuple_name=name, lets=leaf.lets, names=names)
         domain, dropped = statement_domain(leaf, space, known)
         may = bool(dropped)
-        accesses = statement_accesses(leaf, name, space, domain, may, buffers, known)
+        accesses = statement_accesses(leaf, name, space, domain, may, buffers, known,
+                                      gathers)
         statements.append(StatementModel(
             name=name, stmt=leaf.stmt, loop_vars=leaf.loop_vars, loops=leaf.loops,
             domain=domain, may=may, dropped_guards=dropped,

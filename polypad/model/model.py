@@ -40,6 +40,11 @@ class Access:
     access happens when that is known exactly.  ``may`` is True when the
     relation may over-approximate: the statement's domain dropped a guard, or
     the access sits under a data-dependent ``T.if_then_else`` condition.
+
+    ``gathered`` holds the loads its indices read (``X[i]`` of ``A[X[i]]``) in a
+    model built by :func:`polypad.model.extract_gathers`, which over-approximates
+    such an axis by the buffer's whole extent (``may`` is then True); empty in a
+    plain :func:`~polypad.model.extract`, which refuses them.
     """
 
     kind: str  # "read" or "write"
@@ -48,6 +53,7 @@ class Access:
     node: n.BufferLoad | n.BufferStore
     relation: isl.Map
     may: bool = False
+    gathered: tuple[n.BufferLoad, ...] = ()
 
 
 @dataclass(eq=False)

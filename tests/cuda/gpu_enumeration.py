@@ -5,10 +5,15 @@ Two accesses of one element, one a write, by two threads of a block must be
 separated by a barrier (the first, in serial order, has passed fewer); by two
 blocks, never happen (unless the buffer is private to each).  This knows nothing
 of isl: it runs the loops.
+
+An index that reads memory (``A[X[i]]``, ``B[X[i]] = ...``) is evaluated with the
+values given for the buffers it reads (``memory``): a plan made for every value
+such an index may take is checked against a few actual ones.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 
@@ -16,6 +21,9 @@ from analyses.gpu_sync import BarrierPlan, plan_barriers
 from analyses.gpu_threads import AXES, BLOCK_AXES
 from polypad.ir import nodes as n
 from polypad.ir.visitor import children, walk
+
+# The values of the buffers an index reads, by name, while check_by_enumeration runs.
+_MEMORY: dict = {}
 
 _OPS = {n.Add: operator.add, n.Sub: operator.sub, n.Mul: operator.mul,
         n.FloorDiv: operator.floordiv, n.FloorMod: operator.mod, n.Min: min, n.Max: max,
@@ -36,6 +44,10 @@ def value(e, env):
             return value(e.a, env) or value(e.b, env)
         case n.Not():
             return not value(e.a, env)
+        case n.BufferLoad():  # a data-dependent index: the value the memory holds
+            return int(_MEMORY[e.buffer.name][tuple(value(i, env) for i in e.indices)])
+        case n.Cast():
+            return value(e.value, env)
     return _OPS[type(e)](value(e.a, env), value(e.b, env))
 
 
@@ -115,10 +127,12 @@ _LOADS: dict[int, tuple[object, list]] = {}
 
 
 def _loads(store) -> list:
-    """The loads of ``store``'s value, in walk order."""
+    """The loads of ``store``'s value and indices (those a scatter's index reads), in
+    walk order."""
     memo = _LOADS.get(id(store))
     if memo is None:
-        found = [x for x in walk(store.value) if isinstance(x, n.BufferLoad)]
+        found = [x for e in (store.value, *store.indices) for x in walk(e)
+                 if isinstance(x, n.BufferLoad)]
         memo = _LOADS[id(store)] = (store, found)
     return memo[1]
 
@@ -158,7 +172,7 @@ def parameter_env(func, params: dict) -> dict:
 
 
 def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = None,
-                         params: dict | None = None):
+                         params: dict | None = None, memory: dict | None = None):
     """Every two accesses of one element, one a write, on two threads: in one block,
     the first in the serial order has passed fewer barriers than the second; never in
     two blocks.  A private buffer (local: each thread its own copy; shared: each
@@ -167,8 +181,28 @@ def check_by_enumeration(func, drop: bool = False, plan: BarrierPlan | None = No
     may be written in any order, but no value passes between them.
     ``drop`` checks a plan without its barriers (the check must then fail); ``plan``
     checks that plan instead of the one polypad makes; ``params`` gives the scalar
-    parameters' values (by name)."""
+    parameters' values (by name); ``memory`` the values (numpy arrays, by buffer name)
+    of the buffers a data-dependent index reads, which the launch must not write."""
     plan = plan_barriers(func) if plan is None else plan
+    with holding(memory):
+        return _check(func, drop, plan, params)
+
+
+@contextlib.contextmanager
+def holding(memory: dict | None):
+    """Within the block, a data-dependent index reads ``memory`` (numpy arrays by
+    buffer name): for :func:`accesses` called directly."""
+    before = dict(_MEMORY)
+    _MEMORY.clear()
+    _MEMORY.update(memory or {})
+    try:
+        yield
+    finally:
+        _MEMORY.clear()
+        _MEMORY.update(before)
+
+
+def _check(func, drop, plan, params):
     assert isinstance(plan, BarrierPlan)
     if drop:
         plan.slots.clear()

@@ -19,6 +19,15 @@ answer with :mod:`gpu_enumeration`, which runs every thread's loops:
   every thread of a block reaches them may order every pair (else
   ``"over-refused"``).
 
+With ``gathers=True`` (:func:`program_text`) some phases gather through an index
+buffer ``X`` (``R[...] = S[X[...]]``, a may-dependence on every element of ``S``) or
+scatter (``R[X[...]] = ...``), and :func:`verdict` checks with a few actual
+arrays ``X`` (:data:`X_VALUES`; each barrier shown needed with those or with a
+constant ``X``, :data:`NEEDED_X`) and, for a refusal, with those arrays: one must
+make the evidence's two threads touch its element.  Some gathered indices are
+clipped (``T.min(T.max(X[...], 2), 9)``) or confined to a thread's segment
+(``T.floormod(X[...], 4) + 4 * T.floordiv(tx, 2)``), ranges isl narrows.
+
 ``"unsound"`` and ``"bad evidence"`` are bugs.  ``"redundant"`` is a barrier
 too many, which costs time only; one is known: where every statement of a
 sequence is under a condition, the plan does not count on that sequence's
@@ -33,7 +42,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from gpu_enumeration import accesses, check_by_enumeration, parameter_env
+import numpy as np
+from gpu_enumeration import accesses, check_by_enumeration, holding, parameter_env
 
 import polypad as pp
 from analyses import Refuted
@@ -57,9 +67,10 @@ class Verdict:
     detail: str = ""
 
 
-def program_text(seed: int) -> str:
-    """A random kernel in polypad's script syntax (deterministic in ``seed``)."""
-    return _Maker(random.Random(seed)).text()
+def program_text(seed: int, gathers: bool = False) -> str:
+    """A random kernel in polypad's script syntax (deterministic in ``seed``); with
+    ``gathers``, some phases gather or scatter through ``X`` (module docstring)."""
+    return _Maker(random.Random(seed), gathers).text()
 
 
 class _Maker:
@@ -69,8 +80,9 @@ class _Maker:
     the serial program shares, so that a value through it from one thread to
     another must be refused."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, gathers: bool = False):
         self.rng = rng
+        self.gathers = gathers
         self.blocks = rng.choice([1, 2])
         self.two_d = rng.random() < 0.3
         self.scratch = rng.random() < 0.3
@@ -98,6 +110,8 @@ class _Maker:
                   f'B: T.Buffer(({blocks * THREADS},), "float32")')
         if self.param:
             params += ", n: T.int32"
+        if self.gathers:
+            params += f', X: T.Buffer(({SHARED},), "int32")'
         lines = ["@T.prim_func", f"def rand({params}):"]
         if self.scratch:  # in global memory: the host allocates it, shared by the blocks
             lines.append(f'    G = T.alloc_buffer(({blocks * SHARED},), "float32")')
@@ -132,6 +146,8 @@ class _Maker:
 
     def phase(self, depth: int, counters: list[str]) -> list[str]:
         rng, pad, t = self.rng, "    " * depth, self.thread
+        if self.gathers and rng.random() < 0.4:
+            return self.gather(pad, [t, *counters])
         kind = rng.choices(["threads", "serial", "block if", "counter if", "inner serial",
                             "global", "local"],
                            [5, 2, 1, 1, 2, 1 if self.blocks > 1 else 0, 1])[0]
@@ -186,6 +202,27 @@ class _Maker:
         source = f"{read} + " if rng.random() < 0.8 else ""
         return [*loops, f"{inner}{write} = {source}A[bx * {SHARED} + {t}]"]
 
+    def gather(self, pad: str, names: list[str]) -> list[str]:
+        """A phase through ``X``: a gather from a shared buffer (at times the one
+        written), a scatter into one, or a gather from the input."""
+        rng, t = self.rng, self.thread
+        loops, inner = self.threads(pad, narrow=rng.random() < 0.3)
+        target, origin = rng.sample(["S", "R"], 2)
+        if rng.random() < 0.2:
+            origin = target
+        x = f"X[{self.index(names)}]"
+        if rng.random() < 0.4:  # a range isl can narrow: a clip, or a thread's segment
+            x = rng.choice([f"T.min(T.max({x}, 2), 9)", f"T.floormod({x}, 4) + 4 * "
+                            f"T.floordiv({t}, {rng.choice([2, 4])})"])
+        kind = rng.choice(["gather", "gather", "scatter", "input"])
+        if kind == "scatter":
+            line = f"{target}[{x}] = {origin}[{self.index(names)}] + A[bx * {SHARED} + {t}]"
+        elif kind == "input":
+            line = f"{target}[{self.index(names)}] = A[bx * {SHARED} + {x}]"
+        else:
+            line = f"{target}[{self.index(names)}] = {origin}[{x}] + A[bx * {SHARED} + {t}]"
+        return [*loops, f"{inner}{line}"]
+
     def at(self, buffer: str, index: str) -> str:
         if buffer == "G" and self.rng.random() < 0.8:
             return f"G[bx * {SHARED} + {index}]"
@@ -202,11 +239,25 @@ def parse(seed: int) -> n.PrimFunc:
 N_VALUES = (0, 1, 2, 3, 5, 8, 9)
 
 
+#: The index arrays ``X`` a plan of a kernel with gathers is checked with: random ones,
+#: and one constant (every gathered access on one element).
+X_VALUES = (*(np.random.default_rng(seed).integers(0, SHARED, SHARED).astype("int32")
+              for seed in range(3)), np.full(SHARED, 5, "int32"))
+#: Those a barrier of such a plan is shown needed with: a barrier for a may-dependence
+#: may be needed only where every gathered access reads one element.
+NEEDED_X = (*X_VALUES, *(np.full(SHARED, c, "int32") for c in range(SHARED)))
+
+
 def verdict(func: n.PrimFunc) -> Verdict:
     """polypad's barrier plan for ``func``, checked by enumeration (module docstring) at
-    every value of :data:`N_VALUES` where the kernel has the parameter ``n``."""
+    every value of :data:`N_VALUES` where the kernel has the parameter ``n``, and with
+    every array of :data:`X_VALUES` where it has the index buffer ``X``."""
     has_n = any(isinstance(p, n.Var) and p.name == "n" for p in func.params)
     values = [{"n": v} for v in N_VALUES] if has_n else [{}]
+    needed = values
+    if any(isinstance(p, n.Buffer) and p.name == "X" for p in func.params):
+        values = [{**v, "X": x} for v in values for x in X_VALUES]
+        needed = [{**v, "X": x} for v in needed for x in NEEDED_X]
     try:
         found = plan_barriers(func)
     except NotAffineError as error:  # an index that may wrap where n is large: honest
@@ -219,7 +270,7 @@ def verdict(func: n.PrimFunc) -> Verdict:
             for slot in sorted(slots):
                 fewer = BarrierPlan(found.structure, {k: set(v) for k, v in found.slots.items()})
                 fewer.slots[key].discard(slot)
-                if not _fails(func, fewer, values):
+                if not _fails(func, fewer, needed):
                     return Verdict("plan", "redundant", f"slot {slot} of container {key}")
         return Verdict("plan", None)
     if isinstance(found, NotAffineError):
@@ -229,10 +280,16 @@ def verdict(func: n.PrimFunc) -> Verdict:
     # The evidence's values of the parameters; where it leaves n free, any value will do.
     given = {name: int(v) for name, v in (cex.params or {}).items()}
     points = [given] if "n" in given or not has_n else [{**given, **v} for v in values]
-    at = next((p for p in points if _evidence_holds(func, cex, p)), None)
-    if at is None:
+    if "is read from memory" in cex.description:  # a may-race: some X names the element
+        points = [{**p, "X": x} for p in points for x in NEEDED_X]
+    elif values[0].get("X") is not None:
+        points = [{**p, "X": x} for p in points for x in X_VALUES]
+    # Where the evidence holds (for a may-race, with some X), some X must leave every
+    # placement of barriers unordered: one with the evidence's pair orderable may not.
+    held = [p for p in points if _evidence_holds(func, cex, p)]
+    if not held:
         return Verdict("refused", "bad evidence", cex.description)
-    if _fails(func, _every_uniform_slot(func), [at]):
+    if _fails(func, _every_uniform_slot(func), held):
         return Verdict("refused", None)
     return Verdict("refused", "over-refused", cex.description)
 
@@ -241,8 +298,10 @@ def _fails(func: n.PrimFunc, plan: BarrierPlan, values: list[dict]) -> str:
     """The enumeration's complaint about ``plan`` at the first of ``values`` where it has
     one; empty where it has none."""
     for params in values:
+        params = dict(params)
+        memory = {"X": params.pop("X")} if "X" in params else None
         try:
-            check_by_enumeration(func, plan=plan, params=params)
+            check_by_enumeration(func, plan=plan, params=params, memory=memory)
         except AssertionError as error:
             return f"{params}: {error}"
     return ""
@@ -261,12 +320,15 @@ def _evidence_holds(func: n.PrimFunc, cex, params: dict) -> bool:
     its values of the parameters ``params``."""
     first, second = (_thread_of(cex.values[k]) for k in ("first thread", "second thread"))
     plan = BarrierPlan(structure(func))
+    params = dict(params)
+    memory = {"X": params.pop("X")} if "X" in params else None
     env = parameter_env(func, params)
     kinds = {first: set(), second: set()}
     for launch in plan.structure.launches:
         for thread in (first, second):
             found: list = []
-            accesses(launch.root, env, found, plan, thread, launch, [0])
+            with holding(memory):
+                accesses(launch.root, env, found, plan, thread, launch, [0])
             kinds[thread] |= {a[4] for a in found if a[2].name == cex.element.buffer
                               and a[3] == tuple(cex.element.indices)}
     return first != second and all(kinds.values()) and "write" in kinds[first] | kinds[second]

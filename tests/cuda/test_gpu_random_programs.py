@@ -1,12 +1,14 @@
 """The barrier plan on random kernels, checked by running every thread's loops.
 
 :mod:`gpu_random_programs` makes the kernels and the verdicts; this asks that
-none is wrong.  ``POLYPAD_GPU_FUZZ=N`` runs N kernels instead of the default.
+none is wrong.  ``POLYPAD_GPU_FUZZ=N`` runs N kernels instead of the default, and
+``POLYPAD_GPU_FUZZ_GATHERS=N`` N kernels with gathers and scatters.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 import cuda_kernels as K
 import gpu_random_programs as G
@@ -21,6 +23,7 @@ from polypad.errors import NotAffineError
 from polypad.ir import nodes as n
 
 COUNT = int(os.environ.get("POLYPAD_GPU_FUZZ", "120"))
+GATHER_COUNT = int(os.environ.get("POLYPAD_GPU_FUZZ_GATHERS", "40"))
 
 
 def test_every_plan_orders_its_pairs_and_every_refusal_is_real():
@@ -34,6 +37,24 @@ def test_every_plan_orders_its_pairs_and_every_refusal_is_real():
     assert findings == []
     # Both answers stay common, so that both checks keep checking something.
     assert answers["plan"] >= COUNT // 4 and answers["refused"] >= COUNT // 4
+
+
+def test_random_kernels_with_gathers_and_scatters_against_actual_index_arrays():
+    # Gathers through X from the shared buffers the block writes, scatters into them,
+    # gathers from the input: each plan checked with several actual arrays X.
+    answers: dict[str, int] = {}
+    findings, may_races, shared_gathers = [], 0, 0
+    for seed in range(GATHER_COUNT):
+        text = G.program_text(seed, gathers=True)
+        found = G.verdict(pp.parse(text))
+        answers[found.answer] = answers.get(found.answer, 0) + 1
+        if found.finding is not None:
+            findings.append((seed, found))
+        shared_gathers += found.answer == "plan" and re.search(
+            r"[SR]\[(T\.min\(T\.max\(|T\.floormod\()?X\[", text) is not None
+        may_races += found.answer == "refused"
+    assert findings == []
+    assert shared_gathers >= GATHER_COUNT // 8 and may_races >= GATHER_COUNT // 4
 
 
 def test_accepted_random_kernels_match_the_reference_in_the_simulator():

@@ -270,3 +270,20 @@ def test_polypad_binds_a_loop_of_tvm_text_with_cooperative_copies():
     assert_structural_equal(sch.func, built)
     gpu, _ = K.run_both(sch.func, args)
     np.testing.assert_array_equal(gpu[2], ref[2])
+
+
+@pytest.mark.parametrize("mode", ["fast", "clip"])
+def test_tvm_take_bound_to_blocks_and_threads_gathers_without_a_barrier(mode):
+    text = corpus.take(mode)
+    assert 'for ax0 in T.thread_binding(4, thread="blockIdx.x"):' in text
+    (func,) = pp.parse(text).funcs
+    kernel = codegen.build(func, target="cuda")
+    assert "syncthreads" not in kernel.source
+    table = np.arange(128, dtype="float32").reshape(16, 8)
+    rows = np.array([3, 15, 0, 7], "int32") if mode == "fast" else np.array(
+        [3, 16, -1, 7], "int32")  # clip clamps the rows outside the table
+    gpu, ref = K.run_both(func, [table, rows, np.zeros((4, 8), "float32")])
+    _same(gpu, ref, table[np.clip(rows, 0, 15)])
+    if mode == "fast":
+        with pytest.raises(pp.errors.BoundsCheckError, match=r"A\[16, 0\] is outside"):
+            kernel(table, np.array([3, 16, 0, 7], "int32"), np.zeros((4, 8), "float32"))

@@ -140,3 +140,20 @@ def dlight_gemv() -> str:
     r = te.reduce_axis((0, 16), name="k")
     g = te.compute((2,), lambda i: te.sum(w[i, r] * v[r], axis=r), name="G")
     return _dlight(te.create_prim_func([w, v, g]), dlight.gpu.GEMV())
+
+
+@functools.cache
+def take(mode: str) -> str:
+    """``topi.take`` of 4 rows of a 16 x 8 table (an embedding lookup: the row index is
+    read from ``X``) in TVM's ``mode`` (``"fast"``: as given; ``"clip"``: clamped into
+    the table), one block per row and one thread per column."""
+    from tvm import s_tir, te, topi
+
+    a = te.placeholder((16, 8), name="A")
+    x = te.placeholder((4,), name="X", dtype="int32")
+    s = s_tir.Schedule(te.create_prim_func([a, x, topi.take(a, x, axis=0, mode=mode)]))
+    (block,) = [b for b in s.get_child_blocks(s.get_sblock("root"))]
+    i, j = s.get_loops(block)
+    s.bind(i, "blockIdx.x")
+    s.bind(j, "threadIdx.x")
+    return s.mod.script()
