@@ -20,9 +20,13 @@ the loop stores to, so that every iteration computes the same value; and the
 loop holds no ``assert`` or checked ``T.assume`` (the caller's condition),
 which is part of the program and often what keeps the access inside, and no
 loop whose range is checked (:mod:`codegen.loop_ranges`), whose
-``LoopRangeError`` the reference executor would raise first.  A failure is then
-reported before the loop's first iteration instead of in it, and when another
-bounds check in the loop would fail too, that one may be the one reported.
+``LoopRangeError`` the reference executor would raise first.  Nor past a check
+that stays in the loop: the checks of the body are moved in the order they run,
+up to the first that cannot move (it changes from one iteration to the next, it
+is in an ``if``, an inner loop or a lazy operand), so that no check before the
+loop fails where one inside would have failed first.  A failure is then reported
+before the loop's first iteration instead of in it, with the reference
+executor's message (the stores of the iterations before it are not made).
 
 Only the axes the analysis could not prove are checked
 (:mod:`analyses.bounds_axes`), so the embedding lookup ``A[B[i], j]`` in
@@ -94,33 +98,49 @@ def hoistable(loop: ir.For, state: GuardState
         before = set(earlier)
         earlier.update((x.buffer, tuple(x.indices)) for x in walk(stmt)
                        if isinstance(x, (ir.BufferLoad, ir.BufferStore)))
+        # Its checks of elements not checked before the loop already (one of those
+        # passes there, so it passes here).
+        checked = [x for x in walk(stmt) if isinstance(x, (ir.BufferLoad, ir.BufferStore))
+                   and (x.buffer, tuple(x.indices)) not in found
+                   and state.needs(x.buffer, tuple(x.indices))]
         if not isinstance(stmt, ir.BufferStore):
+            if checked:  # it may fail first, inside the loop: nothing after it moves
+                break
             continue
         # In the order the statement runs them (the value, the indices, the store):
         # of a load and a store of one element, the first is the one reported.
         candidates = [*_eager_loads(stmt.value), *(x for i in stmt.indices
                                                     for x in _eager_loads(i)), stmt]
+        if any(not any(x is c for c in candidates) for x in checked):
+            break  # a lazy operand's check, which may run first or not at all
         for access in candidates:
             key = (access.buffer, tuple(access.indices))
             if key in found or key in before or not state.needs(*key):
                 continue
-            tested = state.axes(*key)
-            reads = [x for k in tested for x in walk(access.indices[k])]
-            if any(isinstance(x, ir.Var) and x in bound for x in reads):
-                continue
-            if any(isinstance(x, ir.BufferLoad) and x.buffer in stored for x in reads):
-                continue
-            # An axis proved inside (:mod:`analyses.bounds_axes`) may change in the
-            # loop: the check reports its value at the first iteration, where the
-            # reference executor fails, so it may read the counter but nothing else
-            # bound inside, and no element.
-            rest = [x for k, i in enumerate(access.indices) if k not in tested
-                    for x in walk(i)]
-            if any((isinstance(x, ir.Var) and x in bound and x is not loop.var)
-                   or isinstance(x, ir.BufferLoad) for x in rest):
-                continue
+            if not _invariant(access, state.axes(*key), loop, bound, stored):
+                # It stays in the loop, where it may fail before a later check would:
+                # a check after it, moved before the loop, would be reported first.
+                return list(found.values())
             found[key] = (access, stmt)
     return list(found.values())
+
+
+def _invariant(access: ir.BufferLoad | ir.BufferStore, tested, loop: ir.For, bound: set,
+               stored: set) -> bool:
+    """Whether the check of ``access``'s ``tested`` axes gives the same answer at every
+    iteration of ``loop`` (``bound``: the variables bound inside it, ``stored``: the
+    buffers it stores to), and the axes it proved name the element it fails at."""
+    reads = [x for k in tested for x in walk(access.indices[k])]
+    if any(isinstance(x, ir.Var) and x in bound for x in reads):
+        return False
+    if any(isinstance(x, ir.BufferLoad) and x.buffer in stored for x in reads):
+        return False
+    # An axis proved inside (:mod:`analyses.bounds_axes`) may change in the loop: the
+    # check reports its value at the first iteration, where the reference executor
+    # fails, so it may read the counter but nothing else bound inside, and no element.
+    rest = [x for k, i in enumerate(access.indices) if k not in tested for x in walk(i)]
+    return not any((isinstance(x, ir.Var) and x in bound and x is not loop.var)
+                   or isinstance(x, ir.BufferLoad) for x in rest)
 
 
 def hoisted_lines(access: ir.BufferLoad | ir.BufferStore, state: GuardState, printer,

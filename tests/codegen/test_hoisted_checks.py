@@ -85,3 +85,30 @@ def test_a_check_made_earlier_in_the_body_is_not_hoisted(y):
     if y == 9:
         assert reference == ("BoundsCheckError: load of X[9] is outside its shape (8,) in "
                              "'earlier_nested' at <string>:7 (as written: X[Y[0]])")
+
+
+# Found by benchmarks/fuzz.py --seed 7 --case 55 --shapes guards: the store's check
+# (its index reads nothing of the loop over j) went before the loop, past the gather
+# in the `if` before it, which the reference executor fails first.
+CHECK_IN_AN_IF_FIRST = parse('''
+@T.prim_func
+def if_first(X: T.Buffer((8,), "int32"), Y: T.Buffer((2,), "int32"),
+             C: T.Buffer((8,), "int32")):
+    for j in T.serial(4):
+        if X[Y[1]] > 8:
+            C[j] = 3
+        C[Y[0]] = C[j] + 1
+''')
+
+
+@pytest.mark.parametrize(("y", "y1"), [(1, 0), (9, 0), (1, 12), (9, 12)])
+def test_no_check_is_hoisted_past_a_check_that_stays_in_the_loop(y, y1):
+    args = _gather_args(y)
+    args[1][1] = y1
+    reference, numba = outcomes(CHECK_IN_AN_IF_FIRST, args, named=True)
+    assert numba == reference
+    if y1 == 12:
+        assert reference == ("BoundsCheckError: load of X[12] is outside its shape (8,) "
+                             "in 'if_first' at <string>:6 (as written: X[Y[1]])")
+    elif y == 9:
+        assert reference.startswith("BoundsCheckError: store to C[9] is outside")
