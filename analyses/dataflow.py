@@ -51,11 +51,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from polypad.concurrency import Recent
 from polypad.errors import PolypadError
 from polypad.ir import nodes as n
 from polypad.ir.deep import deep_entry
-from polypad.ir.views import root
 from polypad.isl_failure import raises_isl_failures
 from polypad.model import Model, extract
 
@@ -63,6 +61,8 @@ from . import assert_order as order
 from . import flow_inputs as fi
 from . import instances as inst
 from .budgeted import bounded
+from .dataflow_cache import flows_of
+from .dataflow_window import under, window
 from .evidence import Counterexample, Element, Instance
 from .value_flow import Flow, value_flow
 
@@ -102,13 +102,17 @@ class Dependences:
     reach: the statements that access none of them are left out, which
     changes no dependence whose element is in ``about`` (dataflow is element
     by element) but may change the others -- only those are to be read.
+
+    ``inside`` (a loop of the function) leaves out the statements not under
+    it: the pairs of two instances in one run of it (one iteration of every
+    loop around it) are exact, the others not to be read (:mod:`.dataflow_window`).
     """
 
     def __init__(self, model: Model, *, buffers: Iterable[n.Buffer] | None = None,
-                 about: isl.UnionSet | None = None) -> None:
+                 about: isl.UnionSet | None = None, inside: n.For | None = None) -> None:
         self.model = model
         self.func = model.func
-        self._flows = _flows_of(model, buffers, about)
+        self._flows = flows_of(model, buffers, about, window(model.func, inside), _Flows)
         self._scopes = self._flows.scopes
         self._must_reads, self._must_writes = self._flows.must_reads, self._flows.must_writes
 
@@ -308,7 +312,7 @@ ISL failing in one (maybe long after the call that made them) raises ``IslFailur
     """
 
     def __init__(self, model: Model, buffers: frozenset[int] | None = None,
-                 about: isl.UnionSet | None = None) -> None:
+                 about: isl.UnionSet | None = None, inside: n.For | None = None) -> None:
         def kept(buffer: n.Buffer) -> bool:
             return buffers is None or id(buffer) in buffers
 
@@ -321,11 +325,20 @@ ISL failing in one (maybe long after the call that made them) raises ``IslFailur
 
         self.model = model
         self.scopes = inst.allocation_scopes(model.func.body)
-        kills, kill_times = fi.allocation_kills(model, self.scopes, kept)
-        end_reads, end_time = fi.end_reads(model, self.scopes, kept)
+        # One run of ``inside`` holds its statements' instances and no other (nor END).
+        region = model.statements if inside is None else under(model, inside)
+        names = {s.name for s in region}
+        local = {id(scope.buffer) for scope in self.scopes if all(
+            s.name in names for s in model.statements[scope.first:scope.stop])}
+        # The kills of allocations around (or beside) ``inside`` fall outside its runs.
+        kills, kill_times = fi.allocation_kills(model, self.scopes, kept if inside is None
+                                                else lambda b: kept(b) and id(b) in local)
+        end_reads, end_time = (fi.end_reads(model, self.scopes, kept) if inside is None
+                               else (fi.empty(), fi.empty()))
         # Where an assert fails the caller sees its buffers: a read like END's.
-        end_reads = end_reads.union(fi.assert_reads(model, self.scopes, kept))
-        statements = [s for s in model.statements if touches(s)]
+        end_reads = end_reads.union(fi.of_statements(
+            fi.assert_reads(model, self.scopes, kept), names))
+        statements = [s for s in region if touches(s)]
         # A T.assume's loads are reads (see the module docstring); it has no write.
         writes = [a for s in statements for a in s.accesses
                   if a.kind == "write" and kept(a.buffer)]
@@ -339,11 +352,12 @@ ISL failing in one (maybe long after the call that made them) raises ``IslFailur
         # No store moves across an assert: the asserts write a pseudo-location every
         # store reads (.assert_order), in the whole question only.
         whole = buffers is None and about is None
-        o_must_w, o_may_w, o_reads, o_must_r = (order.order_accesses(model) if whole
-                                                else (fi.empty(),) * 4)
+        o_must_w, o_may_w, o_reads, o_must_r = (
+            (fi.of_statements(o, names) for o in order.order_accesses(model)) if whole
+            else (fi.empty(),) * 4)
         # An assert reads the caller's buffers (and writes the pseudo-location) even
         # where its own accesses are none of these.
-        times += [inst.statement_time(s, depth) for s in model.statements if s.is_assert]
+        times += [inst.statement_time(s, depth) for s in region if s.is_assert]
         self.must_w = fi.tag(fi.union(a.relation for a in writes if not a.may).union(o_must_w))
         self.may_w = fi.tag(fi.union(a.relation for a in writes if a.may).union(o_may_w))
         self.real_r = fi.tag(fi.union(a.relation for a in reads).union(o_reads))
@@ -454,47 +468,15 @@ ISL failing in one (maybe long after the call that made them) raises ``IslFailur
         return flow.may_dependence.reverse()
 
 
-# The flows of the functions asked about most recently, keyed by identity:
-# ``extract`` is a function of the PrimFunc alone, so a new model of the same
-# function has the same statement, buffer and parameter names.  Threads asking
-# about one function share its flows, whose parts are computed on first use.
-_FLOWS = Recent(8)
-# The functions asked a question about a few elements, by their whole key.
-_ABOUT = Recent(8)
-
-
-def _flows_of(model: Model, buffers: Iterable[n.Buffer] | None = None,
-              about: isl.UnionSet | None = None) -> _Flows:
-    # Buffer objects are identities, held alive by the function the key checks;
-    # element sets are keyed by their text (names as in the model of that function).
-    # By the memory's owner: the model's accesses name it, never a view of it.
-    ids = None if buffers is None else frozenset(id(root(b)) for b in buffers)
-    owners = (model.func,)
-    whole = (ids, None)
-    key = whole if about is None else (ids, str(about))
-    for k in (whole, key):  # the whole flows answer a question about a few elements too
-        found = _FLOWS.get(owners, k)
-        if found is not None:
-            return found
-    if about is not None:
-        # One question about a few elements is cheaper than the whole; a second
-        # about the same function (a pass asking about each statement) gets the
-        # whole, computed once.
-        if _ABOUT.get(owners, whole) is not None:
-            key, about = whole, None
-        else:
-            _ABOUT.put(owners, True, whole)
-    return _FLOWS.put(owners, _Flows(model, ids, about), key)
-
-
 @deep_entry
 @bounded
-def dependences(f: n.PrimFunc) -> Dependences:
-    """The :class:`Dependences` of ``f`` (see the module docstring).
+def dependences(f: n.PrimFunc, *, inside: n.For | None = None) -> Dependences:
+    """The :class:`Dependences` of ``f`` (see the module docstring); with ``inside``, of
+    the statements under that loop of ``f`` (exact within one run of it only).
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
     quasi-affine (the model cannot name the element).
     """
     if not isinstance(f, n.PrimFunc):
         raise TypeError(f"dependences takes a PrimFunc, not {type(f).__name__}")
-    return Dependences(extract(f))
+    return Dependences(extract(f), inside=inside)

@@ -62,6 +62,12 @@ def from_statements(tagged: isl.UnionMap, names) -> isl.UnionMap:
     return keep_maps(tagged, lambda m: statement_of(m.get_space().domain()) in names)
 
 
+def of_statements(relation: isl.UnionMap, names) -> isl.UnionMap:
+    """The maps of an untagged relation ``S[i] -> ...`` whose statement is in ``names``."""
+    return keep_maps(relation, lambda m: m.get_space().domain().get_tuple_name(
+        isl.dim_type.set) in names)
+
+
 def negate_time(time: isl.UnionMap) -> isl.UnionMap:
     """``time`` with every output dimension negated: program order, backwards."""
     listed = time.get_map_list()

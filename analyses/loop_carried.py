@@ -105,7 +105,8 @@ def floating_reduction_inside(func: n.PrimFunc, loop: n.For,
     """
     roots = (loop.body,) if within is None else within
     inner_loops = [x for root in roots for x in walk(root) if isinstance(x, n.For)]
-    deps = dependences(func) if inner_loops else None
+    # What a loop inside ``loop`` carries lies within one run of ``loop``.
+    deps = dependences(func, inside=loop) if inner_loops else None
     for inner in inner_loops:
         found = carried_dependence(func, inner, loop_name(func, inner), kinds=("flow",),
                                    floats_only=True, deps=deps)

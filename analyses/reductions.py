@@ -280,18 +280,20 @@ def _around(model: Model, r: Reduction, times: dict[str, isl.Map]) -> dict[str, 
 
 @deep_entry
 @bounded
-def reduction_dependences(f: n.PrimFunc, *, exact_only: bool = False) -> ReductionDependences:
+def reduction_dependences(f: n.PrimFunc, *, exact_only: bool = False,
+                          inside: n.For | None = None) -> ReductionDependences:
     """The :class:`ReductionDependences` of ``f``: what an order that reassociates
     ``f``'s reductions must keep (see the module docstring).  With ``exact_only``,
     only the reductions that reordering leaves bitwise equal (:attr:`Reduction.exact`)
     may reassociate; a float sum or product keeps its order.
 
     Raises :class:`polypad.errors.NotAffineError` when a buffer index is not
-    quasi-affine.
+    quasi-affine.  ``inside`` (a loop of ``f``) asks about the pairs within one run of
+    it only, as :class:`analyses.dataflow.Dependences` does.
     """
     if not isinstance(f, n.PrimFunc):
         raise TypeError(f"reduction_dependences takes a PrimFunc, not {type(f).__name__}")
-    deps = dependences(f)
+    deps = dependences(f, inside=inside)
     found = find_reductions(deps.model)
     if exact_only:
         found = tuple(r for r in found if r.exact)

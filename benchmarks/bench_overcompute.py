@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import analyses  # noqa: E402
-import analyses.dataflow as dataflow_module  # noqa: E402
+import analyses.dataflow_cache as dataflow_module  # noqa: E402
 import analyses.program as context_module  # noqa: E402
 import codegen  # noqa: E402
 import polypad as pp  # noqa: E402

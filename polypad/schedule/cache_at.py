@@ -201,7 +201,8 @@ def _exposed(p: Placement, buffer: n.Buffer, touched: isl.Map) -> isl.Map | None
             isl.dim_type.out, "_at")
         iteration = iteration.union(isl.UnionMap.from_map(project))
     same = iteration.apply_range(iteration.reverse())
-    flow = Dependences(p.model, buffers=[buffer]).tagged("flow")
+    # Pairs within one iteration of the loop: asked of the statements under it.
+    flow = Dependences(p.model, buffers=[buffer], inside=p.loop).tagged("flow")
     inner = flow.zip().intersect_domain(same.wrap()).zip()
     exposed = reads.subtract(inner.range())
     if exposed.is_empty():

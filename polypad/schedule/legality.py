@@ -49,7 +49,8 @@ from .cache_common import describe
 
 
 def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
-                reassociate: bool = False, moved: n.Stmt | None = None) -> None:
+                reassociate: bool = False, moved: n.Stmt | None = None,
+                inside: n.For | None = None) -> None:
     """``reorder``, ``tile``, ``distribute``, ``reorder_by_map``: refuse the new order
     ``schedule`` (every instance of ``func`` at its new time) where it breaks a dependence.
 
@@ -63,32 +64,38 @@ def check_order(func: n.PrimFunc, schedule: isl.UnionMap, primitive: str, *,
     of them writes.  Only the dataflow of the buffers written inside it is then
     computed (exact for those buffers: their accesses elsewhere count as kills):
     a GPU copy's reorder asks about its shared tile, not about the whole kernel.
+    ``inside``, where given, is a loop outside whose runs ``schedule`` keeps every
+    instance's order: the dataflow of the statements under it is asked
+    (:mod:`analyses.dataflow_window`), exact for every pair the new order may break.
     """
     import analyses
     from analyses.dataflow import Dependences
     from analyses.reductions import reduction_dependences
 
+    if inside is None and isinstance(moved, n.For):  # its runs keep their order too
+        inside = moved
     if reassociate:
-        found = reduction_dependences(func).violations(schedule)
+        found = reduction_dependences(func, inside=inside).violations(schedule)
     else:
         # The order of stores against an assert is in the whole question only
         # (analyses.assert_order): a moved loop holding an assert asks it.
         if moved is None or first_check(moved) is not None:
-            deps = analyses.dependences(func)
+            deps = analyses.dependences(func, inside=inside)
         else:
             written = {id(s.buffer): s.buffer for s in walk(moved)
                        if isinstance(s, n.BufferStore)}
-            deps = Dependences(extract(func), buffers=written.values())
+            deps = Dependences(extract(func), buffers=written.values(), inside=inside)
         found = deps.violations(schedule)
         if found is not None:  # perhaps only exact reductions' updates swap
-            exact = reduction_dependences(func, exact_only=True)
+            exact = reduction_dependences(func, exact_only=True, inside=inside)
             broken = exact.violations(schedule)
             # The value-based pair reads best, unless it is one the reduction frees.
             found = None if broken is None else broken if _frees(exact, found) else found
     if found is None:
         return
     hint = ""
-    if not reassociate and reduction_dependences(func).violations(schedule) is None:
+    if not reassociate and reduction_dependences(func, inside=inside).violations(
+            schedule) is None:
         hint = ("; only a floating-point reduction's terms would combine in another order: "
                 "accept that with sch.rfactor, or with reassociate=True "
                 "(reorder_by_map, sequential_buffer_access)")
@@ -169,8 +176,9 @@ def check_vectorize(func: n.PrimFunc, node: n.For) -> None:
             f"inside it (a let, guard or loop bound there uses {node.var.name}, or an "
             f"allocation); rfactor the reduction first (sch.rfactor) or vectorize a "
             f"loop inside it: {found}", found)
+    # A dependence the loop carries lies within one run of it: asked of its statements.
     found = carried_dependence(func, node, name, deps=reduction_dependences(
-        func, exact_only=True))
+        func, exact_only=True, inside=node))
     if found is not None:
         raise IllegalTransformError(f"vectorize would break a dependence: {found}"
                                     f"{_rfactor_hint(func, node, name)}", found)
@@ -244,7 +252,8 @@ def check_decompose_reduction(func: n.PrimFunc, init: n.BufferStore | list, loop
     from analyses import instances as inst
     from analyses.assert_order import is_order
 
-    deps = analyses.dependences(func)
+    # The pairs asked about lie within one run of the loop: asked of its statements.
+    deps = analyses.dependences(func, inside=loop)
     model = deps.model
     inits = init if isinstance(init, list) else [init]
     targets = [s for s in model.statements if any(s.stmt is x for x in inits)]

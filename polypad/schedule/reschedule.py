@@ -115,8 +115,11 @@ def reorder_by_map(func: n.PrimFunc, block: str | None, band: str,
     check_counters_fit(scope.model, placements.values(), names, primitive, dtype, known)
     # The statements of a unit are checked where each runs inside its block.
     by_statement = member_placements(placements, in_units)
+    # One loop nest rebuilt: every other instance, and every run of it, keeps its order.
+    rebuilt = [item for item in scope.items if id(item) in todo]
+    inside = rebuilt[0] if len(rebuilt) == 1 and isinstance(rebuilt[0], n.For) else None
     check_order(func, function_schedule(scope.model, by_statement, r, scope.fixed),
-                primitive, reassociate=reassociate)
+                primitive, reassociate=reassociate, inside=inside)
 
     def rebuild(item: n.Stmt) -> n.Stmt:
         found = todo.get(id(item))
