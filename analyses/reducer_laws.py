@@ -18,6 +18,7 @@ import functools
 
 import z3
 
+from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.substitute import substitute
 
@@ -61,3 +62,22 @@ def reducer_laws(reducer: n.CommReducer) -> Proved | Refuted | Unknown:
             return Unknown(f"Z3 did not decide whether the combiner is {law}: {reason}",
                            timed_out=reason in ("timeout", "canceled"))
     return Proved("z3")
+
+
+def require_reducer_laws(func_name: str, node: n.ThreadAllReduce) -> None:
+    """Raise :class:`BuildError` unless the combiner of ``node``, a cross-thread reduction
+    of the function ``func_name``, is proved commutative and associative: a refuted law
+    with Z3's values, an undecided one saying so."""
+    from polypad.semantics.lower_allreduce import at
+
+    decision = reducer_laws(node.reducer)
+    if isinstance(decision, Proved):
+        return
+    where = f"cannot build {func_name!r}: the cross-thread reduction{at(node)}"
+    if isinstance(decision, Refuted):
+        cex = decision.counterexample
+        raise BuildError(f"{where} has a combiner that is not {cex.description.split()[-1]}"
+                         f": its threads' offers would combine differently in another "
+                         f"order ({cex})")
+    raise BuildError(f"{where} has a combiner polypad could not prove commutative and "
+                     f"associative: {decision.reason}")
