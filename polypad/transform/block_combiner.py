@@ -27,6 +27,7 @@ import itertools
 from dataclasses import dataclass
 
 from polypad.ir import nodes as n
+from polypad.ir.operators import const
 from polypad.ir.substitute import substitute
 from polypad.ir.visitor import Rewriter, walk
 
@@ -35,9 +36,10 @@ from polypad.ir.visitor import Rewriter, walk
 class BlockCombiner:
     """A reduction block's update as ``reducer`` applied to its targets' old values
     (``reducer.lhs``, one per store of ``stores``) and ``offers`` (``reducer.rhs``).
-    ``inits`` are the values its init stores, one per target; the reducer's
-    identities are those values (they are no identity of ``f`` in general, and the
-    lowering never offers one)."""
+    ``inits`` are the values its init stores, one per target.  The reducer's
+    identities are zeros, no identity of ``f`` in general: the lowering offers them
+    only in a group of threads whose every thread is masked (a ``T.where`` that does
+    not read the reduction's loops), whose result it never stores."""
 
     stores: tuple[n.BufferStore, ...]
     inits: tuple[n.Expr, ...]
@@ -79,7 +81,8 @@ def block_combiners(init: n.IfThenElse, update: tuple[n.Stmt, ...]) -> list[Bloc
         named = tuple(n.Var(f"{s.buffer.name}_offer", s.buffer.dtype) for s in stores)
         renamed = tuple(substitute(r, dict(zip(ys, named))) for r in results)
         values = tuple(init_of[s.buffer].value for s in stores)
-        reducer = n.CommReducer(olds, named, renamed, values)
+        zeros = tuple(const(0, s.buffer.dtype) for s in stores)
+        reducer = n.CommReducer(olds, named, renamed, zeros)
         out.append(BlockCombiner(stores, values, offers, reducer))
     return out
 

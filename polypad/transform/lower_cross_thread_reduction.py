@@ -51,8 +51,14 @@ thread offers, and the first serial iteration stores its offer.  It also
 needs the init to run once, at the chain's first iteration, before every
 update, which Z3 proves over the chain's loop ranges.
 
-A block of any other shape (a ``T.where``, allocations, no init, two thread
-loops or a spatial loop in the chain, a loop of no constant range, a spatial
+A ``T.where`` that reads none of the chain's loops (dlight's GEMV masks the
+rows past the end by ``threadIdx.y``) holds for a whole group of threads or
+for none: the group's threads then offer the reducer's zeros to a tree whose
+result is never stored (the write-back is under the condition too), and skip
+their serial passes.  A block of any other shape (a ``T.where`` on the
+reduction's loops, where TVM offers the combiner's identity, or on memory;
+allocations, no init, two thread loops or a spatial loop in the chain, a loop
+of no constant range, a spatial
 index that reads a reduction loop, an update that reads another element of a
 target) is left as it is, for the atomic updates of
 :mod:`.cross_thread_atomics` or the target's race refusal.
@@ -125,8 +131,7 @@ def _chain(top: n.For):
     while isinstance(loops[-1].body, n.For):
         loops.append(loops[-1].body)
     block = loops[-1].body
-    if not (isinstance(block, n.Block) and block.header is not None and block.header.init
-            and not block.header.where):
+    if not (isinstance(block, n.Block) and block.header is not None and block.header.init):
         return None
     threads = [x for x in loops if x.kind in THREAD_AXES]
     if len(threads) != 1 or any(x.kind not in (*_SERIAL, *THREAD_AXES) for x in loops):
@@ -167,11 +172,18 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         return None
     if not _init_only_first(parts.init.condition, values, loops):
         return None
+    where = None
+    if parts.where is not None:
+        where = substitute(parts.where.condition, values)
+        if set(free_vars(n.Evaluate(where))) & chain:
+            return None  # threads of one group would differ: TVM offers an identity there
+        if any(isinstance(x, n.BufferLoad) for x in walk(where)):
+            return None  # memory may change between the iterations that read it
     combiner = next((c for c in combiners if isinstance(reducer_laws(c.reducer), Proved)),
                     None)
     if combiner is None:  # refused with the first reading's values, as a lowered one is
         require_reducer_laws(name, _allreduce(some, some.offers, (), (), thread, block))
-    return _rewrite(loops, thread, block, parts, combiner, taken)
+    return _rewrite(loops, thread, block, parts, combiner, where, taken)
 
 
 def _init_only_first(condition: n.Expr, values: dict, loops: list[n.For]) -> bool:
@@ -195,7 +207,7 @@ def _init_only_first(condition: n.Expr, values: dict, loops: list[n.For]) -> boo
 
 
 def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombiner,
-             taken: set[str]) -> n.Stmt:
+             where: n.Expr | None, taken: set[str]) -> n.Stmt:
     serial = [x for x in loops if x is not thread]
     stores = combiner.stores
     cross = tuple(_local(f"{s.buffer.name}_cross_thread", s.buffer.dtype, taken) for s in stores)
@@ -205,21 +217,22 @@ def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombine
     results = combiner.combined(combiner.inits, tuple(n.BufferLoad(c, origin) for c in cross))
     back = _seq([n.BufferStore(s.buffer, r, s.indices, span=s.span)
                  for s, r in zip(stores, results)])
-    write = n.IfThenElse(eq(thread.var, 0), back)
+    first = eq(thread.var, 0)
+    write = n.IfThenElse(first if where is None else logical_and(where, first), back)
     if serial:  # after the serial loops: the spatial axes bound again
         write_back = n.Block(f"{block.name}_write_back",
                              _under([parts.lets[k] for k in spatial], write),
-                             BlockHeader(axes=tuple(axes[k] for k in spatial)))
+                             BlockHeader(axes=tuple(axes[k] for k in spatial), where=True))
         partial = tuple(_local(f"{s.buffer.name}_in_thread", s.buffer.dtype, taken)
                         for s in stores)
-        fold = _in_thread_fold(serial, parts.lets, block, combiner, partial, origin)
+        fold = _in_thread_fold(serial, parts.lets, block, combiner, partial, origin, where)
         offers = tuple(n.BufferLoad(p, origin) for p in partial)
-        reduction = _allreduce(combiner, offers, cross, origin, thread, block)
+        reduction = _allreduce(combiner, offers, cross, origin, thread, block, where)
         body: n.Stmt = n.SeqStmt((fold, reduction, write_back))
         locals_ = (*partial, *cross)
     else:  # under the block's axes, as the offers
         write_back = n.Block(f"{block.name}_write_back", write, None)
-        reduction = _allreduce(combiner, combiner.offers, cross, origin, thread, block)
+        reduction = _allreduce(combiner, combiner.offers, cross, origin, thread, block, where)
         body = _under(list(parts.lets), n.SeqStmt((reduction, write_back)))
         locals_ = cross
     for buffer in reversed(locals_):
@@ -228,9 +241,9 @@ def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombine
 
 
 def _in_thread_fold(serial: list[n.For], lets, block: n.Block, combiner: BlockCombiner,
-                    partial, origin) -> n.Stmt:
+                    partial, origin, where: n.Expr | None) -> n.Stmt:
     """The serial loops folding this thread's offers into ``partial``: the first
-    iteration stores its offers, each later one combines."""
+    iteration stores its offers, each later one combines (none where ``where`` fails)."""
     first = logical_and(*(eq(x.var, x.min) for x in serial))
     start = _seq([n.BufferStore(p, o, origin) for p, o in zip(partial, combiner.offers)])
     olds = tuple(n.BufferLoad(p, origin) for p in partial)
@@ -242,17 +255,22 @@ def _in_thread_fold(serial: list[n.For], lets, block: n.Block, combiner: BlockCo
         step = _seq([n.BufferStore(p, v, origin) for p, v in zip(partial, names)])
         for var, value in reversed(list(zip(names, new))):
             step = n.LetStmt(var, value, step)
-    inner: n.Stmt = n.Block(f"{block.name}_in_thread",
-                            _under(list(lets), n.IfThenElse(first, start, step)),
-                            BlockHeader(axes=block.header.axes))
+    fold: n.Stmt = n.IfThenElse(first, start, step)
+    if where is not None:
+        fold = n.IfThenElse(where, fold)
+    inner: n.Stmt = n.Block(f"{block.name}_in_thread", _under(list(lets), fold),
+                            BlockHeader(axes=block.header.axes, where=where is not None))
     for loop in reversed(serial):
         inner = dataclasses.replace(loop, body=inner)
     return inner
 
 
 def _allreduce(combiner: BlockCombiner, offers, cross, origin, thread: n.For,
-               block: n.Block) -> n.ThreadAllReduce:
-    return n.ThreadAllReduce(combiner.reducer, tuple(offers), n.BoolImm(True),
+               block: n.Block, where: n.Expr | None = None) -> n.ThreadAllReduce:
+    # A thread whose T.where fails offers the reducer's zeros: its whole group fails
+    # (the condition reads no reduction loop), and its result is never stored.
+    condition = n.BoolImm(True) if where is None else where
+    return n.ThreadAllReduce(combiner.reducer, tuple(offers), condition,
                              tuple(n.BufferLoad(c, origin) for c in cross), (thread.var,),
                              const(0), span=block.span)
 

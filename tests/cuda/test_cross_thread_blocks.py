@@ -88,6 +88,23 @@ PASSES_INSIDE = PASSES.replace('''
         for tx in T.thread_binding(6, thread="threadIdx.x"):
             for ko in range(4):''')
 
+#: A group of threads per row (threadIdx.y), 4 rows of threads for 3 rows of data: the
+#: last group masked whole by a T.where that reads no reduction loop (dlight's GEMV).
+ROWS_MASKED = '''
+@T.prim_func
+def f(A: T.Buffer((3, 24), "float32"), B: T.Buffer((3,), "float32")):
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for ko in range(4):
+            for tx in T.thread_binding(6, thread="threadIdx.x"):
+                with T.block("B"):
+                    vi = T.axis.spatial(3, ty)
+                    vk = T.axis.reduce(24, ko * 6 + tx)
+                    T.where(ty < 3)
+                    with T.init():
+                        B[vi] = T.float32(0)
+                    B[vi] = B[vi] + A[vi, vk]
+'''
+
 
 def _planned(func):
     """The function whose barriers the cuda target plans (its rewrites of ``func``)."""
@@ -114,7 +131,8 @@ def _every_barrier_needed(func) -> int:
     (MAX, lambda a: a.max(axis=1)),
     (PASSES, lambda a: a.sum(axis=1)),
     (PASSES_INSIDE, lambda a: a.sum(axis=1)),
-], ids=["sum", "max", "passes", "passes_inside"])
+    (ROWS_MASKED, lambda a: a.sum(axis=1)),
+], ids=["sum", "max", "passes", "passes_inside", "rows_masked"])
 def test_a_reduction_block_over_threads_runs_as_a_tree(text, want):
     func = pp.parse(text)
     args = K.inputs(func, seed=3)
@@ -144,8 +162,9 @@ def test_argmax_as_a_block_gives_the_reference_indices_and_values_ties_included(
     np.testing.assert_array_equal(gpu[1], ref[1])
 
 
-@pytest.mark.parametrize("text, barriers", [(SUM, 4), (ARGMAX, 3), (PASSES, 3)],
-                         ids=["sum", "argmax", "passes"])
+@pytest.mark.parametrize("text, barriers", [(SUM, 4), (ARGMAX, 3), (PASSES, 3),
+                                             (ROWS_MASKED, 3)],
+                         ids=["sum", "argmax", "passes", "rows_masked"])
 def test_the_trees_barriers_are_proved_and_each_is_needed(text, barriers):
     assert _every_barrier_needed(pp.parse(text)) == barriers
 
@@ -189,8 +208,8 @@ def f(A: T.Buffer((4, 24), "float32"), B: T.Buffer((4,), "float32")):
                                        B_cross_thread[0], tx)
             with T.block("B_write_back"):
                 vi = T.axis.spatial(4, i)
-                if tx == 0:
-                    B[vi] = T.float32(0) + B_cross_thread[0]
+                T.where(tx == 0)
+                B[vi] = T.float32(0) + B_cross_thread[0]
 ''')
     for text in (PASSES, PASSES_INSIDE):
         assert_structural_equal(lower_cross_thread_reduction(pp.parse(text)), expected)
@@ -211,7 +230,7 @@ def f(x: T.Buffer((3, 6), "float32"), idx: T.Buffer((3,), "int32"),
             with T.attr(T.comm_reducer(
                     lambda x0, x1, y0, y1: (T.Select(x1 > y1 or x1 == y1 and x0 < y0, x0, y0),
                                             T.Select(x1 > y1, x1, y1)),
-                    [-1, T.min_value("float32")]), "reduce_scope", 0):
+                    [0, T.float32(0)]), "reduce_scope", 0):  # offered by no thread
                 T.tvm_thread_allreduce(T.uint32(2), v_k, x[v_i, v_k], T.bool(True),
                                        idx_cross_thread[0], val_cross_thread[0], k)
             with T.block("x_red_temp_write_back"):
