@@ -295,3 +295,31 @@ def test_tvms_own_loop_split_case_runs_with_its_passes_folded_first():
     gpu, ref = K.run_both(func, args)
     np.testing.assert_array_equal(gpu[1], ref[1])
     np.testing.assert_array_equal(gpu[1], args[0].sum(axis=1))
+
+
+def test_a_group_masked_whole_offers_under_its_condition_and_stores_nothing():
+    expected = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((3, 24), "float32"), B: T.Buffer((3,), "float32")):
+    for ty in T.thread_binding(4, thread="threadIdx.y"):
+        for tx in T.thread_binding(6, thread="threadIdx.x"):
+            B_in_thread = T.alloc_buffer((1,), "float32", scope="local")
+            B_cross_thread = T.alloc_buffer((1,), "float32", scope="local")
+            for ko in range(4):
+                with T.block("B_in_thread"):
+                    vi = T.axis.spatial(3, ty)
+                    vk = T.axis.reduce(24, ko * 6 + tx)
+                    T.where(ty < 3)
+                    if ko == 0:
+                        B_in_thread[0] = A[vi, vk]
+                    else:
+                        B_in_thread[0] = B_in_thread[0] + A[vi, vk]
+            with T.attr(T.comm_reducer(lambda x, y: x + y, [T.float32(0)]), "reduce_scope", 0):
+                T.tvm_thread_allreduce(T.uint32(1), B_in_thread[0], ty < 3, B_cross_thread[0],
+                                       tx)
+            with T.block("B_write_back"):
+                vi = T.axis.spatial(3, ty)
+                T.where(ty < 3 and tx == 0)
+                B[vi] = T.float32(0) + B_cross_thread[0]
+''')
+    assert_structural_equal(lower_cross_thread_reduction(pp.parse(ROWS_MASKED)), expected)
