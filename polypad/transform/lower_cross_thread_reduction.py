@@ -55,9 +55,14 @@ A ``T.where`` that reads none of the chain's loops (dlight's GEMV masks the
 rows past the end by ``threadIdx.y``) holds for a whole group of threads or
 for none: the group's threads then offer the reducer's zeros to a tree whose
 result is never stored (the write-back is under the condition too), and skip
-their serial passes.  A block of any other shape (a ``T.where`` on the
-reduction's loops, where TVM offers the combiner's identity, or on memory;
-allocations, no init, two thread loops or a spatial loop in the chain, a loop
+their serial passes.  A ``T.where`` on the reduction's loops (a split that
+does not divide) masks single iterations: as TVM, each thread's fold starts
+from the combiner's identity and skips them, and a masked thread offers it;
+polypad takes the init value as the identity where Z3 proves it one (a sum's
+0; a max, in reals, has none) and the condition true at the chain's first
+iteration (where the serial program runs the init).  A block of any other
+shape (a ``T.where`` on memory, or on the reduction's loops without those
+proofs; allocations, no init, two thread loops or a spatial loop in the chain, a loop
 of no constant range, a spatial
 index that reads a reduction loop, an update that reads another element of a
 target) is left as it is, for the atomic updates of
@@ -72,7 +77,7 @@ import z3
 
 from analyses.evidence import Proved
 from analyses.gpu_threads import THREAD_AXES
-from analyses.reducer_laws import reducer_laws, require_reducer_laws
+from analyses.reducer_laws import identity_law, reducer_laws, require_reducer_laws
 from polypad.ir import nodes as n
 from polypad.ir.block_header import layout
 from polypad.ir.nodes_block import BlockHeader
@@ -99,19 +104,23 @@ class _Lower(Rewriter):
         self.taken = taken
         self.name = name
         self.outer: list[n.For] = []  # the thread loops around the one visited
+        self.ranges: dict[n.Var, tuple[int, int]] = {}  # of the loops around it
 
     def visit_For(self, loop: n.For):
         found = _chain(loop)
         if found is not None and self._groups_fit(found[1]):
-            made = _lowered(*found, self.taken, self.name)
+            made = _lowered(*found, self.taken, self.name, self.ranges)
             if made is not None:
                 return made
         threaded = loop.kind in THREAD_AXES
         if threaded:
             self.outer.append(loop)
+        if isinstance(loop.min, n.IntImm) and isinstance(loop.extent, n.IntImm):
+            self.ranges[loop.var] = (loop.min.value, loop.min.value + loop.extent.value - 1)
         try:
             return self.generic_visit(loop)
         finally:
+            self.ranges.pop(loop.var, None)
             if threaded:
                 self.outer.pop()
 
@@ -145,7 +154,7 @@ def _chain(top: n.For):
 
 
 def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
-             name: str) -> n.Stmt | None:
+             name: str, outside: dict) -> n.Stmt | None:
     parts = layout(block.body, block.header)
     if parts.allocates or parts.init is None:
         return None
@@ -172,18 +181,60 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         return None
     if not _init_only_first(parts.init.condition, values, loops):
         return None
-    where = None
+    group = masked = None
     if parts.where is not None:
         where = substitute(parts.where.condition, values)
-        if set(free_vars(n.Evaluate(where))) & chain:
-            return None  # threads of one group would differ: TVM offers an identity there
         if any(isinstance(x, n.BufferLoad) for x in walk(where)):
             return None  # memory may change between the iterations that read it
+        # The conjuncts that read no reduction loop hold for a whole group or for none;
+        # the others mask single iterations, which then offer the combiner's identity.
+        parts_of = _conjuncts(where)
+        apart = [c for c in parts_of if set(free_vars(n.Evaluate(c))) & chain]
+        together = [c for c in parts_of if c not in apart]
+        group = logical_and(*together) if together else None
+        masked = logical_and(*apart) if apart else None
     combiner = next((c for c in combiners if isinstance(reducer_laws(c.reducer), Proved)),
                     None)
     if combiner is None:  # refused with the first reading's values, as a lowered one is
         require_reducer_laws(name, _allreduce(some, some.offers, (), (), thread, block))
-    return _rewrite(loops, thread, block, parts, combiner, where, taken)
+    if masked is not None:
+        combiner = _with_identity(combiner, masked, group, loops, outside)
+        if combiner is None:
+            return None
+    return _rewrite(loops, thread, block, parts, combiner, group, masked, taken)
+
+
+def _conjuncts(cond: n.Expr) -> list[n.Expr]:
+    return [*_conjuncts(cond.a), *_conjuncts(cond.b)] if isinstance(cond, n.And) else [cond]
+
+
+def _with_identity(combiner: BlockCombiner, masked: n.Expr, group: n.Expr | None,
+                   loops: list[n.For], outside: dict) -> BlockCombiner | None:
+    """``combiner`` offering its init values where ``masked`` fails, where Z3 proves them
+    an identity of its combiner (a sum's 0) and ``masked`` true at the chain's first
+    iteration wherever ``group`` holds (there the init runs, as in the serial program,
+    which leaves an element whose first iteration is masked without its init)."""
+    from polypad.model.z3conv import Z3Env, to_z3
+
+    if any(isinstance(x, (n.Var, n.BufferLoad)) for v in combiner.inits for x in walk(v)):
+        return None
+    if not identity_law(combiner.reducer, combiner.inits):
+        return None
+    ranges = {**outside, **{x.var: (x.min.value, x.min.value + x.extent.value - 1)
+                            for x in loops}}
+    env = Z3Env(ranges)
+    first = substitute(masked, {x.var: x.min for x in loops})
+    solver = z3.Solver(ctx=env.ctx)
+    solver.set("timeout", 5000)
+    facts = [to_z3(first, env)] + ([to_z3(group, env)] if group is not None else [])
+    solver.add(*env.side)
+    for var, (lo, hi) in ranges.items():
+        solver.add(env.var(var) >= lo, env.var(var) <= hi)
+    solver.add(*facts[1:], z3.Not(facts[0]))
+    if solver.check() != z3.unsat:
+        return None
+    reducer = dataclasses.replace(combiner.reducer, identities=combiner.inits)
+    return dataclasses.replace(combiner, reducer=reducer)
 
 
 def _init_only_first(condition: n.Expr, values: dict, loops: list[n.For]) -> bool:
@@ -207,7 +258,7 @@ def _init_only_first(condition: n.Expr, values: dict, loops: list[n.For]) -> boo
 
 
 def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombiner,
-             where: n.Expr | None, taken: set[str]) -> n.Stmt:
+             group: n.Expr | None, masked: n.Expr | None, taken: set[str]) -> n.Stmt:
     serial = [x for x in loops if x is not thread]
     stores = combiner.stores
     cross = tuple(_local(f"{s.buffer.name}_cross_thread", s.buffer.dtype, taken) for s in stores)
@@ -218,17 +269,19 @@ def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombine
     back = _seq([n.BufferStore(s.buffer, r, s.indices, span=s.span)
                  for s, r in zip(stores, results)])
     first = eq(thread.var, 0)
-    write = n.IfThenElse(first if where is None else logical_and(where, first), back)
+    write = n.IfThenElse(first if group is None else logical_and(group, first), back)
+    where = group if masked is None else masked if group is None else logical_and(group, masked)
     if serial:  # after the serial loops: the spatial axes bound again
         write_back = n.Block(f"{block.name}_write_back",
                              _under([parts.lets[k] for k in spatial], write),
                              BlockHeader(axes=tuple(axes[k] for k in spatial), where=True))
         partial = tuple(_local(f"{s.buffer.name}_in_thread", s.buffer.dtype, taken)
                         for s in stores)
-        fold = _in_thread_fold(serial, parts.lets, block, combiner, partial, origin, where)
+        fold = _in_thread_fold(serial, parts.lets, block, combiner, partial, origin, where,
+                               masked is not None)
         offers = tuple(n.BufferLoad(p, origin) for p in partial)
-        reduction = _allreduce(combiner, offers, cross, origin, thread, block, where)
-        body: n.Stmt = n.SeqStmt((fold, reduction, write_back))
+        reduction = _allreduce(combiner, offers, cross, origin, thread, block, group)
+        body: n.Stmt = n.SeqStmt((*fold, reduction, write_back))
         locals_ = (*partial, *cross)
     else:  # under the block's axes, as the offers
         write_back = n.Block(f"{block.name}_write_back", write, None)
@@ -241,9 +294,12 @@ def _rewrite(loops, thread: n.For, block: n.Block, parts, combiner: BlockCombine
 
 
 def _in_thread_fold(serial: list[n.For], lets, block: n.Block, combiner: BlockCombiner,
-                    partial, origin, where: n.Expr | None) -> n.Stmt:
+                    partial, origin, where: n.Expr | None,
+                    from_identity: bool) -> tuple[n.Stmt, ...]:
     """The serial loops folding this thread's offers into ``partial``: the first
-    iteration stores its offers, each later one combines (none where ``where`` fails)."""
+    iteration stores its offers, each later one combines (none where ``where`` fails);
+    ``from_identity``: the fold starts from the reducer's identity instead, stored
+    first, each iteration combining (some iterations may be masked, the first too)."""
     first = logical_and(*(eq(x.var, x.min) for x in serial))
     start = _seq([n.BufferStore(p, o, origin) for p, o in zip(partial, combiner.offers)])
     olds = tuple(n.BufferLoad(p, origin) for p in partial)
@@ -255,20 +311,25 @@ def _in_thread_fold(serial: list[n.For], lets, block: n.Block, combiner: BlockCo
         step = _seq([n.BufferStore(p, v, origin) for p, v in zip(partial, names)])
         for var, value in reversed(list(zip(names, new))):
             step = n.LetStmt(var, value, step)
-    fold: n.Stmt = n.IfThenElse(first, start, step)
+    fold: n.Stmt = step if from_identity else n.IfThenElse(first, start, step)
     if where is not None:
         fold = n.IfThenElse(where, fold)
     inner: n.Stmt = n.Block(f"{block.name}_in_thread", _under(list(lets), fold),
                             BlockHeader(axes=block.header.axes, where=where is not None))
     for loop in reversed(serial):
         inner = dataclasses.replace(loop, body=inner)
-    return inner
+    if not from_identity:
+        return (inner,)
+    identity = _seq([n.BufferStore(p, i, origin)
+                     for p, i in zip(partial, combiner.reducer.identities)])
+    return (identity, inner)
 
 
 def _allreduce(combiner: BlockCombiner, offers, cross, origin, thread: n.For,
                block: n.Block, where: n.Expr | None = None) -> n.ThreadAllReduce:
-    # A thread whose T.where fails offers the reducer's zeros: its whole group fails
-    # (the condition reads no reduction loop), and its result is never stored.
+    # A thread whose T.where fails offers the reducer's identities: zeros where its whole
+    # group fails (a condition that reads no reduction loop: the group's result is never
+    # stored), the init values, proved an identity, where single threads are masked.
     condition = n.BoolImm(True) if where is None else where
     return n.ThreadAllReduce(combiner.reducer, tuple(offers), condition,
                              tuple(n.BufferLoad(c, origin) for c in cross), (thread.var,),

@@ -189,6 +189,20 @@ def test_tvms_split_row_sum_folds_each_threads_passes_first():
     assert fold < lines.index("red_buf0[k_1] = B_in_thread_0") < lines.index("cuda.syncthreads()")
 
 
+def test_tvms_uneven_split_row_sum_masks_its_last_pass():
+    text, _, kernel, (a, _), gpu, ref = _built("row_sum_uneven_passes")
+    assert "T.where(k_0 * 16 + k_1 < 40)" in text
+    _same(gpu, ref, a.sum(axis=1))
+    np.testing.assert_array_equal(gpu[-1],
+                                  corpus.tvm_peer("row_sum_uneven_passes", [a, _])[-1])
+    lines = _lines(kernel)
+    # Each thread's partial sum starts at the identity, 0 (Z3 proves it one), and skips
+    # its masked passes.
+    fold = lines.index("for k_0 in range(3):")
+    assert lines[fold - 1] == "B_in_thread_0 = np.float32(0.0)"
+    assert "atomic" not in kernel.source
+
+
 def test_dlight_reduction_runs_its_partial_sums_and_their_tree():
     _, _, kernel, (a, _), gpu, ref = _built("dlight_reduction")
     _same(gpu, ref, a.sum(axis=1))
@@ -229,11 +243,11 @@ def test_a_cross_thread_product_has_no_atomic_and_runs_as_a_tree():
 
 
 def test_a_cross_thread_block_under_a_thread_condition_is_refused_by_name():
-    # T.where on the reduction's thread: TVM would offer the combiner's identity there,
-    # which polypad does not take; no atomic for a product either.
+    # T.where on the reduction's thread: the masked threads would offer the combiner's
+    # identity, which the init (2) is not; no atomic for a product either.
     text = corpus.row_sum_bound_to_threads()
     text = text.replace("B[v_i] + A[v_i, v_k]", "B[v_i] * A[v_i, v_k]").replace(
-        "B[v_i] = T.float32(0.0)", "B[v_i] = T.float32(1.0)").replace(
+        "B[v_i] = T.float32(0.0)", "B[v_i] = T.float32(2.0)").replace(
         "T.reads(A[v_i, v_k])", "T.where(k < 30)\n                    T.reads(A[v_i, v_k])")
     (func,) = pp.parse(text).funcs
     with pytest.raises(RaceError) as info:

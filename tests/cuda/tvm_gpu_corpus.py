@@ -178,12 +178,27 @@ def row_sum_in_passes() -> str:
     return s.mod.script()
 
 
+@functools.cache
+def row_sum_uneven_passes() -> str:
+    """A 4 x 40 row sum in passes of 16 threads: the split does not divide, and TVM masks
+    the last pass's threads past the end with ``T.where``."""
+    from tvm import s_tir
+
+    s = s_tir.Schedule(_te_row_sum(4, 40))
+    i, k = s.get_loops(s.get_sblock("B"))
+    _, tx = s.split(k, [None, 16])
+    s.bind(i, "blockIdx.x")
+    s.bind(tx, "threadIdx.x")
+    return s.mod.script()
+
+
 #: The unscheduled TE function behind each schedule above that TVM's llvm build runs
 #: as the peer (:func:`tvm_peer`).
 UNSCHEDULED = {
     "row_sum_bound_to_threads": lambda: _te_row_sum(4, 32),
     "argmax_bound_to_threads": lambda: _te_argmax(4, 16),
     "row_sum_in_passes": lambda: _te_row_sum(4, 64),
+    "row_sum_uneven_passes": lambda: _te_row_sum(4, 40),
 }
 
 
