@@ -5,9 +5,10 @@
 thread of a block update one element; TVM's ``LowerCrossThreadReduction``
 turns it into ``tvm_thread_allreduce`` (warp shuffles and a tree in shared
 memory).  polypad builds that intrinsic as TVM prints it (lowered), and the
-block form as atomic updates where numba.cuda has the atomic; otherwise to the
-``cuda`` target the updates race, and the refusal should say what the
-construct is.
+block form as TVM lowers it where it has TVM's shape
+(:mod:`polypad.transform.lower_cross_thread_reduction`), else as atomic updates
+where numba.cuda has the atomic; otherwise to the ``cuda`` target the updates
+race, and the refusal should say what the construct is.
 :func:`cross_thread_reductions` finds such blocks, so that the target can name
 the one behind a race.
 """

@@ -18,6 +18,7 @@ import functools
 
 import z3
 
+from polypad.errors import BuildError
 from polypad.ir import nodes as n
 from polypad.ir.substitute import substitute
 
@@ -61,3 +62,40 @@ def reducer_laws(reducer: n.CommReducer) -> Proved | Refuted | Unknown:
             return Unknown(f"Z3 did not decide whether the combiner is {law}: {reason}",
                            timed_out=reason in ("timeout", "canceled"))
     return Proved("z3")
+
+
+def identity_law(reducer: n.CommReducer, values: tuple[n.Expr, ...]) -> bool:
+    """Whether Z3 proves ``f(values, y) == y`` for every ``y``: ``values`` an identity of
+    ``reducer`` (on the left; a commutative one is then one on both sides).  Floats are
+    reals, as for the laws above: a sum's 0 is one, a max has none."""
+    from polypad.model.z3conv import Z3Env, to_z3
+
+    ys = tuple(n.Var(f"{v.name}_y", v.dtype) for v in reducer.rhs)
+    mapping = {**dict(zip(reducer.lhs, values)), **dict(zip(reducer.rhs, ys))}
+    env = Z3Env()
+    solver = z3.Solver(ctx=env.ctx)
+    solver.set("timeout", TIMEOUT_MS)
+    differs = z3.Or([to_z3(substitute(r, mapping), env) != to_z3(y, env)
+                     for r, y in zip(reducer.results, ys)])
+    solver.add(*env.side)
+    solver.add(differs)
+    return solver.check() == z3.unsat
+
+
+def require_reducer_laws(func_name: str, node: n.ThreadAllReduce) -> None:
+    """Raise :class:`BuildError` unless the combiner of ``node``, a cross-thread reduction
+    of the function ``func_name``, is proved commutative and associative: a refuted law
+    with Z3's values, an undecided one saying so."""
+    from polypad.semantics.lower_allreduce import at
+
+    decision = reducer_laws(node.reducer)
+    if isinstance(decision, Proved):
+        return
+    where = f"cannot build {func_name!r}: the cross-thread reduction{at(node)}"
+    if isinstance(decision, Refuted):
+        cex = decision.counterexample
+        raise BuildError(f"{where} has a combiner that is not {cex.description.split()[-1]}"
+                         f": its threads' offers would combine differently in another "
+                         f"order ({cex})")
+    raise BuildError(f"{where} has a combiner polypad could not prove commutative and "
+                     f"associative: {decision.reason}")

@@ -389,7 +389,8 @@ GPU = ("broadcast_bind_threads", "argmin_bind_block", "global_pool_bind", "min_c
        "broadcast_bind_threads_lowered", "min_cross_thread_lowered",
        "sum_split_cross_thread_lowered", "max_cross_thread_lowered",
        "argmax_cross_thread_lowered", "broadcast_bind_annotated", "sum_thread_rows_lowered",
-       "softmax_cross_thread", "softmax_cross_thread_lowered")
+       "softmax_cross_thread", "softmax_cross_thread_lowered", "argmax_cross_thread",
+       "sum_split_cross_thread", "max_cross_thread", "sum_thread_rows")
 
 #: The lowered cross-thread reductions (``T.tvm_thread_allreduce``): sum, min, max, argmax,
 #: a sum per threadIdx.y over threadIdx.x, and softmax's max then sum.

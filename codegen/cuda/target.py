@@ -49,9 +49,11 @@ from polypad.ir.nodes import Assert, Evaluate, PrimFunc, Var
 from polypad.ir.substitute import free_vars
 from polypad.ir.visitor import Rewriter
 from polypad.semantics.asserts import run_asserts
+from polypad.semantics.lower_allreduce import lower_allreduce
 from polypad.semantics.lowering import checked_assumptions, lower
 from polypad.transform.cross_thread_atomics import cross_thread_atomics
 from polypad.transform.launch_buffers import hoist_launch_globals, sink_top_views
+from polypad.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
 from polypad.transform.place_gpu_allocations import place_gpu_allocations
 from polypad.transform.shared_zero_fill import with_zero_fill
 from polypad.transform.unify_thread_bindings import unify_thread_bindings
@@ -92,10 +94,13 @@ class CudaTarget(Target):
         # TVM's root-level tiles allocated in the kernel, and its cooperative copies (a
         # thread loop inside one bound to its axis) in the form the launch model reads,
         # each where that is proved to compute the same; TVM's cross-thread reductions
-        # as atomic updates after their init; TVM's flattened views declared in each
-        # launch, and its global temporaries allocated in a launch hoisted above it.
+        # as its tvm_thread_allreduce (a tree, once Z3 proves the combiner commutative and
+        # associative), or else as atomic updates after their init; TVM's flattened views
+        # declared in each launch, and its global temporaries allocated in a launch
+        # hoisted above it.
         func = hoist_launch_globals(sink_top_views(func))
-        func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
+        func = lower_cross_thread_reduction(unify_thread_bindings(place_gpu_allocations(func)))
+        func = cross_thread_atomics(lower_allreduce(func))
         _require_host_asserts(func)
         # The analyses below model no assert: each (top-level, on the parameters) is a
         # parameter fact there, for the launches after it only (polypad.model.

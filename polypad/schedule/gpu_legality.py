@@ -133,14 +133,18 @@ def check_gpu(func: n.PrimFunc, what: str) -> None:
     """Refuse ``func`` (the result of ``what``) where its kernels cannot run or race."""
     from analyses.evidence import Refuted
     from analyses.gpu_sync import plan_barriers
+    from polypad.semantics.lower_allreduce import lower_allreduce
     from polypad.transform.cross_thread_atomics import cross_thread_atomics
+    from polypad.transform.lower_cross_thread_reduction import lower_cross_thread_reduction
     from polypad.transform.place_gpu_allocations import place_gpu_allocations
     from polypad.transform.unify_thread_bindings import unify_thread_bindings
 
     try:
         # As the cuda target reads it: TVM's root tiles and cooperative copies, and a
-        # block's reduction axis bound to a thread axis as atomic updates after its init.
-        func = cross_thread_atomics(unify_thread_bindings(place_gpu_allocations(func)))
+        # block's reduction axis bound to a thread axis as TVM's tree (its combiner proved
+        # commutative and associative) or else as atomic updates after its init.
+        func = lower_cross_thread_reduction(unify_thread_bindings(place_gpu_allocations(func)))
+        func = cross_thread_atomics(lower_allreduce(func))
         found = plan_barriers(func)
         if not isinstance(found, Refuted):
             # What the cuda target builds: shared memory zero-filled where a read may

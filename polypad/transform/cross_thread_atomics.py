@@ -32,7 +32,9 @@ iteration only (then it preceded every update before, and still does), which
 barrier plan then puts a barrier between the init and the updates.  On a GPU
 the updates run in the hardware's order: a float sum is reassociated, as
 TVM's allreduce reassociates it (its tree and warp shuffles), and as
-``sch.atomic`` documents.  A block of another shape, a combiner numba.cuda
+``sch.atomic`` documents.  The cuda target runs this after
+:mod:`.lower_cross_thread_reduction`, which takes the blocks TVM lowers to its
+tree; what reaches this pass is the rest.  A block of another shape, a combiner numba.cuda
 has no atomic for, or an init that may run at another iteration is left as
 it is, and the target's race refusal names the construct.
 """

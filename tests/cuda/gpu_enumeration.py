@@ -94,16 +94,10 @@ def accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None, fres
             if branch is not None:
                 accesses(branch, env, out, plan, thread, launch, barriers, fresh)
         case n.BufferStore():
-            if thread is not None:
-                bound = _kinds_around(launch.root)[id(stmt)]
-                if any(thread[k] != 0 for k, axis in enumerate(AXES) if axis not in bound):
-                    return
+            if not _reads(stmt, _loads(stmt), env, out, thread, launch, barriers, fresh):
+                return
             key = tuple(sorted((v.name, x) for v, x in env.items()))
             count = barriers[0] if barriers is not None else None
-            for load in _loads(stmt):
-                out.append((id(stmt), key, load.buffer,
-                            tuple(value(i, env) for i in load.indices), "read", count,
-                            tuple(env[v] for v in fresh.get(load.buffer, ()))))
             out.append((id(stmt), key, stmt.buffer,
                         tuple(value(i, env) for i in stmt.indices), "write", count,
                         tuple(env[v] for v in fresh.get(stmt.buffer, ()))))
@@ -113,8 +107,36 @@ def accesses(stmt, env, out, plan, thread=None, launch=None, barriers=None, fres
             copies = tuple(v for v in env if kinds.get(v) in axes)
             accesses(stmt.body, env, out, plan, thread, launch, barriers,
                      {**fresh, stmt.buffer: copies})
-        case n.Block() | n.LetStmt():
+        case n.LetStmt():
+            try:  # an index the accesses under it read (a block's axis)
+                env = {**env, stmt.var: value(stmt.value, env)}
+            except (KeyError, AttributeError):
+                # A value of memory (a tree step of two values: both read, then stored):
+                # its loads run here, as a store's do.
+                _reads(stmt, _loads_of(stmt.value), env, out, thread, launch, barriers, fresh)
             accesses(stmt.body, env, out, plan, thread, launch, barriers, fresh)
+        case n.Block():
+            accesses(stmt.body, env, out, plan, thread, launch, barriers, fresh)
+
+
+def _reads(stmt, loads, env, out, thread, launch, barriers, fresh) -> bool:
+    """Append the reads ``loads`` of ``stmt`` (a store, or a let of memory) where it runs
+    on ``thread``; whether it runs there."""
+    if thread is not None:
+        bound = _kinds_around(launch.root)[id(stmt)]
+        if any(thread[k] != 0 for k, axis in enumerate(AXES) if axis not in bound):
+            return False
+    key = tuple(sorted((v.name, x) for v, x in env.items()))
+    count = barriers[0] if barriers is not None else None
+    for load in loads:
+        out.append((id(stmt), key, load.buffer,
+                    tuple(value(i, env) for i in load.indices), "read", count,
+                    tuple(env[v] for v in fresh.get(load.buffer, ()))))
+    return True
+
+
+def _loads_of(expr) -> list:
+    return [x for x in walk(expr) if isinstance(x, n.BufferLoad)]
 
 
 # Memos of the three questions the walk asks at every store and allocation it runs
@@ -138,14 +160,15 @@ def _loads(store) -> list:
 
 
 def _kinds_around(root) -> dict:
-    """``id(store) -> {kinds of the loops around it}`` for every store under ``root``."""
+    """``id(store) -> {kinds of the loops around it}`` for every store (and let) under
+    ``root``."""
     memo = _KINDS_AROUND.get(id(root))
     if memo is None:
         found: dict = {}
         stack = [(root, frozenset())]
         while stack:
             node, kinds = stack.pop()
-            if isinstance(node, n.BufferStore):  # one object may sit in two places
+            if isinstance(node, (n.BufferStore, n.LetStmt)):  # one may sit in two places
                 found[id(node)] = found.get(id(node), frozenset()) | kinds
             if isinstance(node, n.For):
                 stack.append((node.body, kinds | {node.kind}))

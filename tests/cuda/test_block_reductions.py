@@ -189,9 +189,9 @@ def _block_reduction(init: str, combine: str) -> pp.PrimFunc:
 
 
 def test_binding_a_blocks_reduction_axis_to_threads_is_a_cross_thread_reduction():
-    # TVM's sch.bind of a block's reduction loop: accepted, as TVM accepts it (its
-    # allreduce), and built as atomic updates after the init (the cuda target's
-    # cross_thread_atomics); before, bind refused what the target then built.
+    # TVM's sch.bind of a block's reduction loop: accepted, as TVM accepts it, and built
+    # as TVM's allreduce (the cuda target's lower_cross_thread_reduction: a tree);
+    # before, bind refused what the target then built.
     func = _block_reduction("0", "B[vi] + A[vi, vk]")
     sch = pp.Schedule(func)
     sch.bind("i", "blockIdx.x")
@@ -209,8 +209,8 @@ def row_reduce(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
 ''')
     assert pp.structural_equal(sch.func, expected)
     source = codegen.build(sch.func, target="cuda").source
-    assert "cuda.atomic.add(B, vi, A[vi, vk])" in source
-    assert source.count("cuda.syncthreads()") == 1  # the init before the updates
+    assert "atomic" not in source
+    assert source.count("cuda.syncthreads()") == 6  # before each of 5 steps, and the total
     gpu, ref = K.run_both(sch.func, K.inputs(func), reference=func)
     np.testing.assert_array_equal(gpu[1], ref[1])
     cpu = K.inputs(func)
@@ -218,9 +218,33 @@ def row_reduce(A: T.Buffer((4, 32), "float32"), B: T.Buffer((4,), "float32")):
     np.testing.assert_array_equal(cpu[1], ref[1])
 
 
-def test_binding_a_reduction_without_an_atomic_for_its_combiner_is_refused():
-    # A product has no atomic in numba.cuda: the bind races, with both threads.
+def test_binding_a_product_reduction_to_threads_gives_its_tree():
+    # numba.cuda has no atomic product, but the product is commutative and associative.
     func = _block_reduction("1", "B[vi] * A[vi, vk]")
+    sch = pp.Schedule(func)
+    sch.bind("i", "blockIdx.x")
+    sch.bind("k", "threadIdx.x")
+    args = K.inputs(func)
+    args[0] = np.where(args[0] == 0, 1, np.sign(args[0])).astype("float32")  # exact
+    gpu, ref = K.run_both(sch.func, args, reference=func)
+    np.testing.assert_array_equal(gpu[1], ref[1])
+
+
+def test_binding_a_reduction_whose_combiner_is_not_associative_is_refused():
+    func = _block_reduction("0", "B[vi] * A[vi, vk] + T.float32(1)")
+    sch = pp.Schedule(func)
+    sch.bind("i", "blockIdx.x")
+    with pytest.raises(IllegalTransformError, match="bind of loop 'k' to threadIdx.x: cannot "
+                       "build 'row_reduce': the cross-thread reduction at .* has a combiner "
+                       r"that is not associative: .* \(the combiner is not associative; "
+                       "values: B_old_a="):
+        sch.bind("k", "threadIdx.x")
+
+
+def test_binding_a_reduction_of_no_combiner_without_an_atomic_is_refused():
+    # Two offers into one target (no reduction TVM lowers) and no atomic: the bind
+    # races, with both threads.
+    func = _block_reduction("1", "B[vi] * A[vi, vk] + A[vi, 0]")
     sch = pp.Schedule(func)
     sch.bind("i", "blockIdx.x")
     with pytest.raises(IllegalTransformError, match="bind of loop 'k' to threadIdx.x would "

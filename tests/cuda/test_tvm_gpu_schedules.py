@@ -150,25 +150,68 @@ def test_dlight_matmul_with_padded_tiles_vthreads_and_register_tiles():
     assert "def launch_0():\n    return (1, 1, 1), (8, 16, 1)\n" in kernel.source
 
 
-def test_a_row_sum_bound_to_threads_runs_as_atomic_updates_after_its_init():
+def test_a_row_sum_bound_to_threads_runs_as_tvms_tree():
     text, _, kernel, (a, _), gpu, ref = _built("row_sum_bound_to_threads")
     assert 'for k in T.thread_binding(32, thread="threadIdx.x"):' in text
     _same(gpu, ref, a.sum(axis=1))
+    np.testing.assert_array_equal(gpu[-1], corpus.tvm_peer("row_sum_bound_to_threads", [a, _])[-1])
     lines = _lines(kernel)
-    # Thread 0 writes the init; a barrier; then every thread adds its value atomically.
-    init = lines.index("B[v_i] = np.float32(0.0)")
-    assert lines[init - 1] == "if v_k == 0:" and lines[init + 1] == "cuda.syncthreads()"
-    assert lines.count("cuda.syncthreads()") == 1
-    assert lines.index("cuda.atomic.add(B, v_i, A[v_i, v_k])") > init + 1
+    # Every thread offers its value, a tree of 5 steps over shared memory with a barrier
+    # before each and one before the total is read; thread 0 adds it to the init value.
+    assert "atomic" not in kernel.source
+    assert lines.count("cuda.syncthreads()") == 6
+    assert lines.index("red_buf0[k] = A[v_i, v_k]") < lines.index("cuda.syncthreads()")
+    back = lines.index("if k_1 == 0:")
+    assert lines[back + 1] == "B[v_i] = np.float32(0.0) + B_cross_thread_0"
 
 
-def test_dlight_reduction_runs_its_partial_sums_and_their_atomic_total():
+def test_tvms_argmax_block_bound_to_threads_runs_as_one_two_value_tree():
+    text, _, kernel, (x, _), gpu, ref = _built("argmax_bound_to_threads")
+    assert "T.Select(" in text and 'for k1 in T.thread_binding(16, thread="threadIdx.x")' in text
+    # Small integers: many ties, each resolved to the first index, as the serial program.
+    assert any(len(set(row)) < len(row) for row in x)
+    _same(gpu, ref, np.argmax(x, axis=1).astype("int32"))
+    np.testing.assert_array_equal(gpu[-1], corpus.tvm_peer("argmax_bound_to_threads", [x, _])[-1])
+    assert "atomic" not in kernel.source
+    assert kernel.source.count("cuda.syncthreads()") == 5
+
+
+def test_tvms_split_row_sum_folds_each_threads_passes_first():
+    text, _, kernel, (a, _), gpu, ref = _built("row_sum_in_passes")
+    assert "for k_0 in range(2):" in text
+    _same(gpu, ref, a.sum(axis=1))
+    np.testing.assert_array_equal(gpu[-1], corpus.tvm_peer("row_sum_in_passes", [a, _])[-1])
+    lines = _lines(kernel)
+    # The serial loop now runs inside the thread: its partial sum in a register, first.
+    fold = lines.index("for k_0 in range(2):")
+    assert lines[fold + 4:fold + 8] == ["if k_0 == 0:", "B_in_thread_0 = A[v_i, v_k]", "else:",
+                                        "B_in_thread_0 = B_in_thread_0 + A[v_i, v_k]"]
+    assert fold < lines.index("red_buf0[k_1] = B_in_thread_0") < lines.index("cuda.syncthreads()")
+
+
+def test_tvms_uneven_split_row_sum_masks_its_last_pass():
+    text, _, kernel, (a, _), gpu, ref = _built("row_sum_uneven_passes")
+    assert "T.where(k_0 * 16 + k_1 < 40)" in text
+    _same(gpu, ref, a.sum(axis=1))
+    np.testing.assert_array_equal(gpu[-1],
+                                  corpus.tvm_peer("row_sum_uneven_passes", [a, _])[-1])
+    lines = _lines(kernel)
+    # Each thread's partial sum starts at the identity, 0 (Z3 proves it one), and skips
+    # its masked passes.
+    fold = lines.index("for k_0 in range(3):")
+    assert lines[fold - 1] == "B_in_thread_0 = np.float32(0.0)"
+    assert "atomic" not in kernel.source
+
+
+def test_dlight_reduction_runs_its_partial_sums_and_their_tree():
     _, _, kernel, (a, _), gpu, ref = _built("dlight_reduction")
     _same(gpu, ref, a.sum(axis=1))
     lines = _lines(kernel)
-    assert lines.count("cuda.syncthreads()") == 1
-    assert lines.index("cuda.syncthreads()") < next(
-        k for k, line in enumerate(lines) if line.startswith("cuda.atomic.add(B, "))
+    # The partial sums in registers, then TVM's tree over 64 threads.
+    assert "atomic" not in kernel.source
+    assert lines.count("cuda.syncthreads()") == 7
+    assert lines.index("cuda.syncthreads()") > next(
+        k for k, line in enumerate(lines) if line.startswith("red_buf0[ax0] = B_rf_local["))
 
 
 def test_dlight_gemv_with_a_shared_tile_and_a_cross_thread_total():
@@ -176,18 +219,36 @@ def test_dlight_gemv_with_a_shared_tile_and_a_cross_thread_total():
     assert "T.Mul(0, 16)" in text
     _same(gpu, ref, w @ v)
     lines = _lines(kernel)
-    # Two barriers: between the copy of W's tile and its reads, and between the init of
-    # G (thread 0 of each row) and the atomic updates.
-    assert lines.count("cuda.syncthreads()") == 2
-    first, second = (k for k, line in enumerate(lines) if line == "cuda.syncthreads()")
+    # The copy of W's tile, a barrier before its reads; then the total of each row
+    # (threadIdx.y) over threadIdx.x as a tree: the rows past the end (T.where on
+    # threadIdx.y, all threads of a row alike) offer zeros and store nothing.
+    assert "atomic" not in kernel.source
+    assert lines.count("cuda.syncthreads()") == 7
+    first = lines.index("cuda.syncthreads()")
     assert lines.index("W_shared[v0, v1] = W[v0, v1]") < first < lines.index("# block G_rf_update")
-    assert lines.index("G[v0_6] = np.float32(0.0)") < second < lines.index("# block G_atomic")
+    assert lines[lines.index("# block G_write_back") + 1] == (
+        "if ax1_fused_0_ax1_fused_1_fused % 16 < 2 and ax0_4 == 0:")
 
 
-def test_a_cross_thread_product_has_no_atomic_and_is_refused_by_name():
+def test_a_cross_thread_product_has_no_atomic_and_runs_as_a_tree():
     text = corpus.row_sum_bound_to_threads()
     text = text.replace("B[v_i] + A[v_i, v_k]", "B[v_i] * A[v_i, v_k]").replace(
         "B[v_i] = T.float32(0.0)", "B[v_i] = T.float32(1.0)")
+    (func,) = pp.parse(text).funcs
+    args = K.inputs(func)
+    args[0] = np.where(args[0] == 0, 1, np.sign(args[0])).astype("float32")  # exact products
+    gpu, ref = K.run_both(func, args)
+    _same(gpu, ref, args[0].prod(axis=1))
+    assert "atomic" not in codegen.build(func, target="cuda").source
+
+
+def test_a_cross_thread_block_under_a_thread_condition_is_refused_by_name():
+    # T.where on the reduction's thread: the masked threads would offer the combiner's
+    # identity, which the init (2) is not; no atomic for a product either.
+    text = corpus.row_sum_bound_to_threads()
+    text = text.replace("B[v_i] + A[v_i, v_k]", "B[v_i] * A[v_i, v_k]").replace(
+        "B[v_i] = T.float32(0.0)", "B[v_i] = T.float32(2.0)").replace(
+        "T.reads(A[v_i, v_k])", "T.where(k < 30)\n                    T.reads(A[v_i, v_k])")
     (func,) = pp.parse(text).funcs
     with pytest.raises(RaceError) as info:
         codegen.build(func, target="cuda")

@@ -78,8 +78,8 @@ def tiled_matmul() -> str:
 @functools.cache
 def row_sum_bound_to_threads() -> str:
     """A 4 x 32 row sum, a block per row and the reduction axis bound to threadIdx.x
-    (a cross-thread reduction: TVM lowers it to tvm_thread_allreduce, polypad to
-    atomic updates)."""
+    (a cross-thread reduction: TVM lowers it to tvm_thread_allreduce, and so does
+    polypad's cuda target)."""
     from tvm import s_tir
 
     s = s_tir.Schedule(_te_row_sum(4, 32))
@@ -157,3 +157,80 @@ def take(mode: str) -> str:
     s.bind(i, "blockIdx.x")
     s.bind(j, "threadIdx.x")
     return s.mod.script()
+
+
+def _te_argmax(rows: int, cols: int):
+    from tvm import te, topi
+
+    x = te.placeholder((rows, cols), name="x")
+    return te.create_prim_func([x, topi.argmax(x, axis=1)])
+
+
+@functools.cache
+def argmax_bound_to_threads() -> str:
+    """TOPI's argmax of 4 rows of 16, a block per row and the reduction axis bound to
+    threadIdx.x: the two-value block (index and value, TOPI's ``T.Select`` combine)
+    that TVM's LowerCrossThreadReduction makes one ``tvm_thread_allreduce``."""
+    from tvm import s_tir
+
+    s = s_tir.Schedule(_te_argmax(4, 16))
+    i, k = s.get_loops(s.get_sblock("x_red_temp"))
+    s.bind(i, "blockIdx.x")
+    s.bind(k, "threadIdx.x")
+    return s.mod.script()
+
+
+@functools.cache
+def row_sum_in_passes() -> str:
+    """A 4 x 64 row sum whose threads cover the reduction in two passes: ``k = ko * 32
+    + tx``, ``ko`` serial outside the thread loop (TVM's in-thread then cross-thread
+    reduction)."""
+    from tvm import s_tir
+
+    s = s_tir.Schedule(_te_row_sum(4, 64))
+    i, k = s.get_loops(s.get_sblock("B"))
+    _, tx = s.split(k, [None, 32])
+    s.bind(i, "blockIdx.x")
+    s.bind(tx, "threadIdx.x")
+    return s.mod.script()
+
+
+@functools.cache
+def row_sum_uneven_passes() -> str:
+    """A 4 x 40 row sum in passes of 16 threads: the split does not divide, and TVM masks
+    the last pass's threads past the end with ``T.where``."""
+    from tvm import s_tir
+
+    s = s_tir.Schedule(_te_row_sum(4, 40))
+    i, k = s.get_loops(s.get_sblock("B"))
+    _, tx = s.split(k, [None, 16])
+    s.bind(i, "blockIdx.x")
+    s.bind(tx, "threadIdx.x")
+    return s.mod.script()
+
+
+#: The unscheduled TE function behind each schedule above that TVM's llvm build runs
+#: as the peer (:func:`tvm_peer`).
+UNSCHEDULED = {
+    "row_sum_bound_to_threads": lambda: _te_row_sum(4, 32),
+    "argmax_bound_to_threads": lambda: _te_argmax(4, 16),
+    "row_sum_in_passes": lambda: _te_row_sum(4, 64),
+    "row_sum_uneven_passes": lambda: _te_row_sum(4, 40),
+}
+
+
+@functools.cache
+def _peer(name: str):
+    import tvm
+
+    return tvm.compile(tvm.IRModule({"main": UNSCHEDULED[name]()}), target="llvm")
+
+
+def tvm_peer(name: str, args: list) -> list:
+    """The arguments after TVM's own llvm build of the unscheduled function of ``name``
+    ran on copies of ``args``."""
+    import tvm
+
+    tensors = [tvm.runtime.tensor(a.copy(), tvm.cpu()) for a in args]
+    _peer(name)["main"](*tensors)
+    return [t.numpy() for t in tensors]
