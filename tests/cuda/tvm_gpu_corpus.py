@@ -180,33 +180,31 @@ def argmax_bound_to_threads() -> str:
     return s.mod.script()
 
 
-@functools.cache
-def row_sum_in_passes() -> str:
-    """A 4 x 64 row sum whose threads cover the reduction in two passes: ``k = ko * 32
-    + tx``, ``ko`` serial outside the thread loop (TVM's in-thread then cross-thread
-    reduction)."""
+def _row_sum_in_passes(cols: int, threads: int) -> str:
+    """A 4 x ``cols`` row sum whose ``threads`` threads cover the reduction in passes:
+    ``k = ko * threads + tx``, ``ko`` serial outside the thread loop."""
     from tvm import s_tir
 
-    s = s_tir.Schedule(_te_row_sum(4, 64))
+    s = s_tir.Schedule(_te_row_sum(4, cols))
     i, k = s.get_loops(s.get_sblock("B"))
-    _, tx = s.split(k, [None, 32])
+    _, tx = s.split(k, [None, threads])
     s.bind(i, "blockIdx.x")
     s.bind(tx, "threadIdx.x")
     return s.mod.script()
+
+
+@functools.cache
+def row_sum_in_passes() -> str:
+    """A 4 x 64 row sum in two passes of 32 threads (TVM's in-thread then cross-thread
+    reduction)."""
+    return _row_sum_in_passes(64, 32)
 
 
 @functools.cache
 def row_sum_uneven_passes() -> str:
     """A 4 x 40 row sum in passes of 16 threads: the split does not divide, and TVM masks
     the last pass's threads past the end with ``T.where``."""
-    from tvm import s_tir
-
-    s = s_tir.Schedule(_te_row_sum(4, 40))
-    i, k = s.get_loops(s.get_sblock("B"))
-    _, tx = s.split(k, [None, 16])
-    s.bind(i, "blockIdx.x")
-    s.bind(tx, "threadIdx.x")
-    return s.mod.script()
+    return _row_sum_in_passes(40, 16)
 
 
 #: The unscheduled TE function behind each schedule above that TVM's llvm build runs
