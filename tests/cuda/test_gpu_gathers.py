@@ -324,3 +324,34 @@ def test_a_scatter_into_each_threads_own_segment_builds_and_overlapping_ones_rac
                           "second thread": "block (0, 0, 0) thread (1, 0, 0)"}
     assert "may write the same element (B[" in cex.description
     assert "X[tx * 4 + k] is read from memory" in cex.description
+
+
+# Each thread adds into its own four elements at an index read from X, and moves its
+# index on at every step: the element the store names changes inside the loop, so it
+# is no element to keep in a register for the loop's length (.registers).
+MOVING_SCATTER = pp.parse('''
+@T.prim_func
+def moving_scatter(A: T.Buffer((4,), "float32"), X: T.Buffer((8,), "uint8"),
+                   B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for k in range(4):
+            B[tx * 4 + T.min(T.max(T.Cast("int32", X[tx]), 0), 3)] = \\
+                B[tx * 4 + T.min(T.max(T.Cast("int32", X[tx]), 0), 3)] + A[k]
+            X[tx] = X[tx] + T.uint8(1)
+''')
+
+
+def test_a_scatter_whose_index_the_loop_changes_is_not_kept_in_a_register():
+    # Without run-time checks the clipped index is the only thing between the loads and
+    # stores: every access is inside B, and the kernel must still add where the
+    # reference does.
+    kernel = codegen.build(MOVING_SCATTER, target="cuda", boundscheck=False)
+    assert "B_reg" not in kernel.source
+    a = np.arange(1, 5, dtype="float32")
+    x = np.arange(8, dtype="uint8")
+    gpu = [a.copy(), x.copy(), np.zeros(32, "float32")]
+    ref = [a.copy(), x.copy(), np.zeros(32, "float32")]
+    kernel(*gpu)
+    codegen.build(MOVING_SCATTER, target="python")(*ref)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+    np.testing.assert_array_equal(gpu[1], ref[1])
