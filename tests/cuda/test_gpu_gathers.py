@@ -355,3 +355,26 @@ def test_a_scatter_whose_index_the_loop_changes_is_not_kept_in_a_register():
     codegen.build(MOVING_SCATTER, target="python")(*ref)
     np.testing.assert_array_equal(gpu[2], ref[2])
     np.testing.assert_array_equal(gpu[1], ref[1])
+
+
+# A gather only where its index is inside the table, in an unrolled nest whose loads
+# move first (.batch): the guarded load must stay under its guard.
+GUARDED_GATHER = pp.parse('''
+@T.prim_func
+def guarded_gather(A: T.Buffer((16,), "float32"), X: T.Buffer((16,), "int32"),
+                   B: T.Buffer((16,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for j in T.unroll(2):
+            B[tx * 2 + j] = T.if_then_else(X[tx * 2 + j] >= 0, A[X[tx * 2 + j]],
+                                           T.float32(0))
+''')
+
+
+def test_a_gather_in_a_lazy_arm_reads_only_where_its_condition_holds():
+    plan = plan_barriers(GUARDED_GATHER)
+    assert isinstance(plan, BarrierPlan) and plan.count == 0
+    a = np.arange(1, 17, dtype="float32")
+    for x in [np.array([-1, 3] * 8, "int32"), np.full(16, -7, "int32"), *_indices(16, 16)]:
+        check_by_enumeration(GUARDED_GATHER, plan=plan, memory={"X": x})
+        gpu, ref = K.run_both(GUARDED_GATHER, [a, x, np.zeros(16, "float32")])
+        np.testing.assert_array_equal(gpu[2], ref[2])
