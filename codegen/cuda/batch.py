@@ -25,6 +25,10 @@ results follow:
   :mod:`codegen.calling`, and :mod:`.runtime` for device arrays), so moving
   a load above a store of another buffer changes no value, nor does reading
   the element once for two reads with no store to it in between;
+- only loads the copy runs on every evaluation move
+  (:func:`codegen.eager_loads.eager_loads`): one in an arm of
+  ``T.if_then_else`` may name an element outside its buffer where its
+  condition does not hold (``T.if_then_else(X[i] >= 0, A[X[i]], 0)``);
 - the nest holds no barrier, and no store is atomic.
 
 Nests that load nothing from shared or global memory but what they write
@@ -38,6 +42,8 @@ from dataclasses import dataclass, field
 
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import walk
+
+from ..eager_loads import eager_loads
 
 #: Most loads moved first (each takes a register).
 MAX_BATCH = 64
@@ -73,11 +79,19 @@ def batch(loop: ir.For, plan, atomics: dict, full) -> Batch | None:
     for _, store in found.copies:
         if id(store) in atomics:
             return None
-    if not found.lanes and not any(movable(x, written) for _, store in found.copies
-                                   for part in (store.value, *store.indices) for x in walk(part)):
+    if not found.lanes and not any(moved_loads(store, written) for _, store in found.copies):
         return None  # no load of memory to overlap: registers and constants only
         # (vectorized lanes may still store in runs: .wide_runs decides)
     return found
+
+
+def moved_loads(store: ir.BufferStore, written: set[int]) -> list[ir.BufferLoad]:
+    """The loads of ``store`` (its indices', then its value's, in walk order) that may
+    move first: :func:`movable`, and run on every evaluation (see the module
+    docstring)."""
+    parts = (*store.indices, store.value)
+    eager = {id(x) for part in parts for x in eager_loads(part)}
+    return [x for part in parts for x in walk(part) if id(x) in eager and movable(x, written)]
 
 
 def movable(node, written: set[int]) -> bool:

@@ -50,7 +50,7 @@ from polypad.semantics.lowering import is_check
 
 from ..bounds_guards import BoundsGuards, location
 from ..source_text import AND
-from .batch import MAX_BATCH, VECTOR_LANES, batch, movable
+from .batch import MAX_BATCH, VECTOR_LANES, batch, moved_loads
 from .compact import INDEX_VARS
 from .emit_wide import WIDE_IMPORT, WIDE_VERSION, WideAccesses
 from .expr import ExprPrinter, Names, constant, numpy_type
@@ -370,21 +370,20 @@ class _Kernel(WideAccesses):
             self.expr.constants = {**saved, **constants}
             guard = " and ".join(self.expr.operand(g, AND) for g in guards)
             mine: dict[str, str] = {}
-            for part in (*store.indices, store.value):
-                for x in walk(part):
-                    if not movable(x, written) or len(registers) >= MAX_BATCH:
-                        continue
-                    text = self.expr.load(x.buffer, x.indices, x)
-                    if (guard, text) not in registers:
-                        name = self.names.fresh(f"{self.names(x.buffer)}_v")
-                        registers[(guard, text)] = name
-                        zero = constant(0, x.buffer.dtype)[0]
-                        self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
-                                  else f"{name} = {text}")
-                        if not self.expr.checked(x.buffer, x.indices, x):  # may go wide
-                            scalar[len(self.lines) - 1 - mark] = (
-                                x.buffer, [self.expr.fold(i) for i in x.indices], guard, name)
-                    mine[text] = registers[(guard, text)]
+            for x in moved_loads(store, written):
+                if len(registers) >= MAX_BATCH:
+                    continue
+                text = self.expr.load(x.buffer, x.indices, x)
+                if (guard, text) not in registers:
+                    name = self.names.fresh(f"{self.names(x.buffer)}_v")
+                    registers[(guard, text)] = name
+                    zero = constant(0, x.buffer.dtype)[0]
+                    self.line(depth, f"{name} = {text} if {guard} else {zero}" if guard
+                              else f"{name} = {text}")
+                    if not self.expr.checked(x.buffer, x.indices, x):  # may go wide
+                        scalar[len(self.lines) - 1 - mark] = (
+                            x.buffer, [self.expr.fold(i) for i in x.indices], guard, name)
+                mine[text] = registers[(guard, text)]
             per_copy.append((guard, mine))
         self.lines[mark:] = self.merged_runs(self.lines[mark:], scalar, depth)
         for position, ((constants, store), (guard, mine)) in enumerate(zip(found.copies,

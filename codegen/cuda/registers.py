@@ -12,7 +12,8 @@ the difference:
 
 - in the thread: every access of the buffer inside the loop is to that one
   element, by an index of values fixed before the loop (no variable bound
-  inside it), so no access inside the loop reads it from memory;
+  inside it, and no load: ``B[X[tx]]`` names another element once the loop
+  writes ``X[tx]``), so no access inside the loop reads it from memory;
 - in the other threads: the loop holds no barrier, so every conflicting
   access of another thread is ordered before the loop starts or after it
   ends (:mod:`analyses.gpu_sync` orders every such pair by a barrier
@@ -60,6 +61,8 @@ def promotable(loop: ir.For, plan, atomics: dict, local: set) -> list[tuple[ir.B
             continue
         if id(store) in atomics or any(v in inside for i in indices for v in free_vars(i)):
             continue
+        if any(isinstance(x, ir.BufferLoad) for i in indices for x in walk(i)):
+            continue  # a data-dependent index: its element may change inside the loop
         if any(b is buffer and i == indices for b, i in out):
             continue
         same = all(tuple(x.indices) == indices for x in walk(loop.body)

@@ -22,10 +22,10 @@ for two lanes):
   call checks that each starts on a multiple of the run's bytes), or a shared
   buffer aligned on a multiple of them (``sch.set_alignment``); the run is 8 or
   16 bytes (2 or 4 float32, 2 float64);
-- a load goes wide only if it may move first (:func:`.batch.movable`: no copy
-  writes its buffer); a store goes wide only if no load in it reads a buffer
-  a copy writes, so that computing the lanes' values before the one store
-  reads what the lanes one after the other read.
+- a load goes wide only if it may move first (:func:`.batch.moved_loads`: no
+  copy writes its buffer, and it is in no lazy arm); a store goes wide only if
+  no load in it reads a buffer a copy writes, so that computing the lanes'
+  values before the one store reads what the lanes one after the other read.
 
 Proved for every value of the variables rather than over the loops' ranges: a
 run this misses stays scalar, which is slower but the same.
@@ -53,7 +53,7 @@ from polypad.model.affine import (
 )
 
 from .batch import VECTOR_LANES as LANES
-from .batch import Batch, movable
+from .batch import Batch, moved_loads
 
 
 @dataclass
@@ -94,11 +94,10 @@ def wide_runs(found: Batch, aligned, checked) -> list[WideRun]:
                                            and id(x.buffer) in written
                                            for part in (store.value, *store.indices)
                                            for x in walk(part)))
-            for part in (store.value, *store.indices):
-                for x in walk(part):
-                    if movable(x, written) and not checked(x.buffer, x.indices) \
-                            and _wide(x.buffer, x.indices, loop.var, lanes, fixed, aligned):
-                        found_run.loads.add(id(x))
+            for x in moved_loads(store, written):
+                if not checked(x.buffer, x.indices) \
+                        and _wide(x.buffer, x.indices, loop.var, lanes, fixed, aligned):
+                    found_run.loads.add(id(x))
             if found_run.store or found_run.loads:
                 out.append(found_run)
                 claimed.update(range(k, k + lanes))

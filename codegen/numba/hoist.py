@@ -52,9 +52,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from polypad.ir import nodes as ir
-from polypad.ir.visitor import children, walk
+from polypad.ir.visitor import walk
 
 from ..bounds_guards import location
+from ..eager_loads import eager_loads
 from ..source_text import ATOM
 from .guards import GuardState
 
@@ -109,8 +110,8 @@ def hoistable(loop: ir.For, state: GuardState
             continue
         # In the order the statement runs them (the value, the indices, the store):
         # of a load and a store of one element, the first is the one reported.
-        candidates = [*_eager_loads(stmt.value), *(x for i in stmt.indices
-                                                    for x in _eager_loads(i)), stmt]
+        candidates = [*eager_loads(stmt.value), *(x for i in stmt.indices
+                                                    for x in eager_loads(i)), stmt]
         if any(not any(x is c for c in candidates) for x in checked):
             break  # a lazy operand's check, which may run first or not at all
         for access in candidates:
@@ -174,29 +175,3 @@ def hoisted_lines(access: ir.BufferLoad | ir.BufferStore, state: GuardState, pri
     ok = printer.names.fresh("_ok")
     lines.append(f"{ok} = {state.test(buffer, name, indices, values, is_store)}")
     return lines, (local, ok)
-
-
-def _eager_loads(e: ir.Expr) -> list[ir.BufferLoad]:
-    """The loads of ``e`` that every evaluation of ``e`` runs (not in a lazy operand),
-    in the order they run: operands left to right, a load's indices before it."""
-    out: list[ir.BufferLoad] = []
-    stack: list[tuple[ir.Expr, bool]] = [(e, False)]  # (expression, its operands done)
-    while stack:
-        x, done = stack.pop()
-        if done:
-            out.append(x)
-            continue
-        match x:
-            case ir.Select(condition=c):
-                stack.append((c, False))
-            case ir.And(a=a) | ir.Or(a=a):
-                stack.append((a, False))
-            case ir.Let():
-                stack.append((x.value, False))  # its body reads the let's variable
-            case ir.BufferLoad():
-                stack.append((x, True))
-                stack.extend((i, False) for i in reversed(x.indices))
-            case _:
-                operands = [c for c in children(x) if isinstance(c, ir.Expr)]
-                stack.extend((c, False) for c in reversed(operands))
-    return out

@@ -123,3 +123,18 @@ def copy(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
         "if tx < 10:", "B[tx] = A_v + np.float32(1.0)"]
     gpu, ref = K.run_both(f, K.inputs(f))
     np.testing.assert_array_equal(gpu[1], ref[1])
+
+
+def test_a_load_in_a_lazy_arm_does_not_move_first():
+    # ``T.if_then_else`` reads A[tx * 2 + j + 1] only where it is inside A: moved above
+    # the store it would read A[16] on thread 7, which the program never does.
+    func = pp.parse('''
+@T.prim_func
+def shift(A: T.Buffer((16,), "float32"), B: T.Buffer((16,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for j in T.unroll(2):
+            B[tx * 2 + j] = T.if_then_else(tx * 2 + j < 15, A[tx * 2 + j + 1], T.float32(0))
+''')
+    assert "A_v = A[tx * 2 + 1]" not in _lines(func)
+    gpu, ref = K.run_both(func, [np.arange(1, 17, dtype="float32"), np.zeros(16, "float32")])
+    np.testing.assert_array_equal(gpu[1], ref[1])

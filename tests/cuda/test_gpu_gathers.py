@@ -324,3 +324,57 @@ def test_a_scatter_into_each_threads_own_segment_builds_and_overlapping_ones_rac
                           "second thread": "block (0, 0, 0) thread (1, 0, 0)"}
     assert "may write the same element (B[" in cex.description
     assert "X[tx * 4 + k] is read from memory" in cex.description
+
+
+# Each thread adds into its own four elements at an index read from X, and moves its
+# index on at every step: the element the store names changes inside the loop, so it
+# is no element to keep in a register for the loop's length (.registers).
+MOVING_SCATTER = pp.parse('''
+@T.prim_func
+def moving_scatter(A: T.Buffer((4,), "float32"), X: T.Buffer((8,), "uint8"),
+                   B: T.Buffer((32,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for k in range(4):
+            B[tx * 4 + T.min(T.max(T.Cast("int32", X[tx]), 0), 3)] = \\
+                B[tx * 4 + T.min(T.max(T.Cast("int32", X[tx]), 0), 3)] + A[k]
+            X[tx] = X[tx] + T.uint8(1)
+''')
+
+
+def test_a_scatter_whose_index_the_loop_changes_is_not_kept_in_a_register():
+    # Without run-time checks the clipped index is the only thing between the loads and
+    # stores: every access is inside B, and the kernel must still add where the
+    # reference does.
+    kernel = codegen.build(MOVING_SCATTER, target="cuda", boundscheck=False)
+    assert "B_reg" not in kernel.source
+    a = np.arange(1, 5, dtype="float32")
+    x = np.arange(8, dtype="uint8")
+    gpu = [a.copy(), x.copy(), np.zeros(32, "float32")]
+    ref = [a.copy(), x.copy(), np.zeros(32, "float32")]
+    kernel(*gpu)
+    codegen.build(MOVING_SCATTER, target="python")(*ref)
+    np.testing.assert_array_equal(gpu[2], ref[2])
+    np.testing.assert_array_equal(gpu[1], ref[1])
+
+
+# A gather only where its index is inside the table, in an unrolled nest whose loads
+# move first (.batch): the guarded load must stay under its guard.
+GUARDED_GATHER = pp.parse('''
+@T.prim_func
+def guarded_gather(A: T.Buffer((16,), "float32"), X: T.Buffer((16,), "int32"),
+                   B: T.Buffer((16,), "float32")):
+    for tx in T.thread_binding(8, thread="threadIdx.x"):
+        for j in T.unroll(2):
+            B[tx * 2 + j] = T.if_then_else(X[tx * 2 + j] >= 0, A[X[tx * 2 + j]],
+                                           T.float32(0))
+''')
+
+
+def test_a_gather_in_a_lazy_arm_reads_only_where_its_condition_holds():
+    plan = plan_barriers(GUARDED_GATHER)
+    assert isinstance(plan, BarrierPlan) and plan.count == 0
+    a = np.arange(1, 17, dtype="float32")
+    for x in [np.array([-1, 3] * 8, "int32"), np.full(16, -7, "int32"), *_indices(16, 16)]:
+        check_by_enumeration(GUARDED_GATHER, plan=plan, memory={"X": x})
+        gpu, ref = K.run_both(GUARDED_GATHER, [a, x, np.zeros(16, "float32")])
+        np.testing.assert_array_equal(gpu[2], ref[2])
