@@ -15,10 +15,10 @@ vectorized loop means the same.  ``T.alloc_buffer`` memory starts zeroed: an
 arbitrary choice (reading it before writing is the program's bug), made
 identical in the Numba kernels so that the two targets agree exactly.  An
 access outside a buffer is a :class:`~polypad.errors.BoundsCheckError`, never
-numpy's negative-index wrap-around -- and an access through a view one
-outside the view's own shape, whatever the memory behind it
-(:mod:`.lower_views`) -- and a loop whose counter would leave its
-dtype a :class:`~polypad.errors.LoopRangeError` (:mod:`.loop_ranges`).  Every
+numpy's negative-index wrap-around (through a view: outside the view's own
+shape, whatever the memory behind it, :mod:`.lower_views`), and a loop whose
+counter would leave its dtype a :class:`~polypad.errors.LoopRangeError`
+(:mod:`.loop_ranges`).  Every
 ``T.assume`` left in the lowered function is checked where it stands (the
 reference executor is always built with ``check_assumptions``); a false one is an
 :class:`~polypad.errors.AssumptionError` naming it and the values it saw.  A

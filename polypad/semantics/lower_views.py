@@ -23,8 +23,9 @@ flat access lowered from a view keeps the access as written in its
 ``view_access`` (``(A_1, (X[i],))``), and every target checks those indices
 against the view's shape before the flat one: the reference executor
 always (``_Interpreter.check_view``), a compiled kernel where the analysis
-could not prove them inside (:mod:`codegen.bounds_guards`).  An access outside is the
-:class:`~polypad.errors.BoundsCheckError` of a plain buffer, naming the view.
+could not prove them inside (:mod:`codegen.bounds_guards`).  An access
+outside is the :class:`~polypad.errors.BoundsCheckError` of a plain buffer,
+naming the view.
 A view whose extents are not constants or scalar parameters (TVM's ``A_1 =
 A.view(n * m)`` under a let) is bounded by its memory alone, as the analysis
 has it (it cannot read a let as a parameter).
