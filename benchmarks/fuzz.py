@@ -27,8 +27,8 @@ in indices, reductions into a view, ``T.assume`` inside the loops beside
 the stores.  ``--shapes guards`` checks the run-time bounds checks and the
 asserts instead of the passes (``tests/fuzz_guards.py`` writes functions
 whose indices the bounds analysis may not decide -- ``T.min``, ``//`` and
-``%`` by a parameter, gathers, counters that wrap, a view at an offset --
-with asserts and ``T.assume`` at random places and stores under
+``%`` by a parameter, gathers, counters that wrap, a view at an offset, 1-D
+or 2-D, whose own shape bounds it -- with asserts and ``T.assume`` at random places and stores under
 data-dependent ``if``; ``tests/fuzz_guards_check.py`` runs each on random
 inputs in the reference executor, Numba serial, with ``boundscheck=True``
 and with its loops parallel, and the cuda target on Numba's simulator, and

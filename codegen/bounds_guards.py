@@ -24,6 +24,13 @@ emitter) writes anew -- a vector's lanes, a view's flat index -- is checked
 as an undecided one: more checks than needed, never fewer.  A function whose
 every access is proved gets no check at all; one whose analysis ran out of
 time gets one on every access.
+
+An access through a view is checked against the view's own shape too, as
+the analysis checks it (:mod:`polypad.semantics.lower_views`): the lowered
+flat access keeps the access as written (``view_access``), whose key decides
+the view's axes to check (:meth:`BoundsGuards.view_axes`), before the flat
+index's check against the memory.  A failure names the view, its element and
+its indices as written.
 """
 
 from __future__ import annotations
@@ -82,6 +89,13 @@ class BoundsGuards:
         if key in self.proved:
             return ()
         return tuple(sorted(self._axes[key]))
+
+    def view_axes(self, through: tuple | None) -> tuple[int, ...]:
+        """The axes of an access lowered from a view to check against the view's own
+        shape: ``through`` is its ``view_access`` (the view and its indices as
+        written, :mod:`polypad.semantics.lower_views`), decided as :meth:`axes`
+        decides the access as written; none where ``through`` is None."""
+        return () if through is None else self.axes(*through)
 
     def number(self, buffer: ir.Buffer, indices, is_store: bool) -> int:
         """The number of the check of ``buffer[indices]`` (one per distinct access in
@@ -179,7 +193,9 @@ def declared_buffers(func: ir.PrimFunc) -> list[ir.Buffer]:
 def max_axes(func: ir.PrimFunc) -> int:
     """The most axes of any buffer of ``func``: a flag array records a failed check's
     index in that many slots after its number."""
-    return max((len(b.shape) for b in declared_buffers(func)), default=1)
+    viewed = [x.view_access[0] for x in walk(func.body)
+              if isinstance(x, (ir.BufferLoad, ir.BufferStore)) and x.view_access is not None]
+    return max((len(b.shape) for b in declared_buffers(func) + viewed), default=1)
 
 
 def helper_name(kind: str, axes: int, tested: tuple[int, ...]) -> str:

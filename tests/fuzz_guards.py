@@ -11,7 +11,9 @@ accesses to run time (:mod:`codegen.bounds_guards`):
   constants and by ``m``: ``T.floordiv``, ``T.floormod``) over the counters
   and the parameters, gathers through ``X`` (``A[X[i] + n]``), counters of
   ``int8``/``int16``/``int64`` beside ``m`` of another width, which can wrap;
-* a view of ``A`` at an offset (``A_1``, 8 elements);
+* a view of ``A`` at an offset (``A_1``, 8 elements, of shape ``(8,)`` or
+  ``(2, 4)``), whose own shape bounds its accesses at run time as in the
+  analysis: an index outside it but inside ``A`` is an error too;
 * plain ``assert`` on the parameters (and, inside loops, the counters) at
   random places: first, between loops, inside them -- after an access it
   would make provable, too -- with ``T.assume`` beside them;
@@ -66,6 +68,8 @@ class _Builder:
         self.features: set[str] = set()
         self.counters = 0
         self.view = not cuda_friendly and choose.integer(0, 2) == 0
+        #: The view's shape: 8 elements in one axis or two.
+        self.view_shape = (8,) if not self.view or choose.boolean() else (2, 4)
         self.asserts = 0
 
     # ------------------------------------------------------------ expressions
@@ -120,9 +124,11 @@ class _Builder:
         c = self.c
         if name is None:
             name = c.choice(["A", "A", "X", "D"] + (["A_1"] if self.view else []))
+        shape = SIZES[name]
         if name == "A_1":
-            self.features.add("view")
-        return f"{name}[{', '.join(self.index(scope, e) for e in SIZES[name])}]"
+            shape = self.view_shape
+            self.features.add("view" if len(shape) == 1 else "2-d view")
+        return f"{name}[{', '.join(self.index(scope, e) for e in shape)}]"
 
     def value(self, scope, avoid: tuple[str, ...] = ()) -> str:
         c = self.c
@@ -247,7 +253,8 @@ def guards_program(choose, cuda_friendly: bool | None = None) -> GuardsProgram:
                        f"and -{c.integer(20, 100)} < m and m < {c.integer(20, 100)})")
         b.features.add("assume")
     if b.view:
-        b.lines.append(f'    A_1 = T.decl_buffer((8,), "int32", data=A.data, '
+        shape = ", ".join(map(str, b.view_shape)) + ("," if len(b.view_shape) == 1 else "")
+        b.lines.append(f'    A_1 = T.decl_buffer(({shape}), "int32", data=A.data, '
                        f"elem_offset={c.integer(0, 8)})")
     for _ in range(c.integer(2, 4)):
         kind = c.choice(["loop", "loop", "parallel", "stated", "store"])

@@ -24,7 +24,10 @@ match.  And the analysis's :attr:`~analyses.BoundsPrecondition.proved` must
 be sound: where the reference stops at an access outside its buffer (after
 the precondition held, with every assumption true so far), that access is
 no proved one -- which also catches an ``assert`` that proved an access
-running before it.  The same is asked of the reference alone at every ``n``
+running before it.  An access through a view stops there when it leaves the
+view's own shape, inside ``A`` or not (``docs/semantics.md``): then the
+view's access as written must be no proved one, and every target must stop
+there too.  The same is asked of the reference alone at every ``n``
 of a small range and its dtype's ends, against a few values of ``m`` and two
 index buffers (:func:`enumerate_proved`).
 
@@ -153,7 +156,8 @@ def call(kernel, args: list) -> Ran:
 
 
 class _Recorder(interpreter._Interpreter):
-    """The reference executor, noting the access that left its buffer."""
+    """The reference executor, noting the access that left its buffer (or, for an
+    access through a view, the view's own shape: the view and its indices)."""
 
     failed: tuple | None = None
 
@@ -163,6 +167,14 @@ class _Recorder(interpreter._Interpreter):
         except BoundsCheckError:
             if self.failed is None:
                 self.failed = (buffer, tuple(indices))
+            raise
+
+    def check_view(self, through, what):
+        try:
+            super().check_view(through, what)
+        except BoundsCheckError:
+            if self.failed is None:
+                self.failed = (through[0], tuple(through[1]))
             raise
 
 

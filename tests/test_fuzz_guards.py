@@ -25,6 +25,7 @@ from fuzz_guards_check import (
     check_proved,
     clobbered,
     compare,
+    failing_access,
     guarded_arrays,
 )
 from fuzz_programs import Seeded
@@ -32,6 +33,7 @@ from fuzz_support import Report
 
 import analyses
 import codegen
+from polypad.ir.show import show
 from polypad.script import parse
 
 SEEDS = range(40)
@@ -54,8 +56,8 @@ def test_the_programs_hold_every_shape_and_parse():
             assert "T.parallel(" in program.parallel and "# par" not in program.parallel
     assert features >= {"min", "max", "clamp", "select", "div", "mod", "pdiv", "pmod",
                         "gather", "gather_param", "param extent", "int8", "int16", "int64",
-                        "view", "assert", "assert in loop", "assume", "data if", "parallel",
-                        "inner loop"}
+                        "view", "2-d view", "assert", "assert in loop", "assume", "data if",
+                        "parallel", "inner loop"}
 
 
 def test_a_cuda_friendly_program_binds_its_parallel_loops_and_asserts_at_the_top():
@@ -143,3 +145,32 @@ def test_the_fuzz_script_runs_a_guards_case_clean():
     outcome = fuzz.run_case(30002, 2, "guards")
     outcome.report.assert_clean(outcome.text)
     assert outcome.guards.compared > 0 and outcome.guards.runs["numba"] > 0
+
+
+VIEW_GATHER = parse('''
+@T.prim_func
+def view_gather(A: T.Buffer((8,), "int32"), X: T.Buffer((4,), "int32"), n: T.int32):
+    A_1 = T.decl_buffer((4,), "int32", data=A.data, elem_offset=2)
+    for i in T.serial(4):
+        A[i] = A_1[X[i]] + n
+''')
+
+
+def test_an_access_outside_its_view_inside_its_memory_is_caught(monkeypatch):
+    # A_1[5] is A[7]: inside A, outside the view. The reference stops there, and the
+    # check asks that the view's access, as written, is no proved one.
+    values = {"A": np.zeros(8, "int32"), "X": np.array([0, 5, 1, 2], "int32"), "n": 0}
+    reference = codegen.build(VIEW_GATHER, target="python")
+    monkeypatch.setattr("fuzz_guards_check.ORDER", ("A", "X", "n"))
+    failed = failing_access(reference, values)
+    assert (failed[0].name, [show(i).strip() for i in failed[1]]) == ("A_1", ["X[i]"])
+    found = analyses.bounds_precondition(VIEW_GATHER)
+    report = Report()
+    check_proved(VIEW_GATHER, reference, values, report, "serial")
+    assert report.findings == []  # undecided: checked at run time
+    everything = type(found)(found.condition, found.allowed, found.context, found.decision,
+                             found._checker, found._outside, (),
+                             found.proved | {u.key for u in found.undecided})
+    monkeypatch.setattr(analyses, "bounds_precondition", lambda f: everything)
+    check_proved(VIEW_GATHER, reference, values, report, "serial")
+    assert report.findings[0].detail.startswith("A_1[X[i]] is among the proved accesses")

@@ -267,7 +267,7 @@ class _Kernel(WideAccesses):
             return f"{name}[{', '.join(local)}] = {held}"
 
         return [first, *store_lines(self.expr.guard, self.expr, store.buffer, indices,
-                                    self.names, statement)]
+                                    self.names, statement, store.view_access)]
 
     def atomic(self, store: ir.BufferStore, combiner: str,
                texts: list[str] | None = None, operand: str | None = None) -> str:

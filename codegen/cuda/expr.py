@@ -170,7 +170,8 @@ class ExprPrinter(CommonExprs):
         if self.checked(buffer, indices, node):
             zero = constant(0, buffer.dtype)[0]
             text = load_text(self.guard, self, buffer, [self.fold(i) for i in indices],
-                             self.names(buffer), zero)
+                             self.names(buffer), zero,
+                             getattr(node, "view_access", None))
             return self.moved.get(text, text)
         if direct is not None:
             folded = [self.fold(i) for i in direct]

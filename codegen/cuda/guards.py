@@ -71,24 +71,42 @@ class CudaGuards:
         """The device functions the checks emitted so far call, one per kind and rank."""
         return [_helper(kind, axes, tested) for kind, axes, tested in sorted(self.helpers)]
 
-    def _call(self, kind: str, buffer: ir.Buffer, indices, texts: list[str], name: str,
-              is_store: bool, extra: str = "") -> str:
+    def _call(self, kind: str, buffer: ir.Buffer, indices, texts: list[str], name: str | None,
+              is_store: bool, extra: str = "", shape: str | None = None) -> str:
         number = self.guards.number(buffer, indices, is_store)
         # The axes the analysis could not prove each alone (:mod:`analyses.bounds_axes`);
         # a buffer with no element fails on any (``_pp_none``).
         tested = tuple(range(len(texts))) if kind == "none" else \
             self.guards.axes(buffer, indices)
         self.helpers.add((kind, len(texts), tested))
-        shape = "" if kind == "none" else f"{name}.shape, "
+        shape = "" if kind == "none" else f"{shape or name + '.shape'}, "
         return (f"{helper_name(kind, len(texts), tested)}({', '.join(texts)}, {shape}{number}, "
                 f"{self.flag}{extra})")
 
+    def view_test(self, printer, through: tuple | None, texts: list[str],
+                  is_store: bool) -> str | None:
+        """The test of a view's indices (``texts``, of ``through``, a lowered access's
+        ``view_access``) against the view's own shape, recording a failure; None
+        where the analysis proved them inside."""
+        if through is None or not self.guards.view_axes(through):
+            return None
+        view, indices = through
+        shape = "(" + ", ".join(str(d) if isinstance(d, int) else printer(d)
+                                for d in view.shape) + ",)"
+        return self._call("inside", view, indices, texts, None, is_store, shape=shape)
+
 
 def load_text(state: CudaGuards, printer, buffer: ir.Buffer, indices, name: str,
-              zero: str) -> str:
+              zero: str, through: tuple | None = None) -> str:
     """The checked load of ``buffer[indices]`` (``name`` is the array's, ``zero`` the
-    text of its dtype's zero)."""
+    text of its dtype's zero); ``through``, the view access it was lowered from, is
+    checked against the view's shape first, a failure reading element 0 instead."""
     texts = [printer(i) for i in indices]
+    view = None
+    if state.guards.view_axes(through):
+        view = state.view_test(printer, through, [printer(i) for i in through[1]], False)
+    if view is not None:  # (X[i] -> _pp_inside_1(...) and 4 + X[i] or 0), as one index
+        texts = [f"({texts[0]} if {view} else 0)"]
     text = f"{name}[{state._call('at', buffer, indices, texts, name, False)}]"
     if all(isinstance(e, int) and e > 0 for e in buffer.shape):
         return text
@@ -98,13 +116,22 @@ def load_text(state: CudaGuards, printer, buffer: ir.Buffer, indices, name: str,
 
 
 def store_lines(state: CudaGuards, printer, buffer: ir.Buffer, indices, names,
-                statement: Callable[[list[str]], str]) -> list[str]:
+                statement: Callable[[list[str]], str],
+                through: tuple | None = None) -> list[str]:
     """The lines (unindented) of a checked store: the index once in locals, the test,
-    then ``statement(locals)``, the store written with those locals as its index."""
+    then ``statement(locals)``, the store written with those locals as its index;
+    ``through`` (a view's access) tested first, as for :func:`load_text`."""
+    view, lines = None, []
+    if state.guards.view_axes(through):
+        view_local = [names.fresh("_w") for _ in through[1]]
+        view = state.view_test(printer, through, view_local, True)
+        lines = [f"{w} = {printer(i)}" for w, i in zip(view_local, through[1], strict=True)]
     texts = [printer(i) for i in indices]
     local = [names.fresh("_g") for _ in texts]
-    lines = [f"{g} = {t}" for g, t in zip(local, texts, strict=True)]
+    lines += [f"{g} = {t}" for g, t in zip(local, texts, strict=True)]
     test = state._call("inside", buffer, indices, local, names(buffer), True)
+    if view is not None:
+        test = f"{view} and {test}"
     return [*lines, f"if {test}:", f"    {statement(local)}"]
 
 

@@ -157,7 +157,8 @@ class _Emitter(LoopWriter, HelperWriter):
             case ir.IfThenElse():
                 self.if_(stmt, depth, "if")
             case ir.BufferStore():
-                for text in self.expr.store(stmt.buffer, stmt.indices, stmt.value):
+                for text in self.expr.store(stmt.buffer, stmt.indices, stmt.value,
+                                            stmt.view_access):
                     self.line(depth, text)
             case ir.LetStmt():
                 self.expr.bound(stmt.var, stmt.value, stmt.value)

@@ -76,21 +76,29 @@ class GuardState:
         """The axes of ``buffer[indices]`` checked (:meth:`BoundsGuards.axes`)."""
         return self.guards.axes(buffer, indices)
 
-    def call(self, buffer: ir.Buffer, name: str, indices, texts: list[str],
-             is_store: bool) -> str:
-        """``_pp_index_<k>(i0, ..., B.shape, number)``: the checked index (serial)."""
+    def view_axes(self, through: tuple | None) -> tuple[int, ...]:
+        """The axes of a view's access checked against the view's own shape
+        (:meth:`BoundsGuards.view_axes`; ``through`` is a lowered access's
+        ``view_access``)."""
+        return self.guards.view_axes(through)
+
+    def call(self, buffer: ir.Buffer, name: str | None, indices, texts: list[str],
+             is_store: bool, shape: str | None = None) -> str:
+        """``_pp_index_<k>(i0, ..., B.shape, number)``: the checked index (serial);
+        ``shape``, where given, is the text of the shape checked against (a view's)."""
         number = self.guards.number(buffer, indices, is_store)
         helper = self._helper(buffer, indices, len(texts), False)
-        return f"{helper}({', '.join(texts)}, {name}.shape, {number})"
+        return f"{helper}({', '.join(texts)}, {shape or name + '.shape'}, {number})"
 
-    def test(self, buffer: ir.Buffer, name: str, indices, params: list[str],
-             is_store: bool) -> str:
+    def test(self, buffer: ir.Buffer, name: str | None, indices, params: list[str],
+             is_store: bool, shape: str | None = None) -> str:
         """``_pp_inside_<k>(g0, ..., B.shape, number, fail)``: whether the index is
         inside, recording it in the flag array where not (a prange body)."""
         number = self.guards.number(buffer, indices, is_store)
         helper = self._helper(buffer, indices, len(params), True)
         self.uses += 1
-        return f"{helper}({', '.join(params)}, {name}.shape, {number}, {self.fail})"
+        return (f"{helper}({', '.join(params)}, {shape or name + '.shape'}, {number}, "
+                f"{self.fail})")
 
     def _helper(self, buffer: ir.Buffer, indices, axes: int, flagged: bool) -> str:
         """The name of the helper checking ``buffer[indices]``'s undecided axes."""
@@ -160,36 +168,86 @@ def helper_checks(printer, params: list[str], args: list[str]) -> Iterator[None]
         args.append(state.fail)
 
 
-def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str) -> str:
-    """The checked load of ``buffer[indices]`` (``name`` is the array's)."""
-    texts = [printer(i) for i in indices]
+def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,
+              through: tuple | None = None) -> str:
+    """The checked load of ``buffer[indices]`` (``name`` is the array's); ``through``,
+    a view's access it was lowered from, is checked against the view's shape first."""
+    texts, view = _checked_texts(state, printer, buffer, indices, through, False)
+    memory = state.needs(buffer, indices)
     if state.fail is None:
-        return f"{name}[{state.call(buffer, name, indices, texts, False)}]"
+        if memory:
+            return f"{name}[{state.call(buffer, name, indices, texts, False)}]"
+        return f"{name}[{', '.join(texts)}]"
     params = [printer.names.fresh("_g") for _ in texts]
     zero = constant(0, buffer.dtype, "numba")[0]
-    test = state.test(buffer, name, indices, params, False)
-    return (f"(lambda {', '.join(params)}: {name}[{', '.join(params)}] if {test} "
-            f"else {zero})({', '.join(texts)})")
+    tests = view.tests(state) if view is not None else []
+    if memory:
+        tests.append(state.test(buffer, name, indices, params, False))
+    first = view.texts if view is not None else []
+    return (f"(lambda {', '.join(view.params + params if view else params)}: "
+            f"{name}[{', '.join(params)}] if {' and '.join(tests)} "
+            f"else {zero})({', '.join(first + texts)})")
 
 
 def store_lines(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,
-                value: Callable[[], str]) -> list[str]:
+                value: Callable[[], str], through: tuple | None = None) -> list[str]:
     """The lines (unindented) of the checked store to ``buffer[indices]`` of the
-    value ``value()`` prints (after the indices).
+    value ``value()`` prints (after the indices); ``through`` as for :func:`load_text`.
 
     The value runs first, then the index, then its check, as in the reference
     executor and TVM: Python evaluates an assignment's right side before its
     target, and in a prange body the value goes to a local before the test."""
-    texts = [printer(i) for i in indices]
+    texts, view = _checked_texts(state, printer, buffer, indices, through, True)
+    memory = state.needs(buffer, indices)
     if state.fail is None:
-        target = f"{name}[{state.call(buffer, name, indices, texts, True)}]"
-        return [f"{target} = {value()}"]
+        index = state.call(buffer, name, indices, texts, True) if memory else ", ".join(texts)
+        return [f"{name}[{index}] = {value()}"]
     params = [printer.names.fresh("_g") for _ in texts]
     held = printer.names.fresh("_v")
-    lines = [f"{p} = {t}" for p, t in zip(params, texts, strict=True)]
-    test = state.test(buffer, name, indices, params, True)
-    return [f"{held} = {value()}", *lines, f"if {test}:",
-            f"    {name}[{', '.join(params)}] = {held}"]
+    lines = [f"{held} = {value()}"]
+    tests = []
+    if view is not None:
+        tests = view.tests(state)
+        lines += [f"{p} = {t}" for p, t in zip(view.params, view.texts, strict=True)]
+    lines += [f"{p} = {t}" for p, t in zip(params, texts, strict=True)]
+    if memory:
+        tests.append(state.test(buffer, name, indices, params, True))
+    return [*lines, f"if {' and '.join(tests)}:", f"    {name}[{', '.join(params)}] = {held}"]
+
+
+class _ViewCheck:
+    """The check of a view's indices (an access lowered from a view): the texts of
+    the indices as written, and in a prange body the locals that hold them."""
+
+    def __init__(self, view: ir.Buffer, indices, texts: list[str], shape: str,
+                 is_store: bool, params: list[str]) -> None:
+        self.view, self.indices, self.texts, self.shape = view, indices, texts, shape
+        self.is_store, self.params = is_store, params
+
+    def tests(self, state: GuardState) -> list[str]:
+        """The test of the view's indices (the locals :attr:`params`), as a list."""
+        return [state.test(self.view, None, self.indices, self.params, self.is_store,
+                           shape=self.shape)]
+
+
+def _checked_texts(state: GuardState, printer, buffer: ir.Buffer, indices,
+                   through: tuple | None, is_store: bool) -> tuple[list[str], _ViewCheck | None]:
+    """The texts of the flat ``indices`` and the view check (None without one).
+
+    In serial code the view's indices are checked in the flat index's text, before
+    it: ``(_pp_index_1(X[i], (8,), 1), 4 + X[i])[1]``."""
+    texts = [printer(i) for i in indices]
+    if through is None or not state.view_axes(through):
+        return texts, None
+    view, view_indices = through
+    view_texts = [printer(i) for i in view_indices]
+    shape = "(" + ", ".join(str(d) if isinstance(d, int) else printer(d)
+                            for d in view.shape) + ",)"
+    if state.fail is None:
+        checked = state.call(view, None, view_indices, view_texts, is_store, shape=shape)
+        return [f"({checked}, {texts[0]})[1]"], None
+    params = [printer.names.fresh("_w") for _ in view_texts]
+    return texts, _ViewCheck(view, view_indices, view_texts, shape, is_store, params)
 
 
 def _helper(axes: int, flagged: bool, tested: tuple[int, ...]) -> str:

@@ -116,6 +116,11 @@ def hoistable(loop: ir.For, state: GuardState
             break  # a lazy operand's check, which may run first or not at all
         for access in candidates:
             key = (access.buffer, tuple(access.indices))
+            if state.view_axes(access.view_access):
+                # Its view's check runs where the access runs, first: no check of the
+                # same element before the loop.
+                before.add(key)
+                continue
             if key in found or key in before or not state.needs(*key):
                 continue
             if not _invariant(access, state.axes(*key), loop, bound, stored):

@@ -31,6 +31,7 @@ from functools import partial
 from polypad.ir import nodes as ir
 from polypad.ir.nodes import Buffer, ForKind
 from polypad.ir.operators import add, as_expr
+from polypad.ir.visitor import walk
 from polypad.semantics.lowering import has_check
 from polypad.semantics.vector_lanes import lanes_innermost
 
@@ -113,7 +114,13 @@ class LoopWriter:
                    or self.current.loops + loops >= MAX_NESTED_LOOPS
                    or depth + compound + 1 >= MAX_INDENT
                    or holds_check(loop, self.range_checks))
-        return promotable(loop, self.positive, self.promoted, helpers, before)
+        # An element whose access checks a view's indices (.guards) stays in memory:
+        # the local's load before the loop and store after it would skip the check.
+        guard = self.expr.guard
+        viewed = set() if guard is None else {
+            x.buffer for x in walk(loop.body)
+            if isinstance(x, (ir.BufferLoad, ir.BufferStore)) and guard.view_axes(x.view_access)}
+        return promotable(loop, self.positive, self.promoted | viewed, helpers, before)
 
     def positive(self, loop: ir.For) -> bool:
         """Whether ``loop`` surely runs at least once."""

@@ -331,15 +331,19 @@ class ExprPrinter(CommonExprs):
         return f"{a} {op} {b}", level
 
     def load_of(self, expr: ir.BufferLoad) -> str:
-        return self.load(expr.buffer, expr.indices)
+        return self.load(expr.buffer, expr.indices, expr.view_access)
 
     constant = staticmethod(constant)
     numpy_type = staticmethod(numpy_type)
 
-    def load(self, buffer: ir.Buffer, indices) -> str:
-        """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it)."""
+    def load(self, buffer: ir.Buffer, indices, through: tuple | None = None) -> str:
+        """``A[i, j]``: the text of an element of ``buffer`` (or of the local holding it);
+        ``through``, the view access it was lowered from, checked where :mod:`.guards`
+        says."""
         if buffer in self.scalars:
             return self.scalars[buffer]
+        if self.guard is not None and self.guard.view_axes(through):
+            return load_text(self.guard, self, buffer, indices, self.names(buffer), through)
         hoisted = self.hoisted.get((buffer, tuple(indices)))
         if hoisted is not None:
             text = f"{self.names(buffer)}[{self._hoisted_index(hoisted[0], indices)}]"
@@ -353,12 +357,19 @@ class ExprPrinter(CommonExprs):
         inner = ", ".join(texts) if texts else "()"
         return f"{self.names(buffer)}[{inner}]"
 
-    def store(self, buffer: ir.Buffer, indices, value: ir.Expr | str) -> list[str]:
+    def store(self, buffer: ir.Buffer, indices, value: ir.Expr | str,
+              through: tuple | None = None) -> list[str]:
         """The lines (unindented) storing ``value`` (an expression, or the text of
         one) to ``buffer[indices]`` (or to the local holding it), checked where
-        :mod:`.guards` says.  The target is printed before the value."""
+        :mod:`.guards` says (``through``: the view access it was lowered from).
+        The target is printed before the value."""
         def text() -> str:
             return value if isinstance(value, str) else self(value)
+
+        if (buffer not in self.scalars and self.guard is not None
+                and self.guard.view_axes(through)):
+            return store_lines(self.guard, self, buffer, indices, self.names(buffer), text,
+                               through)
 
         hoisted = self.hoisted.get((buffer, tuple(indices)))
         if buffer not in self.scalars and hoisted is not None:

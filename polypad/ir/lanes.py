@@ -64,7 +64,8 @@ def lane(e: Expr, k: int, lanes_of: Mapping[Var, tuple[Var, ...]] | None = None)
                 raise ValueError(f"vector variable {e.name!r} has no lanes here")
             return lanes_of[e][k]
         case BufferLoad(buffer=buffer, indices=indices):
-            return BufferLoad(buffer, tuple(lane(i, k, lanes_of) for i in indices))
+            return BufferLoad(buffer, tuple(lane(i, k, lanes_of) for i in indices),
+                              view_access=lane_view_access(e.view_access, k, lanes_of))
         case BinaryOp() | Compare() | And() | Or():
             return type(e)(lane(e.a, k, lanes_of), lane(e.b, k, lanes_of))
         case Not(a=a):
@@ -88,3 +89,12 @@ def lane(e: Expr, k: int, lanes_of: Mapping[Var, tuple[Var, ...]] | None = None)
 def lanes(e: Expr, lanes_of: Mapping[Var, tuple[Var, ...]] | None = None) -> list[Expr]:
     """Every lane of ``e``, lane 0 first."""
     return [lane(e, k, lanes_of) for k in range(lane_count(e))]
+
+
+def lane_view_access(through: tuple | None, k: int,
+                     lanes_of: Mapping[Var, tuple[Var, ...]] | None = None) -> tuple | None:
+    """Lane ``k`` of an access's ``view_access`` (the view and its indices as written,
+    :mod:`polypad.semantics.lower_views`), or None."""
+    if through is None:
+        return None
+    return through[0], tuple(lane(i, k, lanes_of) for i in through[1])

@@ -251,6 +251,12 @@ class BufferLoad(Expr):
 
     buffer: Buffer
     indices: tuple[Expr, ...]
+    #: Set by lowering (:mod:`polypad.semantics.lower_views`) on an access of a
+    #: view's memory: ``(view, indices)``, the access as written, whose indices
+    #: every target checks against the view's own shape first.  Not part of
+    #: equality; a rewriter's :meth:`~.visitor.Rewriter.generic_visit` keeps it
+    #: in step with the indices.
+    view_access: tuple | None = field(default=None, compare=False, kw_only=True, repr=False)
 
     @property
     def dtype(self) -> str:

@@ -106,6 +106,9 @@ class BufferStore(Stmt):
     buffer: Buffer
     value: Expr
     indices: tuple[Expr, ...]
+    #: As :attr:`.nodes_expr.BufferLoad.view_access`: the store as written through
+    #: a view, set by lowering.
+    view_access: tuple | None = field(default=None, compare=False, kw_only=True, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

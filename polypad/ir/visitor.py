@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 
 from .deep_worker import guarded
-from .nodes import Buffer, Expr, IRModule, PrimFunc, Stmt
+from .nodes import Buffer, BufferLoad, BufferStore, Expr, IRModule, PrimFunc, Stmt
 
 _NODE_TYPES = (Expr, Stmt, PrimFunc, IRModule)
+_VIEW_ACCESSES = (BufferLoad, BufferStore)  # the nodes that may carry a view_access
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -84,6 +85,11 @@ class Rewriter(_Dispatch):
                 changes[name] = new
         if not changes:
             return node
+        through = node.view_access if type(node) in _VIEW_ACCESSES else None
+        if through is not None:
+            # An access lowered from a view (polypad.semantics.lower_views): the view's
+            # indices are parts of the flat index, rewritten alike.
+            changes["view_access"] = (through[0], self._visit_value(through[1]))
         return dataclasses.replace(node, **changes)
 
     def _visit_value(self, value):

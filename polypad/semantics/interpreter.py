@@ -15,8 +15,10 @@ vectorized loop means the same.  ``T.alloc_buffer`` memory starts zeroed: an
 arbitrary choice (reading it before writing is the program's bug), made
 identical in the Numba kernels so that the two targets agree exactly.  An
 access outside a buffer is a :class:`~polypad.errors.BoundsCheckError`, never
-numpy's negative-index wrap-around, and a loop whose counter would leave its
-dtype a :class:`~polypad.errors.LoopRangeError` (:mod:`.loop_ranges`).  Every
+numpy's negative-index wrap-around (through a view: outside the view's own
+shape, whatever the memory behind it, :mod:`.lower_views`), and a loop whose
+counter would leave its dtype a :class:`~polypad.errors.LoopRangeError`
+(:mod:`.loop_ranges`).  Every
 ``T.assume`` left in the lowered function is checked where it stands (the
 reference executor is always built with ``check_assumptions``); a false one is an
 :class:`~polypad.errors.AssumptionError` naming it and the values it saw.  A
@@ -115,6 +117,8 @@ class _Interpreter:
                 # TVM's order (CodeGenLLVM's BufferStore): the value, then the
                 # indices, then the element's bounds (docs/bounds.md).
                 value = self.eval(stmt.value)
+                if stmt.view_access is not None:
+                    self.check_view(stmt.view_access, "store to")
                 index = self.index(stmt.buffer, stmt.indices, "store to")
                 self.arrays[stmt.buffer][index] = value
             case ir.LetStmt():
@@ -159,6 +163,18 @@ class _Interpreter:
                 source_location(self.stmt)))
         return index
 
+    def check_view(self, through: tuple, what: str) -> None:
+        """A :class:`BoundsCheckError` unless the indices of an access lowered from a
+        view (its ``view_access``: the view and the indices as written) are inside
+        the view's own shape, checked before its flat index (:mod:`.lower_views`)."""
+        view, indices = through
+        index = [int(self.eval(i)) for i in indices]
+        shape = tuple(int(self.env[d]) if isinstance(d, Var) else d for d in view.shape)
+        if not all(0 <= k < extent for k, extent in zip(index, shape, strict=True)):
+            raise BoundsCheckError(outside_message(
+                what, view, indices, index, shape, self.func.name,
+                source_location(self.stmt)))
+
     # -- expressions --------------------------------------------------------
 
     def eval(self, expr: ir.Expr):
@@ -176,6 +192,8 @@ class _Interpreter:
     def _eval(self, expr: ir.Expr):
         match expr:  # the frequent cases first: a match tries them in order
             case ir.BufferLoad():
+                if expr.view_access is not None:
+                    self.check_view(expr.view_access, "load of")
                 return self.arrays[expr.buffer][self.index(expr.buffer, expr.indices, "load of")]
             case ir.BinaryOp():
                 result = _ARITH[type(expr)](self.eval(expr.a), self.eval(expr.b))

@@ -16,7 +16,7 @@ buffer is one piece of memory and "reads the buffer it stores to" is exact.
 from __future__ import annotations
 
 from polypad.ir import dtypes
-from polypad.ir.lanes import lane
+from polypad.ir.lanes import lane, lane_view_access
 from polypad.ir.nodes import BufferLoad, BufferStore, LetStmt, PrimFunc, SeqStmt, Var
 from polypad.ir.visitor import Rewriter, walk
 
@@ -40,14 +40,16 @@ class _Scalarize(Rewriter):
             return node
         values = [lane(node.value, k, self.lanes_of) for k in range(count)]
         indices = [tuple(lane(i, k, self.lanes_of) for i in node.indices) for k in range(count)]
+        through = [lane_view_access(node.view_access, k, self.lanes_of)
+                   for k in range(count)]
         rereads = any(isinstance(x, BufferLoad) and x.buffer is node.buffer
                       for x in walk(node.value))
         if not rereads:
-            return SeqStmt(tuple(BufferStore(node.buffer, v, i, span=node.span)
-                                 for v, i in zip(values, indices, strict=True)))
+            return SeqStmt(tuple(BufferStore(node.buffer, v, i, span=node.span, view_access=t)
+                                 for v, i, t in zip(values, indices, through, strict=True)))
         temps = [Var(f"{node.buffer.name}_lane{k}", node.buffer.dtype) for k in range(count)]
-        out = SeqStmt(tuple(BufferStore(node.buffer, t, i, span=node.span)
-                            for t, i in zip(temps, indices, strict=True)))
+        out = SeqStmt(tuple(BufferStore(node.buffer, t, i, span=node.span, view_access=v)
+                            for t, i, v in zip(temps, indices, through, strict=True)))
         for t, v in reversed(list(zip(temps, values, strict=True))):
             out = LetStmt(t, v, out, span=node.span)
         return out

@@ -14,9 +14,21 @@ position plus the view's offset::
     A[i, j] = A_1[i * 12 + j + 1]          ->      A_flat[i * 12 + j] = A_flat[i * 12 + j + 1]
 
 The flat buffer is the one kind of view the executors run: the reference
-executor reshapes the array (a numpy view), the Numba kernel too.  An
-access outside a view but inside its memory is not caught at run time (TVM
-leaves it undefined).
+executor reshapes the array (a numpy view), the Numba kernel too.
+
+A view's own shape bounds its accesses, whatever the size of the memory
+behind it: the bounds analysis (:func:`analyses.check_bounds`) checks an access
+of ``A_1`` against ``A_1``'s shape, and what it proves relies on it.  So each
+flat access lowered from a view keeps the access as written in its
+``view_access`` (``(A_1, (X[i],))``), and every target checks those indices
+against the view's shape before the flat one: the reference executor
+always (``_Interpreter.check_view``), a compiled kernel where the analysis
+could not prove them inside (:mod:`codegen.bounds_guards`).  An access
+outside is the :class:`~polypad.errors.BoundsCheckError` of a plain buffer,
+naming the view.
+A view whose extents are not constants or scalar parameters (TVM's ``A_1 =
+A.view(n * m)`` under a let) is bounded by its memory alone, as the analysis
+has it (it cannot read a let as a parameter).
 """
 
 from __future__ import annotations
@@ -49,7 +61,7 @@ def lower_views(func: PrimFunc) -> PrimFunc:
         return func
     flat = {key: Buffer(f"{b.name}_flat", (_size_dim(b),), b.dtype, (), b.scope, data=b)
             for key, b in roots.items()}
-    body = _Flatten(roots, flat).visit(func.body)
+    body = _Flatten(roots, flat, set(func.params)).visit(func.body)
     for p in reversed(func.params):  # a parameter's flat buffer is declared at the top
         if isinstance(p, Buffer) and id(p) in flat:
             body = _declare(flat[id(p)], p, body)
@@ -75,32 +87,41 @@ def _declare(flat: Buffer, base: Buffer, body):
     return stmt
 
 
-class _Flatten(Rewriter):
-    def __init__(self, roots: dict[int, Buffer], flat: dict[int, Buffer]):
-        self.roots, self.flat = roots, flat
+def checks_own_shape(view: Buffer, params) -> bool:
+    """Whether an access of ``view`` is checked against the view's own shape: a view
+    whose every extent is a constant or one of the scalar ``params`` (as
+    :meth:`analyses.bounds.Checker.targets` decides it)."""
+    return is_view(view) and all(isinstance(d, int) or d in params for d in view.shape)
 
-    def _place(self, buffer: Buffer, indices) -> tuple[Buffer, tuple] | None:
+
+class _Flatten(Rewriter):
+    def __init__(self, roots: dict[int, Buffer], flat: dict[int, Buffer], params: set):
+        self.roots, self.flat, self.params = roots, flat, params
+
+    def _place(self, buffer: Buffer, indices) -> tuple[Buffer, tuple, tuple | None] | None:
         base = root(buffer)
         if id(base) not in self.flat:
             return None
         index = flat_offset(indices, buffer.shape)
         if buffer is not base and buffer.elem_offset is not None:
             index = ops.add(*ops.promote(buffer.elem_offset, index))
-        return self.flat[id(base)], (index,)
+        through = (buffer, indices) if checks_own_shape(buffer, self.params) else None
+        return self.flat[id(base)], (index,), through
 
     def visit_BufferLoad(self, node: BufferLoad):
         indices = tuple(self.visit(i) for i in node.indices)
         placed = self._place(node.buffer, indices)
         if placed is None:
             return self.generic_visit(node)
-        return BufferLoad(*placed)
+        return BufferLoad(placed[0], placed[1], view_access=placed[2])
 
     def visit_BufferStore(self, node: BufferStore):
         indices = tuple(self.visit(i) for i in node.indices)
         placed = self._place(node.buffer, indices)
         if placed is None:
             return self.generic_visit(node)
-        return BufferStore(placed[0], self.visit(node.value), placed[1], span=node.span)
+        return BufferStore(placed[0], self.visit(node.value), placed[1], span=node.span,
+                           view_access=placed[2])
 
     def visit_DeclBuffer(self, node: DeclBuffer):
         if is_view(node.buffer):
