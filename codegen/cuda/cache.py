@@ -20,6 +20,7 @@ its kernels shared, as the CPU target shares its dispatchers.
 from __future__ import annotations
 
 import hashlib
+import inspect
 
 from polypad.errors import BuildError
 
@@ -52,9 +53,21 @@ def _execute(name: str, source: str) -> dict:
     exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - our own text
     for kernel, _ in namespace["KERNELS"]:
         enable = getattr(kernel, "enable_caching", None)  # absent on the simulator
-        if enable is not None:
+        if enable is not None and not _reshapes(kernel):
             enable()
     return namespace
+
+
+def _reshapes(kernel) -> bool:
+    """Whether ``kernel`` reshapes an array (a view's flat alias, TVM's FlattenBuffer):
+    numba-cuda links CUDA code of its own for that, and refuses to pickle a kernel
+    with linked code into its cache ("Cannot pickle CUDACodeLibrary with linking
+    files", at the first call on a GPU), so such a kernel is compiled in each process."""
+    try:
+        text = inspect.getsource(kernel.py_func)
+    except (AttributeError, OSError, TypeError):
+        return True  # unknown: not cached, which is always safe
+    return ".reshape(" in text
 
 
 def clear() -> None:
