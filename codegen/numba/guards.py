@@ -24,14 +24,15 @@ raised in a parallel region reaches Python as a ``SystemError``.  So inside
 one the failed check writes to a flag array instead (``_pp_inside_<axes>``:
 the check's number plus one, then the indices, where no failure is recorded
 yet; two threads failing at once may mix their records, an error is raised all
-the same), the access is skipped (a load gives 0), and the kernel raises the
-same ``AssertionError`` after the loop::
+the same), a store is skipped and a load reads element 0 instead (never the
+element outside: a load written ``B[_g] if ok else 0`` LLVM made unconditional),
+and the kernel raises the same ``AssertionError`` after the loop::
 
     bounds_fail = np.empty(2, np.int64)
     bounds_fail[0] = 0
     for i in numba.prange(4):
-        C[i] = (lambda _g: B[_g] if _pp_inside_1(_g, B.shape, 0, bounds_fail)
-                else np.float32(0.0))(A[i])
+        C[i] = (lambda _g: (lambda _ok: B[_g if _ok else 0])(
+            _pp_inside_1(_g, B.shape, 0, bounds_fail)))(A[i])
     if bounds_fail[0] != 0:
         raise AssertionError("polypad.bounds", bounds_fail[0] - 1, bounds_fail[1])
 
@@ -50,7 +51,6 @@ from contextlib import contextmanager
 from polypad.ir import nodes as ir
 
 from ..bounds_guards import BoundsGuards, helper_name, inside_test
-from ..source_text import constant
 
 #: The first argument of the ``AssertionError`` a failed bounds check raises.
 MARKER = "polypad.bounds"
@@ -179,14 +179,18 @@ def load_text(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,
             return f"{name}[{state.call(buffer, name, indices, texts, False)}]"
         return f"{name}[{', '.join(texts)}]"
     params = [printer.names.fresh("_g") for _ in texts]
-    zero = constant(0, buffer.dtype, "numba")[0]
     tests = view.tests(state) if view is not None else []
     if memory:
         tests.append(state.test(buffer, name, indices, params, False))
     first = view.texts if view is not None else []
+    # A failed check reads element 0 (the kernel raises after the loop), never the
+    # element outside: written `B[_g] if ok else 0`, LLVM made the load unconditional
+    # (a select) and read it anyway, a segfault far outside (fuzz seed 11 case 163).
+    ok = printer.names.fresh("_ok")
+    safe = ", ".join(f"{p} if {ok} else 0" for p in params)
     return (f"(lambda {', '.join(view.params + params if view else params)}: "
-            f"{name}[{', '.join(params)}] if {' and '.join(tests)} "
-            f"else {zero})({', '.join(first + texts)})")
+            f"(lambda {ok}: {name}[{safe}])({' and '.join(tests)}))"
+            f"({', '.join(first + texts)})")
 
 
 def store_lines(state: GuardState, printer, buffer: ir.Buffer, indices, name: str,

@@ -109,3 +109,27 @@ def test_int64_arithmetic_that_wraps_wraps_in_numba():
     wrapped = (14 * (2**63 - 5) + 1 + 2**63) % 2**64 - 2**63
     assert reference[2][wrapped % 15] == 100 and reference[2][3:5] == [7, 7]  # A[0], X[7]
     assert "np.int64(np.uint64(5) + np.uint64(m))" in codegen.build(WRAP64).source
+
+
+# Guards 11/163: in a parallel loop a failed check skipped the load as
+# `X[_g] if ok else 0`, which LLVM made an unconditional load (a select): X[n] at
+# n = 2**31 - 1 read far outside and the process died (SIGSEGV).  A failed check
+# now reads element 0, and the kernel raises the reference's error after the loop.
+PARALLEL_FAR_GATHER = parse('''
+@T.prim_func
+def far(X: T.Buffer((8,), "int32"), C: T.Buffer((16,), "int32"), n: T.int32):
+    for i in T.parallel(8):
+        for j in T.serial(T.int8(7)):
+            if X[i % 8] > 5:
+                C[i + X[n]] = C[i + X[n]] + X[T.min(j + n, 0)] + 1
+''')
+
+
+@pytest.mark.parametrize("n", [2 ** 31 - 1, -2 ** 31, 3])
+def test_a_failed_check_in_a_parallel_loop_reads_nothing_outside(n):
+    args = [np.array([8, 12, 16, 9, 4, 19, 4, 12], "int32"), np.zeros(16, "int32"), n]
+    reference, numba = outcomes(PARALLEL_FAR_GATHER, args, named=True)
+    assert numba == reference
+    if n != 3:
+        assert reference == (f"BoundsCheckError: load of X[{n}] is outside its shape (8,) "
+                             "in 'far' at <string>:7 (as written: X[n])")
