@@ -75,7 +75,7 @@ import dataclasses
 
 import z3
 
-from analyses.evidence import Proved
+from analyses.evidence import Proved, Refuted
 from analyses.gpu_threads import THREAD_AXES
 from analyses.reducer_laws import identity_law, reducer_laws, require_reducer_laws
 from polypad.ir import nodes as n
@@ -179,6 +179,12 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         spatial_reads |= set(free_vars(n.Evaluate(substitute(expr, values))))
     if spatial_reads & chain:
         return None
+    # An init reading a target (``Q[vi] = S[vi]``) would read, in the write-back, what
+    # that write-back stored there before (one target after the other).
+    targets = {s.buffer for s in some.stores}
+    if any(isinstance(x, n.BufferLoad) and x.buffer in targets for v in some.inits
+           for x in walk(v)):
+        return None
     if not _init_only_first(parts.init.condition, values, loops):
         return None
     group = masked = None
@@ -195,7 +201,10 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         masked = logical_and(*apart) if apart else None
     combiner = next((c for c in combiners if isinstance(reducer_laws(c.reducer), Proved)),
                     None)
-    if combiner is None:  # refused with the first reading's values, as a lowered one is
+    if combiner is None:
+        if not isinstance(reducer_laws(some.reducer), Refuted):
+            return None  # undecided (a bitwise or): left for the atomics, as before
+        # Refused with the first reading's values, as a lowered one is.
         require_reducer_laws(name, _allreduce(some, some.offers, (), (), thread, block))
     if masked is not None:
         combiner = _with_identity(combiner, masked, group, loops, outside)
