@@ -42,8 +42,9 @@ combiner is the block's update read as ``f(old, offers)``
 (:mod:`.block_combiner`); the serial program folds the offers into the init
 value in order, and the rewrite gives ``f(init, tree of the offers)``, which
 is the same exactly when ``f`` is commutative and associative, which Z3
-proves (:func:`analyses.reducer_laws.reducer_laws`; a combiner it does not
-prove is refused with its values, as a lowered reduction's is) before the
+proves (:func:`analyses.reducer_laws.reducer_laws`; a combiner it refutes is
+refused with its values, as a lowered reduction's is, one it does not decide
+left as it is) before the
 caller lowers the :class:`~polypad.ir.nodes.ThreadAllReduce` into its tree
 (:mod:`polypad.semantics.lower_allreduce`).  Where several readings of the
 update exist, the first one Z3 proves is taken.  No identity is needed: every
@@ -65,7 +66,7 @@ shape (a ``T.where`` on memory, or on the reduction's loops without those
 proofs; allocations, no init, two thread loops or a spatial loop in the chain, a loop
 of no constant range, a spatial
 index that reads a reduction loop, an update that reads another element of a
-target) is left as it is, for the atomic updates of
+target, an init that reads a target) is left as it is, for the atomic updates of
 :mod:`.cross_thread_atomics` or the target's race refusal.
 """
 
