@@ -406,11 +406,13 @@ def test_an_init_that_reads_another_target_is_not_lowered():
 
 
 def test_a_combiner_z3_does_not_decide_is_left_to_the_atomics():
-    # A bitwise or: Z3 gives no answer in time; numba.cuda has the atomic, as before.
+    # A bitwise or: Z3 gives no answer in time (5 s, once: one build); numba.cuda has the
+    # atomic, as before the tree.
     func = pp.parse(ROW.replace('"float32"', '"int32"').replace("INIT", "0").replace(
         "UPDATE", "B[vi] | A[vi, vk]"))
-    assert lower_cross_thread_reduction(func) is func
+    kernel = codegen.build(func, target="cuda")
+    assert "cuda.atomic.or_(B, vi, A[vi, vk])" in kernel.source
     args = K.inputs(func, seed=0)
-    gpu, ref = K.run_both(func, args)
-    np.testing.assert_array_equal(gpu[1], ref[1])
-    assert "cuda.atomic.or_(" in codegen.build(func, target="cuda").source
+    gpu = [a.copy() for a in args]
+    kernel(*gpu)
+    np.testing.assert_array_equal(gpu[1], np.bitwise_or.reduce(args[0], axis=1))
