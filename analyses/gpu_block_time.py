@@ -55,7 +55,7 @@ class Timeline:
         self.containers: dict[int, Container] = {}
         self.visit(launch.root, [], [], None, frozenset(), ())
 
-    def varies(self, cond: n.Expr, loops: tuple, tvars) -> bool:
+    def varies(self, cond: n.Expr, loops: tuple, tvars, free: tuple = ()) -> bool:
         """Whether two threads of one block may disagree on ``cond`` (at the same
         values of everything else): decided by isl where ``cond`` is affine in the
         thread loops' counters, else assumed where it reads memory or a value
@@ -68,7 +68,9 @@ class Timeline:
         threads = [loop.var for loop in loops if loop.kind in THREAD_AXES]
         if any(v not in threads for v in used):
             return True
-        space = as_space([loop.var for loop in loops])
+        # ``free``: variables of ``cond`` in no loop of ``loops`` (a loop's own counter,
+        # whose bounds are the question: no box of them, which would make them hold).
+        space = as_space([loop.var for loop in loops] + list(free))
         try:
             box = space.universe
             for loop in loops:
@@ -105,7 +107,7 @@ class Timeline:
             case n.For():
                 inside = loops + (stmt,)
                 if self.varies(n.And(stmt.var >= stmt.min, stmt.var < stmt.min + stmt.extent),
-                               inside, tvars):
+                               loops, tvars, free=(stmt.var,)):
                     tvars = tvars | {stmt.var}
                     if reason is None:
                         reason = (f"loop {stmt.var.name!r}, whose bounds depend on the "

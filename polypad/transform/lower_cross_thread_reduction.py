@@ -42,8 +42,9 @@ combiner is the block's update read as ``f(old, offers)``
 (:mod:`.block_combiner`); the serial program folds the offers into the init
 value in order, and the rewrite gives ``f(init, tree of the offers)``, which
 is the same exactly when ``f`` is commutative and associative, which Z3
-proves (:func:`analyses.reducer_laws.reducer_laws`; a combiner it does not
-prove is refused with its values, as a lowered reduction's is) before the
+proves (:func:`analyses.reducer_laws.reducer_laws`; a combiner it refutes is
+refused with its values, as a lowered reduction's is, one it does not decide
+left as it is) before the
 caller lowers the :class:`~polypad.ir.nodes.ThreadAllReduce` into its tree
 (:mod:`polypad.semantics.lower_allreduce`).  Where several readings of the
 update exist, the first one Z3 proves is taken.  No identity is needed: every
@@ -65,7 +66,7 @@ shape (a ``T.where`` on memory, or on the reduction's loops without those
 proofs; allocations, no init, two thread loops or a spatial loop in the chain, a loop
 of no constant range, a spatial
 index that reads a reduction loop, an update that reads another element of a
-target) is left as it is, for the atomic updates of
+target, an init that reads a target) is left as it is, for the atomic updates of
 :mod:`.cross_thread_atomics` or the target's race refusal.
 """
 
@@ -75,7 +76,7 @@ import dataclasses
 
 import z3
 
-from analyses.evidence import Proved
+from analyses.evidence import Proved, Refuted
 from analyses.gpu_threads import THREAD_AXES
 from analyses.reducer_laws import identity_law, reducer_laws, require_reducer_laws
 from polypad.ir import nodes as n
@@ -179,6 +180,12 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         spatial_reads |= set(free_vars(n.Evaluate(substitute(expr, values))))
     if spatial_reads & chain:
         return None
+    # An init reading a target (``Q[vi] = S[vi]``) would read, in the write-back, what
+    # that write-back stored there before (one target after the other).
+    targets = {s.buffer for s in some.stores}
+    if any(isinstance(x, n.BufferLoad) and x.buffer in targets for v in some.inits
+           for x in walk(v)):
+        return None
     if not _init_only_first(parts.init.condition, values, loops):
         return None
     group = masked = None
@@ -195,7 +202,10 @@ def _lowered(loops: list[n.For], thread: n.For, block: n.Block, taken: set[str],
         masked = logical_and(*apart) if apart else None
     combiner = next((c for c in combiners if isinstance(reducer_laws(c.reducer), Proved)),
                     None)
-    if combiner is None:  # refused with the first reading's values, as a lowered one is
+    if combiner is None:
+        if not isinstance(reducer_laws(some.reducer), Refuted):
+            return None  # undecided (a bitwise or): left for the atomics, as before
+        # Refused with the first reading's values, as a lowered one is.
         require_reducer_laws(name, _allreduce(some, some.offers, (), (), thread, block))
     if masked is not None:
         combiner = _with_identity(combiner, masked, group, loops, outside)

@@ -5,6 +5,7 @@ dependences and the carried dependence ``vectorize`` asks about, the same both w
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -144,3 +145,21 @@ def test_a_loop_not_in_the_function_asks_the_whole_function():
     other = _loops(parse(random_nest(3)))[0]
     assert window(f, other) is None
     assert window(f, _loops(f)[0]) is _loops(f)[0]
+
+
+def test_a_loop_at_two_places_asks_the_whole_function():
+    # The same node twice in a row: its two runs are not one stretch of program order
+    # (S0's writes reach S1's reads across them), so the question is the whole one.
+    f = parse(random_nest(3))
+    loop = _loops(f)[0]
+    twice = dataclasses.replace(f, body=n.SeqStmt((loop, loop)))
+    assert window(twice, loop) is None
+    model = extract(twice)
+    _FLOWS.clear()
+    windowed = Dependences(model, inside=loop)
+    with computing_whole():
+        _FLOWS.clear()
+        whole = Dependences(model)
+    for kind in _KINDS:
+        assert windowed.tagged(kind).is_equal(whole.tagged(kind))
+    assert not whole.tagged("flow").is_empty()

@@ -153,3 +153,25 @@ def test_the_enumeration_fails_a_plan_without_its_barriers():
     for func in (K.REVERSE, K.STENCIL, K.tiled_matmul().func):
         with pytest.raises(AssertionError):
             check_by_enumeration(func, drop=True)
+
+
+def test_a_barrier_in_a_loop_whose_trip_count_depends_on_the_thread_is_refused():
+    # Row ty runs the loop ty times: the tree's barriers inside it (a reduction block
+    # bound to threadIdx.x) would be reached by some threads of the block and not others.
+    func = pp.parse('''
+@T.prim_func
+def f(A: T.Buffer((2, 4, 4, 8), "float32"), B: T.Buffer((2, 4, 4), "float32")):
+    for i in T.thread_binding(2, thread="blockIdx.x"):
+        for ty in T.thread_binding(4, thread="threadIdx.y"):
+            for j in range(ty):
+                for tx in T.thread_binding(8, thread="threadIdx.x"):
+                    with T.block("B"):
+                        vi, vy, vj, vk = T.axis.remap("SSSR", [i, ty, j, tx])
+                        with T.init():
+                            B[vi, vy, vj] = T.float32(0)
+                        B[vi, vy, vj] = B[vi, vy, vj] + A[vi, vy, vj, vk]
+''')
+    with pytest.raises(RaceError, match=r"they need a barrier between them, under loop 'j', "
+                                        r"whose bounds depend on the thread, which not every "
+                                        r"thread of the block reaches"):
+        codegen.build(func, target="cuda")
