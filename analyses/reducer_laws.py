@@ -28,9 +28,35 @@ from .evidence import Counterexample, Proved, Refuted, Unknown
 TIMEOUT_MS = 5000
 
 
-@functools.lru_cache(maxsize=64)
+#: One variable per (side, position, dtype), shared by every combiner's canonical form.
+_CANONICAL: dict[tuple, n.Var] = {}
+
+
 def reducer_laws(reducer: n.CommReducer) -> Proved | Refuted | Unknown:
-    """Whether ``reducer`` is commutative and associative (see the module docstring)."""
+    """Whether ``reducer`` is commutative and associative (see the module docstring).
+
+    Remembered by the combiner's form with its parameters renamed (a block's
+    combiner is read afresh, with new variables, at each build and ``bind``;
+    one Z3 cannot decide costs its whole timeout each time); the values of a
+    refutation are named by ``reducer``'s own parameters."""
+    mapping = {v: _CANONICAL.setdefault((side, k, v.dtype), n.Var(f"{side}{k}", v.dtype))
+               for side, params in (("x", reducer.lhs), ("y", reducer.rhs))
+               for k, v in enumerate(params)}
+    canonical = n.CommReducer(tuple(mapping[v] for v in reducer.lhs),
+                              tuple(mapping[v] for v in reducer.rhs),
+                              tuple(substitute(r, mapping) for r in reducer.results), ())
+    decision = _laws(canonical)
+    if not isinstance(decision, Refuted):
+        return decision
+    names = {mapping[v].name: v.name for v in (*reducer.lhs, *reducer.rhs)}
+    cex = decision.counterexample
+    values = {names[key.rsplit("_", 1)[0]] + "_" + key.rsplit("_", 1)[1]: value
+              for key, value in cex.values.items()}
+    return Refuted(Counterexample(cex.description, values=values))
+
+
+@functools.lru_cache(maxsize=64)
+def _laws(reducer: n.CommReducer) -> Proved | Refuted | Unknown:
     from polypad.model.z3conv import Z3Env, to_z3
 
     a, b, c = (tuple(n.Var(f"{v.name}_{tag}", v.dtype) for v in reducer.lhs)
