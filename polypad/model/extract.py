@@ -51,12 +51,7 @@ def extract(func: n.PrimFunc) -> Model:
     >>> m = extract(f)
     >>> m.statements[0].domain     # { S0[i, j] : 0 <= i < 4 and 0 <= j < 4 }
     """
-    found = _MODELS.get((func,))
-    if found is not None:
-        return found
-    # A public call: ISL failing in it raises IslFailure (inside another call, that
-    # call answers), never islpy's error.
-    return raising_isl_failures("extract", lambda: _MODELS.put((func,), _extract(func)))
+    return _recent_or_built(func, gathers=False)
 
 
 @deep_entry
@@ -71,11 +66,27 @@ def extract_gathers(func: n.PrimFunc) -> Model:
     >>> extract_gathers(f).statements[0].accesses[1].relation
     ... # { S0[bx, tx] -> A[e0] : 0 <= bx <= 1 and 0 <= tx <= 31 and 0 <= e0 <= 15 }
     """
-    found = _GATHER_MODELS.get((func,))
+    return _recent_or_built(func, gathers=True)
+
+
+def _recent_or_built(func: n.PrimFunc, gathers: bool) -> Model:
+    """The model of ``func`` built recently, or a new one.  The two kinds differ only
+    where an index reads memory (:func:`extract` refuses it), so one without such an
+    access serves as the other: the GPU's checks and the schedule's ask both of each
+    function a ``bind`` makes."""
+    own, other = (_GATHER_MODELS, _MODELS) if gathers else (_MODELS, _GATHER_MODELS)
+    found = own.get((func,))
+    if found is None:
+        twin = other.get((func,))
+        if twin is not None and not any(a.gathered for s in twin.statements
+                                        for a in s.accesses):
+            found = own.put((func,), twin)
     if found is not None:
         return found
-    return raising_isl_failures(
-        "extract_gathers", lambda: _GATHER_MODELS.put((func,), _extract(func, gathers=True)))
+    # A public call: ISL failing in it raises IslFailure (inside another call, that
+    # call answers), never islpy's error.
+    name = "extract_gathers" if gathers else "extract"
+    return raising_isl_failures(name, lambda: own.put((func,), _extract(func, gathers)))
 
 
 def _extract(func: n.PrimFunc, gathers: bool = False) -> Model:
