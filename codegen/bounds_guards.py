@@ -198,6 +198,13 @@ def max_axes(func: ir.PrimFunc) -> int:
     return max((len(b.shape) for b in declared_buffers(func) + viewed), default=1)
 
 
+def view_shape_text(view: ir.Buffer, printer) -> str:
+    """The text of ``view``'s own shape, a tuple its accesses are checked against (its
+    extents constants or scalar parameters, :func:`.lower_views.checks_own_shape`)."""
+    return "(" + ", ".join(str(d) if isinstance(d, int) else printer(d)
+                           for d in view.shape) + ",)"
+
+
 def helper_name(kind: str, axes: int, tested: tuple[int, ...]) -> str:
     """``_pp_<kind>_<axes>``, the helper testing every axis of an index of ``axes``;
     ``_pp_<kind>_<axes>_<tested>`` (``_pp_index_2_0``) one testing those only."""

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from polypad.ir import nodes as ir
 from polypad.ir.visitor import walk
 
-from ..bounds_guards import BoundsGuards, helper_name, inside_test
+from ..bounds_guards import BoundsGuards, helper_name, inside_test, view_shape_text
 
 #: The name of the kernels' flag-array parameter.
 FLAG = "bounds_fail"
@@ -83,17 +83,13 @@ class CudaGuards:
         return (f"{helper_name(kind, len(texts), tested)}({', '.join(texts)}, {shape}{number}, "
                 f"{self.flag}{extra})")
 
-    def view_test(self, printer, through: tuple | None, texts: list[str],
-                  is_store: bool) -> str | None:
+    def view_test(self, printer, through: tuple, texts: list[str], is_store: bool) -> str:
         """The test of a view's indices (``texts``, of ``through``, a lowered access's
-        ``view_access``) against the view's own shape, recording a failure; None
-        where the analysis proved them inside."""
-        if through is None or not self.guards.view_axes(through):
-            return None
+        ``view_access`` whose axes the analysis left undecided) against the view's
+        own shape, recording a failure."""
         view, indices = through
-        shape = "(" + ", ".join(str(d) if isinstance(d, int) else printer(d)
-                                for d in view.shape) + ",)"
-        return self._call("inside", view, indices, texts, None, is_store, shape=shape)
+        return self._call("inside", view, indices, texts, None, is_store,
+                          shape=view_shape_text(view, printer))
 
 
 def load_text(state: CudaGuards, printer, buffer: ir.Buffer, indices, name: str,
@@ -102,10 +98,8 @@ def load_text(state: CudaGuards, printer, buffer: ir.Buffer, indices, name: str,
     text of its dtype's zero); ``through``, the view access it was lowered from, is
     checked against the view's shape first, a failure reading element 0 instead."""
     texts = [printer(i) for i in indices]
-    view = None
-    if state.guards.view_axes(through):
+    if state.guards.view_axes(through):  # 4 + X[i] if _pp_inside_1(X[i], ...) else 0
         view = state.view_test(printer, through, [printer(i) for i in through[1]], False)
-    if view is not None:  # (X[i] -> _pp_inside_1(...) and 4 + X[i] or 0), as one index
         texts = [f"({texts[0]} if {view} else 0)"]
     text = f"{name}[{state._call('at', buffer, indices, texts, name, False)}]"
     if all(isinstance(e, int) and e > 0 for e in buffer.shape):

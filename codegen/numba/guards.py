@@ -50,7 +50,7 @@ from contextlib import contextmanager
 
 from polypad.ir import nodes as ir
 
-from ..bounds_guards import BoundsGuards, helper_name, inside_test
+from ..bounds_guards import BoundsGuards, helper_name, inside_test, view_shape_text
 
 #: The first argument of the ``AssertionError`` a failed bounds check raises.
 MARKER = "polypad.bounds"
@@ -245,8 +245,7 @@ def _checked_texts(state: GuardState, printer, buffer: ir.Buffer, indices,
         return texts, None
     view, view_indices = through
     view_texts = [printer(i) for i in view_indices]
-    shape = "(" + ", ".join(str(d) if isinstance(d, int) else printer(d)
-                            for d in view.shape) + ",)"
+    shape = view_shape_text(view, printer)
     if state.fail is None:
         checked = state.call(view, None, view_indices, view_texts, is_store, shape=shape)
         return [f"({checked}, {texts[0]})[1]"], None
